@@ -1,0 +1,19 @@
+// Package backends holds what the database backends share: the connection
+// Options, the ColumnInfo of the introspection helpers, the decoding of
+// driver values into ir.Value, and Engine, the database/sql runner that
+// renders an ir.BackendQuery (through sqlrender), runs it on a pooled
+// connection under a statement timeout and maps every failure onto the
+// error codes of planner.Backend.
+//
+// The drivers live in sub-packages, one per database: postgres (lib/pq) and
+// sqlite (ncruces/go-sqlite3); mysql comes later. Each is a thin layer over
+// Engine: it opens the pool, configures every session (statement timeout,
+// case-sensitive LIKE) and classifies its driver's errors.
+//
+// This package and its sub-packages must never import the planner, the
+// privacy code (sensitivity, constraints, noise, ledger) or the wire front
+// ends: the planner consumes backends through its own Backend interface,
+// and the backends know nothing about budgets or noise. Only the error
+// codes they return carry that knowledge (BackendUnavailable is the only
+// refundable one), so the code choice is conservative throughout.
+package backends

@@ -1,0 +1,237 @@
+package backends
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Classifier inspects a driver error raised after a statement may have
+// reached the server. It reports whether the error is the server's own
+// statement timeout, and a short driver code (a SQLSTATE, an SQLite result
+// code) that is safe to log: driver messages can quote values.
+type Classifier func(err error) (timeout bool, driverCode string)
+
+// Engine runs statements of one dialect on a database/sql pool. It
+// implements every method of planner.Backend; the driver packages wrap it.
+//
+// Each call checks out a connection and pings it before sending anything:
+// a failure up to that point certainly precedes the statement, so it is
+// BackendUnavailable (refundable). From the moment the statement is handed
+// to the driver every failure is QueryCanceled (the caller's ctx ended),
+// StatementTimeout, or BackendFailed — even a connection loss, because the
+// server may have started executing.
+type Engine struct {
+	db       *sql.DB
+	dialect  *sqlrender.Dialect
+	timeout  time.Duration
+	log      *slog.Logger
+	classify Classifier
+}
+
+// NewEngine wraps db. The pool limits of opts are applied to db.
+func NewEngine(db *sql.DB, d *sqlrender.Dialect, opts Options, classify Classifier) *Engine {
+	if opts.MaxOpenConns > 0 {
+		db.SetMaxOpenConns(opts.MaxOpenConns)
+		db.SetMaxIdleConns(opts.MaxOpenConns)
+	}
+	return &Engine{db: db, dialect: d, timeout: opts.StatementTimeout, log: opts.logger(), classify: classify}
+}
+
+// Dialect names the SQL dialect.
+func (e *Engine) Dialect() string { return e.dialect.Name }
+
+// SQLDialect returns the renderer's dialect.
+func (e *Engine) SQLDialect() *sqlrender.Dialect { return e.dialect }
+
+// Close releases the pool.
+func (e *Engine) Close() error { return e.db.Close() }
+
+// Ping checks that a connection can be had.
+func (e *Engine) Ping(ctx context.Context) error {
+	conn, err := e.checkout(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// Aggregate renders q, runs it and calls fn per group.
+func (e *Engine) Aggregate(ctx context.Context, q *ir.BackendQuery, fn func(ir.BackendRow) error) error {
+	st, err := e.dialect.Render(q)
+	if err != nil {
+		return err
+	}
+	nk, na := len(q.GroupBy), len(q.Aggs)
+	n := 0
+	err = e.query(ctx, st.SQL, st.Args, func(rows *sql.Rows, fail func(error) error) error {
+		types, err := rows.ColumnTypes()
+		if err != nil {
+			return fail(err)
+		}
+		if len(types) != nk+na {
+			return fail(errors.New("backends: aggregate result has the wrong number of columns"))
+		}
+		dest := make([]any, nk+na)
+		ptrs := make([]any, nk+na)
+		for i := range dest {
+			ptrs[i] = &dest[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return fail(err)
+			}
+			row := ir.BackendRow{Keys: make([]ir.Value, nk), Aggs: make([]int64, na)}
+			for i := range nk {
+				if row.Keys[i], err = DecodeValue(dest[i], types[i].DatabaseTypeName()); err != nil {
+					return fail(err)
+				}
+			}
+			for i := range na {
+				// An overflowing sum is a failure, never a wrapped number.
+				if row.Aggs[i], err = DecodeInt(dest[nk+i]); err != nil {
+					return fail(err)
+				}
+			}
+			n++
+			if err := fn(row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil && nk == 0 && n != 1 {
+		return e.fail(Failed(errors.New("backends: aggregate without GROUP BY did not return exactly one row")), "")
+	}
+	return err
+}
+
+// Rows runs a public or catalog query with args bound to its placeholders.
+func (e *Engine) Rows(ctx context.Context, text string, args []ir.Value, fn func(cols []string, row []ir.Value) error) error {
+	bound := make([]any, len(args))
+	for i, a := range args {
+		bound[i] = e.dialect.Arg(a)
+	}
+	return e.query(ctx, text, bound, func(rows *sql.Rows, fail func(error) error) error {
+		types, err := rows.ColumnTypes()
+		if err != nil {
+			return fail(err)
+		}
+		cols := make([]string, len(types))
+		for i, t := range types {
+			cols[i] = t.Name()
+		}
+		dest := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range dest {
+			ptrs[i] = &dest[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return fail(err)
+			}
+			row := make([]ir.Value, len(cols))
+			for i := range row {
+				if row[i], err = DecodeValue(dest[i], types[i].DatabaseTypeName()); err != nil {
+					return fail(err)
+				}
+			}
+			if err := fn(cols, row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// query runs text on a checked-out connection and hands the rows to each,
+// which returns the callback's errors as they are and driver errors
+// through fail.
+func (e *Engine) query(ctx context.Context, text string, args []any, each func(*sql.Rows, func(error) error) error) error {
+	conn, err := e.checkout(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	qctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+	fail := func(err error) error { return e.execFailure(ctx, qctx, err) }
+	rows, err := conn.QueryContext(qctx, text, args...)
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	if err := each(rows, fail); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	if err := rows.Close(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// checkout gets a pooled connection and pings it, retrying past stale
+// idle connections (after a server restart every idle one is dead).
+func (e *Engine) checkout(ctx context.Context) (*sql.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, e.fail(Canceled(err), "")
+	}
+	cctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+	attempts := min(e.db.Stats().Idle+2, 16)
+	var last error
+	for range attempts {
+		conn, err := e.db.Conn(cctx)
+		if err == nil {
+			if err = conn.PingContext(cctx); err == nil {
+				return conn, nil
+			}
+			conn.Close()
+		}
+		last = err
+		if cctx.Err() != nil {
+			break
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, e.fail(Canceled(err), "")
+	}
+	// Our own deadline while waiting for a connection also lands here:
+	// nothing was sent, so it is refundable.
+	return nil, e.fail(Unavailable(last), "")
+}
+
+// execFailure classifies an error raised once the statement was handed
+// to the driver. The caller's ctx wins over everything: a client cancel
+// makes lib/pq report 57014 too.
+func (e *Engine) execFailure(ctx, qctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return e.fail(Canceled(errors.Join(cerr, err)), "")
+	}
+	timeout, code := e.classify(err)
+	if timeout || errors.Is(qctx.Err(), context.DeadlineExceeded) {
+		return e.fail(TimedOut(err), code)
+	}
+	return e.fail(Failed(err), code)
+}
+
+func (e *Engine) fail(err *sqlerr.Error, driverCode string) error {
+	e.log.Warn("backend statement failed", "dialect", e.dialect.Name, "code", err.Code.Name, "driver_code", driverCode)
+	return err
+}
+
+func (e *Engine) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, e.timeout)
+}

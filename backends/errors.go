@@ -1,0 +1,30 @@
+package backends
+
+import "github.com/ddp-proxy/ddp-proxy/sqlerr"
+
+// The client-visible failures. Their messages never carry backend text or
+// values: the driver error is only the Cause, for logs.
+
+// Unavailable reports that no statement was sent (refundable).
+func Unavailable(cause error) *sqlerr.Error {
+	return sqlerr.Wrap(sqlerr.BackendUnavailable, cause,
+		"the backend database is unavailable; the query was not run").
+		WithHint("retry later, or ask the operator to check the database")
+}
+
+// Canceled reports that the caller's context ended.
+func Canceled(cause error) *sqlerr.Error {
+	return sqlerr.Wrap(sqlerr.QueryCanceled, cause, "the query was cancelled")
+}
+
+// TimedOut reports that the statement timeout fired.
+func TimedOut(cause error) *sqlerr.Error {
+	return sqlerr.Wrap(sqlerr.StatementTimeout, cause,
+		"the query exceeded the backend statement timeout").
+		WithHint("narrow the query, or ask the operator to raise the statement timeout")
+}
+
+// Failed reports any other failure once the statement may have started.
+func Failed(cause error) *sqlerr.Error {
+	return sqlerr.Wrap(sqlerr.BackendFailed, cause, "the backend failed while running the query")
+}

@@ -1,0 +1,124 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+
+	"github.com/lib/pq"
+
+	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Backend is a PostgreSQL database. Its methods are those of
+// backends.Engine (Dialect, Aggregate, Rows, Close, Ping) plus Columns.
+type Backend struct {
+	*backends.Engine
+}
+
+// New prepares a pool for dsn (a URL or key=value string, as lib/pq
+// accepts) without connecting: an unreachable server shows up as
+// BackendUnavailable on the first query.
+func New(dsn string, opts backends.Options) (*Backend, error) {
+	base, err := pq.NewConnector(dsn)
+	if err != nil {
+		// pq's message may quote the DSN, password included: keep it out.
+		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "invalid PostgreSQL connection string").
+			WithHint("use postgres://user@host:port/db?sslmode=... or key=value pairs")
+	}
+	setup := "SET default_transaction_read_only = on"
+	if ms := opts.StatementTimeout.Milliseconds(); ms > 0 {
+		setup += fmt.Sprintf("; SET statement_timeout = %d", ms)
+	} else if opts.StatementTimeout > 0 {
+		setup += "; SET statement_timeout = 1"
+	}
+	db := sql.OpenDB(&sessionConnector{base: base, setup: setup})
+	return &Backend{Engine: backends.NewEngine(db, sqlrender.Postgres(), opts, classify)}, nil
+}
+
+// Open is New followed by a connection check; a server that cannot be
+// reached is reported as BackendUnavailable and the pool is closed.
+func Open(ctx context.Context, dsn string, opts backends.Options) (*Backend, error) {
+	b, err := New(dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Ping(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Columns lists the columns of schema.table in ordinal order (schema ""
+// means the session's current schema). A table with no visible columns is
+// UndefinedTable.
+func (b *Backend) Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error) {
+	const q = `SELECT column_name, data_type FROM information_schema.columns
+WHERE table_schema = COALESCE(NULLIF($1, ''), current_schema()) AND table_name = $2
+ORDER BY ordinal_position`
+	var cols []backends.ColumnInfo
+	err := b.Rows(ctx, q, []ir.Value{ir.String(schema), ir.String(table)}, func(_ []string, row []ir.Value) error {
+		cols = append(cols, backends.ColumnInfo{Name: row[0].Str, Type: row[1].Str})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(cols) == 0 {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "table %q not found in the PostgreSQL backend", qualified(schema, table)).
+			WithHint("check the table name and schema in the policy, and the backend user's privileges")
+	}
+	return cols, nil
+}
+
+func qualified(schema, table string) string {
+	if schema == "" {
+		return table
+	}
+	return schema + "." + table
+}
+
+// classify recognises the server's statement timeout. A client cancel
+// also yields 57014, but the engine checks the caller's ctx first.
+func classify(err error) (bool, string) {
+	var pe *pq.Error
+	if errors.As(err, &pe) {
+		return pe.Code == "57014", string(pe.Code)
+	}
+	if errors.Is(err, driver.ErrBadConn) {
+		return false, "bad_conn"
+	}
+	return false, ""
+}
+
+// sessionConnector configures every new session before database/sql
+// hands it out, so no pooled connection ever runs without the timeout.
+type sessionConnector struct {
+	base  driver.Connector
+	setup string
+}
+
+func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.base.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("postgres: driver connection cannot execute session setup")
+	}
+	if _, err := ex.ExecContext(ctx, c.setup, nil); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("postgres: session setup: %w", err)
+	}
+	return conn, nil
+}
+
+func (c *sessionConnector) Driver() driver.Driver { return c.base.Driver() }

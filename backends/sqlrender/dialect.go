@@ -1,0 +1,158 @@
+package sqlrender
+
+import (
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// PlaceholderStyle is how a dialect spells bind parameters.
+type PlaceholderStyle uint8
+
+const (
+	// Dollar numbers parameters: $1, $2, ... (PostgreSQL).
+	Dollar PlaceholderStyle = iota
+	// Question uses positional ? (SQLite, MySQL).
+	Question
+)
+
+// Dialect is the table of spellings Render needs. The constructors return a
+// fresh value each time, so callers may adjust a copy without affecting
+// anyone else.
+type Dialect struct {
+	// Name is what planner.Backend.Dialect returns.
+	Name string
+	// IdentQuote encloses identifiers (" or `).
+	IdentQuote   byte
+	Placeholders PlaceholderStyle
+	// ParamCast, indexed by ir.Kind, wraps a literal's placeholder in
+	// CAST(ph AS type) when not empty. PostgreSQL needs it: an untyped
+	// parameter takes the type of the other operand (int4 = $1 fails for
+	// 2^40 or 1.5, and `$1 IS NULL` cannot be typed at all).
+	ParamCast [ir.KindBool + 1]string
+	// BoolAsInt binds booleans as 0/1 (SQLite has no boolean type).
+	BoolAsInt bool
+	// Least and Greatest are the two-argument scalar min and max.
+	Least, Greatest string
+	// LeastIgnoresNull is set when LEAST/GREATEST skip NULL arguments
+	// (PostgreSQL) instead of returning NULL: clamping must then guard NULL
+	// explicitly, or a NULL value would count as the bound.
+	LeastIgnoresNull bool
+	// IntType and FloatType are CAST targets for exact 64-bit integers and
+	// IEEE doubles.
+	IntType, FloatType string
+	// ILike is set when the dialect has a case-sensitive LIKE and an
+	// ILIKE; otherwise case-insensitive matching renders as
+	// LOWER(x) LIKE LOWER(p).
+	ILike bool
+	// LikeEscape follows every LIKE pattern. ir.Like patterns use backslash
+	// as the escape character; SQLite has no default escape.
+	LikeEscape string
+	// NullsFirst follows every ORDER BY key so NULLs sort first everywhere
+	// (PostgreSQL's default is last, SQLite's and MySQL's first).
+	NullsFirst string
+	// Funcs maps the canonical names of ir.SafeFuncs to the dialect's
+	// function names. A missing name is refused (FeatureNotSupported).
+	// "round" is special: see RoundNative.
+	Funcs map[string]string
+	// RoundNative is set when the dialect's ROUND(x) rounds half away from
+	// zero in double arithmetic (SQLite: sign(x)·trunc(|x|+0.5)). Otherwise
+	// round(x) is rendered as exactly that formula so every backend
+	// agrees (PostgreSQL rounds doubles half to even).
+	RoundNative bool
+}
+
+// Postgres is the PostgreSQL dialect.
+func Postgres() *Dialect {
+	return &Dialect{
+		Name:         "postgres",
+		IdentQuote:   '"',
+		Placeholders: Dollar,
+		ParamCast: [ir.KindBool + 1]string{
+			ir.KindInt:    "BIGINT",
+			ir.KindFloat:  "DOUBLE PRECISION",
+			ir.KindString: "TEXT",
+			ir.KindBool:   "BOOLEAN",
+		},
+		Least:            "LEAST",
+		Greatest:         "GREATEST",
+		LeastIgnoresNull: true,
+		IntType:          "BIGINT",
+		FloatType:        "DOUBLE PRECISION",
+		ILike:            true,
+		NullsFirst:       " NULLS FIRST",
+		Funcs: map[string]string{
+			"lower": "LOWER", "upper": "UPPER", "length": "LENGTH",
+			"abs": "ABS", "coalesce": "COALESCE",
+			"trim": "BTRIM", "ltrim": "LTRIM", "rtrim": "RTRIM",
+			"floor": "FLOOR", "ceil": "CEIL", "round": "ROUND",
+		},
+	}
+}
+
+// SQLite is the SQLite dialect. It assumes a build with the math functions
+// (floor, ceil), which the embedded ncruces build has, and connections with
+// PRAGMA case_sensitive_like = ON (backends/sqlite sets and checks it):
+// SQLite's LIKE is otherwise case-insensitive for ASCII. LOWER and UPPER
+// fold ASCII letters only, unlike PostgreSQL's locale-aware folding.
+func SQLite() *Dialect {
+	return &Dialect{
+		Name:         "sqlite",
+		IdentQuote:   '"',
+		Placeholders: Question,
+		BoolAsInt:    true,
+		Least:        "MIN",
+		Greatest:     "MAX",
+		IntType:      "INTEGER",
+		FloatType:    "REAL",
+		LikeEscape:   ` ESCAPE '\'`,
+		Funcs: map[string]string{
+			"lower": "LOWER", "upper": "UPPER", "length": "LENGTH",
+			"abs": "ABS", "coalesce": "COALESCE",
+			"trim": "TRIM", "ltrim": "LTRIM", "rtrim": "RTRIM",
+			"floor": "FLOOR", "ceil": "CEIL", "round": "ROUND",
+		},
+		RoundNative: true,
+	}
+}
+
+// QuoteIdent quotes name as an identifier, doubling embedded quotes.
+func (d *Dialect) QuoteIdent(name string) string {
+	var b strings.Builder
+	d.writeIdent(&b, name)
+	return b.String()
+}
+
+func (d *Dialect) writeIdent(b *strings.Builder, name string) {
+	q := d.IdentQuote
+	b.WriteByte(q)
+	for i := 0; i < len(name); i++ {
+		if name[i] == q {
+			b.WriteByte(q)
+		}
+		b.WriteByte(name[i])
+	}
+	b.WriteByte(q)
+}
+
+// Arg converts v into the value a database/sql driver of this dialect
+// binds: int64, float64, string, bool (0/1 int64 with BoolAsInt) or nil.
+func (d *Dialect) Arg(v ir.Value) any {
+	switch v.Kind {
+	case ir.KindInt:
+		return v.Int
+	case ir.KindFloat:
+		return v.Float
+	case ir.KindString:
+		return v.Str
+	case ir.KindBool:
+		if d.BoolAsInt {
+			if v.Bool {
+				return int64(1)
+			}
+			return int64(0)
+		}
+		return v.Bool
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+package sqlrender
+
+import (
+	"math"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// expr writes e fully parenthesised, so operator precedence never differs
+// between dialects and no two minus signs can form a comment.
+func (r *renderer) expr(e ir.Expr) {
+	if r.err != nil {
+		return
+	}
+	switch n := e.(type) {
+	case ir.ColumnRef:
+		r.col(n)
+	case ir.Literal:
+		r.literal(n.Value)
+	case ir.Compare:
+		r.binary(n.L, " "+n.Op.String()+" ", n.R)
+	case ir.Between:
+		r.w("(")
+		r.expr(n.X)
+		if n.Not {
+			r.w(" NOT")
+		}
+		r.w(" BETWEEN ")
+		r.expr(n.Lo)
+		r.w(" AND ")
+		r.expr(n.Hi)
+		r.w(")")
+	case ir.In:
+		r.in(n)
+	case ir.Like:
+		r.like(n)
+	case ir.IsNull:
+		r.w("(")
+		r.expr(n.X)
+		if n.Not {
+			r.w(" IS NOT NULL)")
+		} else {
+			r.w(" IS NULL)")
+		}
+	case ir.And:
+		r.binary(n.L, " AND ", n.R)
+	case ir.Or:
+		r.binary(n.L, " OR ", n.R)
+	case ir.Not:
+		r.w("(NOT ")
+		r.expr(n.X)
+		r.w(")")
+	case ir.Arith:
+		r.binary(n.L, " "+n.Op.String()+" ", n.R)
+	case ir.Neg:
+		r.w("(-")
+		r.expr(n.X)
+		r.w(")")
+	case ir.Func:
+		r.fn(n)
+	case nil:
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: missing expression"))
+	case ir.Param:
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: unbound parameter $%d", n.Index))
+	default:
+		// ir.Aggregate, ir.OutputRef: post-processing nodes, never backend SQL.
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: %T in a backend predicate", e))
+	}
+}
+
+func (r *renderer) binary(l ir.Expr, op string, rt ir.Expr) {
+	r.w("(")
+	r.expr(l)
+	r.w(op)
+	r.expr(rt)
+	r.w(")")
+}
+
+func (r *renderer) literal(v ir.Value) {
+	switch v.Kind {
+	case ir.KindNull:
+		// An untyped NULL placeholder cannot be typed by PostgreSQL
+		// (`$1 IS NULL` fails); the keyword carries no client text.
+		r.w("NULL")
+		return
+	case ir.KindFloat:
+		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
+			r.fail(sqlerr.New(sqlerr.InvalidParameterValue, "NaN and infinite numbers are not supported in predicates"))
+			return
+		}
+	case ir.KindInt, ir.KindString, ir.KindBool:
+	default:
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: literal of unknown kind %d", v.Kind))
+		return
+	}
+	r.bind(r.d.Arg(v), r.d.ParamCast[v.Kind])
+}
+
+func (r *renderer) in(n ir.In) {
+	if len(n.List) == 0 {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: empty IN list"))
+		return
+	}
+	r.w("(")
+	r.expr(n.X)
+	if n.Not {
+		r.w(" NOT")
+	}
+	r.w(" IN (")
+	for i, x := range n.List {
+		if i > 0 {
+			r.w(", ")
+		}
+		r.expr(x)
+	}
+	r.w("))")
+}
+
+// like renders [NOT] LIKE/ILIKE. Patterns escape with backslash (the
+// PostgreSQL and MySQL default); a literal pattern ending in an unpaired
+// backslash is refused here because backends disagree on it (PostgreSQL
+// raises an error, SQLite matches nothing).
+func (r *renderer) like(n ir.Like) {
+	if lit, ok := n.Pattern.(ir.Literal); ok && lit.Value.Kind == ir.KindString && danglingEscape(lit.Value.Str) {
+		r.fail(sqlerr.New(sqlerr.InvalidParameterValue, `LIKE pattern must not end with the escape character \`).
+			WithHint(`write \\ for a literal backslash`))
+		return
+	}
+	op := " LIKE "
+	ci := n.CaseInsensitive
+	if ci && r.d.ILike {
+		op, ci = " ILIKE ", false
+	}
+	if n.Not {
+		op = " NOT" + op
+	}
+	r.w("(")
+	r.maybeLower(n.X, ci)
+	r.w(op)
+	r.maybeLower(n.Pattern, ci)
+	r.w(r.d.LikeEscape + ")")
+}
+
+func (r *renderer) maybeLower(e ir.Expr, lower bool) {
+	if !lower {
+		r.expr(e)
+		return
+	}
+	r.w("LOWER(")
+	r.expr(e)
+	r.w(")")
+}
+
+func danglingEscape(p string) bool {
+	n := 0
+	for i := len(p) - 1; i >= 0 && p[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+func (r *renderer) fn(n ir.Func) {
+	arity, ok := ir.SafeFuncs[n.Name]
+	if !ok {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: function %q is not whitelisted", n.Name))
+		return
+	}
+	if len(n.Args) < arity[0] || (arity[1] >= 0 && len(n.Args) > arity[1]) {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: %s with %d arguments", n.Name, len(n.Args)))
+		return
+	}
+	name, ok := r.d.Funcs[n.Name]
+	if !ok {
+		r.fail(sqlerr.New(sqlerr.FeatureNotSupported,
+			"function %s is not supported by the %s backend", n.Name, r.d.Name).
+			WithHint("rewrite the predicate without %s", n.Name))
+		return
+	}
+	switch {
+	case n.Name == "coalesce" && len(n.Args) == 1:
+		// COALESCE(x) is x; SQLite rejects the one-argument form.
+		r.expr(n.Args[0])
+		return
+	case n.Name == "round" && !r.d.RoundNative:
+		r.roundHalfAway(n.Args[0])
+		return
+	}
+	r.w(name + "(")
+	for i, a := range n.Args {
+		if i > 0 {
+			r.w(", ")
+		}
+		r.expr(a)
+	}
+	r.w(")")
+}
+
+// roundHalfAway writes SIGN(x) * FLOOR(ABS(x) + 0.5) over doubles, which is
+// exactly SQLite's ROUND(x) (half away from zero, in double arithmetic).
+// x is rendered twice, with its own placeholders each time.
+func (r *renderer) roundHalfAway(x ir.Expr) {
+	asDouble := func() {
+		r.w("CAST(")
+		r.expr(x)
+		r.w(" AS " + r.d.FloatType + ")")
+	}
+	r.w("(SIGN(")
+	asDouble()
+	r.w(") * FLOOR(ABS(")
+	asDouble()
+	r.w(") + 0.5))")
+}

@@ -1,0 +1,374 @@
+package sqlrender
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Statement is rendered SQL with its bound arguments in placeholder order.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// Names the rendering introduces. They live only inside the derived table
+// of the bounded form, so they cannot collide with user columns.
+const (
+	boundedAlias = "ddp_b"
+	rowNumber    = "ddp_rn"
+)
+
+// maxExact is 2^53: every integer up to it is an exact double, so clamped
+// and quantized values up to it sum exactly on every backend.
+const maxExact = 1 << 53
+
+// Render renders q. Without contribution bounding (MaxRowsPerUnit == 0):
+//
+//	SELECT g..., agg... FROM from [JOIN ...] [WHERE w] [GROUP BY g...]
+//
+// With bound k > 0 the rows are numbered per unit and at most k kept:
+//
+//	SELECT "ddp_g1", ..., agg("ddp_a1"), ... FROM (
+//	  SELECT g AS "ddp_g1", ..., col AS "ddp_a1", ...,
+//	    ROW_NUMBER() OVER (PARTITION BY unit ORDER BY g..., col...) AS "ddp_rn"
+//	  FROM from [JOIN ...] [WHERE w]) AS "ddp_b"
+//	WHERE "ddp_rn" <= k [GROUP BY "ddp_g1", ...]
+//
+// Which k rows of a unit are kept never matters for privacy: the choice
+// depends on that unit's rows only. Ordering the window by every projected
+// column (NULLs first) makes it reproducible too: the kept rows are the k
+// smallest projected tuples, and rows that tie are identical in every
+// column the outer query reads, so the result is a function of the data
+// alone (text compares under the backend's collation, so backends with
+// different collations may keep different, equally valid, rows).
+//
+// Aggregates: COUNT(*); COUNT(col); for SumClamped
+//
+//	CAST(COALESCE(SUM(CAST(LEAST(GREATEST(col, lo), hi) AS int)), 0) AS int)
+//
+// and with Quantum q > 0
+//
+//	CAST(COALESCE(SUM(CAST(FLOOR(LEAST(GREATEST(CAST(col AS double), lo), hi) / q + 0.5) AS int)), 0) AS int)
+//
+// FLOOR(x + 0.5) instead of ROUND because ROUND's tie-breaking differs
+// between backends; the outer CAST makes PostgreSQL (whose SUM(bigint) is
+// numeric) report an overflow as an error instead of returning a number
+// that does not fit the int64 of ir.BackendRow.
+func (d *Dialect) Render(q *ir.BackendQuery) (Statement, error) {
+	if err := validate(q); err != nil {
+		return Statement{}, err
+	}
+	r := &renderer{d: d}
+	if q.MaxRowsPerUnit > 0 {
+		r.bounded(q)
+	} else {
+		r.plain(q)
+	}
+	if r.err != nil {
+		return Statement{}, r.err
+	}
+	return Statement{SQL: r.b.String(), Args: r.args}, nil
+}
+
+// RenderExpr renders one predicate or scalar expression on its own, with
+// placeholders numbered from 1.
+func (d *Dialect) RenderExpr(e ir.Expr) (Statement, error) {
+	r := &renderer{d: d}
+	r.expr(e)
+	if r.err != nil {
+		return Statement{}, r.err
+	}
+	return Statement{SQL: r.b.String(), Args: r.args}, nil
+}
+
+// renderer accumulates text and arguments; the first error sticks and
+// stops further output from mattering.
+type renderer struct {
+	d    *Dialect
+	b    strings.Builder
+	args []any
+	err  error
+}
+
+func (r *renderer) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *renderer) w(s string)        { r.b.WriteString(s) }
+func (r *renderer) ident(name string) { r.d.writeIdent(&r.b, name) }
+func (r *renderer) alias(prefix string, i int) {
+	r.ident(prefix + strconv.Itoa(i+1))
+}
+
+func (r *renderer) col(c ir.ColumnRef) {
+	if c.Qualifier != "" {
+		r.ident(c.Qualifier)
+		r.b.WriteByte('.')
+	}
+	r.ident(c.Name)
+}
+
+// bind writes a placeholder for arg, cast to typ when typ is not empty.
+func (r *renderer) bind(arg any, typ string) {
+	if typ != "" {
+		r.w("CAST(")
+	}
+	r.args = append(r.args, arg)
+	if r.d.Placeholders == Dollar {
+		r.w("$" + strconv.Itoa(len(r.args)))
+	} else {
+		r.w("?")
+	}
+	if typ != "" {
+		r.w(" AS " + typ + ")")
+	}
+}
+
+func (r *renderer) table(t ir.TableRef) {
+	if t.Schema != "" {
+		r.ident(t.Schema)
+		r.b.WriteByte('.')
+	}
+	r.ident(t.Name)
+	if t.Alias != "" {
+		r.w(" AS ")
+		r.ident(t.Alias)
+	}
+}
+
+// fromWhere writes FROM, the joins and WHERE.
+func (r *renderer) fromWhere(q *ir.BackendQuery) {
+	r.w(" FROM ")
+	r.table(q.From)
+	for _, j := range q.Joins {
+		r.w(" JOIN ")
+		r.table(j.Table)
+		r.w(" ON ")
+		r.col(j.Left)
+		r.w(" = ")
+		r.col(j.Right)
+	}
+	if q.Where != nil {
+		r.w(" WHERE ")
+		r.expr(q.Where)
+	}
+}
+
+func (r *renderer) plain(q *ir.BackendQuery) {
+	r.w("SELECT ")
+	for i, g := range q.GroupBy {
+		if i > 0 {
+			r.w(", ")
+		}
+		r.col(g)
+	}
+	for i, a := range q.Aggs {
+		if i > 0 || len(q.GroupBy) > 0 {
+			r.w(", ")
+		}
+		r.agg(a, func() { r.col(*a.Column) })
+	}
+	r.fromWhere(q)
+	if len(q.GroupBy) > 0 {
+		r.w(" GROUP BY ")
+		for i, g := range q.GroupBy {
+			if i > 0 {
+				r.w(", ")
+			}
+			r.col(g)
+		}
+	}
+}
+
+func (r *renderer) bounded(q *ir.BackendQuery) {
+	r.w("SELECT ")
+	for i := range q.GroupBy {
+		if i > 0 {
+			r.w(", ")
+		}
+		r.alias("ddp_g", i)
+	}
+	for i, a := range q.Aggs {
+		if i > 0 || len(q.GroupBy) > 0 {
+			r.w(", ")
+		}
+		r.agg(a, func() { r.alias("ddp_a", i) })
+	}
+	r.w(" FROM (SELECT ")
+	var order []ir.ColumnRef
+	for i, g := range q.GroupBy {
+		r.col(g)
+		r.w(" AS ")
+		r.alias("ddp_g", i)
+		r.w(", ")
+		order = appendUnique(order, g)
+	}
+	for i, a := range q.Aggs {
+		if a.Column == nil {
+			continue
+		}
+		r.col(*a.Column)
+		r.w(" AS ")
+		r.alias("ddp_a", i)
+		r.w(", ")
+		order = appendUnique(order, *a.Column)
+	}
+	if len(order) == 0 {
+		order = append(order, q.Unit)
+	}
+	r.w("ROW_NUMBER() OVER (PARTITION BY ")
+	r.col(q.Unit)
+	r.w(" ORDER BY ")
+	for i, c := range order {
+		if i > 0 {
+			r.w(", ")
+		}
+		r.col(c)
+		r.w(r.d.NullsFirst)
+	}
+	r.w(") AS ")
+	r.ident(rowNumber)
+	r.fromWhere(q)
+	r.w(") AS ")
+	r.ident(boundedAlias)
+	r.w(" WHERE ")
+	r.ident(rowNumber)
+	r.w(" <= " + strconv.Itoa(q.MaxRowsPerUnit))
+	if len(q.GroupBy) > 0 {
+		r.w(" GROUP BY ")
+		for i := range q.GroupBy {
+			if i > 0 {
+				r.w(", ")
+			}
+			r.alias("ddp_g", i)
+		}
+	}
+}
+
+func appendUnique(cs []ir.ColumnRef, c ir.ColumnRef) []ir.ColumnRef {
+	for _, x := range cs {
+		if x == c {
+			return cs
+		}
+	}
+	return append(cs, c)
+}
+
+// agg writes one aggregate; input writes its input column.
+func (r *renderer) agg(a ir.BackendAgg, input func()) {
+	d := r.d
+	switch a.Kind {
+	case ir.CountRows:
+		r.w("COUNT(*)")
+		return
+	case ir.CountValues:
+		r.w("COUNT(")
+		input()
+		r.w(")")
+		return
+	}
+	// SumClamped (validate refused every other kind).
+	r.w("CAST(COALESCE(SUM(")
+	if d.LeastIgnoresNull {
+		r.w("CASE WHEN ")
+		input()
+		r.w(" IS NOT NULL THEN ")
+	}
+	if a.Quantum == 0 {
+		r.w("CAST(")
+		r.clamp(input, int64(a.Lo), int64(a.Hi), d.ParamCast[ir.KindInt])
+		r.w(" AS " + d.IntType + ")")
+	} else {
+		r.w("CAST(FLOOR(")
+		r.clamp(func() {
+			r.w("CAST(")
+			input()
+			r.w(" AS " + d.FloatType + ")")
+		}, a.Lo, a.Hi, d.ParamCast[ir.KindFloat])
+		r.w(" / ")
+		r.bind(a.Quantum, d.ParamCast[ir.KindFloat])
+		r.w(" + 0.5) AS " + d.IntType + ")")
+	}
+	if d.LeastIgnoresNull {
+		r.w(" END")
+	}
+	r.w("), 0) AS " + d.IntType + ")")
+}
+
+// clamp writes LEAST(GREATEST(x, lo), hi).
+func (r *renderer) clamp(x func(), lo, hi any, cast string) {
+	r.w(r.d.Least + "(" + r.d.Greatest + "(")
+	x()
+	r.w(", ")
+	r.bind(lo, cast)
+	r.w("), ")
+	r.bind(hi, cast)
+	r.w(")")
+}
+
+// validate checks the shape the planner promises; a violation is a
+// planner bug, reported as Internal.
+func validate(q *ir.BackendQuery) error {
+	bug := func(msg string) error { return sqlerr.New(sqlerr.Internal, "invalid backend query: %s", msg) }
+	switch {
+	case q == nil:
+		return bug("no query")
+	case q.From.Name == "":
+		return bug("no table")
+	case q.MaxRowsPerUnit < 0:
+		return bug("negative contribution bound")
+	case q.MaxRowsPerUnit > 0 && q.Unit.Name == "":
+		return bug("contribution bound without a privacy unit column")
+	case len(q.Aggs) == 0:
+		return bug("no aggregate")
+	}
+	for _, a := range q.Aggs {
+		switch a.Kind {
+		case ir.CountRows:
+		case ir.CountValues:
+			if a.Column == nil {
+				return bug("COUNT(column) without a column")
+			}
+		case ir.SumClamped:
+			if err := validateSum(a); err != nil {
+				return bug(err.Error())
+			}
+		default:
+			return bug("unknown aggregate kind " + strconv.Itoa(int(a.Kind)))
+		}
+	}
+	return nil
+}
+
+type validationError string
+
+func (e validationError) Error() string { return string(e) }
+
+func validateSum(a ir.BackendAgg) error {
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	switch {
+	case a.Column == nil:
+		return validationError("SUM without a column")
+	case !finite(a.Lo) || !finite(a.Hi) || a.Lo > a.Hi:
+		return validationError("SUM clamping bounds are not finite and ordered")
+	case !finite(a.Quantum) || a.Quantum < 0:
+		return validationError("SUM quantum is not a finite non-negative number")
+	}
+	mag := math.Max(math.Abs(a.Lo), math.Abs(a.Hi))
+	if a.Quantum == 0 {
+		if a.Lo != math.Trunc(a.Lo) || a.Hi != math.Trunc(a.Hi) || mag > maxExact {
+			return validationError("integer SUM bounds must be integers of magnitude at most 2^53")
+		}
+		return nil
+	}
+	if mag/a.Quantum > maxExact {
+		return validationError("SUM bounds divided by the quantum exceed 2^53")
+	}
+	return nil
+}

@@ -1,0 +1,16 @@
+package sqlrender
+
+import "testing"
+
+func BenchmarkRender(b *testing.B) {
+	for _, d := range []*Dialect{Postgres(), SQLite()} {
+		b.Run(d.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.Render(boundedJoin); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,254 @@
+package sqlrender
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+func col(q, n string) ir.ColumnRef   { return ir.ColumnRef{Qualifier: q, Name: n} }
+func pcol(q, n string) *ir.ColumnRef { c := col(q, n); return &c }
+func lit(v ir.Value) ir.Literal      { return ir.Literal{Value: v} }
+
+// countWhere: an unbounded COUNT(*) with a comparison and an ILIKE.
+var countWhere = &ir.BackendQuery{
+	From: ir.TableRef{Schema: "public", Name: "visits", Alias: "v"},
+	Where: ir.And{
+		L: ir.Compare{Op: ir.OpGe, L: col("v", "age"), R: lit(ir.Int(18))},
+		R: ir.Like{X: col("v", "name"), Pattern: lit(ir.String("O'Brien%")), CaseInsensitive: true},
+	},
+	Aggs: []ir.BackendAgg{{Kind: ir.CountRows}},
+}
+
+// boundedJoin: every aggregate kind, a join, GROUP BY and k = 2.
+var boundedJoin = &ir.BackendQuery{
+	From:           ir.TableRef{Name: "visits", Alias: "v"},
+	Joins:          []ir.Join{{Table: ir.TableRef{Name: "cities", Alias: "c"}, Left: col("v", "city_id"), Right: col("c", "id")}},
+	Where:          ir.IsNull{X: col("v", "note"), Not: true},
+	Unit:           col("v", "uid"),
+	MaxRowsPerUnit: 2,
+	GroupBy:        []ir.ColumnRef{col("c", "region")},
+	Aggs: []ir.BackendAgg{
+		{Kind: ir.CountRows},
+		{Kind: ir.CountValues, Column: pcol("v", "age")},
+		{Kind: ir.SumClamped, Column: pcol("v", "age"), Lo: 0, Hi: 100},
+		{Kind: ir.SumClamped, Column: pcol("v", "spend"), Lo: -5.5, Hi: 10, Quantum: 0.25},
+	},
+}
+
+// plainGroup: an unbounded GROUP BY with an integer sum.
+var plainGroup = &ir.BackendQuery{
+	From:    ir.TableRef{Name: "t"},
+	GroupBy: []ir.ColumnRef{col("t", "a"), col("t", "b")},
+	Aggs:    []ir.BackendAgg{{Kind: ir.SumClamped, Column: pcol("t", "x"), Lo: -3, Hi: 7}},
+}
+
+func TestRenderQuery(t *testing.T) {
+	tests := []struct {
+		name     string
+		dialect  *Dialect
+		q        *ir.BackendQuery
+		wantSQL  string
+		wantArgs []any
+	}{
+		{
+			name: "postgres count", dialect: Postgres(), q: countWhere,
+			wantSQL:  `SELECT COUNT(*) FROM "public"."visits" AS "v" WHERE (("v"."age" >= CAST($1 AS BIGINT)) AND ("v"."name" ILIKE CAST($2 AS TEXT)))`,
+			wantArgs: []any{int64(18), "O'Brien%"},
+		},
+		{
+			name: "sqlite count", dialect: SQLite(), q: countWhere,
+			wantSQL:  `SELECT COUNT(*) FROM "public"."visits" AS "v" WHERE (("v"."age" >= ?) AND (LOWER("v"."name") LIKE LOWER(?) ESCAPE '\'))`,
+			wantArgs: []any{int64(18), "O'Brien%"},
+		},
+		{
+			name: "postgres bounded", dialect: Postgres(), q: boundedJoin,
+			wantSQL: `SELECT "ddp_g1", COUNT(*), COUNT("ddp_a2"), ` +
+				`CAST(COALESCE(SUM(CASE WHEN "ddp_a3" IS NOT NULL THEN CAST(LEAST(GREATEST("ddp_a3", CAST($1 AS BIGINT)), CAST($2 AS BIGINT)) AS BIGINT) END), 0) AS BIGINT), ` +
+				`CAST(COALESCE(SUM(CASE WHEN "ddp_a4" IS NOT NULL THEN CAST(FLOOR(LEAST(GREATEST(CAST("ddp_a4" AS DOUBLE PRECISION), CAST($3 AS DOUBLE PRECISION)), CAST($4 AS DOUBLE PRECISION)) / CAST($5 AS DOUBLE PRECISION) + 0.5) AS BIGINT) END), 0) AS BIGINT) ` +
+				`FROM (SELECT "c"."region" AS "ddp_g1", "v"."age" AS "ddp_a2", "v"."age" AS "ddp_a3", "v"."spend" AS "ddp_a4", ` +
+				`ROW_NUMBER() OVER (PARTITION BY "v"."uid" ORDER BY "c"."region" NULLS FIRST, "v"."age" NULLS FIRST, "v"."spend" NULLS FIRST) AS "ddp_rn" ` +
+				`FROM "visits" AS "v" JOIN "cities" AS "c" ON "v"."city_id" = "c"."id" WHERE ("v"."note" IS NOT NULL)) AS "ddp_b" ` +
+				`WHERE "ddp_rn" <= 2 GROUP BY "ddp_g1"`,
+			wantArgs: []any{int64(0), int64(100), -5.5, 10.0, 0.25},
+		},
+		{
+			name: "sqlite bounded", dialect: SQLite(), q: boundedJoin,
+			wantSQL: `SELECT "ddp_g1", COUNT(*), COUNT("ddp_a2"), ` +
+				`CAST(COALESCE(SUM(CAST(MIN(MAX("ddp_a3", ?), ?) AS INTEGER)), 0) AS INTEGER), ` +
+				`CAST(COALESCE(SUM(CAST(FLOOR(MIN(MAX(CAST("ddp_a4" AS REAL), ?), ?) / ? + 0.5) AS INTEGER)), 0) AS INTEGER) ` +
+				`FROM (SELECT "c"."region" AS "ddp_g1", "v"."age" AS "ddp_a2", "v"."age" AS "ddp_a3", "v"."spend" AS "ddp_a4", ` +
+				`ROW_NUMBER() OVER (PARTITION BY "v"."uid" ORDER BY "c"."region", "v"."age", "v"."spend") AS "ddp_rn" ` +
+				`FROM "visits" AS "v" JOIN "cities" AS "c" ON "v"."city_id" = "c"."id" WHERE ("v"."note" IS NOT NULL)) AS "ddp_b" ` +
+				`WHERE "ddp_rn" <= 2 GROUP BY "ddp_g1"`,
+			wantArgs: []any{int64(0), int64(100), -5.5, 10.0, 0.25},
+		},
+		{
+			name: "postgres plain group", dialect: Postgres(), q: plainGroup,
+			wantSQL: `SELECT "t"."a", "t"."b", CAST(COALESCE(SUM(CASE WHEN "t"."x" IS NOT NULL THEN CAST(LEAST(GREATEST("t"."x", CAST($1 AS BIGINT)), CAST($2 AS BIGINT)) AS BIGINT) END), 0) AS BIGINT) ` +
+				`FROM "t" GROUP BY "t"."a", "t"."b"`,
+			wantArgs: []any{int64(-3), int64(7)},
+		},
+		{
+			name: "sqlite plain group", dialect: SQLite(), q: plainGroup,
+			wantSQL:  `SELECT "t"."a", "t"."b", CAST(COALESCE(SUM(CAST(MIN(MAX("t"."x", ?), ?) AS INTEGER)), 0) AS INTEGER) FROM "t" GROUP BY "t"."a", "t"."b"`,
+			wantArgs: []any{int64(-3), int64(7)},
+		},
+		{
+			name: "bounded count without columns orders by the unit", dialect: SQLite(),
+			q:       &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Unit: col("t", "u"), MaxRowsPerUnit: 1, Aggs: []ir.BackendAgg{{Kind: ir.CountRows}}},
+			wantSQL: `SELECT COUNT(*) FROM (SELECT ROW_NUMBER() OVER (PARTITION BY "t"."u" ORDER BY "t"."u") AS "ddp_rn" FROM "t") AS "ddp_b" WHERE "ddp_rn" <= 1`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := tt.dialect.Render(tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.SQL != tt.wantSQL {
+				t.Errorf("SQL\n got  %s\n want %s", st.SQL, tt.wantSQL)
+			}
+			if fmt.Sprintf("%#v", st.Args) != fmt.Sprintf("%#v", tt.wantArgs) && len(st.Args)+len(tt.wantArgs) > 0 {
+				t.Errorf("args\n got  %#v\n want %#v", st.Args, tt.wantArgs)
+			}
+		})
+	}
+}
+
+func TestRenderExpr(t *testing.T) {
+	// Every node type: NOT, NOT BETWEEN, arithmetic, unary minus, a real
+	// literal, NOT IN with NULL, OR, round (emulated on PostgreSQL).
+	numeric := ir.Or{
+		L: ir.Not{X: ir.Between{X: ir.Arith{Op: ir.OpMul, L: col("t", "a"), R: ir.Neg{X: lit(ir.Int(2))}}, Lo: lit(ir.Float(1.5)), Hi: lit(ir.Int(3)), Not: true}},
+		R: ir.In{X: ir.Func{Name: "round", Args: []ir.Expr{col("t", "f")}}, List: []ir.Expr{lit(ir.Int(1)), lit(ir.Null())}, Not: true},
+	}
+	// A quoted qualifier, a boolean literal, NOT LIKE with a function
+	// pattern, one-argument COALESCE, trim, two-argument COALESCE.
+	text := ir.And{
+		L: ir.And{
+			L: ir.Compare{Op: ir.OpEq, L: col(`we"ird`, "x"), R: lit(ir.Bool(true))},
+			R: ir.Like{X: ir.Func{Name: "coalesce", Args: []ir.Expr{col("t", "s")}}, Pattern: ir.Func{Name: "upper", Args: []ir.Expr{lit(ir.String("ab"))}}, Not: true},
+		},
+		R: ir.Compare{Op: ir.OpNe, L: ir.Func{Name: "trim", Args: []ir.Expr{col("t", "s")}}, R: ir.Func{Name: "coalesce", Args: []ir.Expr{col("t", "s"), lit(ir.String("z"))}}},
+	}
+	// ILIKE negated, sums and differences, ceil/floor/abs/length.
+	misc := ir.And{
+		L: ir.Like{X: col("t", "s"), Pattern: lit(ir.String(`a\%`)), Not: true, CaseInsensitive: true},
+		R: ir.Compare{Op: ir.OpLt, L: ir.Arith{Op: ir.OpAdd, L: ir.Func{Name: "ceil", Args: []ir.Expr{col("t", "f")}}, R: ir.Func{Name: "floor", Args: []ir.Expr{col("t", "f")}}},
+			R: ir.Arith{Op: ir.OpSub, L: ir.Func{Name: "abs", Args: []ir.Expr{col("t", "a")}}, R: ir.Func{Name: "length", Args: []ir.Expr{col("t", "s")}}}},
+	}
+	tests := []struct {
+		name     string
+		dialect  *Dialect
+		e        ir.Expr
+		wantSQL  string
+		wantArgs []any
+	}{
+		{"postgres numeric", Postgres(), numeric,
+			`((NOT (("t"."a" * (-CAST($1 AS BIGINT))) NOT BETWEEN CAST($2 AS DOUBLE PRECISION) AND CAST($3 AS BIGINT))) OR ((SIGN(CAST("t"."f" AS DOUBLE PRECISION)) * FLOOR(ABS(CAST("t"."f" AS DOUBLE PRECISION)) + 0.5)) NOT IN (CAST($4 AS BIGINT), NULL)))`,
+			[]any{int64(2), 1.5, int64(3), int64(1)}},
+		{"sqlite numeric", SQLite(), numeric,
+			`((NOT (("t"."a" * (-?)) NOT BETWEEN ? AND ?)) OR (ROUND("t"."f") NOT IN (?, NULL)))`,
+			[]any{int64(2), 1.5, int64(3), int64(1)}},
+		{"postgres text", Postgres(), text,
+			`((("we""ird"."x" = CAST($1 AS BOOLEAN)) AND ("t"."s" NOT LIKE UPPER(CAST($2 AS TEXT)))) AND (BTRIM("t"."s") <> COALESCE("t"."s", CAST($3 AS TEXT))))`,
+			[]any{true, "ab", "z"}},
+		{"sqlite text", SQLite(), text,
+			`((("we""ird"."x" = ?) AND ("t"."s" NOT LIKE UPPER(?) ESCAPE '\')) AND (TRIM("t"."s") <> COALESCE("t"."s", ?)))`,
+			[]any{int64(1), "ab", "z"}},
+		{"postgres misc", Postgres(), misc,
+			`(("t"."s" NOT ILIKE CAST($1 AS TEXT)) AND ((CEIL("t"."f") + FLOOR("t"."f")) < (ABS("t"."a") - LENGTH("t"."s"))))`,
+			[]any{`a\%`}},
+		{"sqlite misc", SQLite(), misc,
+			`((LOWER("t"."s") NOT LIKE LOWER(?) ESCAPE '\') AND ((CEIL("t"."f") + FLOOR("t"."f")) < (ABS("t"."a") - LENGTH("t"."s"))))`,
+			[]any{`a\%`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := tt.dialect.RenderExpr(tt.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.SQL != tt.wantSQL {
+				t.Errorf("SQL\n got  %s\n want %s", st.SQL, tt.wantSQL)
+			}
+			if fmt.Sprintf("%#v", st.Args) != fmt.Sprintf("%#v", tt.wantArgs) {
+				t.Errorf("args\n got  %#v\n want %#v", st.Args, tt.wantArgs)
+			}
+		})
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	count := []ir.BackendAgg{{Kind: ir.CountRows}}
+	where := func(e ir.Expr) *ir.BackendQuery {
+		return &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Where: e, Aggs: count}
+	}
+	sum := func(lo, hi, q float64) *ir.BackendQuery {
+		return &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Aggs: []ir.BackendAgg{{Kind: ir.SumClamped, Column: pcol("t", "x"), Lo: lo, Hi: hi, Quantum: q}}}
+	}
+	noFloor := SQLite()
+	delete(noFloor.Funcs, "floor")
+	tests := []struct {
+		name    string
+		dialect *Dialect
+		q       *ir.BackendQuery
+		want    *sqlerr.Code // nil: no error
+	}{
+		{"param", Postgres(), where(ir.Compare{Op: ir.OpEq, L: col("t", "a"), R: ir.Param{Index: 1}}), &sqlerr.Internal},
+		{"aggregate node", Postgres(), where(ir.Compare{Op: ir.OpEq, L: ir.Aggregate{Func: ir.AggCount}, R: lit(ir.Int(1))}), &sqlerr.Internal},
+		{"output ref", SQLite(), where(ir.OutputRef{Index: 0}), &sqlerr.Internal},
+		{"function outside the whitelist", SQLite(), where(ir.Func{Name: "sleep", Args: []ir.Expr{lit(ir.Int(1))}}), &sqlerr.Internal},
+		{"wrong arity", SQLite(), where(ir.Func{Name: "lower", Args: nil}), &sqlerr.Internal},
+		{"function the dialect lacks", noFloor, where(ir.Compare{Op: ir.OpLt, L: ir.Func{Name: "floor", Args: []ir.Expr{col("t", "f")}}, R: lit(ir.Int(1))}), &sqlerr.FeatureNotSupported},
+		{"empty IN", Postgres(), where(ir.In{X: col("t", "a")}), &sqlerr.Internal},
+		{"NaN literal", Postgres(), where(ir.Compare{Op: ir.OpLt, L: col("t", "a"), R: lit(ir.Float(math.NaN()))}), &sqlerr.InvalidParameterValue},
+		{"dangling escape", SQLite(), where(ir.Like{X: col("t", "s"), Pattern: lit(ir.String(`ab\`))}), &sqlerr.InvalidParameterValue},
+		{"escaped backslash is fine", SQLite(), where(ir.Like{X: col("t", "s"), Pattern: lit(ir.String(`ab\\`))}), nil},
+		{"bound without unit", Postgres(), &ir.BackendQuery{From: ir.TableRef{Name: "t"}, MaxRowsPerUnit: 1, Aggs: count}, &sqlerr.Internal},
+		{"no aggregate", Postgres(), &ir.BackendQuery{From: ir.TableRef{Name: "t"}}, &sqlerr.Internal},
+		{"count values without column", Postgres(), &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Aggs: []ir.BackendAgg{{Kind: ir.CountValues}}}, &sqlerr.Internal},
+		{"unordered bounds", Postgres(), sum(5, 1, 0), &sqlerr.Internal},
+		{"fractional integer bounds", Postgres(), sum(0, 1.5, 0), &sqlerr.Internal},
+		{"negative quantum", Postgres(), sum(0, 1, -1), &sqlerr.Internal},
+		{"bounds too large for quantum", Postgres(), sum(0, 1e6, 1e-12), &sqlerr.Internal},
+		{"largest exact bounds", Postgres(), sum(-(1 << 53), 1<<53, 0), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.dialect.Render(tt.q)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if !sqlerr.HasCode(err, *tt.want) {
+				t.Fatalf("got %v, want code %s", err, tt.want.Name)
+			}
+		})
+	}
+}
+
+func TestQuoteIdent(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a", `"a"`},
+		{`a"b`, `"a""b"`},
+		{`"`, `""""`},
+		{"", `""`},
+	}
+	for _, tt := range tests {
+		if got := Postgres().QuoteIdent(tt.in); got != tt.want {
+			t.Errorf("QuoteIdent(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	backquote := SQLite()
+	backquote.IdentQuote = '`'
+	if got := backquote.QuoteIdent("a`b"); got != "`a``b`" {
+		t.Errorf("backquoted: %s", got)
+	}
+}

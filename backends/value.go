@@ -1,0 +1,85 @@
+package backends
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// DecodeValue turns a value scanned by a database/sql driver into an
+// ir.Value. BackendQuery carries no column types, so the Go type decides:
+// int64 → Int, float64 → Float, string and []byte → String, bool → Bool,
+// nil → Null, time.Time → String in ISO 8601 (2006-01-02 for a DATE
+// column, RFC 3339 with fractional seconds otherwise). Two refinements use
+// the driver's column type name dbType: NUMERIC/DECIMAL text (lib/pq
+// returns it as []byte) becomes Int when written without a fraction ("12",
+// scale 0, fits int64) and Float otherwise ("12.00"), so every key of one
+// column has the same kind; and SQLite BOOLEAN columns already arrive as bool from the
+// ncruces driver, while booleans computed by SQLite expressions stay 0/1
+// integers.
+func DecodeValue(v any, dbType string) (ir.Value, error) {
+	switch x := v.(type) {
+	case nil:
+		return ir.Null(), nil
+	case int64:
+		return ir.Int(x), nil
+	case float64:
+		return ir.Float(x), nil
+	case bool:
+		return ir.Bool(x), nil
+	case string:
+		return decodeText(x, dbType), nil
+	case []byte:
+		return decodeText(string(x), dbType), nil
+	case time.Time:
+		if strings.EqualFold(dbType, "DATE") {
+			return ir.String(x.Format(time.DateOnly)), nil
+		}
+		return ir.String(x.Format(time.RFC3339Nano)), nil
+	case int32:
+		return ir.Int(int64(x)), nil
+	case float32:
+		return ir.Float(float64(x)), nil
+	}
+	return ir.Value{}, fmt.Errorf("backends: cannot decode driver value of type %T", v)
+}
+
+func decodeText(s, dbType string) ir.Value {
+	switch strings.ToUpper(dbType) {
+	case "NUMERIC", "DECIMAL":
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return ir.Int(i)
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return ir.Float(f)
+		}
+	}
+	return ir.String(s)
+}
+
+// DecodeInt turns a scanned aggregate into an exact int64. Integer text
+// (MySQL's DECIMAL sums) is parsed; a float is accepted only when it is an
+// integer within ±2^53, where it is exact. Anything else, including a
+// value that overflows int64, is an error.
+func DecodeInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case []byte:
+		return strconv.ParseInt(string(x), 10, 64)
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) <= 1<<53 {
+			return int64(x), nil
+		}
+		return 0, fmt.Errorf("backends: aggregate %v is not an exact integer", x)
+	case nil:
+		return 0, fmt.Errorf("backends: aggregate is NULL")
+	}
+	return 0, fmt.Errorf("backends: cannot decode aggregate of type %T", v)
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: ddp-proxy check FILE")
+		return exitError{2}
+	}
+	pol, err := policies.LoadWith(fs.Arg(0), policies.LoadOptions{Offline: true})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError{1}
+	}
+	if probs := checkDomainQueries(pol); len(probs) > 0 {
+		for _, p := range probs {
+			fmt.Fprintln(stderr, p)
+		}
+		return exitError{1}
+	}
+	private, public := 0, 0
+	for _, ds := range pol.Datasets {
+		for _, t := range ds.Tables {
+			if t.Public {
+				public++
+			} else {
+				private++
+			}
+		}
+	}
+	for _, v := range pol.MissingEnv {
+		fmt.Fprintf(stdout, "note: environment variable %s is not set here; ddp-proxy serve will need it\n", v)
+	}
+	fmt.Fprintf(stdout, "%s: ok (%d datasets, %d private and %d public tables, %d users)\n",
+		fs.Arg(0), len(pol.Datasets), private, public, len(pol.Users))
+	return nil
+}
+
+// checkDomainQueries parses every domain query and checks that it reads
+// only public tables of the policy: a domain is released as group keys
+// without noise, so it must not come from private data.
+func checkDomainQueries(pol *policies.Policy) []string {
+	d := parser.Postgres
+	if pol.Backend.Driver == "mysql" {
+		d = parser.MySQL
+	}
+	var probs []string
+	for _, dsName := range pol.DatasetNames {
+		ds := pol.Datasets[dsName]
+		for _, tName := range ds.TableNames {
+			t := ds.Tables[tName]
+			for _, cName := range t.ColumnNames {
+				c := t.Columns[cName]
+				if c.Domain == nil || c.Domain.Query == "" {
+					continue
+				}
+				path := "datasets." + dsName + ".tables." + tName + ".columns." + cName + ".domain.query"
+				if msg := domainQueryProblem(pol, d, c.Domain.Query); msg != "" {
+					probs = append(probs, pol.Position(path)+": "+path+": "+msg)
+				}
+			}
+		}
+	}
+	return probs
+}
+
+func domainQueryProblem(pol *policies.Policy, d parser.Dialect, sql string) string {
+	stmts, err := parser.Parse(d, sql)
+	if err != nil {
+		return "the domain query does not parse: " + err.Error()
+	}
+	if len(stmts) != 1 || stmts[0].Kind != ir.StmtSelect {
+		return "the domain query must be exactly one SELECT"
+	}
+	if len(stmts[0].Relations) == 0 {
+		return "the domain query must read a public table"
+	}
+	var bad []string
+	for _, r := range stmts[0].Relations {
+		if _, t := pol.LookupTable(r.Schema, r.Name); t == nil || !t.Public {
+			bad = append(bad, r.Name)
+		}
+	}
+	if len(bad) > 0 {
+		return "the domain query reads " + strings.Join(bad, ", ") +
+			", which is not a public table of the policy: domains are released exactly, so they must come from public data (declare the table with public: true)"
+	}
+	return ""
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+func cmdExplain(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	policyPath := fs.String("policy", "", "policy file (required)")
+	dialect := fs.String("dialect", "postgres", "SQL dialect of the query: postgres or mysql")
+	userName := fs.String("user", "", "analyst whose limits apply (default: the first user of the policy)")
+	eps := fs.Float64("epsilon", 0, "ε of the query (default: the user's default_epsilon)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if *policyPath == "" || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: ddp-proxy explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL")
+		return exitError{2}
+	}
+	pol, err := policies.LoadWith(*policyPath, policies.LoadOptions{Offline: true})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError{1}
+	}
+	d, err := parser.ParseDialect(*dialect)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError{2}
+	}
+	user, err := pickUser(pol, *userName)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError{2}
+	}
+	x := explain(planner.New(pol), user, d, *eps, fs.Arg(0))
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(x)
+	}
+	printExplanation(stdout, x, "")
+	return nil
+}
+
+func pickUser(pol *policies.Policy, name string) (*policies.User, error) {
+	if name == "" {
+		if len(pol.Users) == 0 {
+			return nil, fmt.Errorf("the policy declares no users")
+		}
+		return pol.Users[0], nil
+	}
+	u := pol.User(name)
+	if u == nil {
+		return nil, fmt.Errorf("no user %q in the policy", name)
+	}
+	return u, nil
+}
+
+// explain plans every statement of sql without touching a backend or the
+// ledger.
+func explain(p *planner.Planner, user *policies.User, d parser.Dialect, eps float64, sql string) planner.Explanation {
+	stmts, err := parser.Parse(d, sql)
+	if err != nil {
+		return planner.Refusal(err)
+	}
+	var xs []planner.Explanation
+	for i := range stmts {
+		xs = append(xs, explainStatement(p, user, d, eps, &stmts[i]))
+	}
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return planner.Explanation{StatementClass: "multiple", Statements: xs}
+}
+
+func explainStatement(p *planner.Planner, user *policies.User, d parser.Dialect, eps float64, st *ir.Statement) planner.Explanation {
+	switch st.Kind {
+	case ir.StmtRefused:
+		return planner.Refusal(st.Refused)
+	case ir.StmtSession:
+		return planner.Explanation{StatementClass: "session", Notes: []string{"changes or shows session state only"}}
+	case ir.StmtEmpty:
+		return planner.Explanation{StatementClass: "empty"}
+	case ir.StmtExplain:
+		return explainStatement(p, user, d, eps, st.Explain)
+	}
+	if st.NumParams > 0 {
+		return planner.Refusal(sqlerr.New(sqlerr.InvalidParameterValue, "the query has %d parameters: explain needs literal values", st.NumParams))
+	}
+	pl, err := p.Plan(planner.Request{User: user, Epsilon: eps, Dialect: d.String(), Statement: st})
+	if err != nil {
+		return planner.Refusal(err)
+	}
+	return pl.Explain(renderer(p.Policy()))
+}
+
+func printExplanation(w io.Writer, x planner.Explanation, indent string) {
+	if len(x.Statements) > 0 {
+		for i, s := range x.Statements {
+			fmt.Fprintf(w, "%sstatement %d:\n", indent, i+1)
+			printExplanation(w, s, indent+"  ")
+		}
+		return
+	}
+	if x.Refused {
+		fmt.Fprintf(w, "%srefused (SQLSTATE %s): %s\n", indent, x.SQLState, x.Reason)
+		if x.Hint != "" {
+			fmt.Fprintf(w, "%shint: %s\n", indent, x.Hint)
+		}
+		return
+	}
+	fmt.Fprintf(w, "%sclass: %s\n", indent, x.StatementClass)
+	if x.Passthrough != nil {
+		fmt.Fprintf(w, "%sforwarded: %s\n", indent, x.Passthrough.SQL)
+	}
+	if x.StatementClass == "private_aggregate" {
+		fmt.Fprintf(w, "%sdataset: %s (model %s, %s neighbours)\n", indent, x.Dataset, x.Model, x.Neighbors)
+		fmt.Fprintf(w, "%scost: ε = %g, δ = %g\n", indent, x.Epsilon, x.Delta)
+		for _, c := range x.Columns {
+			if c.Aggregate == "" {
+				fmt.Fprintf(w, "%s  %-20s %s\n", indent, c.Name, c.Mechanism)
+				continue
+			}
+			fmt.Fprintf(w, "%s  %-20s %s: sensitivity %g, ε %g, %s scale %g, 95%% of answers within ±%g\n",
+				indent, c.Name, c.Aggregate, c.Sensitivity, c.Epsilon, c.Mechanism, c.Scale, c.CI95)
+		}
+		if x.BackendSQL != "" {
+			fmt.Fprintf(w, "%sbackend SQL:\n%s  %s\n", indent, indent, strings.ReplaceAll(x.BackendSQL, "\n", "\n"+indent+"  "))
+		}
+	}
+	for _, n := range x.Notes {
+		fmt.Fprintf(w, "%snote: %s\n", indent, n)
+	}
+}

@@ -1,0 +1,63 @@
+// Command ddp-proxy is the privacy proxy: one binary with subcommands.
+//
+//	ddp-proxy check FILE                       validate a policy file
+//	ddp-proxy explain --policy F [flags] SQL   privacy plan of a query (no budget spent)
+//	ddp-proxy budget --policy F [--user U]     spent and remaining budget per user and dataset
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+)
+
+// exitError carries a process exit status without printing anything more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, log)
+	var ee exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		os.Exit(ee.code)
+	default:
+		fmt.Fprintln(os.Stderr, "ddp-proxy:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: ddp-proxy <command> [arguments]
+
+commands:
+  check FILE                         validate a policy file (file:line errors)
+  explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL
+                                     show the privacy plan of a query; spends nothing
+  budget --policy FILE [--user U]    show spent and remaining privacy budget
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog.Logger) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitError{2}
+	}
+	switch args[0] {
+	case "check":
+		return cmdCheck(args[1:], stdout, stderr)
+	case "explain":
+		return cmdExplain(ctx, args[1:], stdout, stderr)
+	case "budget":
+		return cmdBudget(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "ddp-proxy: unknown command %q\n%s", args[0], usage)
+	return exitError{2}
+}

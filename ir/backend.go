@@ -1,0 +1,66 @@
+package ir
+
+// BackendQuery is what the planner asks a backend to compute: the true
+// aggregates of a private table (optionally joined many-to-one to public
+// tables), with each privacy unit's contribution bounded. It is built by the
+// planner only; every column is resolved and qualified with the RefName of
+// From or of a Join, and Where contains no Param.
+//
+// Backends render it in their own dialect, binding literals as parameters
+// (never splicing them into SQL text):
+//
+//	SELECT g..., agg... FROM (
+//	  SELECT g..., a..., ROW_NUMBER() OVER (PARTITION BY unit ORDER BY unit) AS rn
+//	  FROM from JOIN ... WHERE where
+//	) WHERE rn <= MaxRowsPerUnit GROUP BY g...
+//
+// and without the inner query when MaxRowsPerUnit is 0.
+type BackendQuery struct {
+	From  TableRef
+	Joins []Join
+	Where Expr
+	// Unit is the privacy unit column of From. With MaxRowsPerUnit k > 0
+	// the backend keeps at most k rows (after WHERE) per distinct Unit value;
+	// rows whose unit is NULL count as one unit.
+	Unit           ColumnRef
+	MaxRowsPerUnit int
+	GroupBy        []ColumnRef
+	Aggs           []BackendAgg
+}
+
+// BackendAggKind is the kind of a true aggregate.
+type BackendAggKind uint8
+
+const (
+	// CountRows is COUNT(*).
+	CountRows BackendAggKind = iota
+	// CountValues is COUNT(col): rows where Column is not NULL.
+	CountValues
+	// SumClamped is SUM of Column clamped to [Lo, Hi] (NULLs contribute
+	// nothing) and, when Quantum > 0, divided by Quantum and rounded to the
+	// nearest integer per row (ties up) before summing:
+	// SUM(CAST(FLOOR(LEAST(GREATEST(col, Lo), Hi) / Quantum + 0.5) AS BIGINT)).
+	// FLOOR(x + 0.5), not ROUND, because ROUND breaks ties differently on
+	// different backends.
+	// With Quantum == 0 Column is an integer column and Lo, Hi are integers.
+	// The result is always an exact integer (in units of Quantum), so
+	// floating-point summation order cannot change it.
+	SumClamped
+)
+
+// BackendAgg is one true aggregate of a BackendQuery.
+type BackendAgg struct {
+	Kind    BackendAggKind
+	Column  *ColumnRef // nil for CountRows
+	Lo, Hi  float64
+	Quantum float64
+}
+
+// BackendRow is one group of a BackendQuery's result: the group key values
+// (in GroupBy order; none without GROUP BY) and one exact integer per Aggs
+// entry. Without GROUP BY a backend returns exactly one row (with zero
+// aggregates over an empty input).
+type BackendRow struct {
+	Keys []Value
+	Aggs []int64
+}

@@ -1,0 +1,263 @@
+package ir
+
+// Expr is a scalar expression in a WHERE, HAVING or ORDER BY clause. The set
+// of node types is closed: it is exactly the predicate whitelist of
+// DESIGN.md (comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - *
+// without division, a short list of pure functions). A parser that meets
+// anything else refuses the statement instead of approximating it.
+type Expr interface{ exprNode() }
+
+// ColumnRef names a column as written: Qualifier is the table name or alias
+// ("" when unqualified). The planner resolves it against the policy.
+type ColumnRef struct {
+	Qualifier string
+	Name      string
+}
+
+// Literal is a constant.
+type Literal struct{ Value Value }
+
+// Param is a bind parameter ($1 in PostgreSQL, the i-th ? in MySQL),
+// 1-based. Front ends replace parameters with literals (Bind) before planning.
+type Param struct{ Index int }
+
+// CmpOp is a comparison operator.
+type CmpOp uint8
+
+const (
+	OpEq CmpOp = iota
+	OpNe
+	OpLt
+	OpLe
+	OpGt
+	OpGe
+)
+
+var cmpOpText = [...]string{"=", "<>", "<", "<=", ">", ">="}
+
+func (o CmpOp) String() string { return cmpOpText[o] }
+
+// Compare is L op R.
+type Compare struct {
+	Op   CmpOp
+	L, R Expr
+}
+
+// Between is X [NOT] BETWEEN Lo AND Hi (inclusive).
+type Between struct {
+	X, Lo, Hi Expr
+	Not       bool
+}
+
+// In is X [NOT] IN (List...). Subqueries are never represented.
+type In struct {
+	X    Expr
+	List []Expr
+	Not  bool
+}
+
+// Like is X [NOT] LIKE Pattern, or ILIKE when CaseInsensitive. The escape
+// character is always backslash (parsers refuse an ESCAPE clause).
+type Like struct {
+	X, Pattern      Expr
+	Not             bool
+	CaseInsensitive bool
+}
+
+// IsNull is X IS [NOT] NULL.
+type IsNull struct {
+	X   Expr
+	Not bool
+}
+
+// And, Or and Not are the boolean connectives.
+type And struct{ L, R Expr }
+type Or struct{ L, R Expr }
+type Not struct{ X Expr }
+
+// ArithOp is an arithmetic operator. Division and modulo are deliberately
+// absent: they can raise on private values (division by zero), which is a
+// side channel.
+type ArithOp uint8
+
+const (
+	OpAdd ArithOp = iota
+	OpSub
+	OpMul
+)
+
+var arithOpText = [...]string{"+", "-", "*"}
+
+func (o ArithOp) String() string { return arithOpText[o] }
+
+// Arith is L op R.
+type Arith struct {
+	Op   ArithOp
+	L, R Expr
+}
+
+// Neg is -X.
+type Neg struct{ X Expr }
+
+// Func is a call of one of the whitelisted pure functions, by canonical
+// lower-case name (see SafeFuncs). Parsers map dialect spellings onto these
+// names and refuse every other function.
+type Func struct {
+	Name string
+	Args []Expr
+}
+
+// SafeFuncs lists the functions allowed in predicates with their arity
+// bounds (min, max; max -1 = variadic). They are total on their inputs: none
+// of them can raise an error that depends on a private value.
+var SafeFuncs = map[string][2]int{
+	"lower":    {1, 1},
+	"upper":    {1, 1},
+	"length":   {1, 1},
+	"abs":      {1, 1},
+	"coalesce": {1, -1},
+	"trim":     {1, 1},
+	"ltrim":    {1, 1},
+	"rtrim":    {1, 1},
+	"floor":    {1, 1},
+	"ceil":     {1, 1},
+	"round":    {1, 1},
+}
+
+// Aggregate is an aggregate call in HAVING or ORDER BY (the select list uses
+// SelectItem). The planner maps it to an output column of the noisy result.
+type Aggregate struct {
+	Func AggFunc
+	Arg  *ColumnRef // nil for COUNT(*)
+}
+
+// OutputRef refers to the i-th (0-based) item of the select list, as in
+// ORDER BY 2. Parsers produce it for positional references only; bare names
+// stay ColumnRef and the planner resolves them against select-list aliases.
+type OutputRef struct{ Index int }
+
+func (ColumnRef) exprNode() {}
+func (Literal) exprNode()   {}
+func (Param) exprNode()     {}
+func (Compare) exprNode()   {}
+func (Between) exprNode()   {}
+func (In) exprNode()        {}
+func (Like) exprNode()      {}
+func (IsNull) exprNode()    {}
+func (And) exprNode()       {}
+func (Or) exprNode()        {}
+func (Not) exprNode()       {}
+func (Arith) exprNode()     {}
+func (Neg) exprNode()       {}
+func (Func) exprNode()      {}
+func (Aggregate) exprNode() {}
+func (OutputRef) exprNode() {}
+
+// Walk calls fn for e and every sub-expression, depth first, stopping
+// early when fn returns false for a node (its children are skipped).
+func Walk(e Expr, fn func(Expr) bool) {
+	if e == nil || !fn(e) {
+		return
+	}
+	switch n := e.(type) {
+	case Compare:
+		Walk(n.L, fn)
+		Walk(n.R, fn)
+	case Between:
+		Walk(n.X, fn)
+		Walk(n.Lo, fn)
+		Walk(n.Hi, fn)
+	case In:
+		Walk(n.X, fn)
+		for _, x := range n.List {
+			Walk(x, fn)
+		}
+	case Like:
+		Walk(n.X, fn)
+		Walk(n.Pattern, fn)
+	case IsNull:
+		Walk(n.X, fn)
+	case And:
+		Walk(n.L, fn)
+		Walk(n.R, fn)
+	case Or:
+		Walk(n.L, fn)
+		Walk(n.R, fn)
+	case Not:
+		Walk(n.X, fn)
+	case Arith:
+		Walk(n.L, fn)
+		Walk(n.R, fn)
+	case Neg:
+		Walk(n.X, fn)
+	case Func:
+		for _, x := range n.Args {
+			Walk(x, fn)
+		}
+	}
+}
+
+// Rewrite returns e with every node replaced by fn's result, bottom up.
+// fn receives nodes whose children were already rewritten.
+func Rewrite(e Expr, fn func(Expr) (Expr, error)) (Expr, error) {
+	if e == nil {
+		return nil, nil
+	}
+	var err error
+	rw := func(x Expr) Expr {
+		if err != nil {
+			return x
+		}
+		var y Expr
+		y, err = Rewrite(x, fn)
+		return y
+	}
+	switch n := e.(type) {
+	case Compare:
+		n.L, n.R = rw(n.L), rw(n.R)
+		e = n
+	case Between:
+		n.X, n.Lo, n.Hi = rw(n.X), rw(n.Lo), rw(n.Hi)
+		e = n
+	case In:
+		n.X = rw(n.X)
+		list := make([]Expr, len(n.List))
+		for i, x := range n.List {
+			list[i] = rw(x)
+		}
+		n.List = list
+		e = n
+	case Like:
+		n.X, n.Pattern = rw(n.X), rw(n.Pattern)
+		e = n
+	case IsNull:
+		n.X = rw(n.X)
+		e = n
+	case And:
+		n.L, n.R = rw(n.L), rw(n.R)
+		e = n
+	case Or:
+		n.L, n.R = rw(n.L), rw(n.R)
+		e = n
+	case Not:
+		n.X = rw(n.X)
+		e = n
+	case Arith:
+		n.L, n.R = rw(n.L), rw(n.R)
+		e = n
+	case Neg:
+		n.X = rw(n.X)
+		e = n
+	case Func:
+		args := make([]Expr, len(n.Args))
+		for i, x := range n.Args {
+			args[i] = rw(x)
+		}
+		n.Args = args
+		e = n
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fn(e)
+}

@@ -1,0 +1,205 @@
+package ir
+
+import (
+	"strconv"
+	"strings"
+)
+
+// FormatExpr renders e as canonical SQL-like text: fully parenthesised,
+// identifiers quoted, literals inline. It is deterministic, so it serves as
+// a fingerprint of the expression (release-cache keys, explain notes); it
+// is never sent to a backend.
+func FormatExpr(e Expr) string {
+	var b strings.Builder
+	formatExpr(&b, e)
+	return b.String()
+}
+
+func formatCol(b *strings.Builder, c ColumnRef) {
+	if c.Qualifier != "" {
+		b.WriteString(strconv.Quote(c.Qualifier))
+		b.WriteByte('.')
+	}
+	b.WriteString(strconv.Quote(c.Name))
+}
+
+func formatExpr(b *strings.Builder, e Expr) {
+	switch n := e.(type) {
+	case nil:
+		b.WriteString("TRUE")
+	case ColumnRef:
+		formatCol(b, n)
+	case Literal:
+		b.WriteString(n.Value.SQL())
+		if n.Value.Kind == KindFloat {
+			b.WriteString("::real") // 1 and 1.0 must not share a fingerprint
+		}
+	case Param:
+		b.WriteString("$" + strconv.Itoa(n.Index))
+	case Compare:
+		bin(b, n.L, n.Op.String(), n.R)
+	case Between:
+		b.WriteByte('(')
+		formatExpr(b, n.X)
+		if n.Not {
+			b.WriteString(" NOT")
+		}
+		b.WriteString(" BETWEEN ")
+		formatExpr(b, n.Lo)
+		b.WriteString(" AND ")
+		formatExpr(b, n.Hi)
+		b.WriteByte(')')
+	case In:
+		b.WriteByte('(')
+		formatExpr(b, n.X)
+		if n.Not {
+			b.WriteString(" NOT")
+		}
+		b.WriteString(" IN (")
+		for i, x := range n.List {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			formatExpr(b, x)
+		}
+		b.WriteString("))")
+	case Like:
+		op := " LIKE "
+		if n.CaseInsensitive {
+			op = " ILIKE "
+		}
+		if n.Not {
+			op = " NOT" + op
+		}
+		bin(b, n.X, strings.TrimSpace(op), n.Pattern)
+	case IsNull:
+		b.WriteByte('(')
+		formatExpr(b, n.X)
+		if n.Not {
+			b.WriteString(" IS NOT NULL)")
+		} else {
+			b.WriteString(" IS NULL)")
+		}
+	case And:
+		bin(b, n.L, "AND", n.R)
+	case Or:
+		bin(b, n.L, "OR", n.R)
+	case Not:
+		b.WriteString("(NOT ")
+		formatExpr(b, n.X)
+		b.WriteByte(')')
+	case Arith:
+		bin(b, n.L, n.Op.String(), n.R)
+	case Neg:
+		b.WriteString("(-")
+		formatExpr(b, n.X)
+		b.WriteByte(')')
+	case Func:
+		b.WriteString(n.Name)
+		b.WriteByte('(')
+		for i, x := range n.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			formatExpr(b, x)
+		}
+		b.WriteByte(')')
+	case Aggregate:
+		b.WriteString(n.Func.String())
+		b.WriteByte('(')
+		if n.Arg == nil {
+			b.WriteByte('*')
+		} else {
+			formatCol(b, *n.Arg)
+		}
+		b.WriteByte(')')
+	case OutputRef:
+		b.WriteString("#" + strconv.Itoa(n.Index+1))
+	default:
+		b.WriteString("?unknown?")
+	}
+}
+
+func bin(b *strings.Builder, l Expr, op string, r Expr) {
+	b.WriteByte('(')
+	formatExpr(b, l)
+	b.WriteByte(' ')
+	b.WriteString(op)
+	b.WriteByte(' ')
+	formatExpr(b, r)
+	b.WriteByte(')')
+}
+
+func formatTable(b *strings.Builder, t TableRef) {
+	if t.Schema != "" {
+		b.WriteString(strconv.Quote(t.Schema))
+		b.WriteByte('.')
+	}
+	b.WriteString(strconv.Quote(t.Name))
+	if t.Alias != "" {
+		b.WriteString(" AS ")
+		b.WriteString(strconv.Quote(t.Alias))
+	}
+}
+
+// Canonical renders q deterministically. Two BackendQuery values with the
+// same Canonical text compute the same true aggregates, so the text keys
+// the release cache.
+func (q *BackendQuery) Canonical() string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, g := range q.GroupBy {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		formatCol(&b, g)
+	}
+	for i, a := range q.Aggs {
+		if i > 0 || len(q.GroupBy) > 0 {
+			b.WriteString(", ")
+		}
+		switch a.Kind {
+		case CountRows:
+			b.WriteString("count(*)")
+		case CountValues:
+			b.WriteString("count(")
+			formatCol(&b, *a.Column)
+			b.WriteByte(')')
+		case SumClamped:
+			b.WriteString("sum_clamped(")
+			formatCol(&b, *a.Column)
+			b.WriteString(", " + fmtFloat(a.Lo) + ", " + fmtFloat(a.Hi) + ", " + fmtFloat(a.Quantum) + ")")
+		}
+	}
+	b.WriteString(" FROM ")
+	formatTable(&b, q.From)
+	for _, j := range q.Joins {
+		b.WriteString(" JOIN ")
+		formatTable(&b, j.Table)
+		b.WriteString(" ON ")
+		formatCol(&b, j.Left)
+		b.WriteString(" = ")
+		formatCol(&b, j.Right)
+	}
+	if q.Where != nil {
+		b.WriteString(" WHERE ")
+		formatExpr(&b, q.Where)
+	}
+	if q.MaxRowsPerUnit > 0 {
+		b.WriteString(" BOUND ")
+		formatCol(&b, q.Unit)
+		b.WriteString(" TO " + strconv.Itoa(q.MaxRowsPerUnit))
+	}
+	if len(q.GroupBy) > 0 {
+		b.WriteString(" GROUP BY ")
+		for i, g := range q.GroupBy {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			formatCol(&b, g)
+		}
+	}
+	return b.String()
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

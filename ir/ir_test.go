@@ -1,0 +1,99 @@
+package ir
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestBind(t *testing.T) {
+	q := &Query{
+		From:   TableRef{Name: "people"},
+		Select: []SelectItem{{Agg: AggCount}},
+		Where: And{
+			L: Compare{Op: OpGt, L: ColumnRef{Name: "age"}, R: Param{Index: 1}},
+			R: In{X: ColumnRef{Name: "sex"}, List: []Expr{Param{Index: 2}, Literal{Value: String("x")}}},
+		},
+		Having: Compare{Op: OpGt, L: Aggregate{Func: AggCount}, R: Param{Index: 3}},
+	}
+	if n := q.NumParams(); n != 3 {
+		t.Fatalf("NumParams = %d, want 3", n)
+	}
+	b, err := q.Bind([]Value{Int(30), String("F"), Int(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `(("age" > 30) AND ("sex" IN ('F', 'x')))`
+	if got := FormatExpr(b.Where); got != want {
+		t.Fatalf("bound WHERE %s, want %s", got, want)
+	}
+	if got := FormatExpr(b.Having); got != "(count(*) > 10)" {
+		t.Fatalf("bound HAVING %s", got)
+	}
+	// The original is untouched (plans are cached per prepared statement).
+	if got := FormatExpr(q.Where); got != `(("age" > $1) AND ("sex" IN ($2, 'x')))` {
+		t.Fatalf("Bind modified the query: %s", got)
+	}
+	var be *BindError
+	if _, err := q.Bind([]Value{Int(1)}); !errors.As(err, &be) || be.Index != 2 {
+		t.Fatalf("missing parameter: %v", err)
+	}
+}
+
+func TestCanonicalDistinguishes(t *testing.T) {
+	col := &ColumnRef{Qualifier: "t0", Name: "age"}
+	base := BackendQuery{
+		From:           TableRef{Name: "people", Alias: "t0"},
+		Where:          Compare{Op: OpGt, L: *col, R: Literal{Value: Int(1)}},
+		Unit:           ColumnRef{Qualifier: "t0", Name: "id"},
+		MaxRowsPerUnit: 1,
+		Aggs:           []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 100}},
+	}
+	variants := []func(q *BackendQuery){
+		func(q *BackendQuery) { q.Where = Compare{Op: OpGt, L: *col, R: Literal{Value: Float(1)}} },
+		func(q *BackendQuery) { q.Where = Compare{Op: OpGt, L: *col, R: Literal{Value: String("1")}} },
+		func(q *BackendQuery) { q.MaxRowsPerUnit = 2 },
+		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 99}} },
+		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 100, Quantum: 0.5}} },
+		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: CountValues, Column: col}} },
+		func(q *BackendQuery) { q.GroupBy = []ColumnRef{*col} },
+		func(q *BackendQuery) { q.From.Schema = "other" },
+		func(q *BackendQuery) { q.Where = nil },
+	}
+	seen := map[string]int{base.Canonical(): -1}
+	for i, v := range variants {
+		q := base
+		v(&q)
+		c := q.Canonical()
+		if j, dup := seen[c]; dup {
+			t.Errorf("variant %d has the same canonical text as %d: %s", i, j, c)
+		}
+		seen[c] = i
+	}
+}
+
+func TestCompareValues(t *testing.T) {
+	ordered := []Value{Null(), Int(-3), Float(-2.5), Int(0), Float(0.5), Int(1), String("A"), String("a"), Bool(false), Bool(true)}
+	for i := range ordered {
+		for j := range ordered {
+			got := CompareValues(ordered[i], ordered[j])
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			if got != want {
+				t.Errorf("CompareValues(%v, %v) = %d, want %d", ordered[i], ordered[j], got, want)
+			}
+		}
+	}
+	if CompareValues(Int(2), Float(2)) != 0 {
+		t.Error("2 and 2.0 must compare equal")
+	}
+}
+
+func TestQuoteString(t *testing.T) {
+	if got := QuoteString("it's"); got != "'it''s'" {
+		t.Fatalf("QuoteString = %s", got)
+	}
+}

@@ -1,0 +1,194 @@
+package ir
+
+import (
+	"math"
+	"strconv"
+)
+
+// Kind is the type of a Value.
+type Kind uint8
+
+const (
+	KindNull Kind = iota
+	KindInt
+	KindFloat
+	KindString
+	KindBool
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindNull:
+		return "null"
+	case KindInt:
+		return "integer"
+	case KindFloat:
+		return "real"
+	case KindString:
+		return "text"
+	case KindBool:
+		return "boolean"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Value is a scalar: a literal in a query, a group key, or a released cell.
+type Value struct {
+	Kind  Kind
+	Int   int64
+	Float float64
+	Str   string
+	Bool  bool
+}
+
+// Constructors.
+func Null() Value              { return Value{} }
+func Int(v int64) Value        { return Value{Kind: KindInt, Int: v} }
+func Float(v float64) Value    { return Value{Kind: KindFloat, Float: v} }
+func String(v string) Value    { return Value{Kind: KindString, Str: v} }
+func Bool(v bool) Value        { return Value{Kind: KindBool, Bool: v} }
+func (v Value) IsNull() bool   { return v.Kind == KindNull }
+func (v Value) IsNumber() bool { return v.Kind == KindInt || v.Kind == KindFloat }
+
+// AsFloat returns the numeric value of an integer or real Value.
+func (v Value) AsFloat() (float64, bool) {
+	switch v.Kind {
+	case KindInt:
+		return float64(v.Int), true
+	case KindFloat:
+		return v.Float, true
+	}
+	return 0, false
+}
+
+// Text renders the value the way PostgreSQL's text format does (NULL as "").
+func (v Value) Text() string {
+	switch v.Kind {
+	case KindInt:
+		return strconv.FormatInt(v.Int, 10)
+	case KindFloat:
+		if math.IsInf(v.Float, 1) {
+			return "Infinity"
+		} else if math.IsInf(v.Float, -1) {
+			return "-Infinity"
+		}
+		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+	case KindString:
+		return v.Str
+	case KindBool:
+		if v.Bool {
+			return "t"
+		}
+		return "f"
+	}
+	return ""
+}
+
+// SQL renders the value as a canonical SQL literal (used for fingerprints
+// and explain output, never for backend SQL, which binds parameters).
+func (v Value) SQL() string {
+	switch v.Kind {
+	case KindNull:
+		return "NULL"
+	case KindString:
+		return QuoteString(v.Str)
+	case KindBool:
+		if v.Bool {
+			return "TRUE"
+		}
+		return "FALSE"
+	}
+	return v.Text()
+}
+
+// Equal reports whether two values are identical (same kind and value).
+func (v Value) Equal(o Value) bool { return v == o }
+
+// CompareValues orders values: NULL first, then numbers (int and real compared
+// numerically), then strings, then booleans. It is the total order used to
+// sort group keys deterministically.
+func CompareValues(a, b Value) int {
+	ra, rb := rank(a.Kind), rank(b.Kind)
+	if ra != rb {
+		return cmpInt(ra, rb)
+	}
+	switch a.Kind {
+	case KindNull:
+		return 0
+	case KindInt, KindFloat:
+		if a.Kind == KindInt && b.Kind == KindInt {
+			return cmpInt(int(sign(a.Int-b.Int)), 0)
+		}
+		fa, _ := a.AsFloat()
+		fb, _ := b.AsFloat()
+		switch {
+		case fa < fb:
+			return -1
+		case fa > fb:
+			return 1
+		}
+		return 0
+	case KindString:
+		switch {
+		case a.Str < b.Str:
+			return -1
+		case a.Str > b.Str:
+			return 1
+		}
+		return 0
+	case KindBool:
+		if a.Bool == b.Bool {
+			return 0
+		}
+		if !a.Bool {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+func rank(k Kind) int {
+	switch k {
+	case KindNull:
+		return 0
+	case KindInt, KindFloat:
+		return 1
+	case KindString:
+		return 2
+	}
+	return 3
+}
+
+func sign(x int64) int64 {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// QuoteString renders s as a standard SQL string literal.
+func QuoteString(s string) string {
+	out := make([]byte, 0, len(s)+2)
+	out = append(out, '\'')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			out = append(out, '\'')
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '\''))
+}

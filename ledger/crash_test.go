@@ -1,0 +1,273 @@
+package ledger
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// Crash tests run the ledger in a child process (this test binary re-executed
+// with TestCrashHelper selected) that dies at a chosen step, then reopen the
+// file in the parent and check what a restarted proxy would see.
+//
+// A killed process loses nothing the kernel already accepted, so these tests
+// check the transaction boundaries (no half-applied charge, no answer without
+// its charge), not power-loss durability, which is bbolt's fsync's job.
+
+const (
+	envScenario = "DDP_LEDGER_CRASH_SCENARIO"
+	envPath     = "DDP_LEDGER_CRASH_PATH"
+	envStart    = "DDP_LEDGER_CRASH_START"
+	// crashExit is the status of a child that reached its crash point;
+	// any other status means the scenario failed before it.
+	crashExit = 3
+)
+
+// crashRelease is a release with every byte value, to catch any re-encoding.
+func crashRelease(i int) []byte {
+	b := []byte(fmt.Sprintf("release %d:", i))
+	for c := range 256 {
+		b = append(b, byte(c))
+	}
+	return b
+}
+
+// TestCrashHelper is the child process. It does nothing in a normal run.
+func TestCrashHelper(t *testing.T) {
+	scenario := os.Getenv(envScenario)
+	if scenario == "" {
+		t.Skip("only runs as the child of a crash test")
+	}
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "crash helper:", err)
+		os.Exit(2)
+	}
+	l, err := Open(os.Getenv(envPath), Options{LockTimeout: 5 * time.Second})
+	if err != nil {
+		fail(err)
+	}
+	ctx := context.Background()
+	limit := policies.Budget{Epsilon: 1e6, Delta: 1}
+	switch scenario {
+	case "reserve-then-crash":
+		// The backend ran, the proxy died before committing.
+		if _, err := l.Reserve(ctx, "ann", "census", policies.Budget{Epsilon: 0.1, Delta: 1e-6}, limit); err != nil {
+			fail(err)
+		}
+		os.Exit(crashExit)
+	case "commit-then-crash":
+		// Committed, died before sending.
+		r, err := l.Reserve(ctx, "ann", "census", eps(0.1), limit)
+		if err != nil {
+			fail(err)
+		}
+		if _, err := r.Commit("q0", crashRelease(0)); err != nil {
+			fail(err)
+		}
+		os.Exit(crashExit)
+	case "loop":
+		// Reserve, then commit two in three and refund the third, until
+		// killed. Each completed step is reported on stdout after it
+		// returned, i.e. after its fsync.
+		var start int
+		if _, err := fmt.Sscan(os.Getenv(envStart), &start); err != nil {
+			fail(err)
+		}
+		for i := start; ; i++ {
+			r, err := l.Reserve(ctx, "ann", "census", eps(0.01), limit)
+			if err != nil {
+				fail(err)
+			}
+			if i%3 == 2 {
+				if err := r.Refund(); err != nil {
+					fail(err)
+				}
+				fmt.Printf("refunded %d\n", i)
+				continue
+			}
+			if _, err := r.Commit(fmt.Sprintf("q%d", i), crashRelease(i)); err != nil {
+				fail(err)
+			}
+			fmt.Printf("committed %d\n", i)
+		}
+	default:
+		fail(fmt.Errorf("unknown scenario %q", scenario))
+	}
+}
+
+func crashChild(t *testing.T, scenario, path string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envScenario+"="+scenario, envPath+"="+path)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// runCrashChild runs a scenario that ends by itself at its crash point.
+func runCrashChild(t *testing.T, scenario, path string) {
+	t.Helper()
+	err := crashChild(t, scenario, path).Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != crashExit {
+		t.Fatalf("child %s: %v, want exit status %d", scenario, err, crashExit)
+	}
+}
+
+func TestCrashAfterReserve(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	runCrashChild(t, "reserve-then-crash", path)
+
+	h := harnessAt(t, path)
+	got := h.spentExact("ann", "census")
+	if got.eps.Cmp(rat(t, "1/10")) != 0 || got.delta.Cmp(rat(t, "1/1000000")) != 0 {
+		t.Errorf("spent after crash = (ε %v, δ %v), want the reservation still charged (1/10, 1/1000000)", got.eps, got.delta)
+	}
+	p, err := h.l.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != 1 || p[0].User != "ann" || p[0].Dataset != "census" ||
+		p[0].Cost != (policies.Budget{Epsilon: 0.1, Delta: 1e-6}) {
+		t.Errorf("Pending = %+v, want the one reservation of ann/census", p)
+	}
+}
+
+func TestCrashAfterCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	runCrashChild(t, "commit-then-crash", path)
+
+	h := harnessAt(t, path)
+	if got := h.spentExact("ann", "census"); got.eps.Cmp(rat(t, "1/10")) != 0 {
+		t.Errorf("spent after crash = %v, want 1/10 charged exactly once", got.eps)
+	}
+	rel, ok, err := h.l.Lookup("q0")
+	if err != nil || !ok || string(rel) != string(crashRelease(0)) {
+		t.Errorf("Lookup after crash = %q, %v, %v; want the committed release", rel, ok, err)
+	}
+	if p, _ := h.l.Pending(); len(p) != 0 {
+		t.Errorf("Pending = %+v, want none after commit", p)
+	}
+}
+
+// TestKillDuringCommits SIGKILLs a child that loops reserve → commit/refund
+// at varying points, eight times on the same file (each restart resumes
+// the loop), then requires a consistent ledger in which the spent total is
+// exactly 1/100 per committed or pending reservation.
+func TestKillDuringCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes and waits for fsynced steps")
+	}
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	reported := map[string]bool{} // cache keys whose Commit returned
+	const rounds = 8
+	for round := range rounds {
+		killAfter := 5 + 3*round
+		start := round * 1000
+		cmd := crashChild(t, "loop", path, fmt.Sprintf("%s=%d", envStart, start))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := 0
+		sc := bufio.NewScanner(out)
+		var first, last time.Time
+		for lines < killAfter && sc.Scan() {
+			lines++
+			last = time.Now()
+			if lines == 1 {
+				first = last
+			}
+			if i, ok := strings.CutPrefix(sc.Text(), "committed "); ok {
+				reported["q"+i] = true
+			}
+		}
+		// Wait round/rounds of a step before killing, so that the kill
+		// lands at different points of the reserve → commit cycle.
+		step := last.Sub(first) / time.Duration(max(lines-1, 1))
+		time.Sleep(step * time.Duration(round) / rounds)
+		if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		// The child may have run ahead of our reading: collect every
+		// step it reported before it died.
+		for sc.Scan() {
+			if i, ok := strings.CutPrefix(sc.Text(), "committed "); ok {
+				reported["q"+i] = true
+			}
+		}
+		_ = cmd.Wait()
+		if lines < killAfter {
+			t.Fatalf("round %d: child wrote only %d lines before dying", round, lines)
+		}
+	}
+
+	h := harnessAt(t, path) // Check also runs at cleanup
+	if err := h.l.Check(); err != nil {
+		t.Fatalf("Check after kill: %v", err)
+	}
+	// Every stored release is intact and belongs to a committing step.
+	stored := 0
+	err := h.l.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+			stored++
+			var i int
+			if _, err := fmt.Sscanf(string(k), "q%d", &i); err != nil {
+				return err
+			}
+			if i%3 == 2 {
+				return fmt.Errorf("refunded step %d has a release", i)
+			}
+			if string(v) != string(crashRelease(i)) {
+				return fmt.Errorf("release %d corrupted", i)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every release the child reported committed survived.
+	for k := range reported {
+		if _, ok, _ := h.l.Lookup(k); !ok {
+			t.Errorf("release %s was reported committed but is missing", k)
+		}
+	}
+	// Only the step in flight at each kill may be unreported.
+	if stored < len(reported) || stored > len(reported)+rounds {
+		t.Errorf("%d releases stored, %d reported", stored, len(reported))
+	}
+	p, err := h.l.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) > rounds {
+		t.Errorf("%d pending reservations, want at most one per kill", len(p))
+	}
+	n := stored + len(p)
+	t.Logf("after %d kills: %d releases (%d reported), %d pending", rounds, stored, len(reported), len(p))
+	want := new(big.Rat).Mul(big.NewRat(int64(n), 1), big.NewRat(1, 100))
+	if got := h.spentExact("ann", "census"); got.eps.Cmp(want) != 0 {
+		t.Errorf("spent = %v, want (%d committed + %d pending) × 1/100 = %v", got.eps, stored, len(p), want)
+	}
+	all, _ := h.l.All()
+	if len(all) != 1 || all[0].Queries != uint64(n) {
+		t.Errorf("accounts %+v, want one with %d queries", all, n)
+	}
+}

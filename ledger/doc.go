@@ -1,0 +1,39 @@
+// Package ledger owns privacy-budget accounting and the release cache of
+// ddp-proxy: one bbolt file that records, per (user, dataset), how much ε and
+// δ has been charged, the reservations still in flight, and every released
+// answer keyed by the caller's cache key.
+//
+// # Protocol
+//
+// Every private answer goes through the same four steps (DESIGN.md, "Budget
+// ledger"):
+//
+//	r, err := l.Reserve(ctx, user, dataset, cost, limit) // durable charge (fsynced)
+//	rows, err := backend.Run(...)                          // the private computation
+//	out, err := r.Commit(cacheKey, release)               // durable: charge + released rows
+//	send(out)                                              // only now does a noisy byte leave
+//
+// Reserve charges before the backend runs, so a crash at any later point
+// leaves the budget charged: a crash never yields an uncharged answer.
+// Reservations a crash leaves behind stay charged and are listed by Pending
+// (fail closed). Refund returns the cost and is only for failures that cannot
+// depend on private data (no connection, backend down before the query ran);
+// the caller decides, and a wrong Refund is a privacy leak.
+//
+// # Exact arithmetic
+//
+// Budgets are never summed in float64. Each float64 ε or δ is read as the
+// shortest decimal that round-trips to it (what the DBA wrote in the policy
+// or the analyst in SET ddp.epsilon: 0.1 is 1/10) and held as an exact
+// big.Rat; totals are stored as rational strings ("3/10"). So three charges
+// of 0.1 fit a limit of 0.3 exactly and no rounding can let an overspend
+// through. The noise mechanism must calibrate to the same ε (see
+// ExactDecimal), otherwise the released ε can exceed the charged one by half
+// an ulp per query.
+//
+// # Imports
+//
+// ledger may import policies (for Budget) and sqlerr. It must never import
+// planner, backends, wire or parser: the ledger does not know what a query
+// is, only what it costs and the opaque bytes that were released.
+package ledger

@@ -1,0 +1,301 @@
+package parser
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// This file holds the classification logic both dialect walkers share:
+// refusal errors, the relation/function collector, CTE scoping, the
+// predicate function whitelist and the assembly rules of the aggregate
+// subset (GROUP BY resolution, grouping checks, positions, LIMIT).
+
+// unsupported is the reason a SELECT falls outside the aggregate subset. Its
+// text becomes Statement.NotAggregate, so it is written for the analyst and
+// says what to change.
+type unsupported struct{ msg string }
+
+func (u *unsupported) Error() string { return u.msg }
+
+func notAgg(format string, args ...any) error {
+	return &unsupported{msg: fmt.Sprintf(format, args...)}
+}
+
+// readOnly refuses a statement that would change data or schema.
+func readOnly(verb string) *sqlerr.Error {
+	return sqlerr.New(sqlerr.ReadOnly, "the proxy is read-only: %s is not allowed", verb)
+}
+
+// notSupported refuses a statement the proxy does not run for another reason.
+func notSupported(verb string) *sqlerr.Error {
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"%s is not supported by the proxy; it answers aggregate SELECT queries (COUNT, SUM, AVG)", verb)
+}
+
+// copyRefused is COPY's own refusal: COPY TO streams rows out, COPY FROM
+// writes them, and either way it bypasses the aggregate path.
+func copyRefused() *sqlerr.Error {
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"COPY is not supported by the proxy: it reads or writes individual rows; use an aggregate SELECT (COUNT, SUM, AVG) instead")
+}
+
+// lockRefused refuses SELECT ... FOR UPDATE/SHARE anywhere in a statement:
+// row locks are a write-side effect and a read-only proxy takes none.
+func lockRefused() *sqlerr.Error {
+	return sqlerr.New(sqlerr.ReadOnly,
+		"the proxy is read-only: SELECT ... FOR UPDATE/SHARE (row locking) is not allowed; remove the locking clause")
+}
+
+// refs accumulates what a statement reads: relations and functions in
+// first-seen order without duplicates, the parameter count, and the first
+// reason found to refuse the statement as a whole.
+type refs struct {
+	rels    []ir.TableRef
+	funcs   []string
+	seenRel map[ir.TableRef]bool
+	seenFn  map[string]bool
+	params  int
+	refused *sqlerr.Error
+}
+
+func newRefs() *refs {
+	return &refs{seenRel: map[ir.TableRef]bool{}, seenFn: map[string]bool{}}
+}
+
+// addRel records a relation. Aliases are dropped: Relations names tables,
+// and one table read twice under two aliases is listed once.
+func (r *refs) addRel(schema, name string) {
+	t := ir.TableRef{Schema: schema, Name: name}
+	if !r.seenRel[t] {
+		r.seenRel[t] = true
+		r.rels = append(r.rels, t)
+	}
+}
+
+func (r *refs) addFunc(name string) {
+	if !r.seenFn[name] {
+		r.seenFn[name] = true
+		r.funcs = append(r.funcs, name)
+	}
+}
+
+func (r *refs) refuse(e *sqlerr.Error) {
+	if r.refused == nil {
+		r.refused = e
+	}
+}
+
+// cteScope tracks which WITH names are visible while a walker descends, so
+// that a reference to a CTE is not listed as a relation while a same-named
+// table outside the CTE's scope still is. A non-recursive CTE is visible to
+// the CTEs after it and to the statement body; a recursive one also to
+// itself. Erring the other way (listing a CTE name as a table) only makes
+// the planner refuse, which is the safe direction.
+type cteScope struct{ frames [][]string }
+
+func (s *cteScope) push() { s.frames = append(s.frames, nil) }
+func (s *cteScope) pop()  { s.frames = s.frames[:len(s.frames)-1] }
+func (s *cteScope) add(name string) {
+	s.frames[len(s.frames)-1] = append(s.frames[len(s.frames)-1], name)
+}
+
+func (s *cteScope) visible(name string) bool {
+	for _, f := range s.frames {
+		if slices.Contains(f, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// allowedFuncs lists the predicate whitelist for error messages.
+func allowedFuncs() string {
+	names := make([]string, 0, len(ir.SafeFuncs))
+	for n := range ir.SafeFuncs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// safeFunc builds a whitelisted function call. canon is the canonical
+// ir.SafeFuncs name (the dialect walker maps its spellings), written is the
+// name as the analyst wrote it, for the message.
+func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
+	arity, ok := ir.SafeFuncs[canon]
+	if !ok {
+		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", written, allowedFuncs())
+	}
+	if len(args) < arity[0] || (arity[1] >= 0 && len(args) > arity[1]) {
+		want := fmt.Sprintf("%d", arity[0])
+		switch {
+		case arity[1] < 0:
+			want = fmt.Sprintf("at least %d", arity[0])
+		case arity[1] != arity[0]:
+			want = fmt.Sprintf("%d to %d", arity[0], arity[1])
+		}
+		return nil, notAgg("function %s takes %s argument(s) in predicates, not %d", written, want, len(args))
+	}
+	return ir.Func{Name: canon, Args: args}, nil
+}
+
+// Messages shared by both dialects, so the analyst sees the same advice
+// whichever front end they use.
+const (
+	msgDivision    = "division is not allowed in predicates (it can fail on private values); rewrite the comparison without / (e.g. a > 2*b instead of a/b > 2)"
+	msgModulo      = "modulo (%) is not allowed in predicates (it can fail on private values); rewrite the condition without it"
+	msgCast        = "casts are not allowed in predicates (they can fail on private values); compare with a literal of the column's type instead"
+	msgCase        = "CASE is not allowed in predicates; rewrite it with AND/OR"
+	msgSubquery    = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
+	msgWindow      = "window functions are not supported; use GROUP BY"
+	msgSetOp       = "set operations (UNION, INTERSECT, EXCEPT) are not supported in aggregate queries; run each part as its own query"
+	msgCTE         = "WITH (common table expressions) is not supported in aggregate queries; inline the query"
+	msgDistinct    = "SELECT DISTINCT lists individual values; use GROUP BY with COUNT(*) instead"
+	msgNoFrom      = "a SELECT without FROM is not an aggregate over a table"
+	msgStar        = "SELECT * reads individual rows; select grouping columns and aggregates (COUNT, SUM, AVG) instead"
+	msgCommaJoin   = "several FROM items are not supported; only inner equi-joins on one column are supported: write FROM a JOIN b ON a.x = b.y"
+	msgJoinKind    = "only inner equi-joins on one column are supported: write JOIN t ON a.x = b.y or JOIN t USING (x)"
+	msgAggArg      = "aggregate arguments must be a single column (e.g. SUM(amount)); expressions inside aggregates are not supported"
+	msgAggInWhere  = "aggregates are not allowed in WHERE; use HAVING"
+	msgNestedAgg   = "aggregates are only allowed in the select list, HAVING and ORDER BY"
+	msgLimit       = "LIMIT and OFFSET must be non-negative integer constants"
+	msgGroupExpr   = "GROUP BY supports plain columns only; group by a column and compute expressions afterwards"
+	msgGroupingSet = "ROLLUP, CUBE and GROUPING SETS are not supported; run one GROUP BY query per grouping"
+	msgFromSubq    = "subqueries in FROM are not supported; query the table directly"
+	msgFromFunc    = "functions in FROM are not supported; query a table"
+	msgTableSample = "TABLESAMPLE is not supported; sampling does not reduce the privacy cost"
+	msgLateral     = "LATERAL is not supported in aggregate queries"
+	msgThreePart   = "column names with more than a table qualifier are not supported; qualify columns with the table name or alias only"
+	msgEscape      = "LIKE ... ESCAPE is not supported; use the default backslash escape"
+	msgRegex       = "regular expression operators are not allowed in predicates; use LIKE"
+	msgVariable    = "variables are not allowed in predicates; use a literal or a parameter"
+	msgIsTruth     = "IS TRUE / IS FALSE / IS UNKNOWN are not supported; compare with = TRUE or use IS NULL"
+	msgRow         = "row constructors are not supported in predicates; compare one column at a time"
+	msgCollate     = "COLLATE is not supported in predicates"
+	msgDistinctOp  = "IS DISTINCT FROM is not supported; use = / <> with IS NULL"
+	msgArray       = "array expressions are not supported in predicates; use IN (...)"
+	msgTypedLit    = "typed literals such as DATE '2020-01-01' are not supported in predicates yet; compare with a plain string literal"
+	msgParamLimit  = "LIMIT and OFFSET must be integer constants, not parameters"
+)
+
+// queryBuilder holds the dialect rules the shared assembly needs.
+type queryBuilder struct {
+	// fold makes identifier comparisons case-insensitive (MySQL columns and
+	// aliases); PostgreSQL identifiers arrive already folded by its parser.
+	fold bool
+}
+
+func (b queryBuilder) sameName(x, y string) bool {
+	if b.fold {
+		return strings.EqualFold(x, y)
+	}
+	return x == y
+}
+
+// sameColumn reports whether two references can name the same column: the
+// names match and the qualifiers match or one of them is absent (GROUP BY
+// p.city groups SELECT city). The planner resolves the qualifiers for real.
+func (b queryBuilder) sameColumn(x, y ir.ColumnRef) bool {
+	return b.sameName(x.Name, y.Name) &&
+		(x.Qualifier == "" || y.Qualifier == "" || b.sameName(x.Qualifier, y.Qualifier))
+}
+
+// groupKey is one GROUP BY entry as written: a column or a 1-based position.
+type groupKey struct {
+	col   ir.ColumnRef
+	pos   int64
+	isPos bool
+}
+
+// resolveGroupBy maps positions and select-list aliases onto the grouping
+// columns they name. A bare name that is the column of a plain select item
+// stays that column; otherwise a name equal to a plain item's alias
+// resolves to that item's column (GROUP BY region for SELECT city AS
+// region). A position of an aggregate is refused; a name is otherwise left
+// as written for the planner to resolve against the table's columns.
+func (b queryBuilder) resolveGroupBy(items []ir.SelectItem, keys []groupKey) ([]ir.ColumnRef, error) {
+	var out []ir.ColumnRef
+	for _, k := range keys {
+		if k.isPos {
+			if k.pos < 1 || k.pos > int64(len(items)) {
+				return nil, notAgg("GROUP BY position %d is not in the select list", k.pos)
+			}
+			it := items[k.pos-1]
+			if it.Agg != ir.AggNone {
+				return nil, notAgg("GROUP BY %d refers to an aggregate; group by columns only", k.pos)
+			}
+			out = append(out, *it.Arg)
+			continue
+		}
+		out = append(out, b.resolveAlias(items, k.col))
+	}
+	return out, nil
+}
+
+func (b queryBuilder) isPlainColumn(items []ir.SelectItem, name string) bool {
+	for _, it := range items {
+		if it.Agg == ir.AggNone && b.sameName(it.Arg.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b queryBuilder) resolveAlias(items []ir.SelectItem, c ir.ColumnRef) ir.ColumnRef {
+	if c.Qualifier != "" || b.isPlainColumn(items, c.Name) {
+		return c
+	}
+	for _, it := range items {
+		if it.Agg == ir.AggNone && it.Alias != "" && b.sameName(it.Alias, c.Name) {
+			return *it.Arg
+		}
+	}
+	return c
+}
+
+// checkGrouped requires every plain column of the select list to be a
+// grouping column: selecting an ungrouped column would read row values.
+func (b queryBuilder) checkGrouped(q *ir.Query) error {
+	hasAgg := false
+	for _, it := range q.Select {
+		if it.Agg != ir.AggNone {
+			hasAgg = true
+			continue
+		}
+		grouped := slices.ContainsFunc(q.GroupBy, func(g ir.ColumnRef) bool { return b.sameColumn(*it.Arg, g) })
+		if !grouped {
+			return notAgg("column %s is selected but not in GROUP BY, which would read individual rows; add it to GROUP BY or aggregate it", colText(*it.Arg))
+		}
+	}
+	if !hasAgg && len(q.GroupBy) == 0 {
+		return notAgg("the select list has no aggregate; use COUNT, SUM or AVG")
+	}
+	return nil
+}
+
+func colText(c ir.ColumnRef) string {
+	if c.Qualifier != "" {
+		return c.Qualifier + "." + c.Name
+	}
+	return c.Name
+}
+
+// outputRef turns ORDER BY n into a reference to the n-th select item.
+func outputRef(pos int64, items []ir.SelectItem) (ir.Expr, error) {
+	if pos < 1 || pos > int64(len(items)) {
+		return nil, notAgg("ORDER BY position %d is not in the select list", pos)
+	}
+	return ir.OutputRef{Index: int(pos - 1)}, nil
+}
+
+// nonNegative validates a LIMIT or OFFSET constant.
+func nonNegative(n int64) (*int64, error) {
+	if n < 0 {
+		return nil, notAgg(msgLimit)
+	}
+	return &n, nil
+}

@@ -1,0 +1,298 @@
+package parser
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+
+	tidb "github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// parseMySQL parses with TiDB's MySQL grammar in the server's default SQL
+// mode (so "x" is a string and || is OR, as in a stock MySQL). Value
+// expressions are built by TiDB's test_driver, which has no dependency on
+// the TiDB server.
+func parseMySQL(sql string) ([]ir.Statement, error) {
+	nodes, _, err := tidb.New().ParseSQL(sql)
+	if err != nil {
+		return nil, mySyntaxError(err)
+	}
+	out := make([]ir.Statement, 0, len(nodes))
+	for _, n := range nodes {
+		st := myStatement(n)
+		st.Text = trimStatement(n.Text())
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// mySyntaxError keeps the position part of TiDB's message ("line 1 column
+// 14 near ...") and drops its boilerplate about the TiDB manual. TiDB's
+// error carries no structured position, so the text is the only source.
+func mySyntaxError(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, "line "); i >= 0 {
+		return sqlerr.Wrap(sqlerr.SyntaxError, err, "syntax error at "+strings.TrimSpace(msg[i:]))
+	}
+	return sqlerr.Wrap(sqlerr.SyntaxError, err, "syntax error")
+}
+
+// myStatement classifies one statement; anything not named here is
+// refused.
+func myStatement(n ast.StmtNode) ir.Statement {
+	switch x := n.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return mySelect(n)
+	case *ast.ExplainStmt:
+		return myExplain(x)
+	case *ast.ShowStmt:
+		return myShow(x)
+	case *ast.SetStmt:
+		return mySet(x)
+	case *ast.UseStmt:
+		return sessionStmt(ir.SessionUse, ir.Setting{Name: x.DBName})
+	case *ast.BeginStmt:
+		return sessionStmt(ir.SessionBegin)
+	case *ast.CommitStmt:
+		return sessionStmt(ir.SessionCommit)
+	case *ast.RollbackStmt:
+		if x.SavepointName != "" {
+			return sessionStmt(ir.SessionOther, ir.Setting{Name: "rollback to savepoint", Value: x.SavepointName})
+		}
+		return sessionStmt(ir.SessionRollback)
+	case *ast.SavepointStmt:
+		return sessionStmt(ir.SessionOther, ir.Setting{Name: "savepoint", Value: x.Name})
+	case *ast.ReleaseSavepointStmt:
+		return sessionStmt(ir.SessionOther, ir.Setting{Name: "release savepoint", Value: x.Name})
+	case *ast.DeallocateStmt:
+		return sessionStmt(ir.SessionOther, ir.Setting{Name: "deallocate", Value: x.Name})
+	case *ast.InsertStmt:
+		if x.IsReplace {
+			return refusedStmt(readOnly("REPLACE"))
+		}
+		return refusedStmt(readOnly("INSERT"))
+	case *ast.LoadDataStmt:
+		return refusedStmt(readOnly("LOAD DATA"))
+	case *ast.PrepareStmt:
+		return refusedStmt(notSupported("PREPARE (SQL-level prepared statements; use the protocol's COM_STMT_PREPARE instead)"))
+	case *ast.ExecuteStmt:
+		return refusedStmt(notSupported("EXECUTE (SQL-level prepared statements)"))
+	}
+	return refusedStmt(myRefusal(n))
+}
+
+// myRefusal names a refused statement after its AST type
+// ("CreateTableStmt" → "CREATE TABLE") so new statement types get a
+// sensible message too.
+func myRefusal(n ast.StmtNode) *sqlerr.Error {
+	t := reflect.TypeOf(n)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	verb := "this statement"
+	if t != nil {
+		verb = camelWords(strings.TrimSuffix(t.Name(), "Stmt"))
+	}
+	if _, ok := n.(ast.DDLNode); ok {
+		return readOnly(verb)
+	}
+	if _, ok := n.(ast.DMLNode); ok {
+		return readOnly(verb)
+	}
+	for _, p := range []string{"GRANT", "REVOKE", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "FLUSH", "ANALYZE", "LOCK", "UNLOCK", "SET PWD", "SET ROLE", "SET DEFAULT", "SET PASSWORD"} {
+		if strings.HasPrefix(verb, p) {
+			return readOnly(verb)
+		}
+	}
+	return notSupported(verb)
+}
+
+// camelWords turns "CreateTable" into "CREATE TABLE".
+func camelWords(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+func mySelect(n ast.StmtNode) ir.Statement {
+	r, params := myCollect(n)
+	if r.refused != nil {
+		return refusedStmt(r.refused)
+	}
+	st := ir.Statement{Kind: ir.StmtSelect, Relations: r.rels, Functions: r.funcs, NumParams: r.params}
+	s, ok := n.(*ast.SelectStmt)
+	if !ok {
+		st.NotAggregate = msgSetOp
+		return st
+	}
+	q, err := (&myQueryBuilder{params: params}).query(s)
+	if err != nil {
+		st.NotAggregate = err.Error()
+		return st
+	}
+	st.Query = q
+	return st
+}
+
+func myExplain(x *ast.ExplainStmt) ir.Statement {
+	if show, ok := x.Stmt.(*ast.ShowStmt); ok { // DESCRIBE t
+		return myShow(show)
+	}
+	if x.Stmt == nil {
+		return refusedStmt(notSupported("EXPLAIN of this statement"))
+	}
+	inner := myStatement(x.Stmt)
+	if inner.Kind == ir.StmtRefused {
+		return inner
+	}
+	if inner.Kind != ir.StmtSelect {
+		return refusedStmt(notSupported("EXPLAIN of this statement"))
+	}
+	return ir.Statement{Kind: ir.StmtExplain, Explain: &inner, Analyze: x.Analyze}
+}
+
+// myShow maps the SHOW statements the MySQL front end answers from its own
+// catalog. Settings[0] names what is shown; its Value is the LIKE pattern
+// (variables, status, tables, ...) or the table (columns, index, create
+// table). Extra entries carry "database" (SHOW TABLES FROM db), "like"
+// (SHOW COLUMNS ... LIKE) and "column" (DESCRIBE t col).
+func myShow(x *ast.ShowStmt) ir.Statement {
+	if x.Where != nil {
+		return refusedStmt(notSupported("SHOW ... WHERE (use SHOW ... LIKE 'pattern')"))
+	}
+	pattern := ""
+	if x.Pattern != nil {
+		if ve, ok := x.Pattern.Pattern.(*test_driver.ValueExpr); ok && ve.Kind() == test_driver.KindString {
+			pattern = ve.GetString()
+		} else {
+			return refusedStmt(notSupported("SHOW ... LIKE with a non-constant pattern"))
+		}
+	}
+	scope := ""
+	if x.GlobalScope {
+		scope = "global"
+	}
+	table := ""
+	if x.Table != nil {
+		table = x.Table.Name.O
+		db := x.Table.Schema.O
+		if db == "" {
+			db = x.DBName
+		}
+		if db != "" {
+			table = db + "." + table
+		}
+	}
+	simple := map[ast.ShowStmtType]string{
+		ast.ShowVariables: "variables", ast.ShowStatus: "status", ast.ShowWarnings: "warnings",
+		ast.ShowErrors: "errors", ast.ShowEngines: "engines", ast.ShowCollation: "collation",
+		ast.ShowCharset: "charset", ast.ShowDatabases: "databases",
+	}
+	if name, ok := simple[x.Tp]; ok {
+		return sessionStmt(ir.SessionShow, ir.Setting{Name: name, Value: pattern, Scope: scope})
+	}
+	switch x.Tp {
+	case ast.ShowTables:
+		s := []ir.Setting{{Name: "tables", Value: pattern}}
+		if x.DBName != "" {
+			s = append(s, ir.Setting{Name: "database", Value: x.DBName})
+		}
+		return sessionStmt(ir.SessionShow, s...)
+	case ast.ShowColumns, ast.ShowIndex, ast.ShowCreateTable:
+		name := map[ast.ShowStmtType]string{ast.ShowColumns: "columns", ast.ShowIndex: "index", ast.ShowCreateTable: "create table"}[x.Tp]
+		s := []ir.Setting{{Name: name, Value: table}}
+		if pattern != "" {
+			s = append(s, ir.Setting{Name: "like", Value: pattern})
+		}
+		if x.Column != nil {
+			s = append(s, ir.Setting{Name: "column", Value: x.Column.Name.O})
+		}
+		return sessionStmt(ir.SessionShow, s...)
+	}
+	// SHOW TABLE STATUS, SHOW INDEX statistics and the like expose row
+	// counts and sizes, which are private: refuse everything not listed.
+	return refusedStmt(notSupported("this SHOW statement"))
+}
+
+func mySet(x *ast.SetStmt) ir.Statement {
+	verb := ir.SessionSet
+	settings := make([]ir.Setting, 0, len(x.Variables))
+	for _, v := range x.Variables {
+		s := ir.Setting{Name: strings.ToLower(v.Name)}
+		switch {
+		case v.Name == ast.SetNames:
+			s.Name = "names"
+		case v.Name == ast.SetCharset:
+			s.Name = "charset"
+		case v.Name == "tx_isolation_one_shot":
+			// SET TRANSACTION ISOLATION LEVEL: the next transaction only.
+			s.Name, verb = "transaction_isolation", ir.SessionOther
+		case v.IsGlobal || v.IsInstance:
+			s.Scope = "global"
+		case !v.IsSystem:
+			s.Scope = "user"
+		}
+		if _, ok := v.Value.(*ast.DefaultExpr); ok || v.Value == nil {
+			s.Default = true
+		} else {
+			val, ok := mySetValue(v.Value)
+			if !ok {
+				// A subquery or function here would read data (even
+				// private tables) outside the aggregate path.
+				return refusedStmt(sqlerr.New(sqlerr.FeatureNotSupported, "SET %s: only constant values are supported", s.Name))
+			}
+			s.Value = val
+		}
+		settings = append(settings, s)
+		if v.ExtendValue != nil {
+			if val, ok := mySetValue(v.ExtendValue); ok {
+				settings = append(settings, ir.Setting{Name: "collation_connection", Value: val})
+			}
+		}
+	}
+	return sessionStmt(verb, settings...)
+}
+
+// mySetValue renders a constant SET value; ok is false for anything else.
+func mySetValue(e ast.ExprNode) (string, bool) {
+	switch x := e.(type) {
+	case *test_driver.ValueExpr:
+		switch x.Kind() {
+		case test_driver.KindString, test_driver.KindBytes:
+			return x.GetString(), true
+		case test_driver.KindInt64:
+			return strconv.FormatInt(x.GetInt64(), 10), true
+		case test_driver.KindUint64:
+			return strconv.FormatUint(x.GetUint64(), 10), true
+		case test_driver.KindFloat64, test_driver.KindFloat32:
+			return strconv.FormatFloat(x.GetFloat64(), 'g', -1, 64), true
+		case test_driver.KindMysqlDecimal:
+			return x.GetMysqlDecimal().String(), true
+		case test_driver.KindNull:
+			return "", true
+		}
+	case *ast.ColumnNameExpr: // SET x = ON, SET sql_mode = ANSI
+		if x.Name.Table.O == "" {
+			return x.Name.Name.O, true
+		}
+	case *ast.UnaryOperationExpr:
+		if x.Op == opcode.Minus {
+			if v, ok := mySetValue(x.V); ok {
+				return "-" + v, true
+			}
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,500 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// builder accumulates one private plan.
+type builder struct {
+	p     *Planner
+	sc    *scope
+	plan  *Plan
+	q     *ir.Query
+	notes []string
+
+	groupCols []resolved
+	aggKeys   map[string]int
+}
+
+// resolveColumn binds a column reference to a table of the scope.
+func (b *builder) resolveColumn(c ir.ColumnRef) (resolved, error) {
+	name := strings.ToLower(c.Name)
+	if c.Qualifier != "" {
+		q := strings.ToLower(c.Qualifier)
+		for i := range b.sc.tables {
+			if b.sc.refName(i) == q {
+				return b.columnOf(i, name)
+			}
+		}
+		return resolved{}, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", c.Qualifier)
+	}
+	main := b.sc.tables[0].tbl
+	if main.Column(name) != nil {
+		return b.columnOf(0, name)
+	}
+	var candidates []int
+	var open []int // public tables without a column list
+	for i := 1; i < len(b.sc.tables); i++ {
+		t := b.sc.tables[i].tbl
+		if t.Column(name) != nil {
+			candidates = append(candidates, i)
+		} else if len(t.Columns) == 0 {
+			open = append(open, i)
+		}
+	}
+	switch {
+	case len(candidates) == 1:
+		return b.columnOf(candidates[0], name)
+	case len(candidates) > 1:
+		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %q is ambiguous", c.Name).
+			WithHint("qualify it with a table name")
+	case len(open) == 1 && !strings.EqualFold(name, main.Unit):
+		return b.columnOf(open[0], name)
+	case len(open) > 1:
+		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %q is ambiguous", c.Name).
+			WithHint("qualify it with a table name")
+	}
+	return b.columnOf(0, name)
+}
+
+func (b *builder) columnOf(i int, name string) (resolved, error) {
+	bt := b.sc.tables[i]
+	r := resolved{col: ir.ColumnRef{Qualifier: bt.alias, Name: name}, table: i, name: name}
+	if d := bt.tbl.Column(name); d != nil {
+		r.decl = d
+		return r, nil
+	}
+	if bt.tbl.Public && len(bt.tbl.Columns) == 0 {
+		return r, nil // public table exposing every column
+	}
+	path := "datasets." + b.sc.ds.Name + ".tables." + bt.tbl.Name + ".columns"
+	if !bt.tbl.Public && strings.EqualFold(name, bt.tbl.Unit) {
+		return resolved{}, sqlerr.New(sqlerr.InsufficientPrivilege,
+			"column %s.%s is the privacy unit: it cannot be used in queries", bt.tbl.Name, name)
+	}
+	return resolved{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s is not exposed by the privacy policy", bt.tbl.Name, name).
+		WithHint("the DBA declares queryable columns under %s", path)
+}
+
+func (b *builder) joins(q *ir.Query, bq *ir.BackendQuery) error {
+	for i, j := range q.Joins {
+		idx := i + 1
+		bt := b.sc.tables[idx]
+		if bt.tbl.Key == "" {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "public table %s declares no join key", bt.tbl.Name).
+				WithHint("declare datasets.%s.tables.%s.key (a unique column) to join it", b.sc.ds.Name, bt.tbl.Name)
+		}
+		l, err := b.resolveColumn(j.Left)
+		if err != nil {
+			return err
+		}
+		r, err := b.resolveColumn(j.Right)
+		if err != nil {
+			return err
+		}
+		// One side must be the joined table's key, the other an earlier table.
+		if r.table != idx {
+			l, r = r, l
+		}
+		if r.table != idx || l.table >= idx || !strings.EqualFold(r.col.Name, bt.tbl.Key) {
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"JOIN %s must be ON <column of an earlier table> = %s.%s (its declared unique key), so that no private row is duplicated",
+				bt.tbl.Name, bt.ref.RefName(), bt.tbl.Key)
+		}
+		bq.Joins = append(bq.Joins, ir.Join{
+			Table: ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: bt.alias},
+			Left:  l.col,
+			Right: r.col,
+		})
+	}
+	return nil
+}
+
+// where binds the WHERE clause: columns resolved, nothing but row-level
+// predicates. Params must have been bound already.
+func (b *builder) where(e ir.Expr) (ir.Expr, error) {
+	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		switch n := n.(type) {
+		case ir.ColumnRef:
+			r, err := b.resolveColumn(n)
+			if err != nil {
+				return nil, err
+			}
+			return r.col, nil
+		case ir.Aggregate:
+			return nil, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in WHERE").WithHint("use HAVING")
+		case ir.OutputRef:
+			return nil, sqlerr.New(sqlerr.SyntaxError, "positional references are not allowed in WHERE")
+		case ir.Param:
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
+		case ir.Func:
+			if _, ok := ir.SafeFuncs[n.Name]; !ok {
+				return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s is not allowed in predicates", n.Name)
+			}
+		}
+		return n, nil
+	})
+}
+
+func (b *builder) groups(q *ir.Query) error {
+	seen := map[ir.ColumnRef]bool{}
+	for _, g := range q.GroupBy {
+		r, err := b.resolveColumn(g)
+		if err != nil {
+			return err
+		}
+		if seen[r.col] {
+			continue
+		}
+		seen[r.col] = true
+		gp := GroupPlan{Name: r.name}
+		bt := b.sc.tables[r.table]
+		if r.decl != nil {
+			gp.Type = r.decl.Type
+			if d := r.decl.Domain; d != nil {
+				if d.Query != "" {
+					gp.DomainSQL = d.Query
+				} else {
+					gp.Domain = d.Resolved
+				}
+			}
+		}
+		if gp.Domain == nil && gp.DomainSQL == "" && bt.tbl.Public {
+			// The distinct values of a public column are public.
+			gp.DomainFrom = &ir.BackendQuery{
+				From:    ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: "t0"},
+				GroupBy: []ir.ColumnRef{{Qualifier: "t0", Name: r.col.Name}},
+				Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
+			}
+		}
+		b.groupCols = append(b.groupCols, r)
+		b.plan.Groups = append(b.plan.Groups, gp)
+		b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, r.col)
+	}
+	return nil
+}
+
+func (b *builder) allDomains() bool {
+	for _, g := range b.plan.Groups {
+		if g.Domain == nil && g.DomainSQL == "" && g.DomainFrom == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *builder) missingDomain() resolved {
+	for i, g := range b.plan.Groups {
+		if g.Domain == nil && g.DomainSQL == "" && g.DomainFrom == nil {
+			return b.groupCols[i]
+		}
+	}
+	return resolved{}
+}
+
+// staticKeyCount is the number of keys of the declared static domains
+// (query domains are checked when evaluated).
+func (b *builder) staticKeyCount() int {
+	n := 1
+	for _, g := range b.plan.Groups {
+		if g.Domain != nil {
+			n *= max(len(g.Domain), 1)
+			if n > maxKeys {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+// agg adds (or finds) a true aggregate and returns its index.
+func (b *builder) agg(a ir.BackendAgg, label string) int {
+	key := fmt.Sprintf("%d/%v", a.Kind, a.Column)
+	if a.Column != nil {
+		key = fmt.Sprintf("%d/%s.%s", a.Kind, a.Column.Qualifier, a.Column.Name)
+	}
+	if b.aggKeys == nil {
+		b.aggKeys = map[string]int{}
+	}
+	if i, ok := b.aggKeys[key]; ok {
+		return i
+	}
+	i := len(b.plan.Backend.Aggs)
+	b.aggKeys[key] = i
+	b.plan.Backend.Aggs = append(b.plan.Backend.Aggs, a)
+	b.plan.Aggs = append(b.plan.Aggs, AggPlan{Label: label})
+	return i
+}
+
+// aggregateOutput returns the output index computing fn(arg), adding it
+// (hidden unless visible) when absent.
+func (b *builder) aggregateOutput(fn ir.AggFunc, arg *ir.ColumnRef, distinct bool, alias string, hidden bool) (int, error) {
+	if distinct {
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s(DISTINCT ...) is not supported", strings.ToUpper(fn.String())).
+			WithHint("drop DISTINCT: each unit's rows are already bounded by max_rows_per_unit")
+	}
+	out := Output{Name: alias, Hidden: hidden}
+	var r resolved
+	if arg != nil {
+		var err error
+		if r, err = b.resolveColumn(*arg); err != nil {
+			return 0, err
+		}
+	}
+	label := fn.String() + "(*)"
+	if arg != nil {
+		label = fn.String() + "(" + r.name + ")"
+	}
+	if out.Name == "" {
+		out.Name = fn.String()
+	}
+	switch fn {
+	case ir.AggCount:
+		out.Kind, out.Type = OutCount, policies.TypeInteger
+		if arg == nil {
+			out.Agg = b.agg(ir.BackendAgg{Kind: ir.CountRows}, "count(*)")
+		} else {
+			c := r.col
+			out.Agg = b.agg(ir.BackendAgg{Kind: ir.CountValues, Column: &c}, label)
+		}
+	case ir.AggSum, ir.AggAvg:
+		if arg == nil {
+			return 0, sqlerr.New(sqlerr.SyntaxError, "%s needs a column argument", strings.ToUpper(fn.String()))
+		}
+		sa, err := b.sumAgg(r)
+		if err != nil {
+			return 0, err
+		}
+		out.Agg = b.agg(sa, "sum("+r.name+")")
+		out.Lo, out.Hi = sa.Lo, sa.Hi
+		if fn == ir.AggSum {
+			out.Kind = OutSum
+			out.Type = r.decl.Type
+		} else {
+			c := r.col
+			out.Kind, out.Type = OutAvg, policies.TypeReal
+			out.CountAgg = b.agg(ir.BackendAgg{Kind: ir.CountValues, Column: &c}, "count("+r.name+")")
+		}
+	default:
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate %s is not supported", fn)
+	}
+	// Reuse an identical output (same kind and aggregates) for hidden ones.
+	if hidden {
+		for i, o := range b.plan.Outputs {
+			if o.Kind == out.Kind && o.Agg == out.Agg && (o.Kind != OutAvg || o.CountAgg == out.CountAgg) {
+				return i, nil
+			}
+		}
+	}
+	b.plan.Outputs = append(b.plan.Outputs, out)
+	return len(b.plan.Outputs) - 1, nil
+}
+
+// sumAgg builds the clamped sum of a column, checking the policy allows it.
+func (b *builder) sumAgg(r resolved) (ir.BackendAgg, error) {
+	path := "datasets." + b.sc.ds.Name + ".tables." + b.sc.tables[r.table].tbl.Name + ".columns." + r.name
+	if r.decl == nil {
+		return ir.BackendAgg{}, sqlerr.New(sqlerr.FeatureNotSupported, "SUM/AVG of %s needs declared bounds", r.name).
+			WithHint("declare %s with a type and bounds", path)
+	}
+	if r.decl.Type != policies.TypeInteger && r.decl.Type != policies.TypeReal {
+		return ir.BackendAgg{}, sqlerr.New(sqlerr.DatatypeMismatch, "SUM/AVG of %s: the column is %s, not a number", r.name, r.decl.Type)
+	}
+	if !r.decl.HasBounds() {
+		return ir.BackendAgg{}, sqlerr.New(sqlerr.FeatureNotSupported, "SUM/AVG of %s needs declared bounds: %s.bounds", r.name, path).
+			WithHint("the DBA adds bounds: [lo, hi] at %s", b.p.pol.Position(path))
+	}
+	c := r.col
+	return ir.BackendAgg{Kind: ir.SumClamped, Column: &c, Lo: r.decl.Lo(), Hi: r.decl.Hi()}, nil
+}
+
+func (b *builder) selectList(q *ir.Query) error {
+	if len(q.Select) == 0 {
+		return sqlerr.New(sqlerr.SyntaxError, "empty select list")
+	}
+	for _, it := range q.Select {
+		if it.Agg == ir.AggNone {
+			if it.Arg == nil {
+				return sqlerr.New(sqlerr.SyntaxError, "select item without column")
+			}
+			r, err := b.resolveColumn(*it.Arg)
+			if err != nil {
+				return err
+			}
+			gi := b.groupIndex(r)
+			if gi < 0 {
+				return sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", r.name)
+			}
+			name := it.Alias
+			if name == "" {
+				name = it.Arg.Name
+			}
+			b.plan.Outputs = append(b.plan.Outputs, Output{Name: name, Kind: OutGroup, Type: b.plan.Groups[gi].Type, Group: gi})
+			continue
+		}
+		if _, err := b.aggregateOutput(it.Agg, it.Arg, it.Distinct, it.Alias, false); err != nil {
+			return err
+		}
+	}
+	b.plan.NumVisible = len(b.plan.Outputs)
+	return nil
+}
+
+func (b *builder) groupIndex(r resolved) int {
+	for i, g := range b.groupCols {
+		if g.col == r.col {
+			return i
+		}
+	}
+	return -1
+}
+
+// outputFor resolves a HAVING/ORDER BY operand to an output index.
+func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
+	switch n := e.(type) {
+	case ir.OutputRef:
+		if n.Index < 0 || n.Index >= b.plan.NumVisible {
+			return 0, false, sqlerr.New(sqlerr.InvalidParameterValue, "position %d is not in select list", n.Index+1)
+		}
+		return n.Index, true, nil
+	case ir.Aggregate:
+		i, err := b.aggregateOutput(n.Func, n.Arg, false, "", true)
+		return i, true, err
+	case ir.ColumnRef:
+		if n.Qualifier == "" {
+			for i := 0; i < b.plan.NumVisible; i++ {
+				if strings.EqualFold(b.plan.Outputs[i].Name, n.Name) {
+					return i, true, nil
+				}
+			}
+		}
+		r, err := b.resolveColumn(n)
+		if err != nil {
+			return 0, false, err
+		}
+		gi := b.groupIndex(r)
+		if gi < 0 {
+			return 0, false, sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", r.name)
+		}
+		for i, o := range b.plan.Outputs {
+			if o.Kind == OutGroup && o.Group == gi {
+				return i, true, nil
+			}
+		}
+		b.plan.Outputs = append(b.plan.Outputs, Output{Name: r.name, Kind: OutGroup, Type: b.plan.Groups[gi].Type, Group: gi, Hidden: true})
+		return len(b.plan.Outputs) - 1, true, nil
+	}
+	return 0, false, nil
+}
+
+func (b *builder) postProcessing(q *ir.Query) error {
+	if q.Having != nil {
+		h, err := ir.Rewrite(q.Having, func(n ir.Expr) (ir.Expr, error) {
+			i, ok, err := b.outputFor(n)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return ir.OutputRef{Index: i}, nil
+			}
+			if p, isParam := n.(ir.Param); isParam {
+				return nil, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", p.Index)
+			}
+			return n, nil
+		})
+		if err != nil {
+			return err
+		}
+		b.plan.Having = h
+		b.notes = append(b.notes, "HAVING is applied to the noisy rows (post-processing, no extra cost)")
+	}
+	for _, o := range q.OrderBy {
+		i, ok, err := b.outputFor(o.Expr)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "ORDER BY supports output columns, grouping columns and aggregates only")
+		}
+		b.plan.OrderBy = append(b.plan.OrderBy, OrderKey{Output: i, Desc: o.Desc})
+	}
+	for _, v := range []*int64{q.Limit, q.Offset} {
+		if v != nil && *v < 0 {
+			return sqlerr.New(sqlerr.InvalidParameterValue, "LIMIT and OFFSET must not be negative")
+		}
+	}
+	return nil
+}
+
+// calibrate splits ε over the true aggregates and sets each one's
+// sensitivity, lattice and scale.
+func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Table) error {
+	m := len(b.plan.Aggs)
+	grouped := len(b.plan.Groups) > 0
+	nb := neighbours(ds)
+	k := main.MaxRowsPerUnit
+	for i := range b.plan.Aggs {
+		a := &b.plan.Aggs[i]
+		ba := &b.plan.Backend.Aggs[i]
+		a.Epsilon = eps / float64(m)
+		var sens int64
+		var err error
+		switch ba.Kind {
+		case ir.CountRows, ir.CountValues:
+			a.Quantum = 1
+			sens, err = countSensitivity(nb, k, grouped)
+		case ir.SumClamped:
+			lo, hi := ba.Lo, ba.Hi
+			colType := b.sumColumnType(*ba.Column)
+			if colType == policies.TypeInteger {
+				a.Quantum = 1
+				sens, err = sumSensitivity(nb, k, grouped, int64(lo), int64(hi))
+			} else {
+				realSens := float64(k) * 2 * math.Max(math.Abs(lo), math.Abs(hi))
+				gamma, lerr := lattice(realSens, a.Epsilon, math.Max(math.Abs(lo), math.Abs(hi)), k)
+				if lerr != nil {
+					return sqlerr.Wrap(sqlerr.InvalidParameterValue, lerr, "cannot calibrate noise for "+a.Label)
+				}
+				ba.Quantum = gamma
+				a.Quantum = gamma
+				qlo, qhi := quantize(lo, gamma), quantize(hi, gamma)
+				sens, err = sumSensitivity(nb, k, grouped, qlo, qhi)
+			}
+		}
+		if err != nil {
+			return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "cannot bound the sensitivity of "+a.Label)
+		}
+		a.Sensitivity = sens
+		if a.Scale, err = scaleFor(sens, eps, m); err != nil {
+			return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "cannot calibrate noise for "+a.Label)
+		}
+	}
+	if m > 1 {
+		b.notes = append(b.notes, fmt.Sprintf("ε = %g is split evenly over %d true aggregates (sequential composition)", eps, m))
+	}
+	if k > 1 {
+		b.notes = append(b.notes, fmt.Sprintf("each %s contributes at most %d rows (max_rows_per_unit); extra rows are dropped in the backend", main.Unit, k))
+	}
+	return nil
+}
+
+func (b *builder) sumColumnType(c ir.ColumnRef) string {
+	for i, bt := range b.sc.tables {
+		if bt.alias == c.Qualifier {
+			if d := b.sc.tables[i].tbl.Column(c.Name); d != nil {
+				return d.Type
+			}
+		}
+	}
+	return ""
+}
+
+// quantize maps a bound to lattice units exactly as the backends do:
+// FLOOR(x/γ + 0.5).
+func quantize(x, gamma float64) int64 { return int64(math.Floor(x/gamma + 0.5)) }

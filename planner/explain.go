@@ -1,0 +1,148 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Explanation is the privacy plan of one statement as explain prints it
+// (explain --json, EXPLAIN through the wire). Field names are stable: tools
+// and tests read them. Later models add fields; none is ever renamed.
+type Explanation struct {
+	StatementClass string        `json:"statement_class"`
+	Dataset        string        `json:"dataset,omitempty"`
+	Model          string        `json:"model,omitempty"`
+	Neighbors      string        `json:"neighbors,omitempty"`
+	Epsilon        float64       `json:"epsilon"`
+	Delta          float64       `json:"delta"`
+	BackendSQL     string        `json:"backend_sql,omitempty"`
+	KeySelection   string        `json:"key_selection,omitempty"`
+	Threshold      *int64        `json:"threshold,omitempty"`
+	MaxRowsPerUnit int           `json:"max_rows_per_unit,omitempty"`
+	Columns        []ExplainCol  `json:"columns,omitempty"`
+	Aggregates     []ExplainAgg  `json:"aggregates,omitempty"`
+	Notes          []string      `json:"notes,omitempty"`
+	Refused        bool          `json:"refused,omitempty"`
+	SQLState       string        `json:"sqlstate,omitempty"`
+	Reason         string        `json:"reason,omitempty"`
+	Hint           string        `json:"hint,omitempty"`
+	Passthrough    *ExplainPass  `json:"passthrough,omitempty"`
+	Statements     []Explanation `json:"statements,omitempty"`
+}
+
+// ExplainCol is one output column.
+type ExplainCol struct {
+	Name        string  `json:"name"`
+	Aggregate   string  `json:"aggregate"` // "" for a group key
+	Sensitivity float64 `json:"sensitivity"`
+	Mechanism   string  `json:"mechanism"`
+	Scale       float64 `json:"scale"`
+	Epsilon     float64 `json:"epsilon"`
+	CI95        float64 `json:"ci95"`
+}
+
+// ExplainAgg is one true aggregate with its noise step.
+type ExplainAgg struct {
+	Label       string  `json:"label"`
+	Sensitivity float64 `json:"sensitivity"`
+	Quantum     float64 `json:"quantum"`
+	Epsilon     float64 `json:"epsilon"`
+	Scale       float64 `json:"scale"`
+	Mechanism   string  `json:"mechanism"`
+}
+
+// ExplainPass describes a pass-through statement.
+type ExplainPass struct {
+	SQL string `json:"sql"`
+}
+
+// Refusal explains a refused statement.
+func Refusal(err error) Explanation {
+	e := sqlerr.As(err)
+	return Explanation{StatementClass: "refused", Refused: true, SQLState: e.Code.SQLState, Reason: e.Message, Hint: e.Hint}
+}
+
+// Explain describes pl. render renders the backend query in the backend's
+// dialect (nil: omit backend_sql).
+func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanation {
+	if pl.Class == ClassPassthrough {
+		return Explanation{StatementClass: "passthrough", Passthrough: &ExplainPass{SQL: pl.SQL},
+			Notes: []string{"reads only public tables or the catalog: forwarded unchanged, exact, no budget spent"}}
+	}
+	x := Explanation{
+		StatementClass: "private_aggregate",
+		Dataset:        pl.Dataset.Name,
+		Model:          pl.Dataset.Model,
+		Neighbors:      pl.Dataset.Neighbors,
+		Epsilon:        pl.Budget.Epsilon,
+		Delta:          pl.Budget.Delta,
+		MaxRowsPerUnit: pl.Backend.MaxRowsPerUnit,
+		Notes:          pl.Notes,
+	}
+	if x.Model == "" {
+		x.Model = "dp"
+	}
+	if render != nil {
+		if sql, err := render(pl.Backend); err == nil {
+			x.BackendSQL = sql
+		} else {
+			x.Notes = append(x.Notes, "backend SQL: "+sqlerr.As(err).Message)
+		}
+	}
+	switch pl.Keys.Mode {
+	case KeysDomain:
+		x.KeySelection = "declared_domain"
+	case KeysThreshold:
+		x.KeySelection = "threshold"
+		t := pl.Keys.Threshold
+		x.Threshold = &t
+	}
+	for _, a := range pl.Aggs {
+		x.Aggregates = append(x.Aggregates, ExplainAgg{
+			Label: a.Label, Sensitivity: float64(a.Sensitivity) * a.Quantum, Quantum: a.Quantum,
+			Epsilon: a.Epsilon, Scale: a.ScaleValue(), Mechanism: a.Mechanism(),
+		})
+	}
+	for _, o := range pl.Outputs[:pl.NumVisible] {
+		c := ExplainCol{Name: o.Name, Mechanism: "none"}
+		switch o.Kind {
+		case OutCount, OutSum:
+			a := pl.Aggs[o.Agg]
+			c.Aggregate = map[OutputKind]string{OutCount: "count", OutSum: "sum"}[o.Kind]
+			c.Sensitivity = float64(a.Sensitivity) * a.Quantum
+			c.Mechanism = a.Mechanism()
+			c.Scale = a.ScaleValue()
+			c.Epsilon = a.Epsilon
+			c.CI95 = a.CI95()
+		case OutAvg:
+			s, n := pl.Aggs[o.Agg], pl.Aggs[o.CountAgg]
+			c.Aggregate = "avg"
+			c.Sensitivity = float64(s.Sensitivity) * s.Quantum
+			c.Mechanism = "ratio of noisy sum and noisy count, clamped to bounds"
+			c.Scale = s.ScaleValue()
+			c.Epsilon = s.Epsilon + n.Epsilon
+			c.CI95 = math.NaN()
+		case OutGroup:
+			c.Mechanism = "group key (" + x.KeySelection + ")"
+		}
+		if math.IsNaN(c.CI95) {
+			c.CI95 = 0
+		}
+		x.Columns = append(x.Columns, c)
+	}
+	return x
+}
+
+// Mechanism names the noise step.
+func (a AggPlan) Mechanism() string {
+	if a.Sensitivity == 0 {
+		return "none (sensitivity 0)"
+	}
+	if a.Quantum == 1 {
+		return "discrete_laplace"
+	}
+	return fmt.Sprintf("lattice_laplace(gamma=%g)", a.Quantum)
+}

@@ -1,0 +1,82 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// isCatalogSchema reports whether a schema holds only metadata.
+func isCatalogSchema(s string) bool {
+	switch strings.ToLower(s) {
+	case "pg_catalog", "information_schema":
+		return true
+	}
+	return false
+}
+
+// isCatalogRelation reports whether an unqualified name is a PostgreSQL
+// catalog relation (pg_catalog is always first on the search path).
+func isCatalogRelation(name string) bool {
+	return strings.HasPrefix(strings.ToLower(name), "pg_")
+}
+
+// checkCatalogRelation refuses the catalog relations that hold statistics
+// about private data (DESIGN.md safety rules): column statistics and
+// activity counters reveal counts, values and frequencies.
+func checkCatalogRelation(r ir.TableRef) error {
+	n := strings.ToLower(r.Name)
+	blocked := n == "pg_statistic" || n == "pg_statistic_ext" || n == "pg_statistic_ext_data" ||
+		n == "pg_stats" || n == "pg_stats_ext" || n == "pg_stats_ext_exprs" ||
+		strings.HasPrefix(n, "pg_stat_") || strings.HasPrefix(n, "pg_statio_")
+	if blocked {
+		return sqlerr.New(sqlerr.InsufficientPrivilege,
+			"catalog relation %s holds statistics about private data and is not readable through the privacy proxy", n)
+	}
+	return nil
+}
+
+// passthroughFunctions are the functions a pass-through statement may
+// call. It is an allow list (fail closed): functions that sleep, read
+// files or tables, reveal sizes or statistics, or change state are absent.
+var passthroughFunctions = map[string]bool{
+	// General-purpose pure functions.
+	"lower": true, "upper": true, "length": true, "char_length": true, "abs": true, "coalesce": true,
+	"nullif": true, "trim": true, "btrim": true, "ltrim": true, "rtrim": true, "substring": true, "substr": true,
+	"replace": true, "concat": true, "concat_ws": true, "left": true, "right": true, "position": true,
+	"round": true, "floor": true, "ceil": true, "ceiling": true, "greatest": true, "least": true,
+	"now": true, "current_timestamp": true, "current_date": true, "current_time": true,
+	"count": true, "sum": true, "avg": true, "min": true, "max": true, "string_agg": true, "array_agg": true,
+	"array_to_string": true, "array_length": true, "unnest": true, "array_upper": true, "array_lower": true,
+	"generate_series": true, "generate_subscripts": true, "quote_ident": true, "quote_literal": true,
+	"format": true, "regexp_replace": true, "split_part": true, "to_char": true, "row_number": true,
+	// Session and server information.
+	"version": true, "current_database": true, "current_schema": true, "current_schemas": true,
+	"current_user": true, "session_user": true, "current_setting": true, "current_catalog": true,
+	"database": true, "schema": true, "user": true, "connection_id": true, "last_insert_id": true,
+	"pg_backend_pid": true, "inet_server_addr": true, "inet_server_port": true, "pg_postmaster_start_time": true,
+	"pg_is_in_recovery": true, "txid_current": true,
+	// Catalog formatting and visibility used by psql, pgjdbc and SQLAlchemy.
+	"format_type": true, "pg_get_userbyid": true, "pg_get_expr": true, "pg_get_indexdef": true,
+	"pg_get_constraintdef": true, "pg_get_viewdef": true, "pg_get_triggerdef": true, "pg_get_ruledef": true,
+	"pg_get_function_arguments": true, "pg_get_function_result": true, "pg_get_function_identity_arguments": true,
+	"pg_get_partkeydef": true, "pg_get_statisticsobjdef_columns": true, "pg_get_serial_sequence": true,
+	"pg_table_is_visible": true, "pg_type_is_visible": true, "pg_function_is_visible": true,
+	"pg_opclass_is_visible": true, "pg_collation_is_visible": true, "pg_ts_config_is_visible": true,
+	"pg_encoding_to_char": true, "pg_char_to_encoding": true, "obj_description": true, "col_description": true,
+	"shobj_description": true, "has_table_privilege": true, "has_schema_privilege": true,
+	"has_database_privilege": true, "has_column_privilege": true, "pg_has_role": true,
+	"pg_my_temp_schema": true, "pg_is_other_temp_schema": true, "pg_get_keywords": true,
+	"array_position": true, "pg_tablespace_location": true, "pg_get_partition_constraintdef": true,
+	"pg_relation_is_publishable": true, "pg_column_is_updatable": true, "pg_relation_is_updatable": true,
+	"pg_get_function_sqlbody": true, "pg_listening_channels": true, "pg_typeof": true,
+}
+
+// passthroughFunctionAllowed checks one function name (possibly
+// qualified with pg_catalog).
+func passthroughFunctionAllowed(name string) bool {
+	n := strings.ToLower(name)
+	n = strings.TrimPrefix(n, "pg_catalog.")
+	return passthroughFunctions[n]
+}

@@ -1,0 +1,149 @@
+package planner
+
+import (
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// Class is what the planner decided to do with a statement.
+type Class uint8
+
+const (
+	// ClassPrivate is an aggregate over a private table: noised and charged.
+	ClassPrivate Class = iota
+	// ClassPassthrough reads only public tables, the catalog, or no table
+	// at all: the statement text is forwarded to the backend unchanged.
+	ClassPassthrough
+)
+
+func (c Class) String() string {
+	if c == ClassPrivate {
+		return "private_aggregate"
+	}
+	return "passthrough"
+}
+
+// Plan is the privacy plan of one statement.
+type Plan struct {
+	Class Class
+
+	// ClassPassthrough: the SQL to forward (the client's own text).
+	SQL string
+
+	// ClassPrivate.
+	Dataset *policies.Dataset
+	Table   *policies.Table
+	// Budget is the (ε, δ) the release charges.
+	Budget  policies.Budget
+	Backend *ir.BackendQuery
+	// Aggs is parallel to Backend.Aggs: the noise step of each true
+	// aggregate. Each one is a separate release with its own share of ε.
+	Aggs []AggPlan
+	// Groups is parallel to Backend.GroupBy.
+	Groups []GroupPlan
+	Keys   KeySelection
+	// Outputs are the columns of the noisy result: the visible ones (the
+	// select list, in order) first, then hidden ones that HAVING or ORDER
+	// BY need.
+	Outputs    []Output
+	NumVisible int
+	// Having is evaluated on noisy rows; it references outputs only
+	// (ir.OutputRef), literals and operators.
+	Having  ir.Expr
+	OrderBy []OrderKey
+	Limit   *int64
+	Offset  *int64
+	// Notes explain the plan in words (explain output).
+	Notes []string
+	// CacheKey identifies the release (the noisy aggregate table before
+	// post-processing): same dataset policy, same true aggregates, same
+	// sensitivities and ε shares, same key selection.
+	CacheKey string
+}
+
+// AggPlan is the noise step of one true aggregate.
+type AggPlan struct {
+	// Label names the aggregate for explain ("count(*)", "sum(age)").
+	Label string
+	// Sensitivity is the L1 sensitivity in units of Quantum (over all
+	// groups when grouped).
+	Sensitivity int64
+	// Quantum is the real value of one unit: 1 for counts and integer
+	// sums, the lattice step γ for sums of real columns.
+	Quantum float64
+	// Epsilon is this aggregate's share of the query's ε.
+	Epsilon float64
+	// Scale is the discrete Laplace scale in units (Sensitivity/Epsilon).
+	Scale Scale
+}
+
+// ScaleValue returns the noise scale in output units (Scale × Quantum).
+func (a AggPlan) ScaleValue() float64 { return a.Scale.Float64() * a.Quantum }
+
+// GroupPlan is one GROUP BY column.
+type GroupPlan struct {
+	Name string
+	Type string // a policies.Type* constant; "" when unknown (public column without declaration)
+	// Domain is the declared key set (nil when DomainFrom or threshold
+	// selection supplies the keys).
+	Domain []ir.Value
+	// DomainFrom, when set, computes the key set from a public table:
+	// the keys of this query's result are the domain. It reads public data
+	// only, so it costs nothing.
+	DomainFrom *ir.BackendQuery
+	// DomainSQL is a declared domain query over public tables, in the
+	// backend's dialect.
+	DomainSQL string
+}
+
+// KeyMode says how the released group keys are chosen.
+type KeyMode uint8
+
+const (
+	// KeysNone: no GROUP BY, exactly one row.
+	KeysNone KeyMode = iota
+	// KeysDomain: every key of the declared domains (cartesian product),
+	// present in the data or not; zero counts are noised too.
+	KeysDomain
+	// KeysThreshold: keys come from the data and a key is released only
+	// when its noisy count reaches Threshold ((ε, δ)-DP).
+	KeysThreshold
+)
+
+// KeySelection is how group keys are chosen.
+type KeySelection struct {
+	Mode      KeyMode
+	Threshold int64 // KeysThreshold: release a key iff noisy count ≥ Threshold
+	CountAgg  int   // KeysThreshold: index of the CountRows aggregate used
+}
+
+// OutputKind is the kind of a result column.
+type OutputKind uint8
+
+const (
+	OutGroup OutputKind = iota
+	OutCount
+	OutSum
+	OutAvg
+)
+
+// Output is one column of the noisy result.
+type Output struct {
+	Name string
+	Kind OutputKind
+	// Type is the policies column type of the value: integer for counts
+	// and integer sums, real for real sums and averages, the group
+	// column's type for keys.
+	Type     string
+	Group    int // OutGroup
+	Agg      int // OutCount, OutSum, OutAvg (the sum)
+	CountAgg int // OutAvg: the count of non-null values
+	Lo, Hi   float64
+	Hidden   bool
+}
+
+// OrderKey is one ORDER BY key over outputs.
+type OrderKey struct {
+	Output int
+	Desc   bool
+}

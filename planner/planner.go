@@ -1,0 +1,328 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// maxKeys bounds the number of group keys a declared-domain GROUP BY may
+// release (the cartesian product of the domains).
+const maxKeys = 1_000_000
+
+// Planner plans statements under one policy. It is immutable and safe for
+// concurrent use.
+type Planner struct {
+	pol *policies.Policy
+}
+
+// New returns a planner for pol.
+func New(pol *policies.Policy) *Planner { return &Planner{pol: pol} }
+
+// Policy returns the policy the planner enforces.
+func (p *Planner) Policy() *policies.Policy { return p.pol }
+
+// Request is one statement to plan.
+type Request struct {
+	User *policies.User
+	// Epsilon is the session's ε for one query (0: the user's default).
+	Epsilon float64
+	// Dialect is the front end's SQL dialect ("postgres" or "mysql"); a
+	// pass-through is only allowed when it matches the backend's.
+	Dialect string
+	// Statement must be a StmtSelect whose parameters are bound.
+	Statement *ir.Statement
+}
+
+// Plan plans a StmtSelect. Session, explain and refused statements are the
+// caller's business.
+func (p *Planner) Plan(req Request) (*Plan, error) {
+	st := req.Statement
+	if st == nil || st.Kind != ir.StmtSelect {
+		return nil, sqlerr.New(sqlerr.Internal, "internal error: only SELECT statements are planned")
+	}
+	private, err := p.classify(st)
+	if err != nil {
+		return nil, err
+	}
+	if !private {
+		return p.planPassthrough(req)
+	}
+	if st.Query == nil {
+		return nil, p.refuseNonAggregate(st)
+	}
+	return p.planPrivate(req, st.Query)
+}
+
+// classify reports whether st reads a private table, and refuses
+// statements reading relations the policy does not know (they may be
+// private: fail closed).
+func (p *Planner) classify(st *ir.Statement) (bool, error) {
+	private := false
+	for _, r := range st.Relations {
+		if isCatalogSchema(r.Schema) || (r.Schema == "" && isCatalogRelation(r.Name)) {
+			if err := checkCatalogRelation(r); err != nil {
+				return false, err
+			}
+			continue
+		}
+		_, tbl := p.pol.LookupTable(r.Schema, r.Name)
+		if tbl == nil {
+			return false, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(r)).
+				WithHint("only tables declared under datasets.<name>.tables can be queried")
+		}
+		if !tbl.Public {
+			private = true
+		}
+	}
+	return private, nil
+}
+
+func (p *Planner) refuseNonAggregate(st *ir.Statement) error {
+	var name string
+	for _, r := range st.Relations {
+		if _, tbl := p.pol.LookupTable(r.Schema, r.Name); tbl != nil && !tbl.Public {
+			name = tbl.Name
+			break
+		}
+	}
+	reason := st.NotAggregate
+	if reason == "" {
+		reason = "the statement is not a supported aggregate"
+	}
+	return sqlerr.New(sqlerr.InsufficientPrivilege,
+		"table %s is private and this query is not an aggregate the proxy can answer: %s", name, reason).
+		WithHint("ask for COUNT(*), COUNT(col), SUM(col) or AVG(col) with WHERE and GROUP BY, e.g. SELECT COUNT(*) FROM %s", name)
+}
+
+func (p *Planner) planPassthrough(req Request) (*Plan, error) {
+	st := req.Statement
+	if req.Dialect != "" && req.Dialect != backendDialect(p.pol) {
+		if len(st.Relations) > 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"this %s front end cannot pass the query through to the %s backend: only aggregates over private tables are translated",
+				req.Dialect, backendDialect(p.pol))
+		}
+	}
+	for _, f := range st.Functions {
+		if !passthroughFunctionAllowed(f) {
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "function %s is not allowed through the privacy proxy", f)
+		}
+	}
+	return &Plan{Class: ClassPassthrough, SQL: st.Text}, nil
+}
+
+// scope is the set of tables a private query reads.
+type scope struct {
+	ds     *policies.Dataset
+	tables []boundTable // [0] is the private table
+}
+
+type boundTable struct {
+	tbl   *policies.Table
+	ref   ir.TableRef // as written
+	alias string      // backend alias: t0, t1, ...
+}
+
+func (s *scope) refName(i int) string { return strings.ToLower(s.tables[i].ref.RefName()) }
+
+// resolved is a column resolved against the scope.
+type resolved struct {
+	col   ir.ColumnRef     // backend-qualified
+	decl  *policies.Column // nil for undeclared public columns
+	table int
+	name  string // as the analyst wrote it (lower-case)
+}
+
+func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
+	user := req.User
+	if user == nil {
+		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "no user: private queries need an authenticated user")
+	}
+	sc, err := p.bindTables(q)
+	if err != nil {
+		return nil, err
+	}
+	ds := sc.ds
+	main := sc.tables[0].tbl
+	if ds.Model != "" && ds.Model != policies.ModelDP {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "dataset %s uses model %s, which this version cannot answer", ds.Name, ds.Model)
+	}
+	limit, ok := user.Budgets[ds.Name]
+	if !ok {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "user %s has no privacy budget for dataset %s", user.Name, ds.Name).
+			WithHint("the DBA grants one under users.%s.budgets.%s", user.Name, ds.Name)
+	}
+	eps := req.Epsilon
+	if eps == 0 {
+		eps = user.DefaultEpsilon
+	}
+	if err := checkEpsilon(eps, user); err != nil {
+		return nil, err
+	}
+
+	pl := &Plan{
+		Class:   ClassPrivate,
+		Dataset: ds,
+		Table:   main,
+		Limit:   q.Limit,
+		Offset:  q.Offset,
+	}
+	b := &builder{p: p, sc: sc, plan: pl, q: q}
+	bq := &ir.BackendQuery{
+		From:           ir.TableRef{Schema: main.Schema, Name: main.Name, Alias: sc.tables[0].alias},
+		Unit:           ir.ColumnRef{Qualifier: sc.tables[0].alias, Name: main.Unit},
+		MaxRowsPerUnit: main.MaxRowsPerUnit,
+	}
+	pl.Backend = bq
+	if err := b.joins(q, bq); err != nil {
+		return nil, err
+	}
+	if bq.Where, err = b.where(q.Where); err != nil {
+		return nil, err
+	}
+	if err := b.groups(q); err != nil {
+		return nil, err
+	}
+	if err := b.selectList(q); err != nil {
+		return nil, err
+	}
+	if err := b.postProcessing(q); err != nil {
+		return nil, err
+	}
+	if len(bq.Aggs) == 0 {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
+			"table %s is private: only aggregate queries are answered", main.Name).
+			WithHint("add COUNT(*) (for the values of a column use SELECT col, COUNT(*) ... GROUP BY col)")
+	}
+
+	// Key selection.
+	delta := 0.0
+	switch {
+	case len(pl.Groups) == 0:
+		pl.Keys.Mode = KeysNone
+	case b.allDomains():
+		pl.Keys.Mode = KeysDomain
+		if n := b.staticKeyCount(); n > maxKeys {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"GROUP BY over these columns has %d possible keys, more than the %d the proxy releases at once", n, maxKeys).
+				WithHint("group by fewer or coarser columns, or narrow a domain in the policy")
+		}
+	default:
+		col := b.missingDomain()
+		if user.DeltaPerQuery <= 0 || limit.Delta <= 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"GROUP BY %s needs a declared domain: %s", col.name, domainPath(sc, col)).
+				WithHint("declare the possible values of %s in the policy (%s), or let the DBA allow threshold key selection with users.%s.delta_per_query > 0",
+					col.name, p.pol.Position(domainPath(sc, col)), user.Name)
+		}
+		delta = user.DeltaPerQuery
+		pl.Keys.Mode = KeysThreshold
+		pl.Keys.CountAgg = b.agg(ir.BackendAgg{Kind: ir.CountRows}, "count(*)")
+	}
+	pl.Budget = policies.Budget{Epsilon: eps, Delta: delta}
+
+	if err := b.calibrate(eps, ds, main); err != nil {
+		return nil, err
+	}
+	if pl.Keys.Mode == KeysThreshold {
+		tau, err := threshold(main.MaxRowsPerUnit, pl.Aggs[pl.Keys.CountAgg].Scale, delta)
+		if err != nil {
+			return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "cannot calibrate threshold key selection for this ε and δ")
+		}
+		pl.Keys.Threshold = tau
+		pl.Notes = append(pl.Notes, fmt.Sprintf(
+			"group keys are not declared: a key is released only if its noisy count is at least %d (threshold selection, δ = %g)", tau, delta))
+	}
+	pl.Notes = append(b.notes, pl.Notes...)
+	pl.CacheKey = cacheKey(pl)
+	return pl, nil
+}
+
+// bindTables resolves FROM and JOIN tables against the policy.
+func (p *Planner) bindTables(q *ir.Query) (*scope, error) {
+	ds, tbl := p.pol.LookupTable(q.From.Schema, q.From.Name)
+	if tbl == nil {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(q.From))
+	}
+	if tbl.Public {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+			"put the private table first: FROM must name the private table and JOIN the public ones (%s is public)", tbl.Name)
+	}
+	sc := &scope{ds: ds, tables: []boundTable{{tbl: tbl, ref: q.From, alias: "t0"}}}
+	for i, j := range q.Joins {
+		jds, jt := p.pol.LookupTable(j.Table.Schema, j.Table.Name)
+		if jt == nil {
+			return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(j.Table))
+		}
+		if !jt.Public {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"joining two private tables (%s and %s) is not supported: a unit's rows could be multiplied", tbl.Name, jt.Name)
+		}
+		if jds != ds {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"public table %s belongs to dataset %s, not %s: declare it in the same dataset to join it", jt.Name, jds.Name, ds.Name)
+		}
+		sc.tables = append(sc.tables, boundTable{tbl: jt, ref: j.Table, alias: "t" + strconv.Itoa(i+1)})
+	}
+	seen := map[string]bool{}
+	for i := range sc.tables {
+		n := sc.refName(i)
+		if seen[n] {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "table name %q specified more than once", n)
+		}
+		seen[n] = true
+	}
+	return sc, nil
+}
+
+func checkEpsilon(eps float64, user *policies.User) error {
+	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "ε must be a positive number, got %g", eps)
+	}
+	if user.MaxEpsilon > 0 && eps > user.MaxEpsilon {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "ε = %g is above the %g per query allowed for user %s", eps, user.MaxEpsilon, user.Name).
+			WithHint("lower the session's ε")
+	}
+	return nil
+}
+
+func cacheKey(pl *Plan) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "ddp-release-v1\x00%s\x00%s\x00", pl.Dataset.Fingerprint, pl.Backend.Canonical())
+	for _, a := range pl.Aggs {
+		fmt.Fprintf(h, "%d/%x/%s/%x\x00", a.Sensitivity, math.Float64bits(a.Quantum), a.Scale.String(), math.Float64bits(a.Epsilon))
+	}
+	fmt.Fprintf(h, "keys:%d/%d/%d/%x/%x\x00", pl.Keys.Mode, pl.Keys.Threshold, pl.Keys.CountAgg,
+		math.Float64bits(pl.Budget.Epsilon), math.Float64bits(pl.Budget.Delta))
+	for _, g := range pl.Groups {
+		for _, v := range g.Domain {
+			fmt.Fprintf(h, "%s,", v.SQL())
+		}
+		if g.DomainFrom != nil {
+			fmt.Fprintf(h, "from:%s", g.DomainFrom.Canonical())
+		}
+		fmt.Fprintf(h, "sql:%s\x00", g.DomainSQL)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func qualified(t ir.TableRef) string {
+	if t.Schema != "" {
+		return t.Schema + "." + t.Name
+	}
+	return t.Name
+}
+
+func backendDialect(pol *policies.Policy) string { return pol.Backend.Driver }
+
+func domainPath(sc *scope, r resolved) string {
+	return "datasets." + sc.ds.Name + ".tables." + sc.tables[r.table].tbl.Name + ".columns." + r.col.Name + ".domain"
+}

@@ -1,0 +1,162 @@
+package policies
+
+import (
+	"strconv"
+	"strings"
+)
+
+// User returns the user with the given login name (case-insensitive), or
+// nil.
+func (p *Policy) User(name string) *User {
+	for _, u := range p.Users {
+		if u != nil && strings.EqualFold(u.Name, name) {
+			return u
+		}
+	}
+	return nil
+}
+
+// Dataset returns the dataset with the given name, or nil. Dataset names
+// are case-sensitive, like the budgets that refer to them.
+func (p *Policy) Dataset(name string) *Dataset { return p.Datasets[name] }
+
+// Budget returns the user's total budget on a dataset; ok is false when the
+// user may not query it.
+func (u *User) Budget(dataset string) (b Budget, ok bool) {
+	b, ok = u.Budgets[dataset]
+	return b, ok
+}
+
+// DefaultSchema is the schema a table with Schema "" lives in: "public" for
+// PostgreSQL, "main" for SQLite, the DSN's database for MySQL ("" when the
+// DSN names none, meaning any schema matches).
+func (p *Policy) DefaultSchema() string {
+	switch p.Backend.Driver {
+	case "postgres":
+		return "public"
+	case "sqlite":
+		return "main"
+	case "mysql":
+		return mysqlDatabase(p.Backend.DSN)
+	}
+	return ""
+}
+
+// mysqlDatabase extracts dbname from a go-sql-driver/mysql DSN
+// ([user[:pass]@][proto[(addr)]]/dbname[?params]). The password may contain
+// '/', so the database is after the last '/' that follows the last '@'
+// (or ')').
+func mysqlDatabase(dsn string) string {
+	s, _, _ := strings.Cut(dsn, "?")
+	if i := strings.LastIndexAny(s, "@)"); i >= 0 {
+		s = s[i+1:]
+	}
+	i := strings.LastIndexByte(s, '/')
+	if i < 0 {
+		return ""
+	}
+	return s[i+1:]
+}
+
+// LookupTable finds a table by schema and name, case-insensitively. Schema
+// "" in the query matches a table declared without a schema or with the
+// backend's default schema; a query schema matches a table declared with
+// that schema, or declared without one when it is the default schema. With
+// MySQL and a DSN without a database, schemas are not compared at all.
+// Table names are unique across datasets (Validate enforces it), so at most
+// one table matches.
+func (p *Policy) LookupTable(schema, name string) (*Dataset, *Table) {
+	name = strings.ToLower(name)
+	def := p.DefaultSchema()
+	for _, dn := range p.DatasetNames {
+		d := p.Datasets[dn]
+		t := d.Tables[name]
+		if t == nil {
+			continue
+		}
+		if schemaMatches(schema, t.Schema, def, p.Backend.Driver) {
+			return d, t
+		}
+	}
+	return nil, nil
+}
+
+func schemaMatches(query, declared, def, driver string) bool {
+	if driver == "mysql" && def == "" {
+		return true
+	}
+	norm := func(s string) string {
+		if s == "" {
+			return strings.ToLower(def)
+		}
+		return strings.ToLower(s)
+	}
+	return norm(query) == norm(declared)
+}
+
+// Column returns the column with the given name (case-insensitive), or nil.
+func (t *Table) Column(name string) *Column {
+	if c, ok := t.Columns[name]; ok {
+		return c
+	}
+	return t.Columns[strings.ToLower(name)]
+}
+
+// ClampCountsAtZero reports whether noisy counts are clamped at 0 (the
+// default).
+func (d *Dataset) ClampCountsAtZero() bool { return d.ClampCounts == nil || *d.ClampCounts }
+
+// HasBounds reports whether the column declares [lo, hi] bounds, which SUM
+// and AVG require.
+func (c *Column) HasBounds() bool { return len(c.Bounds) == 2 }
+
+// Lo is the lower bound (0 without bounds; check HasBounds first).
+func (c *Column) Lo() float64 {
+	if !c.HasBounds() {
+		return 0
+	}
+	return c.Bounds[0]
+}
+
+// Hi is the upper bound (0 without bounds; check HasBounds first).
+func (c *Column) Hi() float64 {
+	if !c.HasBounds() {
+		return 0
+	}
+	return c.Bounds[1]
+}
+
+// Line returns the line of the key at path, or 0 when the file did not
+// write it. See doc.go for the path scheme.
+func (p *Policy) Line(path string) int { return p.lines[path] }
+
+// nearestLine is the line of path or, for a key the file left out, of its
+// nearest written ancestor (a missing domain points at its column).
+func (p *Policy) nearestLine(path string) int {
+	for path != "" {
+		if l, ok := p.lines[path]; ok {
+			return l
+		}
+		i := strings.LastIndexByte(path, '.')
+		if i < 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 0
+}
+
+// Position returns "file:line" for path, for messages such as "GROUP BY zip
+// needs a declared domain: datasets.census.tables.people.columns.zip.domain
+// (census.yaml:14)". A key the file left out is placed at its nearest
+// written ancestor; when nothing is known it returns path itself.
+func (p *Policy) Position(path string) string {
+	l := p.nearestLine(path)
+	switch {
+	case l == 0:
+		return path
+	case p.Source == "":
+		return "line " + strconv.Itoa(l)
+	}
+	return p.Source + ":" + strconv.Itoa(l)
+}

@@ -1,0 +1,191 @@
+package policies
+
+import (
+	"time"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// Policy is a loaded, validated policy file. The yaml tags are the file
+// schema (see README.md, "Policy reference"); fields without a yaml tag are
+// derived at load time.
+type Policy struct {
+	Version  int                 `yaml:"version"`
+	Backend  Backend             `yaml:"backend"`
+	Listen   Listen              `yaml:"listen"`
+	Ledger   Ledger              `yaml:"ledger"`
+	Users    []*User             `yaml:"users"`
+	Datasets map[string]*Dataset `yaml:"datasets"`
+
+	// Source is the file the policy was loaded from ("" for LoadBytes
+	// without a name).
+	Source string `yaml:"-"`
+	// DatasetNames lists the datasets in file order.
+	DatasetNames []string `yaml:"-"`
+	// MissingEnv lists the environment variables an offline load found
+	// unset (see LoadOptions.Offline).
+	MissingEnv []string `yaml:"-"`
+	lines      map[string]int
+}
+
+// Backend says where the real data lives.
+type Backend struct {
+	// Driver is postgres, mysql or sqlite.
+	Driver string `yaml:"driver"`
+	// DSN is the driver's connection string; ${VAR} is expanded from the
+	// environment at load time.
+	DSN string `yaml:"dsn"`
+	// StatementTimeout bounds every backend statement (default 30s).
+	StatementTimeout Duration `yaml:"statement_timeout"`
+	// MaxOpenConns is the connection pool size (default 10).
+	MaxOpenConns int `yaml:"max_open_conns"`
+}
+
+// Listen configures the wire front ends.
+type Listen struct {
+	Postgres string `yaml:"postgres"` // default 127.0.0.1:15432; "off" disables
+	MySQL    string `yaml:"mysql"`    // default 127.0.0.1:13306; "off" disables
+}
+
+// Ledger configures the durable budget ledger.
+type Ledger struct {
+	// Path of the bbolt file (default ddp-ledger.db, relative paths are
+	// relative to the policy file's directory).
+	Path string `yaml:"path"`
+}
+
+// User is an analyst allowed to connect.
+type User struct {
+	Name string `yaml:"name"`
+	// Exactly one way of checking the password:
+	PasswordEnv string `yaml:"password_env"` // the cleartext password is in this environment variable
+	// SCRAMSHA256 is a PostgreSQL-format verifier:
+	// SCRAM-SHA-256$<iterations>:<salt b64>$<StoredKey b64>:<ServerKey b64>.
+	SCRAMSHA256 string `yaml:"scram_sha_256"`
+	// MySQLNativePassword is "*" + 40 hex digits (SHA1(SHA1(password))).
+	MySQLNativePassword string `yaml:"mysql_native_password"`
+
+	// Budgets is the total budget per dataset name. A user without an entry
+	// for a dataset cannot query it.
+	Budgets map[string]Budget `yaml:"budgets"`
+	// DefaultEpsilon is the ε of one query when the session sets none
+	// (default 0.1); MaxEpsilon caps what a session may set (default 1).
+	DefaultEpsilon float64 `yaml:"default_epsilon"`
+	MaxEpsilon     float64 `yaml:"max_epsilon"`
+	// DeltaPerQuery is the δ one query may spend on threshold key selection
+	// (GROUP BY without a declared domain); 0 forbids it.
+	DeltaPerQuery float64 `yaml:"delta_per_query"`
+
+	// Password is the cleartext read from PasswordEnv at load time.
+	Password string `yaml:"-"`
+}
+
+// Budget is an (ε, δ) pair. It is the only way DP parameters travel
+// together, so they cannot be swapped by position.
+type Budget struct {
+	Epsilon float64 `yaml:"epsilon" json:"epsilon"`
+	Delta   float64 `yaml:"delta" json:"delta"`
+}
+
+// Model names.
+const (
+	ModelDP = "dp"
+	// Reserved for later issues; validation refuses them for now.
+	ModelBlowfish = "blowfish"
+	ModelInduced  = "induced"
+	ModelDDP      = "ddp"
+)
+
+// Neighbour models of ModelDP.
+const (
+	NeighborsUnbounded = "unbounded" // add or remove one unit (default)
+	NeighborsBounded   = "bounded"   // replace one unit's rows; the number of units is public
+)
+
+// Dataset is a set of tables about the same individuals, under one privacy
+// model and one budget per user.
+type Dataset struct {
+	// Model is dp (default). blowfish, induced and ddp are reserved.
+	Model string `yaml:"model"`
+	// Neighbors is unbounded (default) or bounded.
+	Neighbors string `yaml:"neighbors"`
+	// ClampCounts clamps noisy counts at 0 (default true).
+	ClampCounts *bool             `yaml:"clamp_counts"`
+	Tables      map[string]*Table `yaml:"tables"`
+
+	// Name is the dataset's key in the file.
+	Name string `yaml:"-"`
+	// Fingerprint identifies this dataset's privacy-relevant configuration
+	// (a hash of its resolved form). Cached releases are keyed by it, so
+	// changing the policy of a dataset never serves an answer computed under
+	// the old one.
+	Fingerprint string `yaml:"-"`
+	// TableNames lists the tables in file order.
+	TableNames []string `yaml:"-"`
+}
+
+// Table is a backend table exposed by the policy. Names are matched
+// case-insensitively (keys are stored lower-case).
+type Table struct {
+	// Schema is the backend schema ("" = the backend's default).
+	Schema string `yaml:"schema"`
+	// Public tables are returned exactly and may be joined many-to-one on
+	// Key. They need no unit.
+	Public bool   `yaml:"public"`
+	Key    string `yaml:"key"`
+	// Unit is the privacy unit column of a private table (a person, a
+	// user, a household): the thing DP protects.
+	Unit string `yaml:"unit"`
+	// MaxRowsPerUnit is the contribution bound k (default 1), enforced in
+	// the backend SQL.
+	MaxRowsPerUnit int `yaml:"max_rows_per_unit"`
+	// Columns lists the queryable columns. Columns that are not listed
+	// cannot be used anywhere in a query on a private table. A public table
+	// without columns exposes all of its columns.
+	Columns map[string]*Column `yaml:"columns"`
+
+	// Name is the table's key in the file (lower-case).
+	Name string `yaml:"-"`
+	// ColumnNames lists the columns in file order.
+	ColumnNames []string `yaml:"-"`
+}
+
+// Column types.
+const (
+	TypeInteger = "integer"
+	TypeReal    = "real"
+	TypeText    = "text"
+	TypeBoolean = "boolean"
+)
+
+// Column describes one queryable column.
+type Column struct {
+	// Type is integer, real, text or boolean.
+	Type string `yaml:"type"`
+	// Bounds [lo, hi] are required for SUM and AVG: values are clamped to
+	// them in the backend.
+	Bounds []float64 `yaml:"bounds"`
+	// Domain is required to GROUP BY the column (unless threshold key
+	// selection with δ > 0 is allowed).
+	Domain *Domain `yaml:"domain"`
+
+	// Name is the column's key in the file (lower-case).
+	Name string `yaml:"-"`
+}
+
+// Domain is the public set of values a column can take.
+type Domain struct {
+	// Values lists the values (of the column's type).
+	Values []any `yaml:"values"`
+	// Range [lo, hi] is an inclusive integer range.
+	Range []int64 `yaml:"range"`
+	// Query is a SQL query over a public table returning one column.
+	Query string `yaml:"query"`
+
+	// Resolved holds Values or the expanded Range as typed values (empty
+	// for Query domains, which the planner evaluates on the backend).
+	Resolved []ir.Value `yaml:"-"`
+}
+
+// Duration is a time.Duration written as "30s", "2m" in YAML.
+type Duration struct{ time.Duration }

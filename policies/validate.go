@@ -1,0 +1,105 @@
+package policies
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// checker collects problems, each located by the line of its path (or of
+// the nearest ancestor the file wrote, for a key that is missing).
+type checker struct {
+	p  *Policy
+	ps Problems
+}
+
+func (c *checker) add(path, format string, args ...any) {
+	line := c.p.nearestLine(path)
+	if line == 0 && c.p.lines != nil {
+		// A top-level key the file left out (version:): point at the
+		// start of the file rather than nowhere.
+		line = 1
+	}
+	c.ps = append(c.ps, Problem{
+		File:    c.p.Source,
+		Line:    line,
+		Path:    path,
+		Message: prefixPath(path, fmt.Sprintf(format, args...)),
+	})
+}
+
+// Validate completes the policy (lower-cased names, defaults, resolved
+// domains, fingerprints) and checks it. It returns nil or Problems listing
+// every problem found. Load calls it; call it again after changing a
+// policy in Go.
+func (p *Policy) Validate() error {
+	c := &checker{p: p}
+	p.normalize(c)
+	p.checkTop(c)
+	p.checkUsers(c)
+	p.checkDatasets(c)
+	return sortProblems(c.ps).err()
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
+
+// checkIdent reports a name that the backends could not render as a plain
+// identifier. Requiring plain identifiers means the dialect renderers never
+// need to quote (and the same name works in PostgreSQL, MySQL and SQLite).
+func (c *checker) checkIdent(path, what, s string) bool {
+	switch {
+	case !identRE.MatchString(s):
+		c.add(path, "%s %q is not a legal identifier: use a letter or _ followed by letters, digits, _ or $", what, s)
+	case len(s) > 63:
+		c.add(path, "%s %q is %d bytes long; identifiers are at most 63 bytes (PostgreSQL truncates longer ones)", what, s[:20]+"...", len(s))
+	default:
+		return true
+	}
+	return false
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+func (p *Policy) checkTop(c *checker) {
+	if p.Version != 1 {
+		c.add("version", "version must be 1 (write version: 1 at the top of the file), not %d", p.Version)
+	}
+	switch p.Backend.Driver {
+	case "postgres", "mysql", "sqlite":
+	case "":
+		c.add("backend.driver", "missing; set it to postgres, mysql or sqlite")
+	default:
+		c.add("backend.driver", "unknown driver %q; use postgres, mysql or sqlite", p.Backend.Driver)
+	}
+	if strings.TrimSpace(p.Backend.DSN) == "" {
+		c.add("backend.dsn", "empty; give the connection string (for example ${DDP_POSTGRES_DSN} to read it from the environment)")
+	}
+	if d := p.Backend.StatementTimeout.Duration; d <= 0 {
+		c.add("backend.statement_timeout", "statement_timeout must be positive (e.g. 30s), not %s", d)
+	}
+	if p.Backend.MaxOpenConns < 1 {
+		c.add("backend.max_open_conns", "max_open_conns must be at least 1, not %d", p.Backend.MaxOpenConns)
+	}
+	c.checkListen("listen.postgres", p.Listen.Postgres)
+	c.checkListen("listen.mysql", p.Listen.MySQL)
+	if p.Listen.Postgres != ListenOff && p.Listen.Postgres == p.Listen.MySQL {
+		c.add("listen.mysql", "the MySQL and PostgreSQL front ends both listen on %s; give them different ports or set one to off", p.Listen.MySQL)
+	}
+}
+
+func (c *checker) checkListen(path, addr string) {
+	if addr == ListenOff {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		c.add(path, "%q is not a host:port address (e.g. 127.0.0.1:15432); write off to disable this front end", addr)
+		return
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		c.add(path, "port %q is not a number between 0 and 65535", port)
+	}
+}

@@ -1,0 +1,18 @@
+// Package release runs private plans: it evaluates public key domains,
+// reserves budget in the ledger, runs the true aggregate on the backend,
+// draws the noise, commits the charge together with the noisy release,
+// and only then post-processes (HAVING, ORDER BY, LIMIT) and returns rows.
+// Identical releases (same plan cache key) are served from the ledger
+// without a new charge, across restarts, so repeating a query to average
+// out the noise gains nothing.
+//
+// Order of effects (DESIGN.md "Budget ledger"): reserve (fsynced) → run
+// backend → commit charge + released rows (fsynced) → return. A crash
+// anywhere never yields an uncharged answer. A reservation is refunded
+// only when the backend certainly never ran the statement
+// (sqlerr.BackendUnavailable); any later failure stays charged and
+// reaches the client as a generic error.
+//
+// release may import planner, ledger, noise, policies, ir and sqlerr. It
+// must not import wire front ends, parsers or database drivers.
+package release

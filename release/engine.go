@@ -1,0 +1,509 @@
+package release
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/noise"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Options configures an Engine.
+type Options struct {
+	Logger *slog.Logger
+	// Source of randomness: noise.CryptoSource() in production; a seeded
+	// source only in tests.
+	Source noise.Source
+	// AfterCommit, when set, runs after a release is durably committed and
+	// before it is returned (crash tests kill the process here).
+	AfterCommit func()
+}
+
+// Engine runs private plans. It is safe for concurrent use.
+type Engine struct {
+	backend planner.Backend
+	ledger  *ledger.Ledger
+	src     noise.Source
+	log     *slog.Logger
+	after   func()
+
+	flight  keyedMutex
+	domMu   sync.Mutex
+	domains map[string][]ir.Value // public key domains, by query text
+}
+
+// New returns an engine. The ledger and backend stay owned by the caller.
+func New(b planner.Backend, l *ledger.Ledger, opts Options) *Engine {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	src := opts.Source
+	if src == nil {
+		src = noise.CryptoSource()
+	}
+	return &Engine{backend: b, ledger: l, src: src, log: log, after: opts.AfterCommit, domains: map[string][]ir.Value{}}
+}
+
+// Column describes one column of a private result.
+type Column struct {
+	Name string
+	Type string // policies.Type*
+	// Aggregate is "" for group keys, else count/sum/avg.
+	Aggregate string
+	// Scale is the noise scale in the column's units (0: exact); CI95 is
+	// the half-width of the 95% interval of the noise (0 when not
+	// expressible, as for AVG).
+	Scale float64
+	CI95  float64
+}
+
+// Result is a noisy answer.
+type Result struct {
+	Columns []Column
+	Rows    [][]ir.Value
+	// Charged is what this answer cost (zero when Cached).
+	Charged policies.Budget
+	// Remaining is the user's budget left on the dataset afterwards.
+	Remaining policies.Budget
+	Cached    bool
+}
+
+// stored is the release kept in the ledger: the noisy aggregate table in
+// lattice units, before post-processing.
+type stored struct {
+	Version int         `json:"v"`
+	Rows    []storedRow `json:"rows"`
+}
+
+type storedRow struct {
+	Keys []ir.Value `json:"k,omitempty"`
+	Aggs []int64    `json:"a"`
+}
+
+// Run answers a private plan for user.
+func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan) (*Result, error) {
+	if pl.Class != planner.ClassPrivate {
+		return nil, sqlerr.New(sqlerr.Internal, "internal error: not a private plan")
+	}
+	limit, ok := user.Budgets[pl.Dataset.Name]
+	if !ok {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "user %s has no privacy budget for dataset %s", user.Name, pl.Dataset.Name)
+	}
+	unlock := e.flight.lock(pl.CacheKey)
+	defer unlock()
+
+	if data, ok, err := e.ledger.Lookup(pl.CacheKey); err != nil {
+		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+	} else if ok {
+		var rel stored
+		if err := json.Unmarshal(data, &rel); err != nil {
+			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
+		}
+		return e.finish(user, pl, &rel, policies.Budget{}, true)
+	}
+
+	// Public work first: nothing is charged if it fails.
+	keys, err := e.keyDomain(ctx, pl)
+	if err != nil {
+		return nil, err
+	}
+
+	res, err := e.ledger.Reserve(ctx, user.Name, pl.Dataset.Name, pl.Budget, limit)
+	if err != nil {
+		return nil, err
+	}
+	truth := map[string]ir.BackendRow{}
+	var order []string
+	err = e.backend.Aggregate(ctx, pl.Backend, func(r ir.BackendRow) error {
+		for i := range r.Keys {
+			r.Keys[i] = normalize(r.Keys[i], pl.Groups[i].Type)
+		}
+		k := keyString(r.Keys)
+		if _, dup := truth[k]; !dup {
+			order = append(order, k)
+		}
+		truth[k] = r
+		return nil
+	})
+	if err != nil {
+		return nil, e.failed(res, err)
+	}
+	rel, err := e.noisy(pl, keys, truth, order)
+	if err != nil {
+		return nil, e.failed(res, err)
+	}
+	data, err := json.Marshal(rel)
+	if err != nil {
+		return nil, e.failed(res, err)
+	}
+	sent, err := res.Commit(pl.CacheKey, data)
+	if err != nil {
+		// The charge stays reserved: fail closed.
+		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the release could not be recorded; nothing was returned")
+	}
+	if string(sent) != string(data) {
+		// Another process released the same query first: answer with that
+		// release, so every client sees one answer per query.
+		rel = &stored{}
+		if err := json.Unmarshal(sent, rel); err != nil {
+			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
+		}
+	}
+	if e.after != nil {
+		e.after()
+	}
+	return e.finish(user, pl, rel, pl.Budget, false)
+}
+
+// failed settles a reservation after a failure: refunded only when the
+// backend certainly never ran the statement, else kept (the failure may
+// depend on private data).
+func (e *Engine) failed(res *ledger.Reservation, err error) error {
+	if sqlerr.HasCode(err, sqlerr.BackendUnavailable) {
+		if rerr := res.Refund(); rerr != nil {
+			e.log.Error("refund failed; the reservation stays charged", "err", rerr)
+		}
+		return err
+	}
+	if _, cerr := res.Commit("", nil); cerr != nil {
+		e.log.Error("settling a failed release", "err", cerr)
+	}
+	se := sqlerr.As(err)
+	e.log.Warn("private query failed after it reached the backend; the budget stays charged", "code", se.Code.Name, "err", err)
+	return se
+}
+
+// keyDomain returns the released group keys for KeysDomain plans (nil
+// otherwise): the cartesian product of the groups' public domains.
+func (e *Engine) keyDomain(ctx context.Context, pl *planner.Plan) ([][]ir.Value, error) {
+	if pl.Keys.Mode != planner.KeysDomain {
+		return nil, nil
+	}
+	doms := make([][]ir.Value, len(pl.Groups))
+	total := 1
+	for i, g := range pl.Groups {
+		var err error
+		switch {
+		case g.Domain != nil:
+			doms[i] = g.Domain
+		case g.DomainSQL != "":
+			doms[i], err = e.sqlDomain(ctx, g.DomainSQL, g.Type)
+		case g.DomainFrom != nil:
+			doms[i], err = e.tableDomain(ctx, g.DomainFrom, g.Type)
+		}
+		if err != nil {
+			return nil, err
+		}
+		total *= max(len(doms[i]), 1)
+		if total > 1_000_000 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY over these columns has more than 1000000 possible keys").
+				WithHint("group by fewer or coarser columns")
+		}
+	}
+	keys := [][]ir.Value{{}}
+	for _, d := range doms {
+		next := make([][]ir.Value, 0, len(keys)*len(d))
+		for _, k := range keys {
+			for _, v := range d {
+				nk := append(append([]ir.Value(nil), k...), v)
+				next = append(next, nk)
+			}
+		}
+		keys = next
+	}
+	return keys, nil
+}
+
+func (e *Engine) sqlDomain(ctx context.Context, sql, typ string) ([]ir.Value, error) {
+	e.domMu.Lock()
+	d, ok := e.domains["sql:"+sql]
+	e.domMu.Unlock()
+	if ok {
+		return d, nil
+	}
+	seen := map[string]bool{}
+	err := e.backend.Rows(ctx, sql, nil, func(_ []string, row []ir.Value) error {
+		if len(row) == 0 {
+			return nil
+		}
+		v := normalize(row[0], typ)
+		if k := keyString([]ir.Value{v}); !seen[k] {
+			seen[k] = true
+			d = append(d, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("evaluating a domain query: %w", err)
+	}
+	sort.Slice(d, func(i, j int) bool { return ir.CompareValues(d[i], d[j]) < 0 })
+	e.domMu.Lock()
+	e.domains["sql:"+sql] = d
+	e.domMu.Unlock()
+	return d, nil
+}
+
+func (e *Engine) tableDomain(ctx context.Context, q *ir.BackendQuery, typ string) ([]ir.Value, error) {
+	key := "table:" + q.Canonical()
+	e.domMu.Lock()
+	d, ok := e.domains[key]
+	e.domMu.Unlock()
+	if ok {
+		return d, nil
+	}
+	err := e.backend.Aggregate(ctx, q, func(r ir.BackendRow) error {
+		d = append(d, normalize(r.Keys[0], typ))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the keys of a public table: %w", err)
+	}
+	sort.Slice(d, func(i, j int) bool { return ir.CompareValues(d[i], d[j]) < 0 })
+	e.domMu.Lock()
+	e.domains[key] = d
+	e.domMu.Unlock()
+	return d, nil
+}
+
+// noisy draws the noise: one discrete Laplace sample per aggregate and
+// released key.
+func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.BackendRow, order []string) (*stored, error) {
+	rel := &stored{Version: 1}
+	addNoise := func(agg []int64) ([]int64, error) {
+		out := make([]int64, len(pl.Aggs))
+		for i, a := range pl.Aggs {
+			v := int64(0)
+			if agg != nil {
+				v = agg[i]
+			}
+			n, err := a.Noise(e.src)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v + n
+		}
+		return out, nil
+	}
+	switch pl.Keys.Mode {
+	case planner.KeysNone:
+		var agg []int64
+		for _, r := range truth {
+			agg = r.Aggs
+		}
+		a, err := addNoise(agg)
+		if err != nil {
+			return nil, err
+		}
+		rel.Rows = append(rel.Rows, storedRow{Aggs: a})
+	case planner.KeysDomain:
+		for _, k := range keys {
+			var agg []int64
+			if r, ok := truth[keyString(k)]; ok {
+				agg = r.Aggs
+			}
+			a, err := addNoise(agg)
+			if err != nil {
+				return nil, err
+			}
+			rel.Rows = append(rel.Rows, storedRow{Keys: k, Aggs: a})
+		}
+	case planner.KeysThreshold:
+		for _, k := range order {
+			r := truth[k]
+			a, err := addNoise(r.Aggs)
+			if err != nil {
+				return nil, err
+			}
+			if a[pl.Keys.CountAgg] >= pl.Keys.Threshold {
+				rel.Rows = append(rel.Rows, storedRow{Keys: r.Keys, Aggs: a})
+			}
+		}
+		sort.Slice(rel.Rows, func(i, j int) bool { return lessKeys(rel.Rows[i].Keys, rel.Rows[j].Keys) })
+	}
+	return rel, nil
+}
+
+// finish post-processes a release: output values, HAVING, ORDER BY,
+// OFFSET/LIMIT, and drops hidden columns.
+func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, charged policies.Budget, cached bool) (*Result, error) {
+	clamp := pl.Dataset.ClampCountsAtZero()
+	rows := make([][]ir.Value, 0, len(rel.Rows))
+	for _, sr := range rel.Rows {
+		if len(sr.Aggs) != len(pl.Aggs) || len(sr.Keys) != len(pl.Groups) && pl.Keys.Mode != planner.KeysNone {
+			return nil, sqlerr.New(sqlerr.Internal, "internal error: a cached release does not match its plan")
+		}
+		row := make([]ir.Value, len(pl.Outputs))
+		for i, o := range pl.Outputs {
+			row[i] = outputValue(pl, o, sr, clamp)
+		}
+		if pl.Having != nil {
+			v, err := eval(pl.Having, row)
+			if err != nil {
+				return nil, err
+			}
+			if !isTrue(v) {
+				continue
+			}
+		}
+		rows = append(rows, row)
+	}
+	if len(pl.OrderBy) > 0 {
+		sort.SliceStable(rows, func(i, j int) bool {
+			for _, k := range pl.OrderBy {
+				c := ir.CompareValues(rows[i][k.Output], rows[j][k.Output])
+				if c != 0 {
+					return (c < 0) != k.Desc
+				}
+			}
+			return false
+		})
+	}
+	if pl.Offset != nil {
+		rows = rows[min(int(*pl.Offset), len(rows)):]
+	}
+	if pl.Limit != nil && int(*pl.Limit) < len(rows) {
+		rows = rows[:*pl.Limit]
+	}
+	for i := range rows {
+		rows[i] = rows[i][:pl.NumVisible]
+	}
+	res := &Result{Rows: rows, Charged: charged, Cached: cached}
+	for _, o := range pl.Outputs[:pl.NumVisible] {
+		c := Column{Name: o.Name, Type: o.Type}
+		switch o.Kind {
+		case planner.OutCount, planner.OutSum:
+			c.Aggregate = map[planner.OutputKind]string{planner.OutCount: "count", planner.OutSum: "sum"}[o.Kind]
+			c.Scale = pl.Aggs[o.Agg].ScaleValue()
+			c.CI95 = pl.Aggs[o.Agg].CI95()
+		case planner.OutAvg:
+			c.Aggregate = "avg"
+		}
+		res.Columns = append(res.Columns, c)
+	}
+	spent, err := e.ledger.Spent(user.Name, pl.Dataset.Name)
+	if err != nil {
+		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+	}
+	limit := user.Budgets[pl.Dataset.Name]
+	res.Remaining = policies.Budget{Epsilon: max(limit.Epsilon-spent.Epsilon, 0), Delta: max(limit.Delta-spent.Delta, 0)}
+	return res, nil
+}
+
+func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) ir.Value {
+	switch o.Kind {
+	case planner.OutGroup:
+		return sr.Keys[o.Group]
+	case planner.OutCount:
+		v := sr.Aggs[o.Agg]
+		if clamp && v < 0 {
+			v = 0
+		}
+		return ir.Int(v)
+	case planner.OutSum:
+		a := pl.Aggs[o.Agg]
+		if o.Type == policies.TypeInteger {
+			return ir.Int(sr.Aggs[o.Agg])
+		}
+		return ir.Float(float64(sr.Aggs[o.Agg]) * a.Quantum)
+	case planner.OutAvg:
+		n := sr.Aggs[o.CountAgg]
+		if n <= 0 {
+			return ir.Null()
+		}
+		avg := float64(sr.Aggs[o.Agg]) * pl.Aggs[o.Agg].Quantum / float64(n)
+		return ir.Float(min(max(avg, o.Lo), o.Hi))
+	}
+	return ir.Null()
+}
+
+// normalize converts a backend key to the group column's declared type
+// (drivers differ: SQLite returns booleans as integers, PostgreSQL NUMERIC
+// as text...), so keys match the declared domain.
+func normalize(v ir.Value, typ string) ir.Value {
+	switch typ {
+	case policies.TypeInteger:
+		if v.Kind == ir.KindFloat && v.Float == float64(int64(v.Float)) {
+			return ir.Int(int64(v.Float))
+		}
+	case policies.TypeReal:
+		if v.Kind == ir.KindInt {
+			return ir.Float(float64(v.Int))
+		}
+	case policies.TypeBoolean:
+		if v.Kind == ir.KindInt {
+			return ir.Bool(v.Int != 0)
+		}
+	case policies.TypeText:
+		if v.Kind != ir.KindString && v.Kind != ir.KindNull {
+			return ir.String(v.Text())
+		}
+	}
+	return v
+}
+
+func keyString(keys []ir.Value) string {
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k.Kind.String())
+		b.WriteByte(':')
+		b.WriteString(k.SQL())
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func lessKeys(a, b []ir.Value) bool {
+	for i := range a {
+		if c := ir.CompareValues(a[i], b[i]); c != 0 {
+			return c < 0
+		}
+	}
+	return false
+}
+
+// keyedMutex serialises releases of the same cache key inside one
+// process, so two identical concurrent queries are charged and noised
+// once: the second one waits and reads the first one's release.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyLock
+}
+
+type keyLock struct {
+	sync.Mutex
+	refs int
+}
+
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}

@@ -1,0 +1,369 @@
+package release_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	_ "github.com/ncruces/go-sqlite3/driver"
+
+	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/noise"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/release"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+const policyTemplate = `
+version: 1
+backend: {driver: sqlite, dsn: %q}
+ledger: {path: %q}
+users:
+  - name: alice
+    password_env: DDP_TEST_RELEASE_PASSWORD
+    budgets: {census: {epsilon: 100000}}
+    max_epsilon: 10
+  - name: bob
+    password_env: DDP_TEST_RELEASE_PASSWORD
+    budgets: {census: {epsilon: 0.3}}
+datasets:
+  census:
+    tables:
+      people:
+        unit: person_id
+        columns:
+          age: {type: integer, bounds: [0, 100], domain: {range: [0, 100]}}
+          sex: {type: text, domain: {values: [Female, Male, Other]}}
+          income: {type: real, bounds: [0, 1000]}
+          ghost: {type: integer, bounds: [0, 1]}
+`
+
+// The fixture: 1000 people, person i has age i%90+10, sex Female for even
+// i and Male for odd i (none Other), income i*0.75.
+const nPeople = 1000
+
+func trueAge(i int) int        { return i%90 + 10 }
+func trueIncome(i int) float64 { return float64(i) * 0.75 }
+
+type fixture struct {
+	dir    string
+	pol    *policies.Policy
+	ledger *ledger.Ledger
+	be     *sqlite.Backend
+	p      *planner.Planner
+}
+
+func newFixture(t *testing.T, dir string) *fixture {
+	t.Helper()
+	t.Setenv("DDP_TEST_RELEASE_PASSWORD", "pw")
+	dbPath := filepath.Join(dir, "census.db")
+	if _, err := os.Stat(dbPath); err != nil {
+		db, err := sql.Open("sqlite3", "file:"+dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts := []string{"CREATE TABLE people (person_id INTEGER, age INTEGER, sex TEXT, income REAL)", "BEGIN"}
+		for i := 0; i < nPeople; i++ {
+			sex := "Female"
+			if i%2 == 1 {
+				sex = "Male"
+			}
+			stmts = append(stmts, fmt.Sprintf("INSERT INTO people VALUES (%d, %d, '%s', %g)", i, trueAge(i), sex, trueIncome(i)))
+		}
+		stmts = append(stmts, "COMMIT")
+		for _, s := range stmts {
+			if _, err := db.Exec(s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+		db.Close()
+	}
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(policyTemplate, dbPath, ledgerPath)))
+	if err != nil {
+		t.Fatalf("policy: %v", err)
+	}
+	be, err := sqlite.Open(context.Background(), dbPath, backends.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(ledgerPath, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{dir: dir, pol: pol, ledger: l, be: be, p: planner.New(pol)}
+	t.Cleanup(func() {
+		if err := l.Check(); err != nil {
+			t.Errorf("ledger check: %v", err)
+		}
+		l.Close()
+		be.Close()
+	})
+	return f
+}
+
+func (f *fixture) plan(t *testing.T, user, sqlText string, eps float64) (*policies.User, *planner.Plan) {
+	t.Helper()
+	stmts, err := parser.Parse(parser.Postgres, sqlText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := f.pol.User(user)
+	pl, err := f.p.Plan(planner.Request{User: u, Epsilon: eps, Dialect: "postgres", Statement: &stmts[0]})
+	if err != nil {
+		t.Fatalf("%s: %v", sqlText, err)
+	}
+	return u, pl
+}
+
+func (f *fixture) run(t *testing.T, e *release.Engine, user, sqlText string, eps float64) (*release.Result, error) {
+	t.Helper()
+	u, pl := f.plan(t, user, sqlText, eps)
+	return e.Run(context.Background(), u, pl)
+}
+
+// discreteLaplaceVar is the variance 2p/(1-p)^2 of the discrete Laplace
+// distribution with scale t, p = exp(-1/t).
+func discreteLaplaceVar(t float64) float64 {
+	p := math.Exp(-1 / t)
+	return 2 * p / ((1 - p) * (1 - p))
+}
+
+// TestErrorMatchesAdvertisedScale runs distinct queries with the same true
+// answer through the whole release path and compares the empirical error
+// with the advertised noise distribution. n = 400 samples per check; the
+// bounds are 5 standard errors (a false rejection has probability < 1e-5
+// for the mean; the seeded source makes the run reproducible anyway).
+func TestErrorMatchesAdvertisedScale(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(7)})
+	const n = 400
+	check := func(name string, errs []float64, scale, quantum float64) {
+		t.Helper()
+		variance := discreteLaplaceVar(scale/quantum) * quantum * quantum
+		mean, sq := 0.0, 0.0
+		for _, x := range errs {
+			mean += x
+			sq += x * x
+		}
+		mean /= n
+		empVar := sq/n - mean*mean
+		if se := math.Sqrt(variance / n); math.Abs(mean) > 5*se {
+			t.Errorf("%s: mean error %g, want 0 ± %g", name, mean, 5*se)
+		}
+		// The variance of a sample variance of Laplace-like noise is about
+		// 5σ⁴/n (excess kurtosis 3).
+		if se := math.Sqrt(5/float64(n)) * variance; math.Abs(empVar-variance) > 5*se {
+			t.Errorf("%s: error variance %g, advertised %g (± %g)", name, empVar, variance, 5*se)
+		}
+	}
+
+	var countErrs, sumErrs []float64
+	var countScale, sumScale, sumQuantum float64
+	wantSum := 0.0
+	for i := 0; i < nPeople; i++ {
+		wantSum += trueIncome(i)
+	}
+	for i := 0; i < n; i++ {
+		// Different literals: different releases, same true answers.
+		res, err := f.run(t, e, "alice", fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age <> %d", -1-i), 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		countErrs = append(countErrs, float64(res.Rows[0][0].Int-nPeople))
+		countScale = res.Columns[0].Scale
+
+		res, err = f.run(t, e, "alice", fmt.Sprintf("SELECT SUM(income) FROM people WHERE age <> %d", -1-i), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sumErrs = append(sumErrs, res.Rows[0][0].Float-wantSum)
+		sumScale = res.Columns[0].Scale
+	}
+	if countScale != 2 {
+		t.Fatalf("count scale %g, want sensitivity 1 / ε 0.5 = 2", countScale)
+	}
+	if math.Abs(sumScale-500) > 1e-3 {
+		t.Fatalf("sum scale %g, want 1000/2", sumScale)
+	}
+	_, pl := f.plan(t, "alice", "SELECT SUM(income) FROM people", 2)
+	sumQuantum = pl.Aggs[0].Quantum
+	check("count", countErrs, countScale, 1)
+	// The rounding of each row to the lattice adds at most 1000·γ/2 of
+	// bias; γ is tiny, so the error is the lattice Laplace noise.
+	check("sum", sumErrs, sumScale, sumQuantum)
+}
+
+func TestCacheMakesRepeatsFreeAndIdentical(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, dir)
+	e := release.New(f.be, f.ledger, release.Options{})
+	q := "SELECT sex, COUNT(*), AVG(age) FROM people WHERE age > 20 GROUP BY sex"
+	first, err := f.run(t, e, "alice", q, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Cached || first.Charged.Epsilon != 1 {
+		t.Fatalf("first answer: cached %v charged %+v", first.Cached, first.Charged)
+	}
+	spent, _ := f.ledger.Spent("alice", "census")
+	second, err := f.run(t, e, "alice", "select sex, count(*), avg(age) from people p where p.age > 20 group by sex order by sex", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.Cached || second.Charged.Epsilon != 0 || !reflect.DeepEqual(first.Rows, second.Rows) {
+		t.Fatalf("repeat: cached %v charged %+v rows %v, first %v", second.Cached, second.Charged, second.Rows, first.Rows)
+	}
+	if again, _ := f.ledger.Spent("alice", "census"); again != spent {
+		t.Fatalf("spent %+v after a cached answer, was %+v", again, spent)
+	}
+	// All three declared keys are released, the empty one too.
+	if len(first.Rows) != 3 || first.Rows[2][0].Str != "Other" {
+		t.Fatalf("rows %v: want the three domain keys", first.Rows)
+	}
+	// AVG is clamped to the bounds even when its noisy count is tiny.
+	for _, r := range first.Rows {
+		if !r[2].IsNull() && (r[2].Float < 0 || r[2].Float > 100) {
+			t.Fatalf("AVG %v outside [0, 100]", r[2])
+		}
+	}
+}
+
+func TestBudgetExhaustion(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{})
+	for i := 0; i < 3; i++ {
+		if _, err := f.run(t, e, "bob", fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d", i), 0.1); err != nil {
+			t.Fatalf("query %d: %v", i, err)
+		}
+	}
+	_, err := f.run(t, e, "bob", "SELECT COUNT(*) FROM people WHERE age > 99", 0.1)
+	if !sqlerr.HasCode(err, sqlerr.BudgetExhausted) {
+		t.Fatalf("got %v, want budget exhausted", err)
+	}
+	if spent, _ := f.ledger.Spent("bob", "census"); spent.Epsilon != 0.30000000000000004 && spent.Epsilon != 0.3 {
+		t.Fatalf("spent %+v, want 0.3", spent)
+	}
+	// A cached answer is still free after exhaustion.
+	if res, err := f.run(t, e, "bob", "SELECT COUNT(*) FROM people WHERE age > 0", 0.1); err != nil || !res.Cached {
+		t.Fatalf("cached repeat after exhaustion: %v %+v", err, res)
+	}
+}
+
+// failingBackend wraps a backend and fails Aggregate with a chosen error.
+type failingBackend struct {
+	planner.Backend
+	err error
+}
+
+func (b failingBackend) Aggregate(context.Context, *ir.BackendQuery, func(ir.BackendRow) error) error {
+	return b.err
+}
+
+func TestFailuresAndRefunds(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	secret := errors.New(`connection refused`)
+	down := release.New(failingBackend{f.be, sqlerr.Wrap(sqlerr.BackendUnavailable, secret, "the database is unavailable")}, f.ledger, release.Options{})
+	_, err := f.run(t, down, "alice", "SELECT COUNT(*) FROM people", 1)
+	if !sqlerr.HasCode(err, sqlerr.BackendUnavailable) {
+		t.Fatalf("got %v", err)
+	}
+	if spent, _ := f.ledger.Spent("alice", "census"); spent.Epsilon != 0 {
+		t.Fatalf("a query that never ran was charged %+v", spent)
+	}
+
+	// A real failure after the query reached SQLite: the column exists in
+	// the policy but not in the table. It stays charged and the client
+	// sees a generic message without the backend's text.
+	e := release.New(f.be, f.ledger, release.Options{})
+	_, err = f.run(t, e, "alice", "SELECT SUM(ghost) FROM people", 1)
+	if !sqlerr.HasCode(err, sqlerr.BackendFailed) {
+		t.Fatalf("got %v, want BackendFailed", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "ghost") || strings.Contains(msg, "no such column") {
+		t.Fatalf("backend text leaked to the client: %q", msg)
+	}
+	if spent, _ := f.ledger.Spent("alice", "census"); spent.Epsilon != 1 {
+		t.Fatalf("spent %+v after an executed failure, want 1", spent)
+	}
+	if pend, _ := f.ledger.Pending(); len(pend) != 0 {
+		t.Fatalf("failed release left pending reservations: %+v", pend)
+	}
+}
+
+// TestCrashBetweenCommitAndSend kills a child process right after the
+// release is committed and before it is returned, restarts, and checks that
+// the budget was charged exactly once and that the query is then answered
+// from the ledger for free, identically every time.
+func TestCrashBetweenCommitAndSend(t *testing.T) {
+	if dir := os.Getenv("DDP_RELEASE_CRASH_DIR"); dir != "" {
+		f := newFixture(t, dir)
+		e := release.New(f.be, f.ledger, release.Options{AfterCommit: func() { os.Exit(3) }})
+		f.run(t, e, "alice", "SELECT sex, COUNT(*) FROM people GROUP BY sex", 0.7)
+		t.Fatal("the crash hook did not run")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashBetweenCommitAndSend$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "DDP_RELEASE_CRASH_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	f := newFixture(t, dir)
+	if spent, _ := f.ledger.Spent("alice", "census"); spent.Epsilon != 0.7 {
+		t.Fatalf("after the crash spent = %+v, want exactly 0.7", spent)
+	}
+	e := release.New(f.be, f.ledger, release.Options{})
+	a, err := f.run(t, e, "alice", "SELECT sex, COUNT(*) FROM people GROUP BY sex", 0.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.run(t, e, "alice", "SELECT sex, COUNT(*) FROM people GROUP BY sex", 0.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Cached || !b.Cached || !reflect.DeepEqual(a.Rows, b.Rows) {
+		t.Fatalf("after restart: cached %v/%v rows %v vs %v", a.Cached, b.Cached, a.Rows, b.Rows)
+	}
+	if spent, _ := f.ledger.Spent("alice", "census"); spent.Epsilon != 0.7 {
+		t.Fatalf("spent %+v after cached answers, want 0.7", spent)
+	}
+}
+
+func TestPostProcessing(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(1)})
+	res, err := f.run(t, e, "alice", "SELECT age, COUNT(*) AS n FROM people GROUP BY age HAVING COUNT(*) > 5 ORDER BY n DESC, age LIMIT 10", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 10 || len(res.Columns) != 2 || res.Columns[1].Name != "n" {
+		t.Fatalf("columns %+v, %d rows", res.Columns, len(res.Rows))
+	}
+	for i, r := range res.Rows {
+		if r[1].Int <= 5 {
+			t.Errorf("row %v passed HAVING COUNT(*) > 5", r)
+		}
+		if i > 0 && r[1].Int > res.Rows[i-1][1].Int {
+			t.Errorf("rows not ordered by n DESC: %v after %v", r, res.Rows[i-1])
+		}
+		// Ages 10..99 have 11 or 12 people each; ages 0..9 and 100 none.
+		if age := r[0].Int; age < 10 || age > 99 {
+			t.Errorf("age %d with noisy count %d: ε = 5 noise cannot lift an empty key above 5 so often", age, r[1].Int)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+// Package sqlerr is the one error vocabulary of ddp-proxy. Every package
+// reports client-visible failures as *Error carrying a typed Code; the wire
+// front ends turn it into a PostgreSQL ErrorResponse or a MySQL ERR packet
+// exactly once, at the boundary, with errors.As. The message of an *Error is
+// written for the analyst and must never contain backend error text or row
+// values: the wrapped cause is for logs only.
+//
+// This package imports nothing from the project.
+package sqlerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code identifies a class of failure in both wire vocabularies.
+type Code struct {
+	Name       string // stable identifier used in logs and explain --json
+	SQLState   string // PostgreSQL SQLSTATE
+	MySQLErrno uint16 // MySQL error number
+	MySQLState string // SQLSTATE MySQL clients expect with that number
+}
+
+// The codes. Keep All in sync: a test checks that every code maps to both
+// vocabularies.
+var (
+	SyntaxError           = Code{"syntax_error", "42601", 1064, "42000"}
+	FeatureNotSupported   = Code{"feature_not_supported", "0A000", 1235, "42000"}
+	InsufficientPrivilege = Code{"insufficient_privilege", "42501", 1142, "42000"}
+	ReadOnly              = Code{"read_only", "25006", 1792, "25006"}
+	UndefinedTable        = Code{"undefined_table", "42P01", 1146, "42S02"}
+	UndefinedColumn       = Code{"undefined_column", "42703", 1054, "42S22"}
+	UndefinedFunction     = Code{"undefined_function", "42883", 1305, "42000"}
+	UndefinedObject       = Code{"undefined_object", "42704", 1193, "HY000"}
+	AmbiguousColumn       = Code{"ambiguous_column", "42702", 1052, "23000"}
+	GroupingError         = Code{"grouping_error", "42803", 1055, "42000"}
+	DatatypeMismatch      = Code{"datatype_mismatch", "42804", 1210, "HY000"}
+	InvalidParameterValue = Code{"invalid_parameter_value", "22023", 1231, "42000"}
+	BudgetExhausted       = Code{"budget_exhausted", "53400", 1226, "42000"}
+	InvalidPassword       = Code{"invalid_password", "28P01", 1045, "28000"}
+	InvalidAuthorization  = Code{"invalid_authorization", "28000", 1045, "28000"}
+	QueryCanceled         = Code{"query_canceled", "57014", 1317, "70100"}
+	StatementTimeout      = Code{"statement_timeout", "57014", 3024, "HY000"}
+	BackendUnavailable    = Code{"backend_unavailable", "08006", 2013, "HY000"}
+	BackendFailed         = Code{"backend_failed", "XX000", 1105, "HY000"}
+	ProtocolViolation     = Code{"protocol_violation", "08P01", 1047, "08S01"}
+	TooManyConnections    = Code{"too_many_connections", "53300", 1040, "08004"}
+	Internal              = Code{"internal_error", "XX000", 1105, "HY000"}
+)
+
+// All lists every code; the wire mapping tests iterate it.
+var All = []Code{
+	SyntaxError, FeatureNotSupported, InsufficientPrivilege, ReadOnly,
+	UndefinedTable, UndefinedColumn, UndefinedFunction, UndefinedObject,
+	AmbiguousColumn, GroupingError, DatatypeMismatch, InvalidParameterValue,
+	BudgetExhausted, InvalidPassword, InvalidAuthorization, QueryCanceled,
+	StatementTimeout, BackendUnavailable, BackendFailed, ProtocolViolation,
+	TooManyConnections, Internal,
+}
+
+// Error is a client-visible failure.
+type Error struct {
+	Code Code
+	// Message is shown to the client. It says what went wrong and, where
+	// possible, what to change. Never put row values or backend text here.
+	Message string
+	// Hint optionally names the fix (a policy field, a rewrite).
+	Hint string
+	// Cause is the internal error, for logs only.
+	Cause error
+}
+
+func (e *Error) Error() string {
+	if e.Hint != "" {
+		return e.Message + " (hint: " + e.Hint + ")"
+	}
+	return e.Message
+}
+
+// Unwrap exposes the internal cause to errors.Is/As (logging only).
+func (e *Error) Unwrap() error { return e.Cause }
+
+// New returns an *Error with a formatted message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error whose client message is msg and whose logged cause is err.
+func Wrap(code Code, err error, msg string) *Error {
+	return &Error{Code: code, Message: msg, Cause: err}
+}
+
+// WithHint returns a copy of e with the hint set.
+func (e *Error) WithHint(format string, args ...any) *Error {
+	c := *e
+	c.Hint = fmt.Sprintf(format, args...)
+	return &c
+}
+
+// As returns the *Error in err's chain, or an Internal error with a generic
+// message when there is none: unknown errors never reach a client verbatim.
+func As(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: Internal, Message: "internal error", Cause: err}
+}
+
+// HasCode reports whether err carries the code c.
+func HasCode(err error, c Code) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == c
+}
