@@ -15,7 +15,10 @@ import (
 
 	_ "github.com/ncruces/go-sqlite3/driver"
 
+	_ "github.com/lib/pq"
+
 	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
@@ -29,7 +32,7 @@ import (
 
 const policyTemplate = `
 version: 1
-backend: {driver: sqlite, dsn: %q}
+backend: {driver: %s, dsn: %q}
 ledger: {path: %q}
 users:
   - name: alice
@@ -43,6 +46,7 @@ datasets:
   census:
     tables:
       people:
+        schema: %q
         unit: person_id
         columns:
           age: {type: integer, bounds: [0, 100], domain: {range: [0, 100]}}
@@ -59,52 +63,113 @@ func trueAge(i int) int        { return i%90 + 10 }
 func trueIncome(i int) float64 { return float64(i) * 0.75 }
 
 type fixture struct {
+	schema string // PostgreSQL: the fixture's schema, qualified into queries
 	dir    string
 	pol    *policies.Policy
 	ledger *ledger.Ledger
-	be     *sqlite.Backend
+	be     planner.Backend
 	p      *planner.Planner
 }
 
+// fixtureRows returns the INSERT statements of the fixture data.
+func fixtureRows() []string {
+	var stmts []string
+	for i := 0; i < nPeople; i++ {
+		sex := "Female"
+		if i%2 == 1 {
+			sex = "Male"
+		}
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO people VALUES (%d, %d, '%s', %g)", i, trueAge(i), sex, trueIncome(i)))
+	}
+	return stmts
+}
+
+// newFixture builds the data in SQLite under dir (reusing it when it is
+// already there) and a ledger in dir.
 func newFixture(t *testing.T, dir string) *fixture {
 	t.Helper()
-	t.Setenv("DDP_TEST_RELEASE_PASSWORD", "pw")
 	dbPath := filepath.Join(dir, "census.db")
 	if _, err := os.Stat(dbPath); err != nil {
 		db, err := sql.Open("sqlite3", "file:"+dbPath)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmts := []string{"CREATE TABLE people (person_id INTEGER, age INTEGER, sex TEXT, income REAL)", "BEGIN"}
-		for i := 0; i < nPeople; i++ {
-			sex := "Female"
-			if i%2 == 1 {
-				sex = "Male"
-			}
-			stmts = append(stmts, fmt.Sprintf("INSERT INTO people VALUES (%d, %d, '%s', %g)", i, trueAge(i), sex, trueIncome(i)))
-		}
-		stmts = append(stmts, "COMMIT")
-		for _, s := range stmts {
+		stmts := append([]string{"CREATE TABLE people (person_id INTEGER, age INTEGER, sex TEXT, income REAL)", "BEGIN"}, fixtureRows()...)
+		for _, s := range append(stmts, "COMMIT") {
 			if _, err := db.Exec(s); err != nil {
 				t.Fatalf("%s: %v", s, err)
 			}
 		}
 		db.Close()
 	}
-	ledgerPath := filepath.Join(dir, "ledger.db")
-	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(policyTemplate, dbPath, ledgerPath)))
-	if err != nil {
-		t.Fatalf("policy: %v", err)
-	}
 	be, err := sqlite.Open(context.Background(), dbPath, backends.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return finishFixture(t, dir, "sqlite", dbPath, "", be)
+}
+
+// newPostgresFixture builds the same data in a fresh schema of the
+// PostgreSQL database named by DDP_TEST_POSTGRES_DSN. It skips when the
+// variable is unset and fails when the server cannot be reached.
+func newPostgresFixture(t *testing.T) *fixture {
+	t.Helper()
+	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL release test")
+	}
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	schema := fmt.Sprintf("ddp_release_%d", os.Getpid())
+	stmts := []string{
+		"DROP SCHEMA IF EXISTS " + schema + " CASCADE",
+		"CREATE SCHEMA " + schema,
+		"CREATE TABLE " + schema + ".people (person_id INTEGER, age INTEGER, sex TEXT, income DOUBLE PRECISION)",
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %s: %v", s, err)
+		}
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("postgres", dsn)
+		if err == nil {
+			db.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE")
+			db.Close()
+		}
+	})
+	var b strings.Builder
+	b.WriteString("SET search_path TO " + schema + "; BEGIN;")
+	for _, r := range fixtureRows() {
+		b.WriteString(r + ";")
+	}
+	b.WriteString("COMMIT;")
+	if _, err := db.Exec(b.String()); err != nil {
+		t.Fatal(err)
+	}
+	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return finishFixture(t, t.TempDir(), "postgres", dsn, schema, be)
+}
+
+func finishFixture(t *testing.T, dir, driver, dsn, schema string, be planner.Backend) *fixture {
+	t.Helper()
+	t.Setenv("DDP_TEST_RELEASE_PASSWORD", "pw")
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(policyTemplate, driver, dsn, ledgerPath, schema)))
+	if err != nil {
+		t.Fatalf("policy: %v", err)
 	}
 	l, err := ledger.Open(ledgerPath, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{dir: dir, pol: pol, ledger: l, be: be, p: planner.New(pol)}
+	f := &fixture{schema: schema, dir: dir, pol: pol, ledger: l, be: be, p: planner.New(pol)}
 	t.Cleanup(func() {
 		if err := l.Check(); err != nil {
 			t.Errorf("ledger check: %v", err)
@@ -117,6 +182,9 @@ func newFixture(t *testing.T, dir string) *fixture {
 
 func (f *fixture) plan(t *testing.T, user, sqlText string, eps float64) (*policies.User, *planner.Plan) {
 	t.Helper()
+	if f.schema != "" {
+		sqlText = strings.Replace(sqlText, " FROM people", " FROM "+f.schema+".people", 1)
+	}
 	stmts, err := parser.Parse(parser.Postgres, sqlText)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +216,11 @@ func discreteLaplaceVar(t float64) float64 {
 // bounds are 5 standard errors (a false rejection has probability < 1e-5
 // for the mean; the seeded source makes the run reproducible anyway).
 func TestErrorMatchesAdvertisedScale(t *testing.T) {
-	f := newFixture(t, t.TempDir())
+	t.Run("sqlite", func(t *testing.T) { testErrorMatchesAdvertisedScale(t, newFixture(t, t.TempDir())) })
+	t.Run("postgres", func(t *testing.T) { testErrorMatchesAdvertisedScale(t, newPostgresFixture(t)) })
+}
+
+func testErrorMatchesAdvertisedScale(t *testing.T, f *fixture) {
 	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(7)})
 	const n = 400
 	check := func(name string, errs []float64, scale, quantum float64) {

@@ -134,6 +134,11 @@ func printExplanation(w io.Writer, x planner.Explanation, indent string) {
 				fmt.Fprintf(w, "%s  %-20s %s\n", indent, c.Name, c.Mechanism)
 				continue
 			}
+			if c.Aggregate == "avg" {
+				fmt.Fprintf(w, "%s  %-20s avg: %s; ε %g in all; the sum has sensitivity %g and noise scale %g\n",
+					indent, c.Name, c.Mechanism, c.Epsilon, c.Sensitivity, c.Scale)
+				continue
+			}
 			fmt.Fprintf(w, "%s  %-20s %s: sensitivity %g, ε %g, %s scale %g, 95%% of answers within ±%g\n",
 				indent, c.Name, c.Aggregate, c.Sensitivity, c.Epsilon, c.Mechanism, c.Scale, c.CI95)
 		}

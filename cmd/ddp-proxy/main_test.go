@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	err := run(context.Background(), args, &o, &e, slog.New(slog.DiscardHandler))
+	var ee exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.code
+	default:
+		t.Fatalf("%v: %v", args, err)
+	}
+	return o.String(), e.String(), code
+}
+
+// copyExample copies an example policy into a temp dir so that its ledger
+// lands there.
+func copyExample(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "policies", "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheck(t *testing.T) {
+	out, errOut, code := runCmd(t, "check", copyExample(t, "census.yaml"))
+	if code != 0 || !strings.Contains(out, "ok") {
+		t.Fatalf("good example: code %d\n%s%s", code, out, errOut)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte(`version: 1
+backend: {driver: sqlite, dsn: x.db}
+users:
+  - name: a
+    password_env: X
+    budgets: {d: {epsilon: -1}}
+datasets:
+  d:
+    tables:
+      t:
+        unit: id
+        columns:
+          name: {type: text, bounds: [0, 1]}
+          zip: {type: text, domain: {query: "SELECT zip FROM t"}}
+`), 0o600)
+	_, errOut, code = runCmd(t, "check", bad)
+	if code != 1 {
+		t.Fatalf("bad policy: exit %d", code)
+	}
+	for _, want := range []string{"bad.yaml:6:", "epsilon", "bad.yaml:13:", "bounds"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("check output lacks %q:\n%s", want, errOut)
+		}
+	}
+	// A domain query over a private table is caught by check too (after
+	// the rest of the policy is valid).
+	os.WriteFile(bad, []byte(`version: 1
+backend: {driver: sqlite, dsn: x.db}
+users:
+  - name: a
+    password_env: X
+    budgets: {d: {epsilon: 1}}
+datasets:
+  d:
+    tables:
+      t:
+        unit: id
+        columns:
+          zip: {type: text, domain: {query: "SELECT zip FROM t"}}
+`), 0o600)
+	_, errOut, code = runCmd(t, "check", bad)
+	if code != 1 || !strings.Contains(errOut, "bad.yaml:13:") || !strings.Contains(errOut, "not a public table") {
+		t.Fatalf("domain over private table: exit %d\n%s", code, errOut)
+	}
+}
+
+func explainJSON(t *testing.T, args ...string) planner.Explanation {
+	t.Helper()
+	out, errOut, code := runCmd(t, append([]string{"explain", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("explain %v: exit %d: %s", args, code, errOut)
+	}
+	var x planner.Explanation
+	if err := json.Unmarshal([]byte(out), &x); err != nil {
+		t.Fatalf("explain output is not one JSON object: %v\n%s", err, out)
+	}
+	return x
+}
+
+func TestExplainJSON(t *testing.T) {
+	pol := copyExample(t, "census.yaml")
+	// COUNT: sensitivity 1 (unbounded, k = 1), scale 1/ε.
+	x := explainJSON(t, "--policy", pol, "--epsilon", "0.5", "SELECT COUNT(*) FROM people WHERE age > 30")
+	if x.StatementClass != "private_aggregate" || x.Dataset != "census" || x.Model != "dp" || x.Epsilon != 0.5 {
+		t.Fatalf("%+v", x)
+	}
+	if len(x.Columns) != 1 || x.Columns[0].Sensitivity != 1 || x.Columns[0].Scale != 2 ||
+		x.Columns[0].Mechanism != "discrete_laplace" || x.Columns[0].Epsilon != 0.5 {
+		t.Fatalf("columns %+v", x.Columns)
+	}
+	// P(|X| > m) = 2p^(m+1)/(1+p) with p = exp(-1/2): m = 6 is the
+	// smallest with probability ≤ 5% (0.0376; m = 5 gives 0.0620).
+	if x.Columns[0].CI95 != 6 {
+		t.Fatalf("ci95 %g, want 6", x.Columns[0].CI95)
+	}
+	if !strings.Contains(x.BackendSQL, "ROW_NUMBER() OVER (PARTITION BY") {
+		t.Fatalf("backend SQL does not bound contributions: %s", x.BackendSQL)
+	}
+	// SUM(age), bounds [17, 90]: sensitivity 90.
+	x = explainJSON(t, "--policy", pol, "--epsilon", "0.5", "SELECT SUM(age) FROM people")
+	if x.Refused || x.Columns[0].Sensitivity != 90 || x.Columns[0].Scale != 180 {
+		t.Fatalf("sum columns %+v", x.Columns)
+	}
+	// MySQL dialect, same plan.
+	x = explainJSON(t, "--policy", pol, "--dialect", "mysql", "--epsilon", "0.5", "SELECT `sex`, COUNT(*) FROM people GROUP BY `sex`")
+	if x.KeySelection != "declared_domain" || len(x.Columns) != 2 || x.Columns[1].Sensitivity != 1 {
+		t.Fatalf("mysql: %+v", x)
+	}
+	refusals := map[string]string{
+		"SELECT * FROM people":                "42501",
+		"DELETE FROM people":                  "25006",
+		"SELECT COUNT(* FROM people":          "42601",
+		"SELECT COUNT(*) FROM people_secrets": "42P01",
+		"COPY people TO STDOUT":               "",
+	}
+	for sql, state := range refusals {
+		x := explainJSON(t, "--policy", pol, sql)
+		if !x.Refused || (state != "" && x.SQLState != state) || x.Reason == "" {
+			t.Errorf("%s: %+v, want refused with SQLSTATE %s", sql, x, state)
+		}
+	}
+	// Explain never opens the ledger, let alone charges it.
+	p, err := policies.LoadWith(pol, policies.LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p.Ledger.Path); !os.IsNotExist(err) {
+		t.Fatalf("explain touched the ledger %s: %v", p.Ledger.Path, err)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	pol := copyExample(t, "census.yaml")
+	p, err := policies.LoadWith(pol, policies.LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(p.Ledger.Path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := p.User("alice")
+	r, err := l.Reserve(context.Background(), "alice", "census", policies.Budget{Epsilon: 0.25}, alice.Budgets["census"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit("k", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	out, errOut, code := runCmd(t, "budget", "--policy", pol, "--user", "alice")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want a header and one row for alice:\n%s", out)
+	}
+	f := strings.Fields(lines[1])
+	total := alice.Budgets["census"].Epsilon
+	if f[0] != "alice" || f[1] != "census" || f[3] != "0.25" || f[4] != trimFloat(total-0.25) {
+		t.Fatalf("row %q", lines[1])
+	}
+}
+
+func trimFloat(f float64) string {
+	b, _ := json.Marshal(f)
+	return string(b)
+}

@@ -1,0 +1,352 @@
+package parser
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// TestAggregateSubset checks the exact IR of queries inside the subset,
+// written out by hand from the SQL.
+func TestAggregateSubset(t *testing.T) {
+	count := ir.SelectItem{Agg: ir.AggCount}
+	people := tbl("", "people", "")
+	tests := []struct {
+		name string
+		d    Dialect
+		sql  string
+		want ir.Query
+	}{
+		{"count star", Postgres, "SELECT COUNT(*) FROM people",
+			ir.Query{From: people, Select: []ir.SelectItem{count}}},
+		{"mysql count star", MySQL, "SELECT COUNT(*) FROM people",
+			ir.Query{From: people, Select: []ir.SelectItem{count}}},
+		{"mysql count 1 and 0", MySQL, "SELECT COUNT(1), count(0) AS z FROM people",
+			ir.Query{From: people, Select: []ir.SelectItem{count, {Agg: ir.AggCount, Alias: "z"}}}},
+		{"aggregates with aliases", Postgres, "SELECT count(age) AS n, sum(age) s, avg(p.age), count(DISTINCT city) FROM people p",
+			ir.Query{From: tbl("", "people", "p"), Select: []ir.SelectItem{
+				{Agg: ir.AggCount, Arg: colp("", "age"), Alias: "n"},
+				{Agg: ir.AggSum, Arg: colp("", "age"), Alias: "s"},
+				{Agg: ir.AggAvg, Arg: colp("p", "age")},
+				{Agg: ir.AggCount, Arg: colp("", "city"), Distinct: true},
+			}}},
+		{"mysql aggregates with aliases", MySQL, "SELECT count(age) AS n, SUM(age) s, avg(p.age), COUNT(DISTINCT city) FROM people AS p",
+			ir.Query{From: tbl("", "people", "p"), Select: []ir.SelectItem{
+				{Agg: ir.AggCount, Arg: colp("", "age"), Alias: "n"},
+				{Agg: ir.AggSum, Arg: colp("", "age"), Alias: "s"},
+				{Agg: ir.AggAvg, Arg: colp("p", "age")},
+				{Agg: ir.AggCount, Arg: colp("", "city"), Distinct: true},
+			}}},
+		{"group by everything", Postgres,
+			"SELECT city, count(*) AS n FROM public.people WHERE age >= 18 GROUP BY city HAVING count(*) > 5 ORDER BY n DESC, city LIMIT 10 OFFSET 20",
+			ir.Query{From: tbl("public", "people", ""), Select: []ir.SelectItem{{Arg: colp("", "city")}, {Agg: ir.AggCount, Alias: "n"}},
+				Where:   ir.Compare{Op: ir.OpGe, L: col("", "age"), R: lit(ir.Int(18))},
+				GroupBy: []ir.ColumnRef{col("", "city")},
+				Having:  ir.Compare{Op: ir.OpGt, L: ir.Aggregate{Func: ir.AggCount}, R: lit(ir.Int(5))},
+				OrderBy: []ir.OrderItem{{Expr: col("", "n"), Desc: true}, {Expr: col("", "city")}},
+				Limit:   i64(10), Offset: i64(20)}},
+		{"mysql group by everything", MySQL,
+			"SELECT city, count(*) AS n FROM test.people WHERE age >= 18 GROUP BY city HAVING count(*) > 5 ORDER BY n DESC, city LIMIT 20, 10",
+			ir.Query{From: tbl("test", "people", ""), Select: []ir.SelectItem{{Arg: colp("", "city")}, {Agg: ir.AggCount, Alias: "n"}},
+				Where:   ir.Compare{Op: ir.OpGe, L: col("", "age"), R: lit(ir.Int(18))},
+				GroupBy: []ir.ColumnRef{col("", "city")},
+				Having:  ir.Compare{Op: ir.OpGt, L: ir.Aggregate{Func: ir.AggCount}, R: lit(ir.Int(5))},
+				OrderBy: []ir.OrderItem{{Expr: col("", "n"), Desc: true}, {Expr: col("", "city")}},
+				Limit:   i64(10), Offset: i64(20)}},
+		{"mysql limit offset keyword", MySQL, "SELECT count(*) FROM people LIMIT 3 OFFSET 4",
+			ir.Query{From: people, Select: []ir.SelectItem{count}, Limit: i64(3), Offset: i64(4)}},
+		{"pg fetch first and limit all", Postgres, "SELECT count(*) FROM people FETCH FIRST 3 ROWS ONLY",
+			ir.Query{From: people, Select: []ir.SelectItem{count}, Limit: i64(3)}},
+		{"pg limit all", Postgres, "SELECT count(*) FROM people LIMIT ALL",
+			ir.Query{From: people, Select: []ir.SelectItem{count}}},
+		{"positional group and order", Postgres, "SELECT p.city, sum(age) FROM people p GROUP BY 1 ORDER BY 2 DESC, 1",
+			ir.Query{From: tbl("", "people", "p"), Select: []ir.SelectItem{{Arg: colp("p", "city")}, {Agg: ir.AggSum, Arg: colp("", "age")}},
+				GroupBy: []ir.ColumnRef{col("p", "city")},
+				OrderBy: []ir.OrderItem{{Expr: ir.OutputRef{Index: 1}, Desc: true}, {Expr: ir.OutputRef{Index: 0}}}}},
+		{"mysql positional group and order", MySQL, "SELECT p.city, sum(age) FROM people p GROUP BY 1 ORDER BY 2 DESC, 1",
+			ir.Query{From: tbl("", "people", "p"), Select: []ir.SelectItem{{Arg: colp("p", "city")}, {Agg: ir.AggSum, Arg: colp("", "age")}},
+				GroupBy: []ir.ColumnRef{col("p", "city")},
+				OrderBy: []ir.OrderItem{{Expr: ir.OutputRef{Index: 1}, Desc: true}, {Expr: ir.OutputRef{Index: 0}}}}},
+		{"group by alias", Postgres, "SELECT city AS town, count(*) FROM people GROUP BY town",
+			ir.Query{From: people, Select: []ir.SelectItem{{Arg: colp("", "city"), Alias: "town"}, count},
+				GroupBy: []ir.ColumnRef{col("", "city")}}},
+		{"mysql group by alias any case", MySQL, "SELECT city AS Town, count(*) FROM people GROUP BY town",
+			ir.Query{From: people, Select: []ir.SelectItem{{Arg: colp("", "city"), Alias: "Town"}, count},
+				GroupBy: []ir.ColumnRef{col("", "city")}}},
+		{"group by qualified, select unqualified", Postgres, "SELECT city, count(*) FROM people p GROUP BY p.city",
+			ir.Query{From: tbl("", "people", "p"), Select: []ir.SelectItem{{Arg: colp("", "city")}, count},
+				GroupBy: []ir.ColumnRef{col("p", "city")}}},
+		{"group by column not selected", Postgres, "SELECT count(*) FROM people GROUP BY city, zip",
+			ir.Query{From: people, Select: []ir.SelectItem{count}, GroupBy: []ir.ColumnRef{col("", "city"), col("", "zip")}}},
+		{"order by aggregate", Postgres, "SELECT city, count(*) FROM people GROUP BY city ORDER BY count(*) DESC, avg(age) ASC",
+			ir.Query{From: people, Select: []ir.SelectItem{{Arg: colp("", "city")}, count}, GroupBy: []ir.ColumnRef{col("", "city")},
+				OrderBy: []ir.OrderItem{{Expr: ir.Aggregate{Func: ir.AggCount}, Desc: true}, {Expr: ir.Aggregate{Func: ir.AggAvg, Arg: colp("", "age")}}}}},
+		{"join on", Postgres, "SELECT count(*) FROM people p JOIN visits v ON p.id = v.person_id INNER JOIN shops ON v.shop = shops.id",
+			ir.Query{From: tbl("", "people", "p"), Select: []ir.SelectItem{count}, Joins: []ir.Join{
+				{Table: tbl("", "visits", "v"), Left: col("p", "id"), Right: col("v", "person_id")},
+				{Table: tbl("", "shops", ""), Left: col("v", "shop"), Right: col("shops", "id")},
+			}}},
+		{"mysql join on", MySQL, "SELECT count(*) FROM people p JOIN visits v ON (p.id = v.person_id) INNER JOIN shops ON v.shop = shops.id",
+			ir.Query{From: tbl("", "people", "p"), Select: []ir.SelectItem{count}, Joins: []ir.Join{
+				{Table: tbl("", "visits", "v"), Left: col("p", "id"), Right: col("v", "person_id")},
+				{Table: tbl("", "shops", ""), Left: col("v", "shop"), Right: col("shops", "id")},
+			}}},
+		{"join using", Postgres, "SELECT count(*) FROM people JOIN visits v USING (pid) JOIN shops USING (sid)",
+			ir.Query{From: people, Select: []ir.SelectItem{count}, Joins: []ir.Join{
+				{Table: tbl("", "visits", "v"), Left: col("people", "pid"), Right: col("v", "pid")},
+				{Table: tbl("", "shops", ""), Left: col("", "sid"), Right: col("shops", "sid")},
+			}}},
+		{"mysql join using", MySQL, "SELECT count(*) FROM people JOIN visits v USING (pid)",
+			ir.Query{From: people, Select: []ir.SelectItem{count}, Joins: []ir.Join{
+				{Table: tbl("", "visits", "v"), Left: col("people", "pid"), Right: col("v", "pid")},
+			}}},
+		{"quoted identifiers keep case", Postgres, `SELECT "City", count(*) FROM "People" AS "P" WHERE "P"."Age" > 1 GROUP BY "City"`,
+			ir.Query{From: tbl("", "People", "P"), Select: []ir.SelectItem{{Arg: colp("", "City")}, count},
+				Where:   ir.Compare{Op: ir.OpGt, L: col("P", "Age"), R: lit(ir.Int(1))},
+				GroupBy: []ir.ColumnRef{col("", "City")}}},
+		{"unquoted identifiers fold", Postgres, `SELECT CITY, COUNT(*) FROM PUBLIC.PEOPLE GROUP BY City`,
+			ir.Query{From: tbl("public", "people", ""), Select: []ir.SelectItem{{Arg: colp("", "city")}, count},
+				GroupBy: []ir.ColumnRef{col("", "city")}}},
+		{"mysql backquotes keep case as written", MySQL, "SELECT `City`, count(*) FROM `Test`.`People` GROUP BY city",
+			ir.Query{From: tbl("Test", "People", ""), Select: []ir.SelectItem{{Arg: colp("", "City")}, count},
+				GroupBy: []ir.ColumnRef{col("", "city")}}},
+		{"pg three-part table name keeps the schema", Postgres, "SELECT count(*) FROM mydb.public.people",
+			ir.Query{From: tbl("public", "people", ""), Select: []ir.SelectItem{count}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := parseOne(t, tt.d, tt.sql)
+			if st.Kind != ir.StmtSelect {
+				t.Fatalf("kind %v, want select (refused: %v)", st.Kind, st.Refused)
+			}
+			if st.Query == nil {
+				t.Fatalf("Query is nil: %s", st.NotAggregate)
+			}
+			if st.NotAggregate != "" {
+				t.Errorf("NotAggregate = %q with a Query", st.NotAggregate)
+			}
+			if !reflect.DeepEqual(*st.Query, tt.want) {
+				t.Errorf("Query\n got %#v\nwant %#v", *st.Query, tt.want)
+			}
+		})
+	}
+}
+
+// TestPredicates checks the WHERE/HAVING mapping of every whitelisted
+// construct in both dialects.
+func TestPredicates(t *testing.T) {
+	a, b := col("", "a"), col("", "b")
+	tests := []struct {
+		name  string
+		d     Dialect
+		where string
+		want  ir.Expr
+	}{
+		{"eq", Postgres, "a = 1", ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}},
+		{"ne <>", Postgres, "a <> 'x'", ir.Compare{Op: ir.OpNe, L: a, R: lit(ir.String("x"))}},
+		{"ne !=", Postgres, "a != 1.5", ir.Compare{Op: ir.OpNe, L: a, R: lit(ir.Float(1.5))}},
+		{"lt le gt", Postgres, "a < 1 AND a <= 2 AND b > 3",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpLt, L: a, R: lit(ir.Int(1))}, R: ir.Compare{Op: ir.OpLe, L: a, R: lit(ir.Int(2))}},
+				R: ir.Compare{Op: ir.OpGt, L: b, R: lit(ir.Int(3))}}},
+		{"mysql lt le gt", MySQL, "a < 1 AND a <= 2 && b > 3",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpLt, L: a, R: lit(ir.Int(1))}, R: ir.Compare{Op: ir.OpLe, L: a, R: lit(ir.Int(2))}},
+				R: ir.Compare{Op: ir.OpGt, L: b, R: lit(ir.Int(3))}}},
+		{"or not", Postgres, "NOT (a = 1 OR b = 2)",
+			ir.Not{X: ir.Or{L: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}, R: ir.Compare{Op: ir.OpEq, L: b, R: lit(ir.Int(2))}}}},
+		{"mysql or not", MySQL, "NOT (a = 1 OR b = 2)",
+			ir.Not{X: ir.Or{L: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}, R: ir.Compare{Op: ir.OpEq, L: b, R: lit(ir.Int(2))}}}},
+		{"between", Postgres, "a BETWEEN 1 AND 10", ir.Between{X: a, Lo: lit(ir.Int(1)), Hi: lit(ir.Int(10))}},
+		{"not between", Postgres, "a NOT BETWEEN 1 AND 10", ir.Between{X: a, Lo: lit(ir.Int(1)), Hi: lit(ir.Int(10)), Not: true}},
+		{"mysql not between", MySQL, "a NOT BETWEEN 1 AND 10", ir.Between{X: a, Lo: lit(ir.Int(1)), Hi: lit(ir.Int(10)), Not: true}},
+		{"in", Postgres, "a IN (1, 'x', NULL)", ir.In{X: a, List: []ir.Expr{lit(ir.Int(1)), lit(ir.String("x")), lit(ir.Null())}}},
+		{"not in", Postgres, "a NOT IN (2)", ir.In{X: a, List: []ir.Expr{lit(ir.Int(2))}, Not: true}},
+		{"mysql not in", MySQL, "a NOT IN (2, 3)", ir.In{X: a, List: []ir.Expr{lit(ir.Int(2)), lit(ir.Int(3))}, Not: true}},
+		{"like", Postgres, "a LIKE 'x%'", ir.Like{X: a, Pattern: lit(ir.String("x%"))}},
+		{"not like", Postgres, "a NOT LIKE 'x%'", ir.Like{X: a, Pattern: lit(ir.String("x%")), Not: true}},
+		{"ilike", Postgres, "a ILIKE 'x%'", ir.Like{X: a, Pattern: lit(ir.String("x%")), CaseInsensitive: true}},
+		{"not ilike", Postgres, "a NOT ILIKE 'x%'", ir.Like{X: a, Pattern: lit(ir.String("x%")), CaseInsensitive: true, Not: true}},
+		{"mysql like", MySQL, "a NOT LIKE 'x%'", ir.Like{X: a, Pattern: lit(ir.String("x%")), Not: true}},
+		{"is null", Postgres, "a IS NULL AND b IS NOT NULL", ir.And{L: ir.IsNull{X: a}, R: ir.IsNull{X: b, Not: true}}},
+		{"mysql is null", MySQL, "a IS NULL AND b IS NOT NULL", ir.And{L: ir.IsNull{X: a}, R: ir.IsNull{X: b, Not: true}}},
+		{"arith", Postgres, "a + 2 * b - 1 > -a",
+			ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpSub, L: ir.Arith{Op: ir.OpAdd, L: a, R: ir.Arith{Op: ir.OpMul, L: lit(ir.Int(2)), R: b}}, R: lit(ir.Int(1))},
+				R: ir.Neg{X: a}}},
+		{"mysql arith", MySQL, "a + 2 * b - 1 > -a",
+			ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpSub, L: ir.Arith{Op: ir.OpAdd, L: a, R: ir.Arith{Op: ir.OpMul, L: lit(ir.Int(2)), R: b}}, R: lit(ir.Int(1))},
+				R: ir.Neg{X: a}}},
+		{"negative literal", Postgres, "a > -5", ir.Compare{Op: ir.OpGt, L: a, R: lit(ir.Int(-5))}},
+		{"big integer", Postgres, "a > 12345678901", ir.Compare{Op: ir.OpGt, L: a, R: lit(ir.Int(12345678901))}},
+		{"mysql big integer", MySQL, "a > 12345678901", ir.Compare{Op: ir.OpGt, L: a, R: lit(ir.Int(12345678901))}},
+		{"float exponent", Postgres, "a < 1e3", ir.Compare{Op: ir.OpLt, L: a, R: lit(ir.Float(1000))}},
+		{"mysql decimal", MySQL, "a < 2.25", ir.Compare{Op: ir.OpLt, L: a, R: lit(ir.Float(2.25))}},
+		{"booleans", Postgres, "a = TRUE OR b = false", ir.Or{L: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Bool(true))}, R: ir.Compare{Op: ir.OpEq, L: b, R: lit(ir.Bool(false))}}},
+		{"mysql booleans", MySQL, "a = TRUE OR b = false", ir.Or{L: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Bool(true))}, R: ir.Compare{Op: ir.OpEq, L: b, R: lit(ir.Bool(false))}}},
+		{"params", Postgres, "a = $2 AND b = $1", ir.And{L: ir.Compare{Op: ir.OpEq, L: a, R: ir.Param{Index: 2}}, R: ir.Compare{Op: ir.OpEq, L: b, R: ir.Param{Index: 1}}}},
+		{"mysql params left to right", MySQL, "a = ? AND b BETWEEN ? AND ?",
+			ir.And{L: ir.Compare{Op: ir.OpEq, L: a, R: ir.Param{Index: 1}}, R: ir.Between{X: b, Lo: ir.Param{Index: 2}, Hi: ir.Param{Index: 3}}}},
+		{"qualified column", Postgres, "p.a = 1", ir.Compare{Op: ir.OpEq, L: col("p", "a"), R: lit(ir.Int(1))}},
+		{"functions", Postgres, "lower(a) = upper(b) AND length(a) > abs(b) AND coalesce(a, b, 1) = 1",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "lower", Args: []ir.Expr{a}}, R: ir.Func{Name: "upper", Args: []ir.Expr{b}}},
+				R: ir.Compare{Op: ir.OpGt, L: ir.Func{Name: "length", Args: []ir.Expr{a}}, R: ir.Func{Name: "abs", Args: []ir.Expr{b}}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "coalesce", Args: []ir.Expr{a, b, lit(ir.Int(1))}}, R: lit(ir.Int(1))}}},
+		{"function spellings", Postgres, "char_length(a) = character_length(b) AND ceiling(a) = trim(b)",
+			ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "length", Args: []ir.Expr{a}}, R: ir.Func{Name: "length", Args: []ir.Expr{b}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "ceil", Args: []ir.Expr{a}}, R: ir.Func{Name: "trim", Args: []ir.Expr{b}}}}},
+		{"mysql function spellings", MySQL, "IFNULL(a, 0) = CHAR_LENGTH(b) AND CEILING(a) = TRIM(b) AND LCASE(a) = UCASE(b)",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "coalesce", Args: []ir.Expr{a, lit(ir.Int(0))}}, R: ir.Func{Name: "length", Args: []ir.Expr{b}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "ceil", Args: []ir.Expr{a}}, R: ir.Func{Name: "trim", Args: []ir.Expr{b}}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "lower", Args: []ir.Expr{a}}, R: ir.Func{Name: "upper", Args: []ir.Expr{b}}}}},
+		{"parentheses group only", Postgres, "((a)) = (((1)))", ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}},
+		{"mysql parentheses group only", MySQL, "((a)) = (((1)))", ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}},
+		{"round floor", MySQL, "ROUND(a) = FLOOR(b)", ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "round", Args: []ir.Expr{a}}, R: ir.Func{Name: "floor", Args: []ir.Expr{b}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := parseOne(t, tt.d, "SELECT count(*) FROM t WHERE "+tt.where)
+			if st.Query == nil {
+				t.Fatalf("Query is nil: %s", st.NotAggregate)
+			}
+			if !reflect.DeepEqual(st.Query.Where, tt.want) {
+				t.Errorf("Where\n got %s\nwant %s", ir.FormatExpr(st.Query.Where), ir.FormatExpr(tt.want))
+			}
+		})
+	}
+}
+
+// TestNotAggregate lists statements outside the subset: they stay
+// StmtSelect with Query nil and a message naming the construct.
+func TestNotAggregate(t *testing.T) {
+	tests := []struct {
+		name string
+		d    Dialect
+		sql  string
+		want string // substring of NotAggregate
+	}{
+		{"star", Postgres, "SELECT * FROM t", "SELECT *"},
+		{"mysql star", MySQL, "SELECT * FROM t", "SELECT *"},
+		{"qualified star", Postgres, "SELECT t.* FROM t", "SELECT *"},
+		{"no from", Postgres, "SELECT 1", "without FROM"},
+		{"mysql no from", MySQL, "SELECT 1 FROM DUAL", "without FROM"},
+		{"distinct", Postgres, "SELECT DISTINCT city FROM t", "DISTINCT"},
+		{"mysql distinct", MySQL, "SELECT DISTINCT city FROM t", "DISTINCT"},
+		{"ungrouped column", Postgres, "SELECT name FROM t", "not in GROUP BY"},
+		{"ungrouped column with agg", MySQL, "SELECT name, count(*) FROM t", "not in GROUP BY"},
+		{"count plus one", Postgres, "SELECT count(*) + 1 FROM t", "single column"},
+		{"sum of product", Postgres, "SELECT sum(a * b) FROM t", "single column"},
+		{"mysql sum of product", MySQL, "SELECT SUM(a * b) FROM t", "single column"},
+		{"sum halved", Postgres, "SELECT sum(a) / 2 FROM t", "single column"},
+		{"mysql sum halved", MySQL, "SELECT SUM(a) / 2 FROM t", "single column"},
+		{"min", Postgres, "SELECT min(a) FROM t", "function min"},
+		{"mysql max", MySQL, "SELECT MAX(a) FROM t", "function max"},
+		{"expression in select", Postgres, "SELECT lower(a), count(*) FROM t GROUP BY a", "function lower"},
+		{"window", Postgres, "SELECT count(*) OVER () FROM t", "window"},
+		{"mysql window", MySQL, "SELECT count(*) OVER () FROM t", "window"},
+		{"filter", Postgres, "SELECT count(*) FILTER (WHERE a > 1) FROM t", "FILTER"},
+		{"left join", Postgres, "SELECT count(*) FROM a LEFT JOIN b ON a.x = b.y", "inner equi-joins"},
+		{"mysql left join", MySQL, "SELECT count(*) FROM a LEFT JOIN b ON a.x = b.y", "inner equi-joins"},
+		{"right join", Postgres, "SELECT count(*) FROM a RIGHT JOIN b ON a.x = b.y", "inner equi-joins"},
+		{"full join", Postgres, "SELECT count(*) FROM a FULL JOIN b ON a.x = b.y", "inner equi-joins"},
+		{"cross join", Postgres, "SELECT count(*) FROM a CROSS JOIN b", "inner equi-joins"},
+		{"mysql cross join", MySQL, "SELECT count(*) FROM a CROSS JOIN b", "inner equi-joins"},
+		{"natural join", Postgres, "SELECT count(*) FROM a NATURAL JOIN b", "inner equi-joins"},
+		{"mysql natural join", MySQL, "SELECT count(*) FROM a NATURAL JOIN b", "inner equi-joins"},
+		{"comma join", Postgres, "SELECT count(*) FROM a, b WHERE a.x = b.y", "several FROM items"},
+		{"mysql comma join", MySQL, "SELECT count(*) FROM a, b WHERE a.x = b.y", "inner equi-joins"},
+		{"non-equi join", Postgres, "SELECT count(*) FROM a JOIN b ON a.x < b.y", "inner equi-joins"},
+		{"two-column join", MySQL, "SELECT count(*) FROM a JOIN b ON a.x = b.y AND a.z = b.z", "inner equi-joins"},
+		{"using two columns", Postgres, "SELECT count(*) FROM a JOIN b USING (x, z)", "inner equi-joins"},
+		{"parenthesised join", Postgres, "SELECT count(*) FROM a JOIN (b JOIN c ON b.x = c.x) ON a.x = b.x", "parenthesised"},
+		{"group by expression", Postgres, "SELECT count(*) FROM t GROUP BY lower(a)", "plain columns"},
+		{"mysql group by expression", MySQL, "SELECT count(*) FROM t GROUP BY a + 1", "plain columns"},
+		{"rollup", Postgres, "SELECT a, count(*) FROM t GROUP BY ROLLUP (a)", "ROLLUP"},
+		{"mysql rollup", MySQL, "SELECT a, count(*) FROM t GROUP BY a WITH ROLLUP", "ROLLUP"},
+		{"cube", Postgres, "SELECT a, count(*) FROM t GROUP BY CUBE (a)", "ROLLUP, CUBE"},
+		{"grouping sets", Postgres, "SELECT a, count(*) FROM t GROUP BY GROUPING SETS ((a), ())", "GROUPING SETS"},
+		{"group by aggregate position", Postgres, "SELECT count(*) FROM t GROUP BY 1", "aggregate"},
+		{"group by position out of range", MySQL, "SELECT a, count(*) FROM t GROUP BY 3", "position 3"},
+		{"order by position out of range", Postgres, "SELECT count(*) FROM t ORDER BY 2", "position 2"},
+		{"order by expression", Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY a + 1", "ORDER BY"},
+		{"nulls first", Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY a NULLS FIRST", "NULLS"},
+		{"limit param", Postgres, "SELECT count(*) FROM t LIMIT $1", "parameters"},
+		{"mysql limit param", MySQL, "SELECT count(*) FROM t LIMIT ?", "parameters"},
+		{"limit expression", Postgres, "SELECT count(*) FROM t LIMIT 1 + 1", "LIMIT"},
+		{"set operation", Postgres, "SELECT count(*) FROM a UNION SELECT count(*) FROM b", "set operations"},
+		{"mysql set operation", MySQL, "SELECT count(*) FROM a UNION ALL SELECT count(*) FROM b", "set operations"},
+		{"cte", Postgres, "WITH x AS (SELECT a FROM t) SELECT count(*) FROM x", "WITH"},
+		{"mysql cte", MySQL, "WITH x AS (SELECT a FROM t) SELECT count(*) FROM x", "WITH"},
+		{"values", Postgres, "VALUES (1), (2)", "VALUES"},
+		{"table", Postgres, "TABLE t", "SELECT *"},
+		{"mysql table", MySQL, "TABLE t", "TABLE"},
+		{"from subquery", Postgres, "SELECT count(*) FROM (SELECT a FROM t) s", "subqueries in FROM"},
+		{"mysql from subquery", MySQL, "SELECT count(*) FROM (SELECT a FROM t) s", "subqueries in FROM"},
+		{"lateral", Postgres, "SELECT count(*) FROM LATERAL (SELECT 1) s", "LATERAL"},
+		{"from function", Postgres, "SELECT count(*) FROM generate_series(1, 3)", "functions in FROM"},
+		{"tablesample", Postgres, "SELECT count(*) FROM t TABLESAMPLE SYSTEM (10)", "TABLESAMPLE"},
+		{"only", Postgres, "SELECT count(*) FROM ONLY t", "ONLY"},
+		{"division", Postgres, "SELECT count(*) FROM t WHERE a / 2 > 1", "division is not allowed"},
+		{"mysql division", MySQL, "SELECT count(*) FROM t WHERE a / 2 > 1", "division is not allowed"},
+		{"mysql div", MySQL, "SELECT count(*) FROM t WHERE a DIV 2 > 1", "division is not allowed"},
+		{"modulo", Postgres, "SELECT count(*) FROM t WHERE a % 2 = 1", "modulo"},
+		{"mysql mod", MySQL, "SELECT count(*) FROM t WHERE a MOD 2 = 1", "modulo"},
+		{"cast ::", Postgres, "SELECT count(*) FROM t WHERE a::int = 1", "casts"},
+		{"cast", Postgres, "SELECT count(*) FROM t WHERE CAST(a AS int) = 1", "casts"},
+		{"mysql cast", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS signed) = 1", "casts"},
+		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
+		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
+		{"case", Postgres, "SELECT count(*) FROM t WHERE CASE WHEN a > 1 THEN true END", "CASE"},
+		{"mysql case", MySQL, "SELECT count(*) FROM t WHERE CASE WHEN a > 1 THEN 1 END = 1", "CASE"},
+		{"sleep", Postgres, "SELECT count(*) FROM t WHERE pg_sleep(1) IS NULL", "function pg_sleep is not allowed in predicates; allowed: abs, ceil, coalesce"},
+		{"mysql sleep", MySQL, "SELECT count(*) FROM t WHERE sleep(1) = 0", "function sleep is not allowed"},
+		{"random", Postgres, "SELECT count(*) FROM t WHERE a > random()", "function random"},
+		{"qualified safe name", MySQL, "SELECT count(*) FROM t WHERE db.lower(a) = 'x'", "db.lower"},
+		{"arity", Postgres, "SELECT count(*) FROM t WHERE round(a, 2) = 1", "takes 1 argument"},
+		{"mysql length bytes", MySQL, "SELECT count(*) FROM t WHERE LENGTH(a) > 1", "CHAR_LENGTH"},
+		{"in subquery", Postgres, "SELECT count(*) FROM t WHERE a IN (SELECT b FROM u)", "subqueries"},
+		{"mysql in subquery", MySQL, "SELECT count(*) FROM t WHERE a IN (SELECT b FROM u)", "subqueries"},
+		{"exists", Postgres, "SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM u)", "subqueries"},
+		{"mysql exists", MySQL, "SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM u)", "subqueries"},
+		{"scalar subquery", Postgres, "SELECT count(*) FROM t WHERE a > (SELECT max(b) FROM u)", "subqueries"},
+		{"like escape", Postgres, "SELECT count(*) FROM t WHERE a LIKE 'x!%' ESCAPE '!'", "ESCAPE"},
+		{"mysql like escape", MySQL, "SELECT count(*) FROM t WHERE a LIKE 'x!%' ESCAPE '!'", "ESCAPE"},
+		{"similar to", Postgres, "SELECT count(*) FROM t WHERE a SIMILAR TO 'x'", "regular expression"},
+		{"regex", Postgres, "SELECT count(*) FROM t WHERE a ~ 'x'", "regular expression"},
+		{"mysql regexp", MySQL, "SELECT count(*) FROM t WHERE a REGEXP 'x'", "regular expression"},
+		{"is true", Postgres, "SELECT count(*) FROM t WHERE a IS TRUE", "IS TRUE"},
+		{"mysql is true", MySQL, "SELECT count(*) FROM t WHERE a IS TRUE", "IS TRUE"},
+		{"is distinct from", Postgres, "SELECT count(*) FROM t WHERE a IS DISTINCT FROM b", "IS DISTINCT FROM"},
+		{"mysql null-safe eq", MySQL, "SELECT count(*) FROM t WHERE a <=> b", "<=>"},
+		{"array any", Postgres, "SELECT count(*) FROM t WHERE a = ANY('{1,2}')", "array"},
+		{"array literal", Postgres, "SELECT count(*) FROM t WHERE a = ARRAY[1]", "array"},
+		{"collate", Postgres, `SELECT count(*) FROM t WHERE a COLLATE "C" = 'x'`, "COLLATE"},
+		{"mysql collate", MySQL, "SELECT count(*) FROM t WHERE a COLLATE utf8mb4_bin = 'x'", "COLLATE"},
+		{"row", Postgres, "SELECT count(*) FROM t WHERE (a, b) = (1, 2)", "row"},
+		{"mysql row", MySQL, "SELECT count(*) FROM t WHERE (a, b) = (1, 2)", "row"},
+		{"mysql variable", MySQL, "SELECT count(*) FROM t WHERE a = @x", "variables"},
+		{"mysql system variable", MySQL, "SELECT count(*) FROM t WHERE a = @@version", "variables"},
+		{"aggregate in where", Postgres, "SELECT count(*) FROM t WHERE count(*) > 1", "HAVING"},
+		{"mysql aggregate in where", MySQL, "SELECT count(*) FROM t WHERE sum(a) > 1", "HAVING"},
+		{"three-part column", Postgres, "SELECT count(*) FROM public.t WHERE public.t.a = 1", "qualifier"},
+		{"mysql three-part column", MySQL, "SELECT count(*) FROM db.t WHERE db.t.a = 1", "qualifier"},
+		{"having non-whitelisted", Postgres, "SELECT a, count(*) FROM t GROUP BY a HAVING max(b) > 1", "function max"},
+		{"current_user", Postgres, "SELECT count(*) FROM t WHERE a = current_user", "current_user"},
+		{"bit xor", MySQL, "SELECT count(*) FROM t WHERE a ^ 1 = 0", "operator"},
+		{"xor", MySQL, "SELECT count(*) FROM t WHERE a = 1 XOR b = 1", "operator"},
+		{"string concat", Postgres, "SELECT count(*) FROM t WHERE a || 'x' = 'y'", "operator ||"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := parseOne(t, tt.d, tt.sql)
+			if st.Kind != ir.StmtSelect {
+				t.Fatalf("kind %v, want select (refused: %v)", st.Kind, st.Refused)
+			}
+			if st.Query != nil {
+				t.Fatalf("Query = %#v, want nil", st.Query)
+			}
+			if !strings.Contains(st.NotAggregate, tt.want) {
+				t.Errorf("NotAggregate = %q, want it to mention %q", st.NotAggregate, tt.want)
+			}
+		})
+	}
+}
