@@ -53,7 +53,9 @@ func TestCanonicalDistinguishes(t *testing.T) {
 		func(q *BackendQuery) { q.Where = Compare{Op: OpGt, L: *col, R: Literal{Value: String("1")}} },
 		func(q *BackendQuery) { q.MaxRowsPerUnit = 2 },
 		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 99}} },
-		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 100, Quantum: 0.5}} },
+		func(q *BackendQuery) {
+			q.Aggs = []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 100, Quantum: 0.5}}
+		},
 		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: CountValues, Column: col}} },
 		func(q *BackendQuery) { q.GroupBy = []ColumnRef{*col} },
 		func(q *BackendQuery) { q.From.Schema = "other" },

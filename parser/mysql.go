@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // expressions are built by TiDB's test_driver, which has no dependency on
 // the TiDB server.
 func parseMySQL(sql string) ([]ir.Statement, error) {
-	nodes, _, err := tidb.New().ParseSQL(sql)
+	nodes, err := myParse(sql)
 	if err != nil {
 		return nil, mySyntaxError(err)
 	}
@@ -33,10 +34,30 @@ func parseMySQL(sql string) ([]ir.Statement, error) {
 	return out, nil
 }
 
+// myParse calls the grammar, turning a panic inside the third-party code
+// into a syntax error so one bad query cannot take a connection down.
+func myParse(sql string) (nodes []ast.StmtNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			nodes, err = nil, &grammarPanic{value: r}
+		}
+	}()
+	nodes, _, err = tidb.New().ParseSQL(sql)
+	return nodes, err
+}
+
+// grammarPanic is a panic recovered from a third-party grammar.
+type grammarPanic struct{ value any }
+
+func (p *grammarPanic) Error() string { return fmt.Sprintf("SQL grammar panicked: %v", p.value) }
+
 // mySyntaxError keeps the position part of TiDB's message ("line 1 column
 // 14 near ...") and drops its boilerplate about the TiDB manual. TiDB's
 // error carries no structured position, so the text is the only source.
 func mySyntaxError(err error) error {
+	if _, ok := err.(*grammarPanic); ok {
+		return sqlerr.Wrap(sqlerr.SyntaxError, err, "syntax error")
+	}
 	msg := err.Error()
 	if i := strings.Index(msg, "line "); i >= 0 {
 		return sqlerr.Wrap(sqlerr.SyntaxError, err, "syntax error at "+strings.TrimSpace(msg[i:]))

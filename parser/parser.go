@@ -3,6 +3,7 @@ package parser
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -71,12 +72,9 @@ func Parse(d Dialect, sql string) ([]ir.Statement, error) {
 	return stmts, nil
 }
 
-// trimStatement removes the surrounding blanks and trailing semicolons of
-// one statement's text.
+// trimStatement removes the surrounding blanks and semicolons of one
+// statement's text (TiDB hands empty statements' semicolons to the next
+// statement: "SELECT 1;;SELECT 2").
 func trimStatement(s string) string {
-	s = strings.TrimSpace(s)
-	for strings.HasSuffix(s, ";") {
-		s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
-	}
-	return s
+	return strings.TrimFunc(s, func(r rune) bool { return r == ';' || unicode.IsSpace(r) })
 }

@@ -90,6 +90,10 @@ func TestMultiStatementText(t *testing.T) {
 			[]ir.StatementKind{ir.StmtSelect, ir.StmtSelect}},
 		{"mysql three", MySQL, "SELECT 1;  SET x = 2 ;\n\tINSERT INTO t VALUES (1);", []string{"SELECT 1", "SET x = 2", "INSERT INTO t VALUES (1)"},
 			[]ir.StatementKind{ir.StmtSelect, ir.StmtSession, ir.StmtRefused}},
+		{"pg empty statement between", Postgres, "SELECT 1;; ;SELECT 2", []string{"SELECT 1", "SELECT 2"},
+			[]ir.StatementKind{ir.StmtSelect, ir.StmtSelect}},
+		{"mysql empty statement between", MySQL, "SELECT 1;; ;SELECT 2", []string{"SELECT 1", "SELECT 2"},
+			[]ir.StatementKind{ir.StmtSelect, ir.StmtSelect}},
 		{"mysql semicolon in string", MySQL, "SELECT 'a;b'; USE db", []string{"SELECT 'a;b'", "USE db"},
 			[]ir.StatementKind{ir.StmtSelect, ir.StmtSession}},
 	}
@@ -124,6 +128,10 @@ func TestSyntaxError(t *testing.T) {
 		{"pg unterminated", Postgres, "SELECT 'abc", "unterminated"},
 		{"mysql bad keyword", MySQL, "SELECT FROM WHERE", "line 1 column"},
 		{"mysql second statement bad", MySQL, "SELECT 1; SELEC 2", "near"},
+		// TiDB's grammar lacks these MySQL forms; failing to parse them
+		// fails closed.
+		{"mysql into dumpfile", MySQL, "SELECT a FROM t INTO DUMPFILE '/tmp/x'", "DUMPFILE"},
+		{"mysql into variable", MySQL, "SELECT count(*) FROM t INTO @n", "@n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

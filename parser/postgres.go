@@ -17,7 +17,7 @@ import (
 // whatever PostgreSQL would accept is classified by what it is, not by
 // what a look-alike grammar guesses.
 func parsePostgres(sql string) ([]ir.Statement, error) {
-	res, err := pg.Parse(sql)
+	res, err := pgParse(sql)
 	if err != nil {
 		return nil, pgSyntaxError(err)
 	}
@@ -28,6 +28,17 @@ func parsePostgres(sql string) ([]ir.Statement, error) {
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// pgParse calls the grammar, turning a panic inside the third-party code
+// into a syntax error so one bad query cannot take a connection down.
+func pgParse(sql string) (res *pg.ParseResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &grammarPanic{value: r}
+		}
+	}()
+	return pg.Parse(sql)
 }
 
 // pgStmtText cuts one statement out of the query string. libpg_query gives

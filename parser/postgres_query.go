@@ -601,7 +601,9 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	case "%":
 		return nil, notAgg("%s", msgModulo)
 	case "~", "!~", "~*", "!~*":
-		return nil, notAgg(msgRegex)
+		if a.Lexpr != nil { // prefix ~ is bitwise NOT
+			return nil, notAgg(msgRegex)
+		}
 	}
 	if a.Lexpr == nil { // prefix operator
 		x, err := pgExpr(a.Rexpr, aggs)

@@ -14,6 +14,11 @@ import (
 func loadPolicy(t *testing.T) *policies.Policy {
 	t.Helper()
 	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	return loadPolicyB(t)
+}
+
+func loadPolicyB(t testing.TB) *policies.Policy {
+	t.Helper()
 	pol, err := policies.Load("testdata/planner.yaml")
 	if err != nil {
 		t.Fatalf("loading policy: %v", err)

@@ -37,8 +37,9 @@ ledger: {path: %q}
 users:
   - name: alice
     password_env: DDP_TEST_RELEASE_PASSWORD
-    budgets: {census: {epsilon: 100000}}
+    budgets: {census: {epsilon: 100000, delta: 0.001}}
     max_epsilon: 10
+    delta_per_query: 1.0e-6
   - name: bob
     password_env: DDP_TEST_RELEASE_PASSWORD
     budgets: {census: {epsilon: 0.3}}
@@ -53,6 +54,7 @@ datasets:
           sex: {type: text, domain: {values: [Female, Male, Other]}}
           income: {type: real, bounds: [0, 1000]}
           ghost: {type: integer, bounds: [0, 1]}
+          bucket: {type: integer}
 `
 
 // The fixture: 1000 people, person i has age i%90+10, sex Female for even
@@ -61,6 +63,14 @@ const nPeople = 1000
 
 func trueAge(i int) int        { return i%90 + 10 }
 func trueIncome(i int) float64 { return float64(i) * 0.75 }
+
+// trueBucket is i%7, except that person 0 alone is in bucket 99.
+func trueBucket(i int) int {
+	if i == 0 {
+		return 99
+	}
+	return i % 7
+}
 
 type fixture struct {
 	schema string // PostgreSQL: the fixture's schema, qualified into queries
@@ -79,7 +89,7 @@ func fixtureRows() []string {
 		if i%2 == 1 {
 			sex = "Male"
 		}
-		stmts = append(stmts, fmt.Sprintf("INSERT INTO people VALUES (%d, %d, '%s', %g)", i, trueAge(i), sex, trueIncome(i)))
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO people VALUES (%d, %d, '%s', %g, %d)", i, trueAge(i), sex, trueIncome(i), trueBucket(i)))
 	}
 	return stmts
 }
@@ -94,7 +104,7 @@ func newFixture(t *testing.T, dir string) *fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmts := append([]string{"CREATE TABLE people (person_id INTEGER, age INTEGER, sex TEXT, income REAL)", "BEGIN"}, fixtureRows()...)
+		stmts := append([]string{"CREATE TABLE people (person_id INTEGER, age INTEGER, sex TEXT, income REAL, bucket INTEGER)", "BEGIN"}, fixtureRows()...)
 		for _, s := range append(stmts, "COMMIT") {
 			if _, err := db.Exec(s); err != nil {
 				t.Fatalf("%s: %v", s, err)
@@ -127,7 +137,7 @@ func newPostgresFixture(t *testing.T) *fixture {
 	stmts := []string{
 		"DROP SCHEMA IF EXISTS " + schema + " CASCADE",
 		"CREATE SCHEMA " + schema,
-		"CREATE TABLE " + schema + ".people (person_id INTEGER, age INTEGER, sex TEXT, income DOUBLE PRECISION)",
+		"CREATE TABLE " + schema + ".people (person_id INTEGER, age INTEGER, sex TEXT, income DOUBLE PRECISION, bucket INTEGER)",
 	}
 	for _, s := range stmts {
 		if _, err := db.Exec(s); err != nil {
@@ -437,5 +447,33 @@ func TestPostProcessing(t *testing.T) {
 		if age := r[0].Int; age < 10 || age > 99 {
 			t.Errorf("age %d with noisy count %d: ε = 5 noise cannot lift an empty key above 5 so often", age, r[1].Int)
 		}
+	}
+}
+
+// TestThresholdKeySelection groups by a column without a declared domain:
+// keys come from the data and are released only above the noisy threshold,
+// so the key held by a single person stays hidden while the seven large
+// groups appear. With ε = 1 and δ = 1e-6 a one-person key passes with
+// probability below 1e-6; a 142-person key fails with probability below
+// e^-100.
+func TestThresholdKeySelection(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{})
+	res, err := f.run(t, e, "alice", "SELECT bucket, COUNT(*) FROM people GROUP BY bucket", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []int64
+	for _, r := range res.Rows {
+		keys = append(keys, r[0].Int)
+	}
+	if !reflect.DeepEqual(keys, []int64{0, 1, 2, 3, 4, 5, 6}) {
+		t.Fatalf("released keys %v, want 0..6 and not the one-person key 99", keys)
+	}
+	if res.Charged.Delta != 1e-6 {
+		t.Fatalf("charged %+v, want δ = 1e-6", res.Charged)
+	}
+	if spent, _ := f.ledger.Spent("alice", "census"); spent.Delta != 1e-6 {
+		t.Fatalf("ledger δ spent %g", spent.Delta)
 	}
 }

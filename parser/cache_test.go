@@ -1,0 +1,63 @@
+package parser
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+func TestCache(t *testing.T) {
+	c := NewCache(2)
+	q := "SELECT COUNT(*) FROM people WHERE age > 3"
+	want, err := Parse(Postgres, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Parse(Postgres, q)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("cached parse %+v, %v", got, err)
+	}
+	again, _ := c.Parse(Postgres, q)
+	if &again[0] != &got[0] {
+		t.Fatal("second parse of the same text was not served from the cache")
+	}
+	// The dialect is part of the key: MySQL parses backquotes, PostgreSQL does not.
+	if _, err := c.Parse(MySQL, "SELECT COUNT(*) FROM `people`"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Parse(Postgres, "SELECT COUNT(*) FROM `people`"); err == nil {
+		t.Fatal("PostgreSQL accepted backquotes: the dialect is not part of the key")
+	}
+	if c.Len() != 2 {
+		t.Fatalf("cache holds %d texts, bound is 2", c.Len())
+	}
+	// q was evicted (least recently used): a new parse gives a new slice.
+	fresh, _ := c.Parse(Postgres, q)
+	if &fresh[0] == &got[0] {
+		t.Fatal("an evicted entry was still served")
+	}
+}
+
+func TestCacheConcurrent(t *testing.T) {
+	c := NewCache(8)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				q := fmt.Sprintf("SELECT COUNT(*) FROM t WHERE a > %d", i%12)
+				st, err := c.Parse(Postgres, q)
+				if err != nil || len(st) != 1 || st[0].Query == nil {
+					t.Errorf("%s: %v", q, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if c.Len() > 8 {
+		t.Fatalf("cache grew to %d", c.Len())
+	}
+}

@@ -1,0 +1,92 @@
+package parser
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// Seeds shared by both fuzz targets; more live in testdata/fuzz/.
+var fuzzSeeds = []string{
+	"SELECT city, count(*) FROM people p JOIN visits v ON p.id = v.pid WHERE age > 1 GROUP BY 1 HAVING count(*) > 2 ORDER BY 2 DESC LIMIT 3",
+	"SELECT count(*) FROM t WHERE a IN (SELECT a FROM secret)",
+	"WITH x AS (SELECT * FROM secret) SELECT * FROM x; SET a = 1; BEGIN",
+	"",
+	";",
+}
+
+func FuzzParsePostgres(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) { checkInvariants(t, Postgres, sql) })
+}
+
+func FuzzParseMySQL(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) { checkInvariants(t, MySQL, sql) })
+}
+
+// checkInvariants parses sql and checks what every caller relies on.
+func checkInvariants(t *testing.T, d Dialect, sql string) {
+	t.Helper()
+	stmts, err := Parse(d, sql)
+	if err != nil {
+		if len(stmts) != 0 {
+			t.Fatalf("statements returned with an error")
+		}
+		return
+	}
+	if len(stmts) == 0 {
+		t.Fatalf("no statements and no error")
+	}
+	for _, st := range stmts {
+		checkStatement(t, st)
+	}
+}
+
+func checkStatement(t *testing.T, st ir.Statement) {
+	t.Helper()
+	switch st.Kind {
+	case ir.StmtRefused:
+		if st.Refused == nil {
+			t.Fatalf("refused statement without an error: %q", st.Text)
+		}
+	case ir.StmtSession:
+		if st.Session == nil {
+			t.Fatalf("session statement without Session: %q", st.Text)
+		}
+	case ir.StmtExplain:
+		if st.Explain == nil || st.Explain.Kind != ir.StmtSelect {
+			t.Fatalf("explain of a non-select: %q", st.Text)
+		}
+		checkStatement(t, *st.Explain)
+	case ir.StmtSelect:
+		if st.Query == nil {
+			if st.NotAggregate == "" {
+				t.Fatalf("select without Query and without a reason: %q", st.Text)
+			}
+			return
+		}
+		listed := func(r ir.TableRef) bool {
+			return slices.Contains(st.Relations, ir.TableRef{Schema: r.Schema, Name: r.Name})
+		}
+		if !listed(st.Query.From) {
+			t.Fatalf("Relations %v lack FROM table %v: %q", st.Relations, st.Query.From, st.Text)
+		}
+		for _, j := range st.Query.Joins {
+			if !listed(j.Table) {
+				t.Fatalf("Relations %v lack joined table %v: %q", st.Relations, j.Table, st.Text)
+			}
+		}
+		if n := st.Query.NumParams(); n > st.NumParams {
+			t.Fatalf("Query uses $%d but NumParams is %d: %q", n, st.NumParams, st.Text)
+		}
+	case ir.StmtEmpty:
+	default:
+		t.Fatalf("unknown statement kind %d", st.Kind)
+	}
+}

@@ -1,0 +1,34 @@
+package parser
+
+import "testing"
+
+// BenchmarkParse measures a typical dashboard query, end to end: grammar,
+// relation collection and IR construction.
+func BenchmarkParse(b *testing.B) {
+	const q = "SELECT city, count(*) AS n, avg(age) FROM people p JOIN visits v ON p.id = v.person_id " +
+		"WHERE age BETWEEN 18 AND 65 AND country IN ('DE', 'FR') GROUP BY city HAVING count(*) > 10 ORDER BY n DESC LIMIT 20"
+	for _, d := range []Dialect{Postgres, MySQL} {
+		b.Run(d.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				stmts, err := Parse(d, q)
+				if err != nil || stmts[0].Query == nil {
+					b.Fatalf("Parse: %v %v", err, stmts)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCachedParse is the repeated-text case the front ends hit for
+// dashboards and prepared statements.
+func BenchmarkCachedParse(b *testing.B) {
+	c := NewCache(128)
+	const q = `SELECT sex, COUNT(*), AVG(age) FROM people WHERE age BETWEEN 30 AND 50 GROUP BY sex ORDER BY 2 DESC`
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Parse(Postgres, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
