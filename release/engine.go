@@ -39,6 +39,7 @@ type Engine struct {
 	flight  keyedMutex
 	domMu   sync.Mutex
 	domains map[string][]ir.Value // public key domains, by query text
+	unique  map[string]bool       // public join keys checked unique, by table
 }
 
 // New returns an engine. The ledger and backend stay owned by the caller.
@@ -51,7 +52,8 @@ func New(b planner.Backend, l *ledger.Ledger, opts Options) *Engine {
 	if src == nil {
 		src = noise.CryptoSource()
 	}
-	return &Engine{backend: b, ledger: l, src: src, log: log, after: opts.AfterCommit, domains: map[string][]ir.Value{}}
+	return &Engine{backend: b, ledger: l, src: src, log: log, after: opts.AfterCommit,
+		domains: map[string][]ir.Value{}, unique: map[string]bool{}}
 }
 
 // Column describes one column of a private result.
@@ -113,6 +115,9 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	}
 
 	// Public work first: nothing is charged if it fails.
+	if err := e.checkJoinKeys(ctx, pl.Backend); err != nil {
+		return nil, err
+	}
 	keys, err := e.keyDomain(ctx, pl)
 	if err != nil {
 		return nil, err
@@ -390,12 +395,11 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 		}
 		res.Columns = append(res.Columns, c)
 	}
-	spent, err := e.ledger.Spent(user.Name, pl.Dataset.Name)
+	left, err := e.ledger.Left(user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 	}
-	limit := user.Budgets[pl.Dataset.Name]
-	res.Remaining = policies.Budget{Epsilon: max(limit.Epsilon-spent.Epsilon, 0), Delta: max(limit.Delta-spent.Delta, 0)}
+	res.Remaining = left
 	return res, nil
 }
 
@@ -506,4 +510,43 @@ func (k *keyedMutex) lock(key string) func() {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// checkJoinKeys verifies, once per public table, that the declared join key
+// is unique. The sensitivity assumes joins are many-to-one: a duplicated
+// key would count a private row twice. The check reads public data only.
+func (e *Engine) checkJoinKeys(ctx context.Context, q *ir.BackendQuery) error {
+	for _, j := range q.Joins {
+		id := j.Table.Schema + "." + j.Table.Name + "." + j.Right.Name
+		e.domMu.Lock()
+		ok := e.unique[id]
+		e.domMu.Unlock()
+		if ok {
+			continue
+		}
+		kq := &ir.BackendQuery{
+			From:    ir.TableRef{Schema: j.Table.Schema, Name: j.Table.Name, Alias: "t0"},
+			GroupBy: []ir.ColumnRef{{Qualifier: "t0", Name: j.Right.Name}},
+			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
+		}
+		dup := false
+		err := e.backend.Aggregate(ctx, kq, func(r ir.BackendRow) error {
+			if r.Aggs[0] > 1 && !r.Keys[0].IsNull() {
+				dup = true
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("checking the join key of public table %s: %w", j.Table.Name, err)
+		}
+		if dup {
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"public table %s has repeated values in its declared key %s: joining it could count a private row twice", j.Table.Name, j.Right.Name).
+				WithHint("make the key unique in the backend, or declare another key")
+		}
+		e.domMu.Lock()
+		e.unique[id] = true
+		e.domMu.Unlock()
+	}
+	return nil
 }

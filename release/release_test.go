@@ -55,6 +55,12 @@ datasets:
           income: {type: real, bounds: [0, 1000]}
           ghost: {type: integer, bounds: [0, 1]}
           bucket: {type: integer}
+      sexes:
+        public: true
+        key: code
+      dupsexes:
+        public: true
+        key: code
 `
 
 // The fixture: 1000 people, person i has age i%90+10, sex Female for even
@@ -104,7 +110,13 @@ func newFixture(t *testing.T, dir string) *fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmts := append([]string{"CREATE TABLE people (person_id INTEGER, age INTEGER, sex TEXT, income REAL, bucket INTEGER)", "BEGIN"}, fixtureRows()...)
+		stmts := append([]string{
+			"CREATE TABLE people (person_id INTEGER, age INTEGER, sex TEXT, income REAL, bucket INTEGER)",
+			"CREATE TABLE sexes (code TEXT, label TEXT)",
+			"INSERT INTO sexes VALUES ('Female', 'F'), ('Male', 'M'), ('Other', 'O')",
+			"CREATE TABLE dupsexes (code TEXT, label TEXT)",
+			"INSERT INTO dupsexes VALUES ('Female', 'F'), ('Female', 'W'), ('Male', 'M')",
+			"BEGIN"}, fixtureRows()...)
 		for _, s := range append(stmts, "COMMIT") {
 			if _, err := db.Exec(s); err != nil {
 				t.Fatalf("%s: %v", s, err)
@@ -475,5 +487,35 @@ func TestThresholdKeySelection(t *testing.T) {
 	}
 	if spent, _ := f.ledger.Spent("alice", "census"); spent.Delta != 1e-6 {
 		t.Fatalf("ledger δ spent %g", spent.Delta)
+	}
+}
+
+// TestPublicJoin groups by a column of a public table joined many-to-one:
+// its keys come from the public table (all of them, the one without
+// private rows too), and a public table whose declared key repeats is
+// refused before anything is charged.
+func TestPublicJoin(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(3)})
+	res, err := f.run(t, e, "alice", "SELECT s.label, COUNT(*) FROM people p JOIN sexes s ON p.sex = s.code GROUP BY s.label", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 3 || res.Rows[0][0].Str != "F" || res.Rows[2][0].Str != "O" {
+		t.Fatalf("rows %v, want the keys F, M, O of the public table", res.Rows)
+	}
+	// 500 Female and 500 Male; ε = 5 noise has scale 0.2.
+	for i, want := range []int64{500, 500, 0} {
+		if d := res.Rows[i][1].Int - want; d < -5 || d > 5 {
+			t.Errorf("%v: count %d, true %d", res.Rows[i][0], res.Rows[i][1].Int, want)
+		}
+	}
+	spent, _ := f.ledger.Spent("alice", "census")
+	_, err = f.run(t, e, "alice", "SELECT s.label, COUNT(*) FROM people p JOIN dupsexes s ON p.sex = s.code GROUP BY s.label", 1)
+	if !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) || !strings.Contains(err.Error(), "repeated values") {
+		t.Fatalf("join on a non-unique key: %v", err)
+	}
+	if again, _ := f.ledger.Spent("alice", "census"); again != spent {
+		t.Fatalf("the refused join was charged: %+v -> %+v", spent, again)
 	}
 }

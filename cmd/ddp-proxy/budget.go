@@ -52,8 +52,12 @@ func cmdBudget(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("reading the ledger: %w", err)
 			}
+			left, err := l.Left(u.Name, ds, limit)
+			if err != nil {
+				return fmt.Errorf("reading the ledger: %w", err)
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%g\t%g\t%g\n", u.Name, ds, limit.Epsilon, spent.Epsilon,
-				max(limit.Epsilon-spent.Epsilon, 0), limit.Delta, spent.Delta)
+				left.Epsilon, limit.Delta, spent.Delta)
 		}
 	}
 	return tw.Flush()
