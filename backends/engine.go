@@ -235,3 +235,45 @@ func (e *Engine) withTimeout(ctx context.Context) (context.Context, context.Canc
 	}
 	return context.WithTimeout(ctx, e.timeout)
 }
+
+// Result runs a public or catalog query and returns its columns (with the
+// backend's type names) and all its rows. It is for pass-through results,
+// which are small; unlike Rows it reports the columns of an empty result,
+// which clients need to describe it.
+func (e *Engine) Result(ctx context.Context, text string, args []ir.Value) ([]ColumnInfo, [][]ir.Value, error) {
+	bound := make([]any, len(args))
+	for i, a := range args {
+		bound[i] = e.dialect.Arg(a)
+	}
+	var cols []ColumnInfo
+	var out [][]ir.Value
+	err := e.query(ctx, text, bound, func(rows *sql.Rows, fail func(error) error) error {
+		types, err := rows.ColumnTypes()
+		if err != nil {
+			return fail(err)
+		}
+		cols = make([]ColumnInfo, len(types))
+		for i, t := range types {
+			cols[i] = ColumnInfo{Name: t.Name(), Type: t.DatabaseTypeName()}
+		}
+		dest := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range dest {
+			ptrs[i] = &dest[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return fail(err)
+			}
+			row := make([]ir.Value, len(cols))
+			for i := range row {
+				if row[i], err = DecodeValue(dest[i], types[i].DatabaseTypeName()); err != nil {
+					return fail(err)
+				}
+			}
+			out = append(out, row)
+		}
+		return nil
+	})
+	return cols, out, err
+}

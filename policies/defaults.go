@@ -19,6 +19,8 @@ const (
 	DefaultEpsilon          = 0.1
 	DefaultMaxEpsilon       = 1.0
 	DefaultMaxRowsPerUnit   = 1
+	// DefaultMaxConnections caps concurrent client connections.
+	DefaultMaxConnections = 100
 	// ListenOff as a listen address disables that front end.
 	ListenOff = "off"
 )
@@ -55,6 +57,12 @@ func (p *Policy) userPath(i int) string {
 func (p *Policy) normalize(c *checker) {
 	if p.Listen.Postgres == "" {
 		p.Listen.Postgres = DefaultListenPostgres
+	}
+	if p.Listen.Auth == "" {
+		p.Listen.Auth = AuthPassword
+	}
+	if p.Listen.MaxConnections == 0 {
+		p.Listen.MaxConnections = DefaultMaxConnections
 	}
 	if p.Listen.MySQL == "" {
 		p.Listen.MySQL = DefaultListenMySQL

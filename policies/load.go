@@ -339,6 +339,12 @@ func (p *Policy) resolvePaths(baseDir string) {
 		p.Ledger.Path = DefaultLedgerPath
 	}
 	p.Ledger.Path = resolveFile(baseDir, p.Ledger.Path)
+	if p.Listen.TLSCert != "" {
+		p.Listen.TLSCert = resolveFile(baseDir, p.Listen.TLSCert)
+	}
+	if p.Listen.TLSKey != "" {
+		p.Listen.TLSKey = resolveFile(baseDir, p.Listen.TLSKey)
+	}
 	if p.Backend.Driver == "sqlite" {
 		p.Backend.DSN = resolveSQLiteDSN(baseDir, p.Backend.DSN)
 	}

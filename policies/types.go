@@ -45,7 +45,23 @@ type Backend struct {
 type Listen struct {
 	Postgres string `yaml:"postgres"` // default 127.0.0.1:15432; "off" disables
 	MySQL    string `yaml:"mysql"`    // default 127.0.0.1:13306; "off" disables
+	// Auth is password (default: SCRAM-SHA-256 for PostgreSQL clients,
+	// cleartext only over TLS) or trust (any password is accepted for a
+	// known user: for the demo on a laptop only).
+	Auth string `yaml:"auth"`
+	// TLSCert and TLSKey are PEM files; when both are set the front ends
+	// offer TLS (relative paths are relative to the policy file).
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// MaxConnections caps concurrent client connections (default 100).
+	MaxConnections int `yaml:"max_connections"`
 }
+
+// Authentication modes of Listen.Auth.
+const (
+	AuthPassword = "password"
+	AuthTrust    = "trust"
+)
 
 // Ledger configures the durable budget ledger.
 type Ledger struct {

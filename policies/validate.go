@@ -83,6 +83,15 @@ func (p *Policy) checkTop(c *checker) {
 	if p.Backend.MaxOpenConns < 1 {
 		c.add("backend.max_open_conns", "max_open_conns must be at least 1, not %d", p.Backend.MaxOpenConns)
 	}
+	if p.Listen.Auth != AuthPassword && p.Listen.Auth != AuthTrust {
+		c.add("listen.auth", "auth must be password or trust, not %q", p.Listen.Auth)
+	}
+	if (p.Listen.TLSCert == "") != (p.Listen.TLSKey == "") {
+		c.add("listen", "tls_cert and tls_key go together: set both or neither")
+	}
+	if p.Listen.MaxConnections < 0 {
+		c.add("listen.max_connections", "max_connections must be positive, not %d", p.Listen.MaxConnections)
+	}
 	c.checkListen("listen.postgres", p.Listen.Postgres)
 	c.checkListen("listen.mysql", p.Listen.MySQL)
 	if p.Listen.Postgres != ListenOff && p.Listen.Postgres == p.Listen.MySQL {

@@ -243,3 +243,18 @@ func TestColumnsAndRows(t *testing.T) {
 		}
 	}
 }
+
+func TestResultReportsColumnsOfEmptyResults(t *testing.T) {
+	b := newDB(t, backends.Options{}, exec(`CREATE TABLE zips (zip TEXT, pop INTEGER)`, `INSERT INTO zips VALUES ('a', 3)`))
+	cols, rows, err := b.Result(context.Background(), `SELECT zip, pop FROM zips WHERE pop > ?`, []ir.Value{ir.Int(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 0 || len(cols) != 2 || cols[0].Name != "zip" || cols[1].Name != "pop" || cols[1].Type != "INTEGER" {
+		t.Fatalf("cols %v rows %v", cols, rows)
+	}
+	_, rows, err = b.Result(context.Background(), `SELECT zip, pop FROM zips`, nil)
+	if err != nil || len(rows) != 1 || rows[0][0] != ir.String("a") || rows[0][1] != ir.Int(3) {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+}

@@ -1,6 +1,7 @@
 package sqlrender
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -371,4 +372,33 @@ func validateSum(a ir.BackendAgg) error {
 		return validationError("SUM bounds divided by the quantum exceed 2^53")
 	}
 	return nil
+}
+
+// ByName returns the dialect of a backend driver name (postgres, sqlite),
+// or nil when there is none.
+func ByName(driver string) *Dialect {
+	switch driver {
+	case "postgres":
+		return Postgres()
+	case "sqlite":
+		return SQLite()
+	}
+	return nil
+}
+
+// Preview renders q for people (explain output): the SQL with its
+// placeholders, followed by the bound values in a trailing comment.
+func (d *Dialect) Preview(q *ir.BackendQuery) (string, error) {
+	st, err := d.Render(q)
+	if err != nil {
+		return "", err
+	}
+	if len(st.Args) == 0 {
+		return st.SQL, nil
+	}
+	args := make([]string, len(st.Args))
+	for i, a := range st.Args {
+		args[i] = fmt.Sprintf("%v", a)
+	}
+	return st.SQL + " -- args: " + strings.Join(args, ", "), nil
 }

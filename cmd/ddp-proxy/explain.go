@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -51,7 +50,7 @@ func cmdExplain(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		enc.SetIndent("", "  ")
 		return enc.Encode(x)
 	}
-	printExplanation(stdout, x, "")
+	x.WriteText(stdout)
 	return nil
 }
 
@@ -105,48 +104,4 @@ func explainStatement(p *planner.Planner, user *policies.User, d parser.Dialect,
 		return planner.Refusal(err)
 	}
 	return pl.Explain(renderer(p.Policy()))
-}
-
-func printExplanation(w io.Writer, x planner.Explanation, indent string) {
-	if len(x.Statements) > 0 {
-		for i, s := range x.Statements {
-			fmt.Fprintf(w, "%sstatement %d:\n", indent, i+1)
-			printExplanation(w, s, indent+"  ")
-		}
-		return
-	}
-	if x.Refused {
-		fmt.Fprintf(w, "%srefused (SQLSTATE %s): %s\n", indent, x.SQLState, x.Reason)
-		if x.Hint != "" {
-			fmt.Fprintf(w, "%shint: %s\n", indent, x.Hint)
-		}
-		return
-	}
-	fmt.Fprintf(w, "%sclass: %s\n", indent, x.StatementClass)
-	if x.Passthrough != nil {
-		fmt.Fprintf(w, "%sforwarded: %s\n", indent, x.Passthrough.SQL)
-	}
-	if x.StatementClass == "private_aggregate" {
-		fmt.Fprintf(w, "%sdataset: %s (model %s, %s neighbours)\n", indent, x.Dataset, x.Model, x.Neighbors)
-		fmt.Fprintf(w, "%scost: ε = %g, δ = %g\n", indent, x.Epsilon, x.Delta)
-		for _, c := range x.Columns {
-			if c.Aggregate == "" {
-				fmt.Fprintf(w, "%s  %-20s %s\n", indent, c.Name, c.Mechanism)
-				continue
-			}
-			if c.Aggregate == "avg" {
-				fmt.Fprintf(w, "%s  %-20s avg: %s; ε %g in all; the sum has sensitivity %g and noise scale %g\n",
-					indent, c.Name, c.Mechanism, c.Epsilon, c.Sensitivity, c.Scale)
-				continue
-			}
-			fmt.Fprintf(w, "%s  %-20s %s: sensitivity %g, ε %g, %s scale %g, 95%% of answers within ±%g\n",
-				indent, c.Name, c.Aggregate, c.Sensitivity, c.Epsilon, c.Mechanism, c.Scale, c.CI95)
-		}
-		if x.BackendSQL != "" {
-			fmt.Fprintf(w, "%sbackend SQL:\n%s  %s\n", indent, indent, strings.ReplaceAll(x.BackendSQL, "\n", "\n"+indent+"  "))
-		}
-	}
-	for _, n := range x.Notes {
-		fmt.Fprintf(w, "%snote: %s\n", indent, n)
-	}
 }

@@ -1,0 +1,55 @@
+package planner
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText writes the explanation for people: explain without --json,
+// and EXPLAIN through the wire (one line per output row).
+func (x Explanation) WriteText(w io.Writer) { x.writeText(w, "") }
+
+func (x Explanation) writeText(w io.Writer, indent string) {
+	if len(x.Statements) > 0 {
+		for i, s := range x.Statements {
+			fmt.Fprintf(w, "%sstatement %d:\n", indent, i+1)
+			s.writeText(w, indent+"  ")
+		}
+		return
+	}
+	if x.Refused {
+		fmt.Fprintf(w, "%srefused (SQLSTATE %s): %s\n", indent, x.SQLState, x.Reason)
+		if x.Hint != "" {
+			fmt.Fprintf(w, "%shint: %s\n", indent, x.Hint)
+		}
+		return
+	}
+	fmt.Fprintf(w, "%sclass: %s\n", indent, x.StatementClass)
+	if x.Passthrough != nil {
+		fmt.Fprintf(w, "%sforwarded: %s\n", indent, x.Passthrough.SQL)
+	}
+	if x.StatementClass == "private_aggregate" {
+		fmt.Fprintf(w, "%sdataset: %s (model %s, %s neighbours)\n", indent, x.Dataset, x.Model, x.Neighbors)
+		fmt.Fprintf(w, "%scost: ε = %g, δ = %g\n", indent, x.Epsilon, x.Delta)
+		for _, c := range x.Columns {
+			if c.Aggregate == "" {
+				fmt.Fprintf(w, "%s  %-20s %s\n", indent, c.Name, c.Mechanism)
+				continue
+			}
+			if c.Aggregate == "avg" {
+				fmt.Fprintf(w, "%s  %-20s avg: %s; ε %g in all; the sum has sensitivity %g and noise scale %g\n",
+					indent, c.Name, c.Mechanism, c.Epsilon, c.Sensitivity, c.Scale)
+				continue
+			}
+			fmt.Fprintf(w, "%s  %-20s %s: sensitivity %g, ε %g, %s scale %g, 95%% of answers within ±%g\n",
+				indent, c.Name, c.Aggregate, c.Sensitivity, c.Epsilon, c.Mechanism, c.Scale, c.CI95)
+		}
+		if x.BackendSQL != "" {
+			fmt.Fprintf(w, "%sbackend SQL:\n%s  %s\n", indent, indent, strings.ReplaceAll(x.BackendSQL, "\n", "\n"+indent+"  "))
+		}
+	}
+	for _, n := range x.Notes {
+		fmt.Fprintf(w, "%snote: %s\n", indent, n)
+	}
+}

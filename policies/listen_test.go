@@ -1,0 +1,34 @@
+package policies
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestListenSettings(t *testing.T) {
+	t.Setenv("DDP_TEST_PASSWORD", "pw")
+	base := `version: 1
+backend: {driver: sqlite, dsn: x.db}
+users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
+datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
+`
+	p, err := LoadBytes("/etc/ddp/p.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen.Auth != AuthPassword || p.Listen.MaxConnections != 100 {
+		t.Fatalf("defaults: %+v", p.Listen)
+	}
+	p, err = LoadBytes("/etc/ddp/p.yaml", []byte(base+"listen: {auth: trust, tls_cert: c.pem, tls_key: /k.pem}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen.Auth != AuthTrust || p.Listen.TLSCert != "/etc/ddp/c.pem" || p.Listen.TLSKey != "/k.pem" {
+		t.Fatalf("explicit: %+v", p.Listen)
+	}
+	_, err = LoadBytes("p.yaml", []byte(base+"listen: {auth: md5, tls_cert: c.pem}\n"))
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:5: listen.auth: auth must be password or trust") ||
+		!strings.Contains(err.Error(), "tls_cert and tls_key go together") {
+		t.Fatalf("bad listen settings: %v", err)
+	}
+}
