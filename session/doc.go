@@ -1,0 +1,15 @@
+// Package session is the per-connection logic shared by the wire front
+// ends: it parses a client's statements (through a parse cache), answers
+// session statements (SET/SHOW/RESET/BEGIN...), EXPLAIN and the budget view
+// itself, hands private aggregates to the planner and the release engine,
+// and forwards public or catalog statements to the backend.
+//
+// A Proxy holds what all sessions share (policy, planner, engine, backend,
+// ledger, parse cache); a Session holds one connection's state (user, ε,
+// settings, transaction flag). The PostgreSQL adapter (pg.go) implements
+// wire/pgwire's Handler and Session interfaces.
+//
+// session may import parser, planner, release, ledger, policies, ir,
+// sqlerr and the wire packages' interface types. It must not import a
+// database driver: the backend arrives through Config.
+package session

@@ -1,0 +1,218 @@
+package session
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// TypeUnknown marks a parameter whose type the client did not declare.
+const TypeUnknown ColType = 255
+
+// Prepared is a statement prepared for the extended protocol.
+type Prepared struct {
+	Stmt       *ir.Statement
+	ParamTypes []ColType
+	// Columns describes the result; nil when the statement returns no rows.
+	Columns []Column
+}
+
+// Prepare parses one statement, infers its parameter types and describes
+// its result. declared holds the client's parameter types (TypeUnknown
+// where it gave none). Refusals are reported here, before any Bind.
+func (s *Session) Prepare(ctx context.Context, sql string, declared []ColType) (*Prepared, error) {
+	stmts, err := s.p.cache.Parse(s.dialect, sql)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) > 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+	}
+	st := &stmts[0]
+	if st.Kind == ir.StmtRefused {
+		return nil, st.Refused
+	}
+	n := max(st.NumParams, len(declared))
+	p := &Prepared{Stmt: st, ParamTypes: make([]ColType, n)}
+	inferred := s.inferParams(st)
+	for i := range p.ParamTypes {
+		switch {
+		case i < len(declared) && declared[i] != TypeUnknown:
+			p.ParamTypes[i] = declared[i]
+		case inferred[i+1] != TypeUnknown:
+			p.ParamTypes[i] = inferred[i+1]
+		default:
+			p.ParamTypes[i] = TypeText
+		}
+	}
+	if p.Columns, err = s.describe(ctx, st, n); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Execute runs a prepared statement. Text arguments are converted to the
+// parameter's inferred type first, so `age > $1` compares numbers.
+func (s *Session) Execute(ctx context.Context, p *Prepared, args []ir.Value) (Result, error) {
+	conv := make([]ir.Value, len(args))
+	for i, a := range args {
+		t := TypeText
+		if i < len(p.ParamTypes) {
+			t = p.ParamTypes[i]
+		}
+		v, err := coerce(a, t)
+		if err != nil {
+			return Result{}, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d: %v", i+1, err)
+		}
+		conv[i] = v
+	}
+	return s.Exec(ctx, p.Stmt, conv)
+}
+
+func coerce(v ir.Value, t ColType) (ir.Value, error) {
+	if v.Kind != ir.KindString {
+		return v, nil
+	}
+	txt := strings.TrimSpace(v.Str)
+	switch t {
+	case TypeInt8, TypeInt4, TypeOID:
+		n, err := strconv.ParseInt(txt, 10, 64)
+		if err != nil {
+			return v, err
+		}
+		return ir.Int(n), nil
+	case TypeFloat8:
+		f, err := strconv.ParseFloat(txt, 64)
+		if err != nil {
+			return v, err
+		}
+		return ir.Float(f), nil
+	case TypeBool:
+		switch strings.ToLower(txt) {
+		case "t", "true", "1", "on", "yes", "y":
+			return ir.Bool(true), nil
+		case "f", "false", "0", "off", "no", "n":
+			return ir.Bool(false), nil
+		}
+		return v, strconv.ErrSyntax
+	}
+	return v, nil
+}
+
+// describe returns the result columns of st without running a private
+// query (a private aggregate's columns come from its plan).
+func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) ([]Column, error) {
+	switch st.Kind {
+	case ir.StmtEmpty:
+		return nil, nil
+	case ir.StmtExplain:
+		return []Column{{Name: "QUERY PLAN", Type: TypeText}}, nil
+	case ir.StmtSession:
+		if st.Session.Verb != ir.SessionShow || len(st.Session.Settings) == 0 {
+			return nil, nil
+		}
+		switch n := normalizeName(st.Session.Settings[0].Name); n {
+		case "ddp.budget":
+			return budgetColumns, nil
+		case "all":
+			return []Column{{"name", TypeText}, {"setting", TypeText}}, nil
+		default:
+			return []Column{{Name: n, Type: TypeText}}, nil
+		}
+	}
+	if isBudgetView(st) {
+		return budgetColumns, nil
+	}
+	nulls := make([]ir.Value, nParams)
+	bound, err := bindStatement(st, nulls)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+	if err != nil {
+		return nil, err
+	}
+	if pl.Class == planner.ClassPrivate {
+		return privateColumns(pl), nil
+	}
+	// Public or catalog data: running it with NULL parameters describes
+	// it (and reads nothing private).
+	cols, _, err := s.p.backend.Result(ctx, pl.SQL, nulls)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Column, len(cols))
+	for i, c := range cols {
+		out[i] = Column{Name: c.Name, Type: backendType(c.Type)}
+	}
+	return out, nil
+}
+
+// inferParams gives each parameter compared with a declared column that
+// column's type (1-based; TypeUnknown when there is no such comparison).
+func (s *Session) inferParams(st *ir.Statement) map[int]ColType {
+	out := map[int]ColType{}
+	q := st.Query
+	if q == nil {
+		return out
+	}
+	colType := func(c ir.ColumnRef) ColType {
+		for _, t := range append([]ir.TableRef{q.From}, joinTables(q)...) {
+			if c.Qualifier != "" && !strings.EqualFold(c.Qualifier, t.RefName()) {
+				continue
+			}
+			if _, tbl := s.p.pol.LookupTable(t.Schema, t.Name); tbl != nil {
+				if d := tbl.Column(strings.ToLower(c.Name)); d != nil {
+					return policyType(d.Type)
+				}
+			}
+		}
+		return TypeUnknown
+	}
+	pair := func(a, b ir.Expr) {
+		c, ok1 := a.(ir.ColumnRef)
+		p, ok2 := b.(ir.Param)
+		if !ok1 || !ok2 {
+			c, ok1 = b.(ir.ColumnRef)
+			p, ok2 = a.(ir.Param)
+		}
+		if ok1 && ok2 {
+			if t := colType(c); t != TypeUnknown {
+				out[p.Index] = t
+			}
+		}
+	}
+	visit := func(e ir.Expr) bool {
+		switch n := e.(type) {
+		case ir.Compare:
+			pair(n.L, n.R)
+		case ir.Between:
+			pair(n.X, n.Lo)
+			pair(n.X, n.Hi)
+		case ir.In:
+			for _, it := range n.List {
+				pair(n.X, it)
+			}
+		}
+		return true
+	}
+	ir.Walk(q.Where, visit)
+	for i := 1; i <= st.NumParams; i++ {
+		if _, ok := out[i]; !ok {
+			out[i] = TypeUnknown
+		}
+	}
+	return out
+}
+
+func joinTables(q *ir.Query) []ir.TableRef {
+	out := make([]ir.TableRef, len(q.Joins))
+	for i, j := range q.Joins {
+		out[i] = j.Table
+	}
+	return out
+}

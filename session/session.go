@@ -1,0 +1,305 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/release"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// ColType is a result column type, independent of the wire protocol.
+type ColType uint8
+
+const (
+	TypeText ColType = iota
+	TypeInt8
+	TypeFloat8
+	TypeBool
+	TypeInt4
+	TypeName
+	TypeOID
+)
+
+// Column is a result column.
+type Column struct {
+	Name string
+	Type ColType
+}
+
+// Result is the outcome of one statement.
+type Result struct {
+	Columns []Column // nil: no rows (a command)
+	Rows    [][]ir.Value
+	Tag     string // PostgreSQL command tag ("SELECT 2", "SET")
+	Empty   bool
+	Notices []string
+}
+
+// Session is one connection's state. It is used by one goroutine at a time.
+type Session struct {
+	p        *Proxy
+	user     *policies.User
+	dialect  parser.Dialect
+	epsilon  float64 // 0: the user's default
+	settings map[string]string
+	inTx     bool
+}
+
+// User returns the session's user.
+func (s *Session) User() *policies.User { return s.user }
+
+// InTransaction reports whether a BEGIN is open (for ReadyForQuery).
+func (s *Session) InTransaction() bool { return s.inTx }
+
+// Query runs every statement of sql in order, stopping at the first error.
+func (s *Session) Query(ctx context.Context, sql string) ([]Result, error) {
+	stmts, err := s.p.cache.Parse(s.dialect, sql)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for i := range stmts {
+		r, err := s.Exec(ctx, &stmts[i], nil)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Exec runs one parsed statement with bound arguments (for its $n / ?).
+func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
+	switch st.Kind {
+	case ir.StmtEmpty:
+		return Result{Empty: true}, nil
+	case ir.StmtRefused:
+		return Result{}, st.Refused
+	case ir.StmtSession:
+		return s.sessionStatement(ctx, st.Session, st.Text)
+	case ir.StmtExplain:
+		return s.explain(st.Explain, args)
+	}
+	if isBudgetView(st) {
+		return s.budgetView()
+	}
+	bound, err := bindStatement(st, args)
+	if err != nil {
+		return Result{}, err
+	}
+	pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+	if err != nil {
+		return Result{}, err
+	}
+	if pl.Class == planner.ClassPassthrough {
+		return s.passthrough(ctx, pl.SQL, args)
+	}
+	res, err := s.p.engine.Run(ctx, s.user, pl)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.privateResult(pl, res), nil
+}
+
+// bindStatement returns st with its parameters bound (a copy; cached
+// statements are shared).
+func bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
+	if st.NumParams > len(args) {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "the statement has %d parameters but %d values were bound", st.NumParams, len(args))
+	}
+	if st.Query == nil || st.NumParams == 0 {
+		return st, nil
+	}
+	q, err := st.Query.Bind(args)
+	if err != nil {
+		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, err.Error())
+	}
+	c := *st
+	c.Query = q
+	return &c, nil
+}
+
+func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value) (Result, error) {
+	cols, rows, err := s.p.backend.Result(ctx, sql, args)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Rows: rows, Tag: "SELECT " + strconv.Itoa(len(rows))}
+	for _, c := range cols {
+		r.Columns = append(r.Columns, Column{Name: c.Name, Type: backendType(c.Type)})
+	}
+	return r, nil
+}
+
+// backendType maps a backend's type name to a result type; anything
+// unknown is sent as text, which every client can display.
+func backendType(name string) ColType {
+	switch strings.ToUpper(name) {
+	case "INT8", "BIGINT", "INTEGER":
+		return TypeInt8
+	case "INT4", "INT", "INT2", "SMALLINT":
+		return TypeInt4
+	case "FLOAT8", "FLOAT4", "REAL", "DOUBLE", "DOUBLE PRECISION":
+		return TypeFloat8
+	case "BOOL", "BOOLEAN":
+		return TypeBool
+	case "NAME":
+		return TypeName
+	case "OID":
+		return TypeOID
+	}
+	return TypeText
+}
+
+func policyType(t string) ColType {
+	switch t {
+	case policies.TypeInteger:
+		return TypeInt8
+	case policies.TypeReal:
+		return TypeFloat8
+	case policies.TypeBoolean:
+		return TypeBool
+	}
+	return TypeText
+}
+
+// privateColumns describes a private plan's visible output.
+func privateColumns(pl *planner.Plan) []Column {
+	cols := make([]Column, pl.NumVisible)
+	for i, o := range pl.Outputs[:pl.NumVisible] {
+		cols[i] = Column{Name: o.Name, Type: policyType(o.Type)}
+	}
+	return cols
+}
+
+func (s *Session) privateResult(pl *planner.Plan, res *release.Result) Result {
+	r := Result{Columns: privateColumns(pl), Rows: res.Rows, Tag: "SELECT " + strconv.Itoa(len(res.Rows))}
+	r.Notices = append(r.Notices, costNotice(pl, res))
+	return r
+}
+
+// costNotice states what an answer cost and how noisy each column is
+// (DESIGN.md: every answer states its cost).
+func costNotice(pl *planner.Plan, res *release.Result) string {
+	var b strings.Builder
+	if res.Cached {
+		fmt.Fprintf(&b, "ddp: repeated query answered from the earlier release at no cost; ε left on %s: %g", pl.Dataset.Name, res.Remaining.Epsilon)
+	} else {
+		fmt.Fprintf(&b, "ddp: spent ε = %g", res.Charged.Epsilon)
+		if res.Charged.Delta > 0 {
+			fmt.Fprintf(&b, ", δ = %g", res.Charged.Delta)
+		}
+		fmt.Fprintf(&b, " on %s; ε left: %g", pl.Dataset.Name, res.Remaining.Epsilon)
+	}
+	for _, c := range res.Columns {
+		switch c.Aggregate {
+		case "":
+		case "avg":
+			fmt.Fprintf(&b, "; %s: noisy sum / noisy count, clamped to the column bounds", c.Name)
+		default:
+			if c.Scale == 0 {
+				fmt.Fprintf(&b, "; %s: exact", c.Name)
+			} else {
+				fmt.Fprintf(&b, "; %s: noise scale %g, 95%% within ±%g", c.Name, c.Scale, c.CI95)
+			}
+		}
+	}
+	return b.String()
+}
+
+func (s *Session) explain(inner *ir.Statement, args []ir.Value) (Result, error) {
+	var x planner.Explanation
+	switch {
+	case inner == nil:
+		return Result{}, sqlerr.New(sqlerr.SyntaxError, "EXPLAIN needs a statement")
+	case inner.Kind == ir.StmtRefused:
+		x = planner.Refusal(inner.Refused)
+	case inner.Kind != ir.StmtSelect:
+		x = planner.Explanation{StatementClass: inner.Kind.String(), Notes: []string{"changes or shows session state only"}}
+	default:
+		bound, err := bindStatement(inner, args)
+		if err != nil {
+			return Result{}, err
+		}
+		pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+		if err != nil {
+			x = planner.Refusal(err)
+		} else {
+			x = pl.Explain(s.p.render)
+		}
+	}
+	var b strings.Builder
+	x.WriteText(&b)
+	r := Result{Columns: []Column{{Name: "QUERY PLAN", Type: TypeText}}}
+	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		r.Rows = append(r.Rows, []ir.Value{ir.String(line)})
+	}
+	r.Tag = "EXPLAIN"
+	return r, nil
+}
+
+// isBudgetView recognises SELECT ... FROM ddp.budget.
+func isBudgetView(st *ir.Statement) bool {
+	return len(st.Relations) == 1 && strings.EqualFold(st.Relations[0].Schema, "ddp") && strings.EqualFold(st.Relations[0].Name, "budget")
+}
+
+var budgetColumns = []Column{
+	{"dataset", TypeText}, {"epsilon_total", TypeFloat8}, {"epsilon_spent", TypeFloat8}, {"epsilon_left", TypeFloat8},
+	{"delta_total", TypeFloat8}, {"delta_spent", TypeFloat8}, {"delta_left", TypeFloat8},
+}
+
+// budgetView lists the user's datasets with spent and remaining budget.
+func (s *Session) budgetView() (Result, error) {
+	r := Result{Columns: budgetColumns}
+	names := make([]string, 0, len(s.user.Budgets))
+	for ds := range s.user.Budgets {
+		names = append(names, ds)
+	}
+	sort.Strings(names)
+	for _, ds := range names {
+		limit := s.user.Budgets[ds]
+		spent, err := s.p.ledger.Spent(s.user.Name, ds)
+		if err != nil {
+			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+		}
+		left, err := s.p.ledger.Left(s.user.Name, ds, limit)
+		if err != nil {
+			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+		}
+		r.Rows = append(r.Rows, []ir.Value{ir.String(ds), ir.Float(limit.Epsilon), ir.Float(spent.Epsilon), ir.Float(left.Epsilon),
+			ir.Float(limit.Delta), ir.Float(spent.Delta), ir.Float(left.Delta)})
+	}
+	r.Tag = "SELECT " + strconv.Itoa(len(r.Rows))
+	return r, nil
+}
+
+// setEpsilon validates and stores the session's per-query ε.
+func (s *Session) setEpsilon(v string) error {
+	v = strings.Trim(strings.TrimSpace(v), "'\"")
+	eps, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(eps) || math.IsInf(eps, 0) || eps <= 0 {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "ddp.epsilon must be a positive number, not %q", v)
+	}
+	if eps > s.user.MaxEpsilon {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "ddp.epsilon = %g is above the %g per query allowed for user %s", eps, s.user.MaxEpsilon, s.user.Name).
+			WithHint("choose a value up to %g", s.user.MaxEpsilon)
+	}
+	s.epsilon = eps
+	return nil
+}
+
+func (s *Session) currentEpsilon() float64 {
+	if s.epsilon > 0 {
+		return s.epsilon
+	}
+	return s.user.DefaultEpsilon
+}

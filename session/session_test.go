@@ -1,0 +1,252 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/lib/pq"
+	_ "github.com/ncruces/go-sqlite3/driver"
+
+	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
+	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/noise"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/release"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+const testPolicy = `
+version: 1
+backend: {driver: %s, dsn: %q}
+ledger: {path: %q}
+users:
+  - name: alice
+    password_env: DDP_TEST_SESSION_PASSWORD
+    budgets: {census: {epsilon: 5}}
+    max_epsilon: 1
+datasets:
+  census:
+    tables:
+      people:
+        schema: %q
+        unit: id
+        columns:
+          age: {type: integer, bounds: [0, 100]}
+          sex: {type: text, domain: {values: [F, M]}}
+`
+
+type fixture struct {
+	p   *Proxy
+	s   *Session
+	led *ledger.Ledger
+}
+
+func setup(t *testing.T, driver, dsn, schema string, be Backend) *fixture {
+	t.Helper()
+	t.Setenv("DDP_TEST_SESSION_PASSWORD", "pw")
+	dir := t.TempDir()
+	pol, err := policies.LoadBytes(filepath.Join(dir, "p.yaml"), []byte(fmt.Sprintf(testPolicy, driver, dsn, filepath.Join(dir, "ledger.db"), schema)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { led.Close(); be.Close() })
+	eng := release.New(be, led, release.Options{Source: noise.SeededSource(1)})
+	p := New(Config{Policy: pol, Backend: be, Ledger: led, Engine: eng})
+	return &fixture{p: p, s: p.Open(pol.User("alice"), parser.Postgres, map[string]string{"application_name": "test"}), led: led}
+}
+
+func sqliteFixture(t *testing.T) *fixture {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "d.db")
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{"CREATE TABLE people (id INTEGER, age INTEGER, sex TEXT)", "BEGIN"}
+	for i := 0; i < 200; i++ {
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO people VALUES (%d, %d, '%s')", i, 20+i%50, []string{"F", "M"}[i%2]))
+	}
+	for _, s := range append(stmts, "COMMIT") {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	be, err := sqlite.Open(context.Background(), path, backends.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return setup(t, "sqlite", path, "", be)
+}
+
+func mustQuery(t *testing.T, s *Session, sql string) []Result {
+	t.Helper()
+	rs, err := s.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return rs
+}
+
+func TestEpsilonSettingAndNotice(t *testing.T) {
+	f := sqliteFixture(t)
+	rs := mustQuery(t, f.s, "SET ddp.epsilon = 0.25; SHOW ddp.epsilon; SELECT COUNT(*) FROM people")
+	if len(rs) != 3 || rs[0].Tag != "SET" || rs[1].Rows[0][0].Str != "0.25" {
+		t.Fatalf("results %+v", rs)
+	}
+	count := rs[2]
+	if count.Tag != "SELECT 1" || len(count.Columns) != 1 || count.Columns[0].Type != TypeInt8 {
+		t.Fatalf("count result %+v", count)
+	}
+	// Sensitivity 1 at ε = 0.25: scale 4.
+	if len(count.Notices) != 1 || !strings.Contains(count.Notices[0], "spent ε = 0.25") ||
+		!strings.Contains(count.Notices[0], "ε left: 4.75") || !strings.Contains(count.Notices[0], "noise scale 4") {
+		t.Fatalf("notice %q", count.Notices)
+	}
+	if spent, _ := f.led.Spent("alice", "census"); spent.Epsilon != 0.25 {
+		t.Fatalf("spent %+v", spent)
+	}
+	// Above max_epsilon: refused, the session keeps its ε and still works.
+	if _, err := f.s.Query(context.Background(), "SET ddp.epsilon = 2"); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) {
+		t.Fatalf("ε above max: %v", err)
+	}
+	rs = mustQuery(t, f.s, "SHOW ddp.epsilon")
+	if rs[0].Rows[0][0].Str != "0.25" {
+		t.Fatalf("ε changed by a refused SET: %v", rs[0].Rows)
+	}
+	rs = mustQuery(t, f.s, "RESET ddp.epsilon; SHOW ddp.epsilon")
+	if rs[1].Rows[0][0].Str != "0.1" {
+		t.Fatalf("RESET: %v", rs[1].Rows)
+	}
+}
+
+func TestErrorsStopTheBatchButNotTheSession(t *testing.T) {
+	f := sqliteFixture(t)
+	rs, err := f.s.Query(context.Background(), "SET application_name = 'x'; SELECT * FROM people; SET ddp.epsilon = 0.5")
+	if !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) || len(rs) != 1 {
+		t.Fatalf("got %d results, %v", len(rs), err)
+	}
+	if rs := mustQuery(t, f.s, "SHOW ddp.epsilon"); rs[0].Rows[0][0].Str != "0.1" {
+		t.Fatal("the statement after the error ran")
+	}
+	if _, err := f.s.Query(context.Background(), "DELETE FROM people"); !sqlerr.HasCode(err, sqlerr.ReadOnly) {
+		t.Fatalf("DELETE: %v", err)
+	}
+	if _, err := f.s.Query(context.Background(), "SET client_encoding = 'LATIN1'"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
+		t.Fatalf("LATIN1: %v", err)
+	}
+	if _, err := f.s.Query(context.Background(), "SET session_authorization = 'postgres'"); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
+		t.Fatalf("SET session_authorization: %v", err)
+	}
+	rs = mustQuery(t, f.s, "BEGIN; SET extra_float_digits = 3; COMMIT")
+	if rs[0].Tag != "BEGIN" || rs[2].Tag != "COMMIT" || f.s.InTransaction() {
+		t.Fatalf("transaction tags %+v", rs)
+	}
+	if rs := mustQuery(t, f.s, ""); len(rs) != 1 || !rs[0].Empty {
+		t.Fatalf("empty query: %+v", rs)
+	}
+}
+
+func TestExplainAndBudgetViewSpendNothing(t *testing.T) {
+	f := sqliteFixture(t)
+	rs := mustQuery(t, f.s, "EXPLAIN SELECT sex, COUNT(*) FROM people GROUP BY sex")
+	text := ""
+	for _, r := range rs[0].Rows {
+		text += r[0].Str + "\n"
+	}
+	if !strings.Contains(text, "private_aggregate") || !strings.Contains(text, "sensitivity 1") || !strings.Contains(text, "ROW_NUMBER") {
+		t.Fatalf("explain:\n%s", text)
+	}
+	mustQuery(t, f.s, "SELECT COUNT(*) FROM people WHERE age > 30")
+	for _, q := range []string{"SHOW ddp.budget", "SELECT * FROM ddp.budget"} {
+		rs := mustQuery(t, f.s, q)
+		r := rs[0]
+		if len(r.Rows) != 1 || r.Rows[0][0].Str != "census" || r.Rows[0][1].Float != 5 || r.Rows[0][2].Float != 0.1 || r.Rows[0][3].Float != 4.9 {
+			t.Fatalf("%s: %+v", q, r.Rows)
+		}
+	}
+	if spent, _ := f.led.Spent("alice", "census"); spent.Epsilon != 0.1 {
+		t.Fatalf("explain or the budget view spent budget: %+v", spent)
+	}
+}
+
+func TestPreparedStatements(t *testing.T) {
+	f := sqliteFixture(t)
+	ctx := context.Background()
+	p, err := f.s.Prepare(ctx, "SELECT sex, COUNT(*) AS n FROM people WHERE age > $1 AND sex = $2 GROUP BY sex", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.ParamTypes) != 2 || p.ParamTypes[0] != TypeInt8 || p.ParamTypes[1] != TypeText {
+		t.Fatalf("param types %v, want the columns' types", p.ParamTypes)
+	}
+	if len(p.Columns) != 2 || p.Columns[0] != (Column{"sex", TypeText}) || p.Columns[1] != (Column{"n", TypeInt8}) {
+		t.Fatalf("columns %+v", p.Columns)
+	}
+	if spent, _ := f.led.Spent("alice", "census"); spent.Epsilon != 0 {
+		t.Fatalf("Prepare spent %+v", spent)
+	}
+	// Text parameters are converted to the column types.
+	r, err := f.s.Execute(ctx, p, []ir.Value{ir.String("30"), ir.String("F")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 2 || r.Tag != "SELECT 2" {
+		t.Fatalf("rows %v", r.Rows)
+	}
+	if _, err := f.s.Execute(ctx, p, []ir.Value{ir.String("thirty"), ir.String("F")}); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) {
+		t.Fatalf("bad integer parameter: %v", err)
+	}
+	if _, err := f.s.Prepare(ctx, "SELECT * FROM people WHERE age > $1", nil); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
+		t.Fatalf("row-level prepare: %v", err)
+	}
+	if _, err := f.s.Prepare(ctx, "SELECT 1; SELECT 2", nil); err == nil {
+		t.Fatal("two statements prepared")
+	}
+}
+
+// TestPostgresPassthrough runs catalog and public statements through a
+// real PostgreSQL backend.
+func TestPostgresPassthrough(t *testing.T) {
+	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL pass-through test")
+	}
+	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := setup(t, "postgres", dsn, "", be)
+	rs := mustQuery(t, f.s, "SELECT current_database() AS db, 1 + 1 AS two")
+	r := rs[0]
+	if len(r.Columns) != 2 || r.Columns[0].Name != "db" || r.Rows[0][0].Str != "test" || r.Rows[0][1].Int != 2 {
+		t.Fatalf("result %+v", r)
+	}
+	p, err := f.s.Prepare(context.Background(), "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relname = $1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Columns) != 1 || p.Columns[0].Name != "relname" || p.Columns[0].Type != TypeName {
+		t.Fatalf("described %+v", p.Columns)
+	}
+	r, err = f.s.Execute(context.Background(), p, []ir.Value{ir.String("pg_class")})
+	if err != nil || len(r.Rows) != 1 || r.Rows[0][0].Str != "pg_class" {
+		t.Fatalf("execute: %+v %v", r, err)
+	}
+	if _, err := f.s.Query(context.Background(), "SELECT * FROM pg_stats"); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
+		t.Fatalf("pg_stats: %v", err)
+	}
+}

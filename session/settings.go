@@ -1,0 +1,191 @@
+package session
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// ServerVersion is what clients are told they talk to. Clients parse it
+// (pgjdbc, SQLAlchemy pick features by version), so it must look like a
+// PostgreSQL version.
+const ServerVersion = "15.0"
+
+// defaultSettings are the settings a session starts with; the PostgreSQL
+// front end reports the first group as ParameterStatus.
+func defaultSettings(user string) map[string]string {
+	return map[string]string{
+		"server_version":                ServerVersion,
+		"server_encoding":               "UTF8",
+		"client_encoding":               "UTF8",
+		"datestyle":                     "ISO, MDY",
+		"integer_datetimes":             "on",
+		"standard_conforming_strings":   "on",
+		"timezone":                      "UTC",
+		"application_name":              "",
+		"is_superuser":                  "off",
+		"intervalstyle":                 "postgres",
+		"session_authorization":         user,
+		"search_path":                   `"$user", public`,
+		"extra_float_digits":            "1",
+		"transaction_isolation":         "read committed",
+		"default_transaction_read_only": "on",
+		"max_identifier_length":         "63",
+	}
+}
+
+// reportedSettings are sent to PostgreSQL clients at startup, under
+// their canonical spelling.
+var reportedSettings = map[string]string{
+	"server_version": "server_version", "server_encoding": "server_encoding", "client_encoding": "client_encoding",
+	"datestyle": "DateStyle", "integer_datetimes": "integer_datetimes", "standard_conforming_strings": "standard_conforming_strings",
+	"timezone": "TimeZone", "application_name": "application_name", "is_superuser": "is_superuser",
+	"intervalstyle": "IntervalStyle", "session_authorization": "session_authorization",
+}
+
+// ParameterStatus returns the settings reported at startup.
+func (s *Session) ParameterStatus() map[string]string {
+	out := make(map[string]string, len(reportedSettings))
+	for k, name := range reportedSettings {
+		out[name] = s.settings[k]
+	}
+	return out
+}
+
+// readOnlySettings cannot be changed by a client.
+var readOnlySettings = map[string]bool{
+	"server_version": true, "server_encoding": true, "integer_datetimes": true, "is_superuser": true,
+	"session_authorization": true, "role": true, "max_identifier_length": true,
+}
+
+// sessionStatement answers SET, RESET, SHOW, BEGIN, COMMIT... locally:
+// nothing is forwarded, so a client can never change the backend session
+// (its role, its read-only mode, its search path).
+func (s *Session) sessionStatement(_ context.Context, ss *ir.Session, text string) (Result, error) {
+	switch ss.Verb {
+	case ir.SessionBegin:
+		s.inTx = true
+		return Result{Tag: "BEGIN"}, nil
+	case ir.SessionCommit:
+		s.inTx = false
+		return Result{Tag: "COMMIT"}, nil
+	case ir.SessionRollback:
+		s.inTx = false
+		return Result{Tag: "ROLLBACK"}, nil
+	case ir.SessionSet:
+		for _, st := range ss.Settings {
+			if err := s.set(st.Name, st.Value, st.Default); err != nil {
+				return Result{}, err
+			}
+		}
+		return Result{Tag: "SET"}, nil
+	case ir.SessionReset:
+		for _, st := range ss.Settings {
+			if err := s.set(st.Name, "", true); err != nil {
+				return Result{}, err
+			}
+		}
+		return Result{Tag: "RESET"}, nil
+	case ir.SessionShow:
+		if len(ss.Settings) == 0 {
+			return Result{}, sqlerr.New(sqlerr.SyntaxError, "SHOW needs a setting name")
+		}
+		return s.show(ss.Settings[0].Name)
+	case ir.SessionUse:
+		return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "USE is not supported: connect to the database you need")
+	}
+	tag := strings.ToUpper(strings.Join(strings.Fields(text), " "))
+	if i := strings.IndexByte(tag, ' '); i > 0 && !strings.HasPrefix(tag, "DISCARD") {
+		tag = tag[:i]
+	}
+	return Result{Tag: tag}, nil
+}
+
+// normalizeName maps spellings onto one key.
+func normalizeName(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "time zone", "time_zone":
+		return "timezone"
+	case "names":
+		return "client_encoding"
+	}
+	return n
+}
+
+func (s *Session) set(name, value string, toDefault bool) error {
+	n := normalizeName(name)
+	switch n {
+	case "ddp.epsilon":
+		if toDefault {
+			s.epsilon = 0
+			return nil
+		}
+		return s.setEpsilon(value)
+	case "all":
+		if toDefault {
+			s.epsilon = 0
+			for k, v := range defaultSettings(s.user.Name) {
+				s.settings[k] = v
+			}
+			return nil
+		}
+	case "ddp.budget":
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "ddp.budget is read-only: the DBA sets budgets in the policy")
+	}
+	if readOnlySettings[n] {
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "parameter %q cannot be changed through the privacy proxy", name)
+	}
+	if n == "client_encoding" && !toDefault {
+		v := strings.ToUpper(strings.Trim(value, "'\" "))
+		if v != "UTF8" && v != "UTF-8" && v != "UNICODE" {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "client_encoding %s is not supported; use UTF8", value)
+		}
+		value = "UTF8"
+	}
+	if toDefault {
+		if v, ok := defaultSettings(s.user.Name)[n]; ok {
+			s.settings[n] = v
+		} else {
+			delete(s.settings, n)
+		}
+		return nil
+	}
+	s.settings[n] = strings.Trim(value, "'")
+	return nil
+}
+
+func (s *Session) show(name string) (Result, error) {
+	n := normalizeName(name)
+	switch n {
+	case "ddp.budget":
+		return s.budgetView()
+	case "ddp.epsilon":
+		return oneValue(name, strconv.FormatFloat(s.currentEpsilon(), 'g', -1, 64)), nil
+	case "all":
+		keys := make([]string, 0, len(s.settings))
+		for k := range s.settings {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		r := Result{Columns: []Column{{"name", TypeText}, {"setting", TypeText}}, Tag: "SHOW"}
+		r.Rows = append(r.Rows, []ir.Value{ir.String("ddp.epsilon"), ir.String(strconv.FormatFloat(s.currentEpsilon(), 'g', -1, 64))})
+		for _, k := range keys {
+			r.Rows = append(r.Rows, []ir.Value{ir.String(k), ir.String(s.settings[k])})
+		}
+		return r, nil
+	}
+	v, ok := s.settings[n]
+	if !ok {
+		return Result{}, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	return oneValue(name, v), nil
+}
+
+func oneValue(name, v string) Result {
+	return Result{Columns: []Column{{Name: strings.ToLower(name), Type: TypeText}}, Rows: [][]ir.Value{{ir.String(v)}}, Tag: "SHOW"}
+}
