@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"encoding/csv"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,21 +23,27 @@ const (
 )
 
 // adultHeader is the header line of the sample: UCI's names with hyphens.
-var adultHeader = []string{"age", "workclass", "fnlwgt", "education", "education-num",
-	"marital-status", "occupation", "relationship", "race", "sex", "capital-gain",
-	"capital-loss", "hours-per-week", "native-country", "income"}
+func adultHeader() []string {
+	return []string{"age", "workclass", "fnlwgt", "education", "education-num",
+		"marital-status", "occupation", "relationship", "race", "sex", "capital-gain",
+		"capital-loss", "hours-per-week", "native-country", "income"}
+}
 
 // peopleColumns are the columns of the people table after person_id: the
 // sample's columns without fnlwgt (a survey weight, not a property of the
 // person), with underscores for SQL, and whether each is an integer.
-var peopleColumns = []struct {
+func peopleColumns() []peopleColumn {
+	return []peopleColumn{
+		{"age", true}, {"workclass", false}, {"education", false}, {"education_num", true},
+		{"marital_status", false}, {"occupation", false}, {"relationship", false},
+		{"race", false}, {"sex", false}, {"capital_gain", true}, {"capital_loss", true},
+		{"hours_per_week", true}, {"native_country", false}, {"income", false},
+	}
+}
+
+type peopleColumn struct {
 	name    string
 	integer bool
-}{
-	{"age", true}, {"workclass", false}, {"education", false}, {"education_num", true},
-	{"marital_status", false}, {"occupation", false}, {"relationship", false},
-	{"race", false}, {"sex", false}, {"capital_gain", true}, {"capital_loss", true},
-	{"hours_per_week", true}, {"native_country", false}, {"income", false},
 }
 
 // readSample decodes the embedded CSV: the header and the records, every
@@ -50,12 +55,11 @@ func readSample() (header []string, records [][]string, err error) {
 	}
 	r := csv.NewReader(zr)
 	r.FieldsPerRecord = sampleCols
-	r.ReuseRecord = false
 	all, err := r.ReadAll()
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded Adult sample: %w", err)
 	}
-	if err := zr.Close(); err != nil && err != io.EOF {
+	if err := zr.Close(); err != nil {
 		return nil, nil, fmt.Errorf("embedded Adult sample: %w", err)
 	}
 	if len(all) == 0 {
@@ -72,19 +76,20 @@ func peopleRows() ([][]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Equal(header, adultHeader) {
-		return nil, fmt.Errorf("embedded Adult sample has header %v, want %v", header, adultHeader)
+	if want := adultHeader(); !slices.Equal(header, want) {
+		return nil, fmt.Errorf("embedded Adult sample has header %v, want %v", header, want)
 	}
-	// src[j] is the sample column of peopleColumns[j].
-	src := make([]int, len(peopleColumns))
-	for j, c := range peopleColumns {
+	cols := peopleColumns()
+	// src[j] is the sample column of cols[j].
+	src := make([]int, len(cols))
+	for j, c := range cols {
 		src[j] = slices.IndexFunc(header, func(h string) bool { return strings.ReplaceAll(h, "-", "_") == c.name })
 	}
 	rows := make([][]any, len(records))
 	for i, rec := range records {
-		row := make([]any, 0, 1+len(peopleColumns))
+		row := make([]any, 0, 1+len(cols))
 		row = append(row, int64(i+1))
-		for j, c := range peopleColumns {
+		for j, c := range cols {
 			switch v := strings.TrimSpace(rec[src[j]]); {
 			case v == "?":
 				row = append(row, nil)
@@ -104,9 +109,10 @@ func peopleRows() ([][]any, error) {
 }
 
 func peopleTable(rows [][]any) table {
+	cols := peopleColumns()
 	var b strings.Builder
 	b.WriteString("CREATE TABLE people (person_id INTEGER PRIMARY KEY")
-	for _, c := range peopleColumns {
+	for _, c := range cols {
 		typ := "TEXT"
 		if c.integer {
 			typ = "INTEGER"
@@ -117,7 +123,7 @@ func peopleTable(rows [][]any) table {
 	return table{
 		name:   "people",
 		create: b.String(),
-		cols:   1 + len(peopleColumns),
+		cols:   1 + len(cols),
 		rows:   len(rows),
 		row:    func(i int, dst []any) { copy(dst, rows[i]) },
 	}
