@@ -91,6 +91,15 @@ func (ps *pgSession) Execute(ctx context.Context, p *pgwire.Prepared, args []ir.
 func (ps *pgSession) ParameterStatus() map[string]string { return ps.s.ParameterStatus() }
 func (ps *pgSession) Close()                             {}
 
+// TxStatus reports BEGIN ... COMMIT blocks. Nothing is ever run in a
+// backend transaction, so a block never enters the failed state.
+func (ps *pgSession) TxStatus() byte {
+	if ps.s.InTransaction() {
+		return pgwire.TxInBlock
+	}
+	return pgwire.TxIdle
+}
+
 // typeOfOID maps a client-declared parameter OID.
 func typeOfOID(oid uint32) ColType {
 	switch oid {

@@ -72,5 +72,8 @@ func (p *Proxy) Open(user *policies.User, d parser.Dialect, params map[string]st
 	if v := params["application_name"]; v != "" {
 		s.settings["application_name"] = v
 	}
+	if v := params["database"]; v != "" {
+		s.settings["database"] = v
+	}
 	return s
 }

@@ -92,6 +92,12 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	if isBudgetView(st) {
 		return s.budgetView()
 	}
+	if len(st.Relations) == 0 && s.dialect.String() != s.p.pol.Backend.Driver {
+		if r, ok := s.localAnswer(st.Text); ok {
+			return r, nil
+		}
+		return Result{}, s.errNoCatalog()
+	}
 	bound, err := bindStatement(st, args)
 	if err != nil {
 		return Result{}, err

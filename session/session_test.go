@@ -250,3 +250,18 @@ func TestPostgresPassthrough(t *testing.T) {
 		t.Fatalf("pg_stats: %v", err)
 	}
 }
+
+func TestLocalAnswersOnAForeignBackend(t *testing.T) {
+	f := sqliteFixture(t)
+	rs := mustQuery(t, f.s, "SELECT version(); select current_database() as db, current_user")
+	if !strings.HasPrefix(rs[0].Rows[0][0].Str, "PostgreSQL 15.0") {
+		t.Fatalf("version: %+v", rs[0])
+	}
+	if rs[1].Columns[0].Name != "db" || rs[1].Rows[0][1].Str != "alice" {
+		t.Fatalf("current_database/current_user: %+v", rs[1])
+	}
+	if _, err := f.s.Query(context.Background(), "SELECT now()"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) ||
+		!strings.Contains(err.Error(), "sqlite backend") {
+		t.Fatalf("SELECT now() on SQLite: %v", err)
+	}
+}

@@ -46,6 +46,15 @@ var (
 	ProtocolViolation     = Code{"protocol_violation", "08P01", 1047, "08S01"}
 	TooManyConnections    = Code{"too_many_connections", "53300", 1040, "08004"}
 	Internal              = Code{"internal_error", "XX000", 1105, "HY000"}
+
+	// Protocol-level codes (prepared statements, portals, parameter values).
+	DuplicatePreparedStatement  = Code{"duplicate_prepared_statement", "42P05", 1105, "HY000"}
+	InvalidStatementName        = Code{"invalid_sql_statement_name", "26000", 1243, "HY000"}
+	DuplicateCursor             = Code{"duplicate_cursor", "42P03", 1105, "HY000"}
+	InvalidCursorName           = Code{"invalid_cursor_name", "34000", 1326, "24000"}
+	InvalidTextRepresentation   = Code{"invalid_text_representation", "22P02", 1366, "HY000"}
+	InvalidBinaryRepresentation = Code{"invalid_binary_representation", "22P03", 1366, "HY000"}
+	AdminShutdown               = Code{"admin_shutdown", "57P01", 1053, "08S01"}
 )
 
 // All lists every code; the wire mapping tests iterate it.
@@ -56,6 +65,8 @@ var All = []Code{
 	BudgetExhausted, InvalidPassword, InvalidAuthorization, QueryCanceled,
 	StatementTimeout, BackendUnavailable, BackendFailed, ProtocolViolation,
 	TooManyConnections, Internal,
+	DuplicatePreparedStatement, InvalidStatementName, DuplicateCursor, InvalidCursorName,
+	InvalidTextRepresentation, InvalidBinaryRepresentation, AdminShutdown,
 }
 
 // Error is a client-visible failure.

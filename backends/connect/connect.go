@@ -12,18 +12,26 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
+	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
+// Backend is what every backend offers: the planner's interface plus
+// pass-through results with column descriptions.
+type Backend interface {
+	planner.Backend
+	Result(ctx context.Context, text string, args []ir.Value) ([]backends.ColumnInfo, [][]ir.Value, error)
+}
+
 var (
-	_ planner.Backend = (*postgres.Backend)(nil)
-	_ planner.Backend = (*sqlite.Backend)(nil)
+	_ Backend = (*postgres.Backend)(nil)
+	_ Backend = (*sqlite.Backend)(nil)
 )
 
 // Open connects to the policy's backend and checks that it answers.
-func Open(ctx context.Context, cfg policies.Backend, log *slog.Logger) (planner.Backend, error) {
+func Open(ctx context.Context, cfg policies.Backend, log *slog.Logger) (Backend, error) {
 	opts := backends.Options{
 		StatementTimeout: cfg.StatementTimeout.Duration,
 		MaxOpenConns:     cfg.MaxOpenConns,

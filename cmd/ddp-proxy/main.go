@@ -1,5 +1,6 @@
 // Command ddp-proxy is the privacy proxy: one binary with subcommands.
 //
+//	ddp-proxy serve --policy F                 run the proxy
 //	ddp-proxy check FILE                       validate a policy file
 //	ddp-proxy explain --policy F [flags] SQL   privacy plan of a query (no budget spent)
 //	ddp-proxy budget --policy F [--user U]     spent and remaining budget per user and dataset
@@ -36,6 +37,8 @@ func main() {
 const usage = `usage: ddp-proxy <command> [arguments]
 
 commands:
+  demo [--dir D] [--postgres ADDR]   build a demo database and serve it (psql to 127.0.0.1:15432)
+  serve --policy FILE                run the proxy (PostgreSQL front end) until SIGTERM
   check FILE                         validate a policy file (file:line errors)
   explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL
                                      show the privacy plan of a query; spends nothing
@@ -48,6 +51,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog
 		return exitError{2}
 	}
 	switch args[0] {
+	case "demo":
+		return cmdDemo(ctx, args[1:], stdout, stderr, log)
+	case "serve":
+		return cmdServe(ctx, args[1:], stdout, stderr, log)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
 	case "explain":

@@ -44,27 +44,41 @@ type Session interface {
 	// = unspecified).
 	Prepare(ctx context.Context, sql string, paramTypes []uint32) (*Prepared, error)
 	// Execute runs a prepared statement with bound arguments (decoded by
-	// the server according to Prepared.ParamTypes).
+	// the server according to Prepared.ParamTypes and the client's
+	// declared OIDs). The result's rows must match Prepared.Columns
+	// (same number of columns; values are encoded as the Prepared column
+	// types, which is what the client was told in RowDescription).
 	Execute(ctx context.Context, p *Prepared, args []ir.Value) (Result, error)
 	// ParameterStatus lists the settings reported to the client at
 	// startup (server_version, client_encoding, DateStyle, ...).
 	ParameterStatus() map[string]string
+	// TxStatus is the transaction state reported in every ReadyForQuery:
+	// TxIdle, TxInBlock or TxFailed. The server asks after each simple
+	// Query and each Sync; any other byte is reported as TxIdle.
+	TxStatus() byte
 	// Close ends the session.
 	Close()
 }
+
+// Transaction states for Session.TxStatus, as ReadyForQuery carries them.
+const (
+	TxIdle    byte = 'I' // not in a transaction block
+	TxInBlock byte = 'T' // inside BEGIN ... COMMIT
+	TxFailed  byte = 'E' // in a failed transaction block (until ROLLBACK)
+)
 
 // Type is a result or parameter type, mapped to a PostgreSQL OID by the
 // server.
 type Type uint8
 
 const (
-	TypeText Type = iota // text (25); also used for unknown types
-	TypeInt8             // bigint (20)
-	TypeFloat8           // double precision (701)
-	TypeBool             // boolean (16)
-	TypeInt4             // integer (23)
-	TypeName             // name (19), catalog columns
-	TypeOID              // oid (26), catalog columns
+	TypeText   Type = iota // text (25); also used for unknown types
+	TypeInt8               // bigint (20)
+	TypeFloat8             // double precision (701)
+	TypeBool               // boolean (16)
+	TypeInt4               // integer (23)
+	TypeName               // name (19), catalog columns
+	TypeOID                // oid (26), catalog columns
 )
 
 // Column is a result column.

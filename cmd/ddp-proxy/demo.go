@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog.Logger) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", defaultDemoDir(), "where the demo database, policy and ledger are written")
+	pgAddr := fs.String("postgres", "127.0.0.1:15432", "PostgreSQL front end address")
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return fmt.Errorf("creating the demo directory: %w", err)
+	}
+	files, err := demo.Build(ctx, *dir)
+	if err != nil {
+		return fmt.Errorf("building the demo database: %w", err)
+	}
+	pol, err := policies.Load(files.Policy)
+	if err != nil {
+		return fmt.Errorf("loading the demo policy: %w", err)
+	}
+	pol.Listen.Postgres = *pgAddr
+	pol.Listen.MySQL = policies.ListenOff
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	p, err := startProxy(ctx, pol, log)
+	if err != nil {
+		return err
+	}
+	host, port, _ := net.SplitHostPort(p.pgAddr)
+	fmt.Fprintf(stdout, `ddp-proxy demo is running (Ctrl-C to stop).
+
+  database, policy and ledger: %s
+  policy to read:              %s
+
+Connect with psql (any password works: the demo policy says listen.auth: trust):
+
+  psql "host=%s port=%s user=analyst dbname=demo sslmode=disable"
+
+JDBC:       jdbc:postgresql://%s:%s/demo?user=analyst&password=demo
+SQLAlchemy: postgresql+psycopg2://analyst:demo@%s:%s/demo
+
+Then try:
+`, *dir, files.Policy, host, port, host, port, host, port)
+	for _, ex := range demo.Examples() {
+		fmt.Fprintf(stdout, "\n  -- %s\n  %s\n", ex.Title, ex.SQL)
+	}
+	fmt.Fprintf(stdout, "\nEvery answer is followed by a NOTICE with the ε it spent and the noise of each column.\n")
+	return p.wait(ctx)
+}
+
+func defaultDemoDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "ddp-proxy-demo")
+	}
+	return filepath.Join(os.TempDir(), "ddp-proxy-demo")
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/lib/pq"
+
+	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// startDemo builds the demo in a temp dir and serves it on a free port.
+func startDemo(t *testing.T) (addr string, stop func() error) {
+	t.Helper()
+	dir := t.TempDir()
+	files, err := demo.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policies.Load(files.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.Listen.Postgres = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var once sync.Once
+	var werr error
+	stop = func() error {
+		once.Do(func() { cancel(); werr = p.wait(ctx) })
+		return werr
+	}
+	t.Cleanup(func() { stop() })
+	return p.pgAddr, stop
+}
+
+func TestServeWithPgx(t *testing.T) {
+	addr, stop := startDemo(t)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.DefaultQueryExecMode = mode
+			var mu sync.Mutex
+			var notices []string
+			cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+				mu.Lock()
+				notices = append(notices, n.Message)
+				mu.Unlock()
+			}
+			ctx := context.Background()
+			conn, err := pgx.ConnectConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			rows, err := conn.Query(ctx, "SELECT sex, COUNT(*) FROM people WHERE age > $1 GROUP BY sex", 30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int64{}
+			for rows.Next() {
+				var sex string
+				var n int64
+				if err := rows.Scan(&sex, &n); err != nil {
+					t.Fatal(err)
+				}
+				got[sex] = n
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got["Male"] < 1500 || got["Female"] < 500 {
+				t.Fatalf("histogram %v", got)
+			}
+			mu.Lock()
+			if len(notices) == 0 || !strings.Contains(notices[len(notices)-1], "spent ε") {
+				t.Errorf("notices %q: want the cost of the answer", notices)
+			}
+			mu.Unlock()
+			// A refused query: 42501, and the connection stays usable.
+			_, err = conn.Exec(ctx, "SELECT * FROM people")
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+				t.Fatalf("SELECT *: %v", err)
+			}
+			var eps string
+			if err := conn.QueryRow(ctx, "SHOW ddp.epsilon").Scan(&eps); err != nil || eps != "0.1" {
+				t.Fatalf("SHOW ddp.epsilon after an error: %q %v", eps, err)
+			}
+		})
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func TestServeWithLibPQAndBudgetExhaustion(t *testing.T) {
+	addr, _ := startDemo(t)
+	db, err := sql.Open("postgres", fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("SET ddp.epsilon = 1"); err != nil {
+		t.Fatal(err)
+	}
+	// The demo user has ε = 10 on census: ten distinct queries at ε = 1
+	// succeed, the eleventh is refused with 53400, and repeats stay free.
+	for i := 0; i < 10; i++ {
+		var n int64
+		if err := db.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d", 20+i)).Scan(&n); err != nil {
+			t.Fatalf("query %d: %v", i, err)
+		}
+	}
+	var n int64
+	err = db.QueryRow("SELECT COUNT(*) FROM people WHERE age > 99").Scan(&n)
+	if err == nil || !strings.Contains(err.Error(), "53400") && !strings.Contains(err.Error(), "budget exhausted") {
+		t.Fatalf("eleventh query: %v", err)
+	}
+	if err := db.QueryRow("SELECT COUNT(*) FROM people WHERE age > 20").Scan(&n); err != nil {
+		t.Fatalf("a repeated query after exhaustion must be free: %v", err)
+	}
+	var left float64
+	if err := db.QueryRow("SELECT epsilon_left FROM ddp.budget WHERE dataset = 'census'").Scan(&left); err == nil && left != 0 {
+		t.Fatalf("epsilon_left %g", left)
+	}
+}
+
+func TestServeWithPsql(t *testing.T) {
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("psql is not installed")
+	}
+	addr, _ := startDemo(t)
+	host, port, _ := strings.Cut(addr, ":")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, psql, "-X", "-h", host, "-p", port, "-U", "analyst", "-d", "demo",
+		"-c", "SELECT sex, COUNT(*) FROM people GROUP BY sex", "-c", "SELECT * FROM people")
+	cmd.Env = append(os.Environ(), "PGPASSWORD=demo", "PGSSLMODE=disable")
+	out, _ := cmd.CombinedOutput()
+	s := string(out)
+	for _, want := range []string{"Female", "Male", "(2 rows)", "NOTICE:  ddp: spent", "ERROR:  table people is private"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("psql output lacks %q:\n%s", want, s)
+		}
+	}
+}

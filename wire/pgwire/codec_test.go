@@ -1,0 +1,288 @@
+package pgwire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+func TestAppendTextMatchesValueText(t *testing.T) {
+	values := []ir.Value{
+		ir.Int(0), ir.Int(math.MinInt64), ir.Int(math.MaxInt64), ir.Float(0.1), ir.Float(-0.0),
+		ir.Float(1e21), ir.Float(1.5e-7), ir.Float(math.Inf(1)), ir.Float(math.Inf(-1)), ir.Float(math.NaN()),
+		ir.String(""), ir.String("héllo\x00"), ir.Bool(true), ir.Bool(false),
+	}
+	for _, v := range values {
+		if got := string(appendText(nil, v)); got != v.Text() {
+			t.Errorf("%#v: appendText %q, Value.Text %q", v, got, v.Text())
+		}
+	}
+}
+
+// TestBinaryEncodingMatchesPgtype compares our binary encodings with
+// pgx's pgtype, an independent implementation of the same formats.
+func TestBinaryEncodingMatchesPgtype(t *testing.T) {
+	m := pgtype.NewMap()
+	tests := []struct {
+		name    string
+		typ     Type
+		v       ir.Value
+		ref     any // Go value pgtype encodes as the reference
+		wantErr bool
+	}{
+		{"int8", TypeInt8, ir.Int(-5), int64(-5), false},
+		{"int8 max", TypeInt8, ir.Int(math.MaxInt64), int64(math.MaxInt64), false},
+		{"int8 from integral float", TypeInt8, ir.Float(42), int64(42), false},
+		{"int8 from numeric text", TypeInt8, ir.String("17"), int64(17), false},
+		{"int8 from fraction", TypeInt8, ir.Float(0.5), nil, true},
+		{"int8 from 2^63", TypeInt8, ir.Float(math.Exp2(63)), nil, true},
+		{"int8 from bool", TypeInt8, ir.Bool(true), nil, true},
+		{"int4", TypeInt4, ir.Int(-70000), int32(-70000), false},
+		{"int4 overflow", TypeInt4, ir.Int(1 << 40), nil, true},
+		{"float8", TypeFloat8, ir.Float(0.1), 0.1, false},
+		{"float8 from int", TypeFloat8, ir.Int(3), float64(3), false},
+		{"float8 -inf", TypeFloat8, ir.Float(math.Inf(-1)), math.Inf(-1), false},
+		{"bool", TypeBool, ir.Bool(true), true, false},
+		{"bool false", TypeBool, ir.Bool(false), false, false},
+		{"bool from int", TypeBool, ir.Int(1), nil, true},
+		{"text", TypeText, ir.String("héllo"), "héllo", false},
+		{"text from int", TypeText, ir.Int(12), "12", false},
+		{"name", TypeName, ir.String("pg_class"), "pg_class", false},
+		{"oid", TypeOID, ir.Int(4000000000), uint32(4000000000), false},
+		{"oid negative", TypeOID, ir.Int(-1), nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := appendBinary(nil, tc.typ, tc.v)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			want, err := m.Encode(tc.typ.OID(), pgtype.BinaryFormatCode, tc.ref, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("got % x, pgtype % x", got, want)
+			}
+		})
+	}
+}
+
+func TestAppendDataRow(t *testing.T) {
+	cols := []Column{{"a", TypeInt8}, {"b", TypeText}, {"c", TypeFloat8}}
+	buf, err := appendDataRow([]byte("prefix"), cols, []int16{1, 0, 0},
+		[]ir.Value{ir.Int(258), ir.Null(), ir.Float(2.5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(buf, []byte("prefix")) {
+		t.Fatal("existing buffer content overwritten")
+	}
+	msg := buf[len("prefix"):]
+	if msg[0] != 'D' || int(be32get(msg[1:])) != len(msg)-1 {
+		t.Fatalf("bad header % x", msg[:5])
+	}
+	var dr pgproto3.DataRow
+	if err := dr.Decode(msg[5:]); err != nil {
+		t.Fatal(err)
+	}
+	if len(dr.Values) != 3 || !bytes.Equal(dr.Values[0], []byte{0, 0, 0, 0, 0, 0, 1, 2}) ||
+		dr.Values[1] != nil || string(dr.Values[2]) != "2.5" {
+		t.Errorf("values %q", dr.Values)
+	}
+	if _, err := appendDataRow(nil, cols, nil, []ir.Value{ir.Int(1)}); !sqlerr.HasCode(err, sqlerr.Internal) {
+		t.Errorf("short row: err = %v, want internal", err)
+	}
+}
+
+func be32get(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// TestNumericBinary decodes pgtype's binary encoding of decimal strings
+// and compares the value exactly (as rationals) with the input.
+func TestNumericBinary(t *testing.T) {
+	m := pgtype.NewMap()
+	inputs := []string{"0", "1", "-1", "9999", "10000", "12345678.9", "0.0001", "-0.00012",
+		"123456789012345678901234567890", "0.000000000000000000001", "-98765.4321", "100000000"}
+	for _, in := range inputs {
+		var n pgtype.Numeric
+		if err := n.Scan(in); err != nil {
+			t.Fatal(err)
+		}
+		b, err := m.Encode(pgtype.NumericOID, pgtype.BinaryFormatCode, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := numericBinaryText(b)
+		if !ok {
+			t.Errorf("%s: not decoded", in)
+			continue
+		}
+		want, _ := new(big.Rat).SetString(in)
+		have, ok := new(big.Rat).SetString(got)
+		if !ok || want.Cmp(have) != 0 {
+			t.Errorf("%s: decoded as %s", in, got)
+		}
+	}
+	special := map[string][]byte{
+		"NaN":       {0, 0, 0, 0, 0xC0, 0, 0, 0},
+		"Infinity":  {0, 0, 0, 0, 0xD0, 0, 0, 0},
+		"-Infinity": {0, 0, 0, 0, 0xF0, 0, 0, 0},
+	}
+	for want, b := range special {
+		if got, ok := numericBinaryText(b); !ok || got != want {
+			t.Errorf("%s: got %q %v", want, got, ok)
+		}
+	}
+	bad := [][]byte{
+		{0, 1},                               // short header
+		{0, 1, 0, 0, 0, 0, 0, 0},             // one digit announced, none sent
+		{0, 1, 0, 0, 0, 0, 0, 0, 0x27, 0x10}, // digit 10000
+		{0, 0, 0, 0, 0x12, 0x34, 0, 0},       // bad sign
+		{0xff, 0xff, 0, 0, 0, 0, 0, 0},       // negative ndigits
+	}
+	for _, b := range bad {
+		if s, ok := numericBinaryText(b); ok {
+			t.Errorf("% x decoded as %q, want rejection", b, s)
+		}
+	}
+}
+
+func TestParseBool(t *testing.T) {
+	// PostgreSQL's boolin: these spellings and unique prefixes.
+	tests := []struct {
+		in       string
+		want, ok bool
+	}{
+		{"t", true, true}, {"TRUE", true, true}, {" yes ", true, true}, {"on", true, true}, {"1", true, true},
+		{"y", true, true}, {"tr", true, true},
+		{"f", false, true}, {"False", false, true}, {"no", false, true}, {"off", false, true}, {"of", false, true},
+		{"0", false, true}, {"n", false, true},
+		{"o", false, false}, {"", false, false}, {"2", false, false}, {"truex", false, false}, {"yess", false, false},
+	}
+	for _, tc := range tests {
+		got, ok := parseBool(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseBool(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestDecodeParam(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     []byte
+		format   int16
+		declared uint32
+		want     Type
+		wantVal  ir.Value
+		wantCode string // "" = success
+	}{
+		{"null", nil, 1, oidInt8, TypeInt8, ir.Null(), ""},
+		{"text as session int", []byte("-12"), 0, 0, TypeInt8, ir.Int(-12), ""},
+		{"session type wins for text", []byte("5"), 0, oidText, TypeInt4, ir.Int(5), ""},
+		{"declared int2 range", []byte("40000"), 0, oidInt2, TypeText, ir.Value{}, "22023"},
+		{"int4 range", []byte("2147483648"), 0, 0, TypeInt4, ir.Value{}, "22023"},
+		{"int8 overflow", []byte("9223372036854775808"), 0, 0, TypeInt8, ir.Value{}, "22023"},
+		{"not an int", []byte("1.5"), 0, 0, TypeInt8, ir.Value{}, "22P02"},
+		{"float", []byte("-2.5e3"), 0, 0, TypeFloat8, ir.Float(-2500), ""},
+		{"float overflow", []byte("1e400"), 0, 0, TypeFloat8, ir.Value{}, "22023"},
+		{"float junk", []byte("abc"), 0, 0, TypeFloat8, ir.Value{}, "22P02"},
+		{"bool text", []byte("off"), 0, 0, TypeBool, ir.Bool(false), ""},
+		{"bool junk", []byte("maybe"), 0, 0, TypeBool, ir.Value{}, "22P02"},
+		{"untyped text stays string", []byte("42"), 0, 0, TypeText, ir.String("42"), ""},
+		{"unknown declared type as text", []byte("2024-01-01"), 0, 1082, TypeText, ir.String("2024-01-01"), ""},
+		{"invalid utf8", []byte{0xff, 0xfe}, 0, 0, TypeText, ir.Value{}, "22P02"},
+		{"binary int4", []byte{0xff, 0xff, 0xff, 0xfe}, 1, 0, TypeInt4, ir.Int(-2), ""},
+		{"binary by declared oid", []byte{0, 7}, 1, oidInt2, TypeInt8, ir.Int(7), ""},
+		{"binary oid unsigned", []byte{0xff, 0xff, 0xff, 0xff}, 1, 0, TypeOID, ir.Int(math.MaxUint32), ""},
+		{"binary bool 2", []byte{2}, 1, 0, TypeBool, ir.Value{}, "22P03"},
+		{"binary unsupported type", make([]byte, 16), 1, 2950, TypeText, ir.Value{}, "0A000"},
+		{"format code 2", []byte("1"), 2, 0, TypeInt8, ir.Value{}, "08P01"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decodeParam(3, tc.data, tc.format, tc.declared, tc.want)
+			if tc.wantCode != "" {
+				if e := sqlerr.As(err); err == nil || e.Code.SQLState != tc.wantCode {
+					t.Fatalf("err = %v, want SQLSTATE %s", err, tc.wantCode)
+				}
+				if !strings.Contains(err.Error(), "3") {
+					t.Errorf("message %q does not name the parameter", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(tc.wantVal) {
+				t.Errorf("got %#v, want %#v", got, tc.wantVal)
+			}
+		})
+	}
+}
+
+// TestErrorResponseMapping: every code keeps its SQLSTATE; anything that
+// is not an *sqlerr.Error becomes XX000 without its text.
+func TestErrorResponseMapping(t *testing.T) {
+	codes := append(append([]sqlerr.Code(nil), sqlerr.All...), sqlerr.DuplicatePreparedStatement,
+		sqlerr.InvalidStatementName, sqlerr.DuplicateCursor, sqlerr.InvalidCursorName,
+		sqlerr.InvalidTextRepresentation, sqlerr.InvalidBinaryRepresentation, sqlerr.AdminShutdown)
+	for _, c := range codes {
+		if len(c.SQLState) != 5 {
+			t.Errorf("%s: SQLSTATE %q is not 5 characters", c.Name, c.SQLState)
+		}
+		err := fmt.Errorf("context: %w", sqlerr.Wrap(c, errors.New("cause with secret 123"), "msg").WithHint("hint"))
+		r := errorResponse(sevError, err)
+		if r.Code != c.SQLState || r.Message != "msg" || r.Hint != "hint" || r.Severity != "ERROR" {
+			t.Errorf("%s: got %+v", c.Name, r)
+		}
+	}
+	r := errorResponse(sevFatal, errors.New("pq: password for bob is hunter2"))
+	if r.Code != "XX000" || r.Message != "internal error" || r.Severity != "FATAL" || r.Hint != "" {
+		t.Errorf("plain error: %+v", r)
+	}
+}
+
+func TestParseStartupPacket(t *testing.T) {
+	body := func(code uint32, rest string) []byte { return append(be32(code), rest...) }
+	p, err := parseStartupPacket(body(3<<16, "user\x00bob\x00database\x00d\x00_pq_.x\x001\x00\x00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.kind != startupMessage || p.major != 3 || p.minor != 0 || p.params["user"] != "bob" ||
+		p.params["database"] != "d" || len(p.params) != 2 || len(p.options) != 1 || p.options[0] != "_pq_.x" {
+		t.Errorf("got %+v", p)
+	}
+	p, err = parseStartupPacket(append(body(codeCancelRequest, ""), 0, 0, 0, 9, 1, 2, 3, 4))
+	if err != nil || p.kind != cancelRequest || p.pid != 9 || !bytes.Equal(p.secret, []byte{1, 2, 3, 4}) {
+		t.Errorf("cancel: %+v %v", p, err)
+	}
+	bad := [][]byte{
+		{0, 3},
+		body(3<<16, ""),
+		body(3<<16, "user\x00bob"),
+		body(3<<16, "user\x00"),
+		body(codeGSSENCRequest, "x"),
+		body(codeCancelRequest, "1234"),
+	}
+	for _, b := range bad {
+		if _, err := parseStartupPacket(b); !sqlerr.HasCode(err, sqlerr.ProtocolViolation) {
+			t.Errorf("% x: err = %v, want 08P01", b, err)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package pgwire
+
+import (
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// statement is a prepared statement of the extended protocol.
+type statement struct {
+	prep *Prepared
+	// declared are the OIDs the client gave in Parse (0 = unspecified);
+	// oids are what ParameterDescription reports: the declared OID, else
+	// the session's type. Both have one entry per parameter.
+	declared []uint32
+	oids     []uint32
+}
+
+// portal is a bound statement. The session executes it once, on the first
+// Execute; its rows are kept here so that row-limited Executes continue
+// where the last one stopped.
+type portal struct {
+	stmt    *statement
+	args    []ir.Value
+	formats []int16 // one per result column; nil means all text
+
+	executed bool
+	empty    bool
+	rows     [][]ir.Value
+	next     int
+	tag      string
+}
+
+// extended handles Parse, Bind, Describe, Execute and Close. An error
+// makes the caller send ErrorResponse and skip to the next Sync.
+func (c *conn) extended(msg pgproto3.FrontendMessage) error {
+	switch m := msg.(type) {
+	case *pgproto3.Parse:
+		return c.parse(m)
+	case *pgproto3.Bind:
+		return c.bind(m)
+	case *pgproto3.Describe:
+		return c.describe(m)
+	case *pgproto3.Execute:
+		return c.execute(m)
+	case *pgproto3.Close:
+		return c.close(m)
+	}
+	return protocolErr("unexpected %s message", msgName(msg))
+}
+
+func (c *conn) parse(m *pgproto3.Parse) error {
+	if m.Name != "" {
+		if _, dup := c.stmts[m.Name]; dup {
+			return sqlerr.New(sqlerr.DuplicatePreparedStatement, "prepared statement %q already exists", m.Name)
+		}
+	}
+	ctx, end := c.beginQuery()
+	prep, err := c.sess.Prepare(ctx, m.Query, m.ParameterOIDs)
+	userCanceled := end()
+	if err != nil {
+		return c.queryErr(err, userCanceled)
+	}
+	if prep == nil {
+		return sqlerr.Wrap(sqlerr.Internal, fmt.Errorf("pgwire: session prepared a nil statement"), "internal error")
+	}
+	n := max(len(m.ParameterOIDs), len(prep.ParamTypes))
+	st := &statement{prep: prep, declared: make([]uint32, n), oids: make([]uint32, n)}
+	copy(st.declared, m.ParameterOIDs)
+	for i := range n {
+		st.oids[i] = st.declared[i]
+		if st.oids[i] == 0 {
+			st.oids[i] = paramType(prep, i).OID()
+		}
+	}
+	// The unnamed statement is simply replaced.
+	c.stmts[m.Name] = st
+	c.send(&pgproto3.ParseComplete{})
+	return nil
+}
+
+// paramType is the session's type for parameter i (text when the
+// session did not say).
+func paramType(p *Prepared, i int) Type {
+	if i < len(p.ParamTypes) {
+		return p.ParamTypes[i]
+	}
+	return TypeText
+}
+
+func (c *conn) lookupStatement(name string) (*statement, error) {
+	st := c.stmts[name]
+	if st == nil {
+		if name == "" {
+			return nil, sqlerr.New(sqlerr.InvalidStatementName, "unnamed prepared statement does not exist")
+		}
+		return nil, sqlerr.New(sqlerr.InvalidStatementName, "prepared statement %q does not exist", name)
+	}
+	return st, nil
+}
+
+func (c *conn) lookupPortal(name string) (*portal, error) {
+	p := c.portals[name]
+	if p == nil {
+		if name == "" {
+			return nil, sqlerr.New(sqlerr.InvalidCursorName, "unnamed portal does not exist")
+		}
+		return nil, sqlerr.New(sqlerr.InvalidCursorName, "portal %q does not exist", name)
+	}
+	return p, nil
+}
+
+func (c *conn) bind(m *pgproto3.Bind) error {
+	st, err := c.lookupStatement(m.PreparedStatement)
+	if err != nil {
+		return err
+	}
+	if m.DestinationPortal != "" {
+		if _, dup := c.portals[m.DestinationPortal]; dup {
+			return sqlerr.New(sqlerr.DuplicateCursor, "portal %q already exists", m.DestinationPortal)
+		}
+	}
+	nf, np := len(m.ParameterFormatCodes), len(m.Parameters)
+	if nf > 1 && nf != np {
+		return protocolErr("bind message has %d parameter formats but %d parameters", nf, np)
+	}
+	if np != len(st.oids) {
+		return protocolErr("bind message supplies %d parameters, but prepared statement %q requires %d",
+			np, m.PreparedStatement, len(st.oids))
+	}
+	args := make([]ir.Value, np)
+	for i, data := range m.Parameters {
+		f := formatText
+		switch nf {
+		case 0:
+		case 1:
+			f = m.ParameterFormatCodes[0]
+		default:
+			f = m.ParameterFormatCodes[i]
+		}
+		if args[i], err = decodeParam(i+1, data, f, st.declared[i], paramType(st.prep, i)); err != nil {
+			return err
+		}
+	}
+	formats, err := resultFormats(m.ResultFormatCodes, len(st.prep.Columns))
+	if err != nil {
+		return err
+	}
+	c.portals[m.DestinationPortal] = &portal{stmt: st, args: args, formats: formats}
+	c.send(&pgproto3.BindComplete{})
+	return nil
+}
+
+// resultFormats expands Bind's result format codes (none: all text; one:
+// all columns; else one per column) to one per column, nil for all text.
+func resultFormats(codes []int16, ncols int) ([]int16, error) {
+	for _, f := range codes {
+		if f != formatText && f != formatBinary {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unsupported format code: %d", f)
+		}
+	}
+	switch {
+	case len(codes) == 0 || ncols == 0:
+		return nil, nil
+	case len(codes) == 1:
+		if codes[0] == formatText {
+			return nil, nil
+		}
+		out := make([]int16, ncols)
+		for i := range out {
+			out[i] = codes[0]
+		}
+		return out, nil
+	case len(codes) == ncols:
+		return append([]int16(nil), codes...), nil
+	}
+	return nil, protocolErr("bind message has %d result formats but query has %d columns", len(codes), ncols)
+}
+
+func (c *conn) describe(m *pgproto3.Describe) error {
+	switch m.ObjectType {
+	case 'S':
+		st, err := c.lookupStatement(m.Name)
+		if err != nil {
+			return err
+		}
+		c.send(&pgproto3.ParameterDescription{ParameterOIDs: st.oids})
+		c.describeRows(st.prep.Columns, nil)
+	case 'P':
+		p, err := c.lookupPortal(m.Name)
+		if err != nil {
+			return err
+		}
+		c.describeRows(p.stmt.prep.Columns, p.formats)
+	default:
+		return protocolErr("invalid DESCRIBE message subtype %d", m.ObjectType)
+	}
+	return nil
+}
+
+func (c *conn) describeRows(cols []Column, formats []int16) {
+	if cols == nil {
+		c.send(&pgproto3.NoData{})
+		return
+	}
+	c.send(rowDescription(cols, formats))
+}
+
+func (c *conn) execute(m *pgproto3.Execute) error {
+	p, err := c.lookupPortal(m.Portal)
+	if err != nil {
+		return err
+	}
+	if !p.executed {
+		p.executed = true
+		if err := c.run(p); err != nil {
+			delete(c.portals, m.Portal) // a failed portal cannot be resumed
+			return err
+		}
+	}
+	if p.empty {
+		c.send(&pgproto3.EmptyQueryResponse{})
+		return nil
+	}
+	rows := p.rows[p.next:]
+	if m.MaxRows > 0 && uint64(len(rows)) > uint64(m.MaxRows) {
+		rows = rows[:m.MaxRows]
+	}
+	if err := c.sendRows(p.stmt.prep.Columns, p.formats, rows); err != nil {
+		return err
+	}
+	p.next += len(rows)
+	if p.next < len(p.rows) {
+		c.send(&pgproto3.PortalSuspended{})
+		return nil
+	}
+	p.rows, p.next = nil, 0 // done: let the rows go
+	c.send(&pgproto3.CommandComplete{CommandTag: []byte(p.tag)})
+	return nil
+}
+
+// run executes a portal's statement in the session and keeps the result.
+// The notices go out now, before the first row: a client that reads only
+// part of the rows still learns what the answer cost.
+func (c *conn) run(p *portal) error {
+	ctx, end := c.beginQuery()
+	res, err := c.sess.Execute(ctx, p.stmt.prep, p.args)
+	userCanceled := end()
+	if err != nil {
+		return c.queryErr(err, userCanceled)
+	}
+	if res.Empty {
+		p.empty = true
+		return nil
+	}
+	cols := p.stmt.prep.Columns
+	if (cols == nil && len(res.Rows) > 0) || (res.Columns != nil && len(res.Columns) != len(cols)) {
+		// The client was told a different shape in RowDescription.
+		err := fmt.Errorf("pgwire: session result has %d columns, prepared statement described %d",
+			len(res.Columns), len(cols))
+		c.log.Error("session result does not match its prepared statement", "err", err)
+		return sqlerr.Wrap(sqlerr.Internal, err, "internal error")
+	}
+	c.sendNotices(res.Notices)
+	p.rows, p.tag = res.Rows, res.Tag
+	return nil
+}
+
+func (c *conn) close(m *pgproto3.Close) error {
+	// Closing something that does not exist is not an error.
+	switch m.ObjectType {
+	case 'S':
+		delete(c.stmts, m.Name)
+	case 'P':
+		delete(c.portals, m.Name)
+	default:
+		return protocolErr("invalid CLOSE message subtype %d", m.ObjectType)
+	}
+	c.send(&pgproto3.CloseComplete{})
+	return nil
+}
+
+// sync ends an extended-protocol batch: errors are forgotten, portals end
+// with their implicit transaction, and the client hears ReadyForQuery.
+func (c *conn) sync() {
+	c.ignoreTillSync = false
+	c.inBatch = false
+	c.endTransactionPortals()
+	c.readyForQuery()
+}

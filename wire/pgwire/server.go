@@ -1,0 +1,284 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Handler authenticates users and opens sessions. Required.
+	Handler Handler
+	// TLS, when set, lets clients upgrade with SSLRequest; nil answers
+	// SSLRequest with 'N' and the client continues in plain text (or
+	// gives up, with sslmode=require).
+	TLS *tls.Config
+	// MaxConnections caps the established connections (0 = unlimited).
+	// Over the cap a client gets FATAL 53300 after its startup message.
+	// Cancel requests are never refused by the cap.
+	MaxConnections int
+	// Logger receives connection events with conn_id and user attached;
+	// nil discards. Query text and parameters are never logged.
+	Logger *slog.Logger
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("pgwire: server closed")
+
+// Limits. PostgreSQL allows 1 GiB messages; the proxy only takes aggregate
+// SQL, so a far smaller cap bounds what one client can make us allocate.
+const (
+	maxMessageBody = 64 << 20
+	// authMaxBody bounds messages before authentication (SASL exchange).
+	authMaxBody = 16 << 10
+	// startupTimeout bounds startup, TLS handshake and authentication,
+	// like PostgreSQL's authentication_timeout.
+	startupTimeout = 60 * time.Second
+	// scramIterations is the PBKDF2 count for credentials derived from
+	// cleartext passwords (PostgreSQL's scram_iterations default).
+	scramIterations = 4096
+)
+
+// Server accepts PostgreSQL clients and serves them through a Handler.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	// secret is a random per-server key: it salts the SCRAM credentials
+	// derived from cleartext passwords and makes the fake credentials of
+	// unknown users stable per name, as a real user's would be.
+	secret [32]byte
+	creds  credCache
+
+	connSeq atomic.Uint64
+	active  atomic.Int64 // established connections, for MaxConnections
+
+	// base is the parent of every connection context; forced shutdown
+	// cancels it, which cancels every running query.
+	base      context.Context
+	cancelAll context.CancelFunc
+
+	mu        sync.Mutex
+	closing   bool
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	byPID     map[uint32]*conn
+	wg        sync.WaitGroup // one per connection goroutine
+
+	// onPanic, when set (tests), sees every recovered panic.
+	onPanic func(any)
+}
+
+// NewServer returns a server for cfg. It panics if cfg.Handler is nil or
+// the system random source fails, both programming or platform errors.
+func NewServer(cfg Config) *Server {
+	if cfg.Handler == nil {
+		panic("pgwire: Config.Handler is nil")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       log,
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*conn]struct{}),
+		byPID:     make(map[uint32]*conn),
+	}
+	if _, err := rand.Read(s.secret[:]); err != nil {
+		panic("pgwire: crypto/rand: " + err.Error())
+	}
+	s.creds.entries = make(map[string]credEntry)
+	s.base, s.cancelAll = context.WithCancel(context.Background())
+	return s
+}
+
+// Serve accepts connections on ln until ctx is done, ln fails or Shutdown
+// is called, and returns nil in the first case, ErrServerClosed after
+// Shutdown, or the accept error. ln is closed on return. A cancelled ctx
+// only stops accepting: established connections go on until Shutdown.
+// Serve may run on several listeners at once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-ctx.Done():
+			ln.Close()
+		case <-stop:
+		}
+	}()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// Out of file descriptors and similar: wait, as net/http does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "delay", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.startConn(nc)
+	}
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// startConn registers nc and serves it on its own goroutine.
+func (s *Server) startConn(nc net.Conn) {
+	c := s.newConn(nc)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		defer s.forget(c)
+		c.serve()
+	}()
+}
+
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	if c.pid != 0 && s.byPID[c.pid] == c {
+		delete(s.byPID, c.pid)
+	}
+	s.mu.Unlock()
+}
+
+// Shutdown stops accepting, closes idle connections, and lets running
+// queries finish and their answers reach the client; each connection is
+// closed once it is idle. When ctx ends first, the running queries' contexts
+// are cancelled and every connection is closed; Shutdown then waits for the
+// connection goroutines (sessions must honour ctx) and returns ctx.Err().
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.beginClose()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.cancelAll()
+		return nil
+	case <-ctx.Done():
+	}
+	s.cancelAll()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.raw.Close() // raw: nc belongs to the connection goroutine
+	}
+	s.mu.Unlock()
+	<-done
+	return ctx.Err()
+}
+
+// admit counts an established connection against MaxConnections.
+func (s *Server) admit() bool {
+	n := s.active.Add(1)
+	if s.cfg.MaxConnections > 0 && n > int64(s.cfg.MaxConnections) {
+		s.active.Add(-1)
+		return false
+	}
+	return true
+}
+
+// registerCancelKey gives c a process id unique among live connections and
+// a random secret, the pair a CancelRequest must present.
+func (s *Server) registerCancelKey(c *conn) error {
+	var b [8]byte
+	for {
+		if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+			return err
+		}
+		// Positive int32: some clients keep the pid in a signed int.
+		pid := binary.BigEndian.Uint32(b[:4]) & 0x7fffffff
+		if pid == 0 {
+			continue
+		}
+		s.mu.Lock()
+		if _, taken := s.byPID[pid]; !taken {
+			c.pid = pid
+			copy(c.secret[:], b[4:])
+			s.byPID[pid] = c
+			s.mu.Unlock()
+			return nil
+		}
+		s.mu.Unlock()
+	}
+}
+
+// cancel handles a CancelRequest: cancel the running query of the
+// connection with that pid if the secret matches. Like PostgreSQL it
+// answers nothing either way, so a prober learns nothing.
+func (s *Server) cancel(pid uint32, secret []byte) {
+	s.mu.Lock()
+	c := s.byPID[pid]
+	s.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if subtle.ConstantTimeCompare(secret, c.secret[:]) != 1 {
+		s.log.Info("cancel request with a wrong key", "conn_id", c.id)
+		return
+	}
+	c.cancelQuery()
+}
