@@ -111,6 +111,10 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 				req.Dialect, backendDialect(p.pol))
 		}
 	}
+	if c := mentionsStatistics(st.Text); c != "" {
+		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
+			"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", c)
+	}
 	for _, f := range st.Functions {
 		if !passthroughFunctionAllowed(f) {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "function %s is not allowed through the privacy proxy", f)

@@ -320,3 +320,20 @@ func TestHavingHiddenAggregate(t *testing.T) {
 		t.Fatalf("aggs %+v", pl.Aggs)
 	}
 }
+
+func TestCatalogStatisticsRefused(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	for _, sql := range []string{
+		"SELECT relname, reltuples FROM pg_catalog.pg_class",
+		`SELECT c."relpages" FROM pg_class c`,
+		"SELECT RELTUPLES::bigint AS n FROM pg_class WHERE relname = 'people'",
+	} {
+		if _, err := plan(t, p, sql, planArgs{}); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
+			t.Errorf("%s: %v, want refused", sql, err)
+		}
+	}
+	// Names that merely contain a statistics column name are fine.
+	if _, err := plan(t, p, "SELECT relname AS my_reltuples_x FROM pg_class", planArgs{}); err != nil {
+		t.Errorf("identifier containing reltuples: %v", err)
+	}
+}

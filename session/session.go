@@ -140,8 +140,15 @@ func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value) 
 		return Result{}, err
 	}
 	r := Result{Rows: rows, Tag: "SELECT " + strconv.Itoa(len(rows))}
-	for _, c := range cols {
+	for i, c := range cols {
 		r.Columns = append(r.Columns, Column{Name: c.Name, Type: backendType(c.Type)})
+		if planner.StatisticsColumns[strings.ToLower(c.Name)] {
+			// SELECT * FROM pg_class and the like: the column stays (clients
+			// expect it) but its statistics are blanked.
+			for _, row := range rows {
+				row[i] = ir.Null()
+			}
+		}
 	}
 	return r, nil
 }

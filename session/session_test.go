@@ -249,6 +249,20 @@ func TestPostgresPassthrough(t *testing.T) {
 	if _, err := f.s.Query(context.Background(), "SELECT * FROM pg_stats"); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
 		t.Fatalf("pg_stats: %v", err)
 	}
+	// SELECT * FROM pg_class keeps its columns but blanks the statistics.
+	rs = mustQuery(t, f.s, "SELECT * FROM pg_catalog.pg_class WHERE relname = 'pg_class'")
+	found := 0
+	for i, c := range rs[0].Columns {
+		if c.Name == "reltuples" || c.Name == "relpages" {
+			found++
+			if !rs[0].Rows[0][i].IsNull() {
+				t.Errorf("%s = %v leaked through SELECT *", c.Name, rs[0].Rows[0][i])
+			}
+		}
+	}
+	if found != 2 || len(rs[0].Rows) != 1 {
+		t.Fatalf("pg_class row: %d statistics columns, %d rows", found, len(rs[0].Rows))
+	}
 }
 
 func TestLocalAnswersOnAForeignBackend(t *testing.T) {
