@@ -185,6 +185,11 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		Unit:           ir.ColumnRef{Qualifier: sc.tables[0].alias, Name: main.Unit},
 		MaxRowsPerUnit: main.MaxRowsPerUnit,
 	}
+	if main.UnitUnique {
+		// At most one row per unit already (k ≥ 1): no window needed. The
+		// sensitivity still uses the declared k, which is ≥ 1.
+		bq.MaxRowsPerUnit = 0
+	}
 	pl.Backend = bq
 	if err := b.joins(q, bq); err != nil {
 		return nil, err

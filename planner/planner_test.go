@@ -337,3 +337,21 @@ func TestCatalogStatisticsRefused(t *testing.T) {
 		t.Errorf("identifier containing reltuples: %v", err)
 	}
 }
+
+func TestUniqueUnitSkipsBounding(t *testing.T) {
+	pol := loadPolicy(t)
+	p := planner.New(pol)
+	pl, err := plan(t, p, "SELECT COUNT(*) FROM people", planArgs{eps: 1})
+	if err != nil || pl.Backend.MaxRowsPerUnit != 1 {
+		t.Fatalf("bound %d (%v), want 1 without a unique unit", pl.Backend.MaxRowsPerUnit, err)
+	}
+	_, tbl := pol.LookupTable("", "people")
+	tbl.UnitUnique = true
+	pl2, err := plan(t, p, "SELECT COUNT(*) FROM people", planArgs{eps: 1})
+	if err != nil || pl2.Backend.MaxRowsPerUnit != 0 {
+		t.Fatalf("bound %d (%v), want none for a unique unit", pl2.Backend.MaxRowsPerUnit, err)
+	}
+	if pl2.Aggs[0].Sensitivity != 1 || pl2.CacheKey == pl.CacheKey {
+		t.Fatalf("sensitivity %d, keys equal %v", pl2.Aggs[0].Sensitivity, pl2.CacheKey == pl.CacheKey)
+	}
+}

@@ -164,6 +164,11 @@ type Table struct {
 	Name string `yaml:"-"`
 	// ColumnNames lists the columns in file order.
 	ColumnNames []string `yaml:"-"`
+	// UnitUnique is set when the backend's schema guarantees at most one
+	// row per unit (the unit column is NOT NULL with a unique index); the
+	// backend then needs no per-unit bounding window. Set by
+	// connect.MarkUniqueUnits at startup, never from the policy file.
+	UnitUnique bool `yaml:"-"`
 }
 
 // Column types.

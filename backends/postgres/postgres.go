@@ -122,3 +122,26 @@ func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 func (c *sessionConnector) Driver() driver.Driver { return c.base.Driver() }
+
+// UniqueNotNull reports whether column of schema.table is NOT NULL and
+// alone forms a valid, non-partial unique index (a primary key counts).
+// Then every value of it names at most one row, and the planner can skip
+// the per-unit bounding window for a privacy unit with k ≥ 1. This reads
+// the schema only, never the data.
+func (b *Backend) UniqueNotNull(ctx context.Context, schema, table, column string) (bool, error) {
+	const q = `SELECT EXISTS (
+  SELECT 1 FROM pg_catalog.pg_index i
+  JOIN pg_catalog.pg_class c ON c.oid = i.indrelid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+  WHERE n.nspname = COALESCE(NULLIF($1, ''), current_schema()) AND c.relname = $2
+    AND i.indisunique AND i.indisvalid AND i.indnkeyatts = 1
+    AND i.indpred IS NULL AND i.indexprs IS NULL
+    AND lower(a.attname) = lower($3) AND a.attnotnull)`
+	ok := false
+	err := b.Rows(ctx, q, []ir.Value{ir.String(schema), ir.String(table), ir.String(column)}, func(_ []string, row []ir.Value) error {
+		ok = row[0].Kind == ir.KindBool && row[0].Bool
+		return nil
+	})
+	return ok, err
+}

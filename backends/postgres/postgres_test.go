@@ -201,3 +201,31 @@ func TestRowsDecoding(t *testing.T) {
 		}
 	}
 }
+
+func TestUniqueNotNull(t *testing.T) {
+	b := open(t, backends.Options{})
+	db, err := sql.Open("postgres", testDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := suffix()
+	tbl := "ddp_uniq_" + s
+	stmts := []string{
+		fmt.Sprintf(`CREATE TABLE %s (pk BIGINT PRIMARY KEY, u TEXT UNIQUE, nu TEXT NOT NULL UNIQUE, p INT NOT NULL, q INT NOT NULL)`, tbl),
+		fmt.Sprintf(`CREATE UNIQUE INDEX ON %s (p) WHERE p > 0`, tbl),
+		fmt.Sprintf(`CREATE UNIQUE INDEX ON %s (p, q)`, tbl),
+	}
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + tbl) })
+	for col, want := range map[string]bool{"pk": true, "PK": true, "u": false, "nu": true, "p": false, "q": false} {
+		got, err := b.UniqueNotNull(context.Background(), "", tbl, col)
+		if err != nil || got != want {
+			t.Errorf("%s: got %v (%v), want %v", col, got, err, want)
+		}
+	}
+}

@@ -100,3 +100,33 @@ func classify(err error) (bool, string) {
 	}
 	return false, ""
 }
+
+// UniqueNotNull reports whether column of schema.table is NOT NULL and
+// alone forms a non-partial unique index, or is the INTEGER PRIMARY KEY
+// (the rowid, never NULL). Then every value of it names at most one row, and
+// the planner can skip the per-unit bounding window. Schema only.
+func (b *Backend) UniqueNotNull(ctx context.Context, schema, table, column string) (bool, error) {
+	if schema == "" {
+		schema = "main"
+	}
+	const q = `SELECT
+  (SELECT COUNT(*) FROM pragma_table_info(?1, ?2) WHERE lower(name) = lower(?3)
+     AND (("notnull" = 1) OR (pk = 1 AND upper(type) = 'INTEGER'
+          AND (SELECT COUNT(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0) = 1))),
+  (SELECT COUNT(*) FROM pragma_table_info(?1, ?2) WHERE lower(name) = lower(?3)
+     AND pk = 1 AND upper(type) = 'INTEGER'
+     AND (SELECT COUNT(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0) = 1),
+  (SELECT COUNT(*) FROM pragma_index_list(?1, ?2) il
+     WHERE il."unique" = 1 AND il.partial = 0
+       AND (SELECT COUNT(*) FROM pragma_index_info(il.name, ?2)) = 1
+       AND (SELECT lower(name) FROM pragma_index_info(il.name, ?2)) = lower(?3))`
+	var notNull, rowid, unique int64
+	err := b.Rows(ctx, q, []ir.Value{ir.String(table), ir.String(schema), ir.String(column)}, func(_ []string, row []ir.Value) error {
+		notNull, rowid, unique = row[0].Int, row[1].Int, row[2].Int
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return rowid > 0 || (notNull > 0 && unique > 0), nil
+}

@@ -258,3 +258,32 @@ func TestResultReportsColumnsOfEmptyResults(t *testing.T) {
 		t.Fatalf("rows %v, %v", rows, err)
 	}
 }
+
+func TestUniqueNotNull(t *testing.T) {
+	b := newDB(t, backends.Options{}, exec(
+		`CREATE TABLE a (id INTEGER PRIMARY KEY, x INTEGER)`,
+		`CREATE TABLE b (id TEXT NOT NULL UNIQUE, nn TEXT UNIQUE, y INTEGER NOT NULL)`,
+		`CREATE TABLE c (id INTEGER NOT NULL, z INTEGER NOT NULL)`,
+		`CREATE UNIQUE INDEX c_pair ON c (id, z)`,
+		`CREATE UNIQUE INDEX c_partial ON c (z) WHERE z > 0`,
+	))
+	tests := []struct {
+		table, col string
+		want       bool
+	}{
+		{"a", "id", true},  // rowid alias
+		{"a", "ID", true},  // case-insensitive
+		{"a", "x", false},  // no index
+		{"b", "id", true},  // NOT NULL UNIQUE
+		{"b", "nn", false}, // UNIQUE but NULLs may repeat
+		{"b", "y", false},  // NOT NULL, not unique
+		{"c", "id", false}, // only in a two-column index
+		{"c", "z", false},  // partial index
+	}
+	for _, tt := range tests {
+		got, err := b.UniqueNotNull(context.Background(), "", tt.table, tt.col)
+		if err != nil || got != tt.want {
+			t.Errorf("%s.%s: got %v (%v), want %v", tt.table, tt.col, got, err, tt.want)
+		}
+	}
+}

@@ -67,6 +67,7 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the %s backend: %w", pol.Backend.Driver, err)
 	}
+	connect.MarkUniqueUnits(ctx, pol, be, log)
 	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger")})
 	if err != nil {
 		be.Close()
