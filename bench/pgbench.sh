@@ -23,7 +23,7 @@ echo "== loading bench_people ($ROWS rows) and bench_tiny (100 rows)"
 psql "$DSN" -qX -v ON_ERROR_STOP=1 <<SQL
 DROP TABLE IF EXISTS bench_people, bench_tiny;
 CREATE TABLE bench_people AS
-  SELECT i AS person_id, 18 + (i * 7919) % 73 AS age, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex
+  SELECT i AS person_id, (18 + (i::bigint * 7919) % 73)::int AS age, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex
   FROM generate_series(1, $ROWS) AS i;
 CREATE TABLE bench_tiny AS SELECT * FROM bench_people WHERE person_id <= 100;
 ALTER TABLE bench_people ADD PRIMARY KEY (person_id);
