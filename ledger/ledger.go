@@ -30,9 +30,10 @@ type Options struct {
 // Ledger is an open budget ledger. It is safe for concurrent use: bbolt
 // serialises writers, and every charge is one read-check-write transaction.
 type Ledger struct {
-	db  *bolt.DB
-	log *slog.Logger
-	now func() time.Time
+	db     *bolt.DB
+	writes *groupCommit // every charge, commit and refund goes through it
+	log    *slog.Logger
+	now    func() time.Time
 }
 
 // Open opens the ledger at path, creating it if it does not exist. It refuses
@@ -63,6 +64,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	l.db = db
+	l.writes = &groupCommit{db: db}
 	if err := db.Update(initBuckets); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)

@@ -65,7 +65,7 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 	}
 	r := &Reservation{User: user, Dataset: dataset, Cost: cost, l: l, accountKey: key, cost: c}
 	now := l.now()
-	err = l.db.Update(func(tx *bolt.Tx) error {
+	err = l.writes.update(func(tx *bolt.Tx) error {
 		// Waiting for the writer lock can take a while under load; a
 		// client that gave up meanwhile must not be charged.
 		if err := ctx.Err(); err != nil {
@@ -220,7 +220,7 @@ func (r *Reservation) resolve(apply func(tx *bolt.Tx, a *account, p pending) err
 		return ErrResolved
 	}
 	r.done = true
-	return r.l.db.Update(func(tx *bolt.Tx) error {
+	return r.l.writes.update(func(tx *bolt.Tx) error {
 		pb := tx.Bucket(bucketPending)
 		id := idKey(r.ID)
 		v := pb.Get(id)

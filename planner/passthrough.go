@@ -34,6 +34,10 @@ func checkCatalogRelation(r ir.TableRef) error {
 		return sqlerr.New(sqlerr.InsufficientPrivilege,
 			"catalog relation %s holds statistics about private data and is not readable through the privacy proxy", n)
 	}
+	if secretCatalogs[n] {
+		return sqlerr.New(sqlerr.InsufficientPrivilege,
+			"catalog relation %s holds server secrets or data and is not readable through the privacy proxy", n)
+	}
 	return nil
 }
 
@@ -118,4 +122,12 @@ func mentionsStatistics(text string) string {
 
 func isIdentByte(b byte) bool {
 	return b == '_' || b == '$' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z'
+}
+
+// secretCatalogs hold password hashes, server configuration or raw data
+// (large objects): never forwarded, whatever the backend user may read.
+var secretCatalogs = map[string]bool{
+	"pg_authid": true, "pg_shadow": true, "pg_user_mapping": true, "pg_user_mappings": true,
+	"pg_hba_file_rules": true, "pg_ident_file_mappings": true, "pg_file_settings": true,
+	"pg_largeobject": true, "pg_largeobject_metadata": true, "pg_subscription": true,
 }

@@ -207,6 +207,8 @@ func TestRefusals(t *testing.T) {
 		{"public first", "SELECT COUNT(*) FROM zips z JOIN people p ON p.zip = z.zip", planArgs{}, sqlerr.FeatureNotSupported, "private table first"},
 		{"join not on key", "SELECT COUNT(*) FROM people p JOIN zips z ON p.name = z.state", planArgs{}, sqlerr.FeatureNotSupported, "unique key"},
 		{"stats", "SELECT * FROM pg_catalog.pg_stats", planArgs{}, sqlerr.InsufficientPrivilege, "statistics"},
+		{"password hashes", "SELECT rolname, rolpassword FROM pg_catalog.pg_authid", planArgs{}, sqlerr.InsufficientPrivilege, "secrets"},
+		{"large objects", "SELECT data FROM pg_largeobject", planArgs{}, sqlerr.InsufficientPrivilege, "secrets"},
 		{"stat counters", "SELECT n_live_tup FROM pg_stat_user_tables", planArgs{}, sqlerr.InsufficientPrivilege, "statistics"},
 		{"sleep passthrough", "SELECT pg_sleep(10)", planArgs{}, sqlerr.InsufficientPrivilege, "pg_sleep"},
 		{"epsilon too big", "SELECT COUNT(*) FROM people", planArgs{eps: 5}, sqlerr.InvalidParameterValue, "above"},
