@@ -92,6 +92,11 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	if isBudgetView(st) {
 		return s.budgetView()
 	}
+	// psql's \dt is answered from the policy on every backend, so that
+	// tables the policy does not expose are never listed.
+	if r, ok := s.psqlListRelations(st); ok {
+		return r, nil
+	}
 	if len(st.Relations) == 0 && s.dialect.String() != s.p.pol.Backend.Driver {
 		if r, ok := s.localAnswer(st.Text); ok {
 			return r, nil
@@ -316,3 +321,5 @@ func (s *Session) currentEpsilon() float64 {
 	}
 	return s.user.DefaultEpsilon
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

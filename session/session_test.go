@@ -279,3 +279,47 @@ func TestLocalAnswersOnAForeignBackend(t *testing.T) {
 		t.Fatalf("SELECT now() on SQLite: %v", err)
 	}
 }
+
+// psql 15's \dt and \dt peo* queries, as psql -E prints them.
+const psqlDt = `SELECT n.nspname as "Schema",
+  c.relname as "Name",
+  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'i' THEN 'index' WHEN 'S' THEN 'sequence' WHEN 't' THEN 'TOAST table' WHEN 'f' THEN 'foreign table' WHEN 'p' THEN 'partitioned table' WHEN 'I' THEN 'partitioned index' END as "Type",
+  pg_catalog.pg_get_userbyid(c.relowner) as "Owner"
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+WHERE c.relkind IN ('r','p','')
+      AND n.nspname <> 'pg_catalog'
+      AND n.nspname !~ '^pg_toast'
+      AND n.nspname <> 'information_schema'
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 1,2;`
+
+const psqlDtPattern = `SELECT n.nspname as "Schema",
+  c.relname as "Name",
+  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' END as "Type",
+  pg_catalog.pg_get_userbyid(c.relowner) as "Owner"
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+WHERE c.relkind IN ('r','p','t','s','')
+  AND c.relname OPERATOR(pg_catalog.~) '^(zzz.*)$' COLLATE pg_catalog.default
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 1,2;`
+
+func TestPsqlListsPolicyTables(t *testing.T) {
+	f := sqliteFixture(t)
+	rs := mustQuery(t, f.s, psqlDt)
+	r := rs[0]
+	if len(r.Columns) != 4 || r.Columns[1].Name != "Name" || len(r.Rows) != 1 || r.Rows[0][1].Str != "people" || r.Rows[0][0].Str != "public" {
+		t.Fatalf("\\dt: %+v", r)
+	}
+	rs = mustQuery(t, f.s, psqlDtPattern)
+	if len(rs[0].Rows) != 0 {
+		t.Fatalf("\\dt zzz*: %+v", rs[0].Rows)
+	}
+	rs = mustQuery(t, f.s, strings.Replace(psqlDtPattern, "zzz", "peo", 1))
+	if len(rs[0].Rows) != 1 {
+		t.Fatalf("\\dt peo*: %+v", rs[0].Rows)
+	}
+}

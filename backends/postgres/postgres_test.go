@@ -208,7 +208,6 @@ func TestUniqueNotNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
 	s := suffix()
 	tbl := "ddp_uniq_" + s
 	stmts := []string{
@@ -221,7 +220,7 @@ func TestUniqueNotNull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + tbl) })
+	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + tbl); db.Close() })
 	for col, want := range map[string]bool{"pk": true, "PK": true, "u": false, "nu": true, "p": false, "q": false} {
 		got, err := b.UniqueNotNull(context.Background(), "", tbl, col)
 		if err != nil || got != want {

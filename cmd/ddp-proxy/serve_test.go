@@ -156,11 +156,12 @@ func TestServeWithPsql(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, psql, "-X", "-h", host, "-p", port, "-U", "analyst", "-d", "demo",
-		"-c", "SELECT sex, COUNT(*) FROM people GROUP BY sex", "-c", "SELECT * FROM people")
+		"-c", "SELECT sex, COUNT(*) FROM people GROUP BY sex", "-c", "SELECT * FROM people", "-c", `\dt`)
 	cmd.Env = append(os.Environ(), "PGPASSWORD=demo", "PGSSLMODE=disable")
 	out, _ := cmd.CombinedOutput()
 	s := string(out)
-	for _, want := range []string{"Female", "Male", "(2 rows)", "NOTICE:  ddp: spent", "ERROR:  table people is private"} {
+	for _, want := range []string{"Female", "Male", "(2 rows)", "NOTICE:  ddp: spent", "ERROR:  table people is private",
+		" public | checkins ", " public | venue_categories "} {
 		if !strings.Contains(s, want) {
 			t.Errorf("psql output lacks %q:\n%s", want, s)
 		}

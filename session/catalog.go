@@ -1,0 +1,84 @@
+package session
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// psql's \dt and \d (without a table name) list relations with one query
+// over pg_class. A backend that is not PostgreSQL has no pg_class, so the
+// proxy answers that query from the policy: every declared table, private
+// or public, and nothing else.
+var (
+	psqlListRelkinds = regexp.MustCompile(`(?i)c\.relkind\s+IN\s*\(([^)]*)\)`)
+	psqlListPattern  = regexp.MustCompile(`(?i)c\.relname\s+OPERATOR\(pg_catalog\.~\)\s+'([^']*)'`)
+)
+
+// psqlListRelations answers psql's "List of relations" query, or returns
+// ok false when text is not that query.
+func (s *Session) psqlListRelations(st *ir.Statement) (Result, bool) {
+	text := st.Text
+	for _, r := range st.Relations {
+		if !strings.EqualFold(r.Schema, "pg_catalog") {
+			return Result{}, false
+		}
+		switch strings.ToLower(r.Name) {
+		case "pg_class", "pg_namespace", "pg_am":
+		default:
+			return Result{}, false
+		}
+	}
+	for _, alias := range []string{`as "Schema"`, `as "Name"`, `as "Type"`, `as "Owner"`} {
+		if !strings.Contains(text, alias) {
+			return Result{}, false
+		}
+	}
+	if strings.Contains(text, `as "Size"`) || strings.Contains(text, `as "Description"`) {
+		return Result{}, false // \dt+ wants sizes: not answered (they would leak row counts anyway)
+	}
+	m := psqlListRelkinds.FindStringSubmatch(text)
+	if m == nil {
+		return Result{}, false
+	}
+	if !strings.Contains(m[1], "'r'") {
+		// Only views, sequences or indexes were asked for: there are none.
+		return listResult(nil), true
+	}
+	var nameRE *regexp.Regexp
+	if pm := psqlListPattern.FindStringSubmatch(text); pm != nil {
+		re, err := regexp.Compile(pm[1])
+		if err != nil {
+			return Result{}, false
+		}
+		nameRE = re
+	}
+	var rows [][]ir.Value
+	for _, dn := range s.p.pol.DatasetNames {
+		for _, t := range s.p.pol.Datasets[dn].Tables {
+			if nameRE != nil && !nameRE.MatchString(t.Name) {
+				continue
+			}
+			schema := t.Schema
+			if schema == "" {
+				schema = "public"
+			}
+			rows = append(rows, []ir.Value{ir.String(schema), ir.String(t.Name), ir.String("table"), ir.String("ddp")})
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i][0].Str != rows[j][0].Str {
+			return rows[i][0].Str < rows[j][0].Str
+		}
+		return rows[i][1].Str < rows[j][1].Str
+	})
+	return listResult(rows), true
+}
+
+func listResult(rows [][]ir.Value) Result {
+	r := Result{Columns: []Column{{"Schema", TypeName}, {"Name", TypeName}, {"Type", TypeText}, {"Owner", TypeName}}, Rows: rows}
+	r.Tag = "SELECT " + itoa(len(rows))
+	return r
+}
