@@ -49,6 +49,9 @@ type Statement struct {
 	Functions []string
 	// NumParams is the number of bind parameters ($n / ?) in the statement.
 	NumParams int
+	// OutputNames are the result column names when the parser can tell
+	// them without the catalog (nil otherwise, e.g. for SELECT *).
+	OutputNames []string
 
 	// For StmtSession.
 	Session *Session

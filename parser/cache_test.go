@@ -61,3 +61,20 @@ func TestCacheConcurrent(t *testing.T) {
 		t.Fatalf("cache grew to %d", c.Len())
 	}
 }
+
+func TestOutputNames(t *testing.T) {
+	tests := map[string][]string{
+		"SELECT a, t.b, count(*), x AS y, 1, c::text FROM t": {"a", "b", "count", "y", "?column?", "c"},
+		"SELECT * FROM t":                       nil,
+		"SELECT a FROM t UNION SELECT b FROM u": nil,
+	}
+	for sql, want := range tests {
+		st, err := Parse(Postgres, sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(st[0].OutputNames, want) {
+			t.Errorf("%s: %q, want %q", sql, st[0].OutputNames, want)
+		}
+	}
+}

@@ -120,7 +120,7 @@ func pgSelect(n *pg.Node, s *pg.SelectStmt) ir.Statement {
 	if r.refused != nil {
 		return refusedStmt(r.refused)
 	}
-	st := ir.Statement{Kind: ir.StmtSelect, Relations: r.rels, Functions: r.funcs, NumParams: r.params}
+	st := ir.Statement{Kind: ir.StmtSelect, Relations: r.rels, Functions: r.funcs, NumParams: r.params, OutputNames: pgOutputNames(s)}
 	q, err := pgQuery(s)
 	if err != nil {
 		st.NotAggregate = err.Error()
@@ -319,4 +319,44 @@ func pgRefusal(n *pg.Node) *sqlerr.Error {
 		}
 	}
 	return notSupported(verb)
+}
+
+// pgOutputNames names the result columns the way PostgreSQL does for the
+// common cases: the alias, else a column reference's last field, else the
+// function name, else "?column?". It returns nil for SELECT * and set
+// operations, whose columns depend on the catalog.
+func pgOutputNames(s *pg.SelectStmt) []string {
+	if s == nil || s.Op != pg.SetOperation_SETOP_NONE || len(s.TargetList) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(s.TargetList))
+	for _, t := range s.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil {
+			return nil
+		}
+		if rt.Name != "" {
+			names = append(names, rt.Name)
+			continue
+		}
+		name := "?column?"
+		switch v := rt.Val.GetNode().(type) {
+		case *pg.Node_ColumnRef:
+			f := v.ColumnRef.Fields
+			last := f[len(f)-1]
+			if last.GetAStar() != nil {
+				return nil
+			}
+			name = last.GetString_().GetSval()
+		case *pg.Node_FuncCall:
+			fn := v.FuncCall.Funcname
+			name = fn[len(fn)-1].GetString_().GetSval()
+		case *pg.Node_TypeCast:
+			if c := v.TypeCast.Arg.GetColumnRef(); c != nil {
+				name = c.Fields[len(c.Fields)-1].GetString_().GetSval()
+			}
+		}
+		names = append(names, name)
+	}
+	return names
 }

@@ -82,3 +82,24 @@ func listResult(rows [][]ir.Value) Result {
 	r.Tag = "SELECT " + itoa(len(rows))
 	return r
 }
+
+// emptyCatalogAnswer answers a query that reads only the PostgreSQL catalog
+// when the backend is not PostgreSQL: the catalog there is empty, so the
+// answer is no rows (with the query's column names). Drivers probe the
+// catalog on connect (psycopg2/SQLAlchemy look up the hstore type) and
+// must not fail; the tables themselves are listed by \dt from the policy.
+func emptyCatalogAnswer(st *ir.Statement) (Result, bool) {
+	if len(st.OutputNames) == 0 || len(st.Relations) == 0 {
+		return Result{}, false
+	}
+	for _, r := range st.Relations {
+		if !strings.EqualFold(r.Schema, "pg_catalog") && !(r.Schema == "" && strings.HasPrefix(strings.ToLower(r.Name), "pg_")) {
+			return Result{}, false
+		}
+	}
+	r := Result{Tag: "SELECT 0"}
+	for _, n := range st.OutputNames {
+		r.Columns = append(r.Columns, Column{Name: n, Type: TypeText})
+	}
+	return r, true
+}

@@ -97,11 +97,16 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	if r, ok := s.psqlListRelations(st); ok {
 		return r, nil
 	}
-	if len(st.Relations) == 0 && s.dialect.String() != s.p.pol.Backend.Driver {
-		if r, ok := s.localAnswer(st.Text); ok {
+	if s.dialect.String() != s.p.pol.Backend.Driver {
+		if len(st.Relations) == 0 {
+			if r, ok := s.localAnswer(st.Text); ok {
+				return r, nil
+			}
+			return Result{}, s.errNoCatalog()
+		}
+		if r, ok := emptyCatalogAnswer(st); ok {
 			return r, nil
 		}
-		return Result{}, s.errNoCatalog()
 	}
 	bound, err := bindStatement(st, args)
 	if err != nil {

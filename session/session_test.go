@@ -323,3 +323,17 @@ func TestPsqlListsPolicyTables(t *testing.T) {
 		t.Fatalf("\\dt peo*: %+v", rs[0].Rows)
 	}
 }
+
+func TestEmptyCatalogOnForeignBackend(t *testing.T) {
+	f := sqliteFixture(t)
+	// psycopg2's hstore probe, which SQLAlchemy sends on connect.
+	rs := mustQuery(t, f.s, `SELECT t.oid, typarray FROM pg_type t JOIN pg_namespace ns ON typnamespace = ns.oid WHERE typname = 'hstore'`)
+	r := rs[0]
+	if len(r.Rows) != 0 || len(r.Columns) != 2 || r.Columns[0].Name != "oid" || r.Columns[1].Name != "typarray" {
+		t.Fatalf("hstore probe: %+v", r)
+	}
+	// A catalog query mixed with a private table is still planned (and refused).
+	if _, err := f.s.Query(context.Background(), "SELECT age FROM people, pg_catalog.pg_class"); err == nil {
+		t.Fatal("a query over a private table was answered as an empty catalog query")
+	}
+}

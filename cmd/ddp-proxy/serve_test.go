@@ -167,3 +167,26 @@ func TestServeWithPsql(t *testing.T) {
 		}
 	}
 }
+
+// TestServeWithPsycopg2AndSQLAlchemy runs testdata/python_client.py with
+// Debian's python3 (psycopg2 and SQLAlchemy); .ci/run installs them.
+func TestServeWithPsycopg2AndSQLAlchemy(t *testing.T) {
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import psycopg2, sqlalchemy").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI: python3-psycopg2 and python3-sqlalchemy must be installed by .ci/run: %v", err)
+		}
+		t.Skip("python3 with psycopg2 and sqlalchemy is not installed (apt-get install python3-psycopg2 python3-sqlalchemy)")
+	}
+	addr, _ := startDemo(t)
+	host, port, _ := strings.Cut(addr, ":")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, py, "testdata/python_client.py", host, port).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python client: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "sqlalchemy ok") {
+		t.Fatalf("python client output:\n%s", out)
+	}
+}
