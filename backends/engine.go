@@ -114,6 +114,18 @@ func (e *Engine) Aggregate(ctx context.Context, q *ir.BackendQuery, fn func(ir.B
 
 // Rows runs a public or catalog query with args bound to its placeholders.
 func (e *Engine) Rows(ctx context.Context, text string, args []ir.Value, fn func(cols []string, row []ir.Value) error) error {
+	return e.scan(ctx, text, args, func(cols []ColumnInfo) func([]ir.Value) error {
+		names := make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = c.Name
+		}
+		return func(row []ir.Value) error { return fn(names, row) }
+	})
+}
+
+// scan runs text and decodes its rows: start receives the columns (also
+// for an empty result) and returns the per-row callback.
+func (e *Engine) scan(ctx context.Context, text string, args []ir.Value, start func([]ColumnInfo) func([]ir.Value) error) error {
 	bound := make([]any, len(args))
 	for i, a := range args {
 		bound[i] = e.dialect.Arg(a)
@@ -123,10 +135,11 @@ func (e *Engine) Rows(ctx context.Context, text string, args []ir.Value, fn func
 		if err != nil {
 			return fail(err)
 		}
-		cols := make([]string, len(types))
+		cols := make([]ColumnInfo, len(types))
 		for i, t := range types {
-			cols[i] = t.Name()
+			cols[i] = ColumnInfo{Name: t.Name(), Type: t.DatabaseTypeName()}
 		}
+		each := start(cols)
 		dest := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
 		for i := range dest {
@@ -138,11 +151,11 @@ func (e *Engine) Rows(ctx context.Context, text string, args []ir.Value, fn func
 			}
 			row := make([]ir.Value, len(cols))
 			for i := range row {
-				if row[i], err = DecodeValue(dest[i], types[i].DatabaseTypeName()); err != nil {
+				if row[i], err = DecodeValue(dest[i], cols[i].Type); err != nil {
 					return fail(err)
 				}
 			}
-			if err := fn(cols, row); err != nil {
+			if err := each(row); err != nil {
 				return err
 			}
 		}
@@ -241,39 +254,14 @@ func (e *Engine) withTimeout(ctx context.Context) (context.Context, context.Canc
 // which are small; unlike Rows it reports the columns of an empty result,
 // which clients need to describe it.
 func (e *Engine) Result(ctx context.Context, text string, args []ir.Value) ([]ColumnInfo, [][]ir.Value, error) {
-	bound := make([]any, len(args))
-	for i, a := range args {
-		bound[i] = e.dialect.Arg(a)
-	}
 	var cols []ColumnInfo
 	var out [][]ir.Value
-	err := e.query(ctx, text, bound, func(rows *sql.Rows, fail func(error) error) error {
-		types, err := rows.ColumnTypes()
-		if err != nil {
-			return fail(err)
-		}
-		cols = make([]ColumnInfo, len(types))
-		for i, t := range types {
-			cols[i] = ColumnInfo{Name: t.Name(), Type: t.DatabaseTypeName()}
-		}
-		dest := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range dest {
-			ptrs[i] = &dest[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				return fail(err)
-			}
-			row := make([]ir.Value, len(cols))
-			for i := range row {
-				if row[i], err = DecodeValue(dest[i], types[i].DatabaseTypeName()); err != nil {
-					return fail(err)
-				}
-			}
+	err := e.scan(ctx, text, args, func(c []ColumnInfo) func([]ir.Value) error {
+		cols = c
+		return func(row []ir.Value) error {
 			out = append(out, row)
+			return nil
 		}
-		return nil
 	})
 	return cols, out, err
 }
