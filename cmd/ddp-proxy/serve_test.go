@@ -190,3 +190,29 @@ func TestServeWithPsycopg2AndSQLAlchemy(t *testing.T) {
 		t.Fatalf("python client output:\n%s", out)
 	}
 }
+
+// TestServeWithPgJDBC compiles and runs testdata/JdbcClient.java against
+// the demo with Debian's pgjdbc; .ci/run installs it.
+func TestServeWithPgJDBC(t *testing.T) {
+	jar := "/usr/share/java/postgresql.jar"
+	_, errJ := os.Stat(jar)
+	_, errC := exec.LookPath("javac")
+	if errJ != nil || errC != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI: javac and libpostgresql-jdbc-java must be installed by .ci/run (%v, %v)", errJ, errC)
+		}
+		t.Skip("javac or pgjdbc (libpostgresql-jdbc-java) is not installed")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "javac", "-cp", jar, "-d", dir, "testdata/JdbcClient.java").CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	addr, _ := startDemo(t)
+	host, port, _ := strings.Cut(addr, ":")
+	out, err := exec.CommandContext(ctx, "java", "-cp", jar+":"+dir, "JdbcClient", host, port).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "jdbc ok") {
+		t.Fatalf("JDBC client: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,47 @@
+// Drives a running ddp-proxy demo through pgjdbc (Debian's
+// libpostgresql-jdbc-java). prepareThreshold=1 makes the driver switch to
+// named server-side prepared statements from the second execution on.
+// Usage: java -cp postgresql.jar:. JdbcClient HOST PORT
+import java.sql.*;
+
+public class JdbcClient {
+    static void check(boolean ok, String what) {
+        if (!ok) throw new AssertionError(what);
+    }
+
+    public static void main(String[] args) throws Exception {
+        String url = "jdbc:postgresql://" + args[0] + ":" + args[1] + "/demo?sslmode=disable&prepareThreshold=1";
+        try (Connection c = DriverManager.getConnection(url, "analyst", "demo")) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT sex, COUNT(*) FROM people WHERE age > ? GROUP BY sex")) {
+                for (int age = 30; age < 34; age++) {
+                    ps.setInt(1, age);
+                    int rows = 0;
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            rows++;
+                            check(rs.getLong(2) > 100, "count " + rs.getLong(2));
+                        }
+                        SQLWarning w = rs.getStatement().getWarnings();
+                        check(w != null && w.getMessage().contains("spent"), "no cost notice: " + w);
+                    }
+                    check(rows == 2, "rows " + rows);
+                    ps.clearWarnings();
+                }
+            }
+            try (Statement s = c.createStatement()) {
+                try {
+                    s.executeQuery("SELECT * FROM people");
+                    throw new AssertionError("SELECT * answered");
+                } catch (SQLException e) {
+                    check("42501".equals(e.getSQLState()), "state " + e.getSQLState());
+                }
+                try (ResultSet rs = s.executeQuery("SELECT AVG(hours_per_week) FROM people")) {
+                    check(rs.next() && rs.getDouble(1) >= 1 && rs.getDouble(1) <= 99, "avg");
+                }
+            }
+            DatabaseMetaData md = c.getMetaData();
+            check(md.getDatabaseProductVersion().startsWith("15"), "version " + md.getDatabaseProductVersion());
+        }
+        System.out.println("jdbc ok");
+    }
+}
