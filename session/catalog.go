@@ -103,3 +103,57 @@ func emptyCatalogAnswer(st *ir.Statement) (Result, bool) {
 	}
 	return r, true
 }
+
+// tableNameColumns are catalog result columns that name a relation, with
+// the column that names its schema in the same catalog.
+var tableNameColumns = map[string]string{
+	"relname": "nspname", "table_name": "table_schema", "tablename": "schemaname", "viewname": "schemaname",
+}
+
+// systemSchema reports whether a schema belongs to the server itself.
+func systemSchema(s string) bool {
+	s = strings.ToLower(s)
+	return s == "pg_catalog" || s == "information_schema" || strings.HasPrefix(s, "pg_toast") || strings.HasPrefix(s, "pg_temp")
+}
+
+// hideUnexposed drops the rows of a catalog result that name a relation
+// the policy does not declare (outside the system schemas), so table
+// listings (information_schema.tables, pg_class, pg_tables, SQLAlchemy's
+// inspector) show only what analysts may query. Relations whose schema is
+// not in the result are judged by name alone: unknown names are hidden
+// unless they look like system relations (pg_ prefix).
+func (s *Session) hideUnexposed(r *Result) {
+	nameCol, schemaCol := -1, -1
+	for i, c := range r.Columns {
+		if sc, ok := tableNameColumns[strings.ToLower(c.Name)]; ok && nameCol < 0 {
+			nameCol = i
+			for j, c2 := range r.Columns {
+				if strings.EqualFold(c2.Name, sc) {
+					schemaCol = j
+				}
+			}
+		}
+	}
+	if nameCol < 0 {
+		return
+	}
+	kept := r.Rows[:0]
+	for _, row := range r.Rows {
+		name := row[nameCol].Text()
+		schema := ""
+		if schemaCol >= 0 {
+			schema = row[schemaCol].Text()
+		}
+		switch {
+		case schemaCol >= 0 && systemSchema(schema):
+		case schemaCol < 0 && strings.HasPrefix(strings.ToLower(name), "pg_"):
+		default:
+			if _, t := s.p.pol.LookupTable(schema, name); t == nil {
+				continue
+			}
+		}
+		kept = append(kept, row)
+	}
+	r.Rows = kept
+	r.Tag = "SELECT " + itoa(len(kept))
+}

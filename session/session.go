@@ -160,6 +160,7 @@ func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value) 
 			}
 		}
 	}
+	s.hideUnexposed(&r)
 	return r, nil
 }
 

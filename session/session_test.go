@@ -249,6 +249,37 @@ func TestPostgresPassthrough(t *testing.T) {
 	if _, err := f.s.Query(context.Background(), "SELECT * FROM pg_stats"); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
 		t.Fatalf("pg_stats: %v", err)
 	}
+	// Tables the policy does not declare are not listed.
+	raw, err := sql.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := fmt.Sprintf("ddp_hidden_%d", os.Getpid())
+	if _, err := raw.Exec("CREATE TABLE " + hidden + " (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Exec("DROP TABLE IF EXISTS " + hidden); raw.Close() })
+	for _, q := range []string{
+		"SELECT table_schema, table_name FROM information_schema.tables",
+		"SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')",
+		"SELECT schemaname, tablename FROM pg_catalog.pg_tables",
+	} {
+		rs := mustQuery(t, f.s, q)
+		sawSystem := false
+		for _, row := range rs[0].Rows {
+			for _, v := range row {
+				if v.Text() == hidden {
+					t.Errorf("%s lists the undeclared table %s", q, hidden)
+				}
+				if v.Text() == "pg_catalog" {
+					sawSystem = true
+				}
+			}
+		}
+		if strings.Contains(q, "information_schema") && !sawSystem {
+			t.Errorf("%s: system tables were hidden too", q)
+		}
+	}
 	// SELECT * FROM pg_class keeps its columns but blanks the statistics.
 	rs = mustQuery(t, f.s, "SELECT * FROM pg_catalog.pg_class WHERE relname = 'pg_class'")
 	found := 0
