@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/backends/connect"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -14,11 +17,12 @@ import (
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	connectFlag := fs.Bool("connect", false, "also connect to the backend and check that every declared table and column exists")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: ddp-proxy check FILE")
+		fmt.Fprintln(stderr, "usage: ddp-proxy check [--connect] FILE")
 		return exitError{2}
 	}
 	pol, err := policies.LoadWith(fs.Arg(0), policies.LoadOptions{Offline: true})
@@ -26,7 +30,20 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, err)
 		return exitError{1}
 	}
-	if probs := checkDomainQueries(pol); len(probs) > 0 {
+	probs := checkDomainQueries(pol)
+	if *connectFlag {
+		if strings.Contains(pol.Backend.DSN, "${") {
+			fmt.Fprintln(stderr, "--connect needs the backend DSN's environment variables to be set")
+			return exitError{1}
+		}
+		more, err := checkAgainstBackend(context.Background(), pol)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: cannot check against the backend: %v\n", fs.Arg(0), err)
+			return exitError{1}
+		}
+		probs = append(probs, more...)
+	}
+	if len(probs) > 0 {
 		for _, p := range probs {
 			fmt.Fprintln(stderr, p)
 		}
@@ -100,4 +117,58 @@ func domainQueryProblem(pol *policies.Policy, d parser.Dialect, sql string) stri
 			", which is not a public table of the policy: domains are released exactly, so they must come from public data (declare the table with public: true)"
 	}
 	return ""
+}
+
+// columnLister is implemented by every backend (for check --connect).
+type columnLister interface {
+	Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error)
+}
+
+// checkAgainstBackend verifies that every declared table exists and has
+// the declared columns, unit and key. It reads the schema only.
+func checkAgainstBackend(ctx context.Context, pol *policies.Policy) ([]string, error) {
+	be, err := connect.Open(ctx, pol.Backend, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	cl, ok := be.(columnLister)
+	if !ok {
+		return nil, fmt.Errorf("the %s backend cannot list columns", pol.Backend.Driver)
+	}
+	var probs []string
+	add := func(path, format string, args ...any) {
+		probs = append(probs, pol.Position(path)+": "+path+": "+fmt.Sprintf(format, args...))
+	}
+	for _, dn := range pol.DatasetNames {
+		ds := pol.Datasets[dn]
+		for _, tn := range ds.TableNames {
+			t := ds.Tables[strings.ToLower(tn)]
+			if t == nil {
+				continue
+			}
+			tpath := "datasets." + dn + ".tables." + t.Name
+			cols, err := cl.Columns(ctx, t.Schema, t.Name)
+			if err != nil {
+				add(tpath, "table %s was not found in the backend (or the backend user cannot read it)", t.Name)
+				continue
+			}
+			have := map[string]bool{}
+			for _, c := range cols {
+				have[strings.ToLower(c.Name)] = true
+			}
+			for _, cn := range t.ColumnNames {
+				if !have[strings.ToLower(cn)] {
+					add(tpath+".columns."+strings.ToLower(cn), "column %s does not exist in backend table %s", cn, t.Name)
+				}
+			}
+			if t.Unit != "" && !have[strings.ToLower(t.Unit)] {
+				add(tpath+".unit", "unit column %s does not exist in backend table %s", t.Unit, t.Name)
+			}
+			if t.Key != "" && !have[strings.ToLower(t.Key)] {
+				add(tpath+".key", "key column %s does not exist in backend table %s", t.Key, t.Name)
+			}
+		}
+	}
+	return probs, nil
 }

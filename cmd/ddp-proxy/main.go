@@ -39,7 +39,7 @@ const usage = `usage: ddp-proxy <command> [arguments]
 commands:
   demo [--dir D] [--postgres ADDR]   build a demo database and serve it (psql to 127.0.0.1:15432)
   serve --policy FILE                run the proxy (PostgreSQL front end) until SIGTERM
-  check FILE                         validate a policy file (file:line errors)
+  check [--connect] FILE             validate a policy file (file:line errors); --connect checks the backend schema too
   explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL
                                      show the privacy plan of a query; spends nothing
   budget --policy FILE [--user U]    show spent and remaining privacy budget

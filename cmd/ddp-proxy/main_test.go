@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -200,4 +203,38 @@ func TestBudget(t *testing.T) {
 func trimFloat(f float64) string {
 	b, _ := json.Marshal(f)
 	return string(b)
+}
+
+func TestCheckConnect(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "d.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE people (id INTEGER, age INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	pol := filepath.Join(dir, "p.yaml")
+	write := func(cols string) {
+		os.WriteFile(pol, []byte(`version: 1
+backend: {driver: sqlite, dsn: d.db}
+users: [{name: a, password_env: DDP_TEST_CHECK_PW, budgets: {d: {epsilon: 1}}}]
+datasets:
+  d:
+    tables:
+      people:
+        unit: id
+        columns:
+`+cols), 0o600)
+	}
+	write("          age: {type: integer}\n")
+	if out, errOut, code := runCmd(t, "check", "--connect", pol); code != 0 {
+		t.Fatalf("matching schema: exit %d\n%s%s", code, out, errOut)
+	}
+	write("          age: {type: integer}\n          ssn: {type: text}\n")
+	_, errOut, code := runCmd(t, "check", "--connect", pol)
+	if code != 1 || !strings.Contains(errOut, "p.yaml:11:") || !strings.Contains(errOut, "column ssn does not exist") {
+		t.Fatalf("missing column: exit %d\n%s", code, errOut)
+	}
 }
