@@ -205,7 +205,7 @@ func (b *builder) staticKeyCount() int {
 	for _, g := range b.plan.Groups {
 		if g.Domain != nil {
 			n *= max(len(g.Domain), 1)
-			if n > maxKeys {
+			if n > MaxKeys {
 				return n
 			}
 		}

@@ -111,7 +111,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		switch o.Kind {
 		case OutCount, OutSum:
 			a := pl.Aggs[o.Agg]
-			c.Aggregate = map[OutputKind]string{OutCount: "count", OutSum: "sum"}[o.Kind]
+			c.Aggregate = o.Kind.Aggregate()
 			c.Sensitivity = float64(a.Sensitivity) * a.Quantum
 			c.Mechanism = a.Mechanism()
 			c.Scale = a.ScaleValue()
@@ -119,7 +119,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 			c.CI95 = a.CI95()
 		case OutAvg:
 			s, n := pl.Aggs[o.Agg], pl.Aggs[o.CountAgg]
-			c.Aggregate = "avg"
+			c.Aggregate = o.Kind.Aggregate()
 			c.Sensitivity = float64(s.Sensitivity) * s.Quantum
 			c.Mechanism = "ratio of noisy sum and noisy count, clamped to bounds"
 			c.Scale = s.ScaleValue()

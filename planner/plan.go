@@ -127,6 +127,19 @@ const (
 	OutAvg
 )
 
+// Aggregate names the aggregate of an output kind ("" for a group key).
+func (k OutputKind) Aggregate() string {
+	switch k {
+	case OutCount:
+		return "count"
+	case OutSum:
+		return "sum"
+	case OutAvg:
+		return "avg"
+	}
+	return ""
+}
+
 // Output is one column of the noisy result.
 type Output struct {
 	Name string

@@ -13,9 +13,9 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-// maxKeys bounds the number of group keys a declared-domain GROUP BY may
+// MaxKeys bounds the number of group keys a declared-domain GROUP BY may
 // release (the cartesian product of the domains).
-const maxKeys = 1_000_000
+const MaxKeys = 1_000_000
 
 // Planner plans statements under one policy. It is immutable and safe for
 // concurrent use.
@@ -219,9 +219,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		pl.Keys.Mode = KeysNone
 	case b.allDomains():
 		pl.Keys.Mode = KeysDomain
-		if n := b.staticKeyCount(); n > maxKeys {
+		if n := b.staticKeyCount(); n > MaxKeys {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
-				"GROUP BY over these columns has %d possible keys, more than the %d the proxy releases at once", n, maxKeys).
+				"GROUP BY over these columns has %d possible keys, more than the %d the proxy releases at once", n, MaxKeys).
 				WithHint("group by fewer or coarser columns, or narrow a domain in the policy")
 		}
 	default:

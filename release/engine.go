@@ -210,8 +210,8 @@ func (e *Engine) keyDomain(ctx context.Context, pl *planner.Plan) ([][]ir.Value,
 			return nil, err
 		}
 		total *= max(len(doms[i]), 1)
-		if total > 1_000_000 {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY over these columns has more than 1000000 possible keys").
+		if total > planner.MaxKeys {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY over these columns has more than %d possible keys", planner.MaxKeys).
 				WithHint("group by fewer or coarser columns")
 		}
 	}
@@ -387,11 +387,11 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 		c := Column{Name: o.Name, Type: o.Type}
 		switch o.Kind {
 		case planner.OutCount, planner.OutSum:
-			c.Aggregate = map[planner.OutputKind]string{planner.OutCount: "count", planner.OutSum: "sum"}[o.Kind]
+			c.Aggregate = o.Kind.Aggregate()
 			c.Scale = pl.Aggs[o.Agg].ScaleValue()
 			c.CI95 = pl.Aggs[o.Agg].CI95()
 		case planner.OutAvg:
-			c.Aggregate = "avg"
+			c.Aggregate = o.Kind.Aggregate()
 		}
 		res.Columns = append(res.Columns, c)
 	}
