@@ -437,7 +437,6 @@ func (b *builder) postProcessing(q *ir.Query) error {
 func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Table) error {
 	m := len(b.plan.Aggs)
 	grouped := len(b.plan.Groups) > 0
-	nb := neighbours(ds)
 	k := main.MaxRowsPerUnit
 	for i := range b.plan.Aggs {
 		a := &b.plan.Aggs[i]
@@ -448,13 +447,13 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 		switch ba.Kind {
 		case ir.CountRows, ir.CountValues:
 			a.Quantum = 1
-			sens, err = countSensitivity(nb, k, grouped)
+			sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: countKind(grouped)})
 		case ir.SumClamped:
 			lo, hi := ba.Lo, ba.Hi
 			colType := b.sumColumnType(*ba.Column)
 			if colType == policies.TypeInteger {
 				a.Quantum = 1
-				sens, err = sumSensitivity(nb, k, grouped, int64(lo), int64(hi))
+				sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: sumKind(grouped), Lo: int64(lo), Hi: int64(hi), Quantum: 1})
 			} else {
 				realSens := float64(k) * 2 * math.Max(math.Abs(lo), math.Abs(hi))
 				gamma, lerr := lattice(realSens, a.Epsilon, math.Max(math.Abs(lo), math.Abs(hi)), k)
@@ -464,7 +463,7 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 				ba.Quantum = gamma
 				a.Quantum = gamma
 				qlo, qhi := quantize(lo, gamma), quantize(hi, gamma)
-				sens, err = sumSensitivity(nb, k, grouped, qlo, qhi)
+				sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: sumKind(grouped), Lo: qlo, Hi: qhi, Quantum: gamma})
 			}
 		}
 		if err != nil {

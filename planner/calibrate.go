@@ -63,23 +63,6 @@ func neighbours(ds *policies.Dataset) sensitivity.Neighbors {
 	return sensitivity.Unbounded
 }
 
-// countSensitivity is COUNT's (ungrouped) or the histogram's (grouped).
-func countSensitivity(n sensitivity.Neighbors, k int, grouped bool) (int64, error) {
-	if grouped {
-		return sensitivity.Histogram(n, k)
-	}
-	return sensitivity.Count(n, k)
-}
-
-// sumSensitivity is SUM's over [lo, hi] in lattice units, ungrouped or
-// over all groups.
-func sumSensitivity(n sensitivity.Neighbors, k int, grouped bool, lo, hi int64) (int64, error) {
-	if grouped {
-		return sensitivity.GroupedSum(n, k, lo, hi)
-	}
-	return sensitivity.Sum(n, k, lo, hi)
-}
-
 // lattice picks the power-of-two step γ of a real-valued sum (the rule of
 // noise.LatticeFor). The sensitivity itself is then computed exactly on the
 // quantized bounds, so rounding needs no extra margin: every row's lattice

@@ -31,6 +31,11 @@ type Explanation struct {
 	Hint           string        `json:"hint,omitempty"`
 	Passthrough    *ExplainPass  `json:"passthrough,omitempty"`
 	Statements     []Explanation `json:"statements,omitempty"`
+
+	// Model-specific fields, flattened into the object when present. Their
+	// field names must not collide with each other or with the above.
+	*ExplainBlowfish
+	*ExplainDependence
 }
 
 // ExplainCol is one output column.
@@ -81,6 +86,9 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		Delta:          pl.Budget.Delta,
 		MaxRowsPerUnit: pl.Backend.MaxRowsPerUnit,
 		Notes:          pl.Notes,
+
+		ExplainBlowfish:   pl.Blowfish,
+		ExplainDependence: pl.Dependence,
 	}
 	if x.Model == "" {
 		x.Model = "dp"

@@ -55,6 +55,12 @@ type Plan struct {
 	Offset  *int64
 	// Notes explain the plan in words (explain output).
 	Notes []string
+	// Model-specific parts of the plan (nil under dp): what explain reports
+	// for blowfish/induced (model_blowfish.go) and ddp (model_ddp.go), and
+	// a range count answered from a released synopsis (synopsis.go).
+	Blowfish   *ExplainBlowfish
+	Dependence *ExplainDependence
+	Synopsis   *SynopsisPlan
 	// CacheKey identifies the release (the noisy aggregate table before
 	// post-processing): same dataset policy, same true aggregates, same
 	// sensitivities and ε shares, same key selection.

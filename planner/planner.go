@@ -156,9 +156,6 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	}
 	ds := sc.ds
 	main := sc.tables[0].tbl
-	if ds.Model != "" && ds.Model != policies.ModelDP {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "dataset %s uses model %s, which this version cannot answer", ds.Name, ds.Model)
-	}
 	limit, ok := user.Budgets[ds.Name]
 	if !ok {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "user %s has no privacy budget for dataset %s", user.Name, ds.Name).
@@ -249,6 +246,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		pl.Keys.Threshold = tau
 		pl.Notes = append(pl.Notes, fmt.Sprintf(
 			"group keys are not declared: a key is released only if its noisy count is at least %d (threshold selection, δ = %g)", tau, delta))
+	}
+	if err := b.planSynopsis(); err != nil {
+		return nil, err
 	}
 	pl.Notes = append(b.notes, pl.Notes...)
 	pl.CacheKey = cacheKey(pl)

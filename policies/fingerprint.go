@@ -24,6 +24,13 @@ type canonDataset struct {
 	Neighbors   string       `json:"neighbors"`
 	ClampCounts bool         `json:"clamp_counts"`
 	Tables      []canonTable `json:"tables"`
+	// Model-specific configuration, omitted when absent so that dp
+	// fingerprints do not change.
+	Secrets      *Secrets      `json:"secrets,omitempty"`
+	Constraints  []*Constraint `json:"constraints,omitempty"`
+	Compensation string        `json:"compensation,omitempty"`
+	Synopses     []*Synopsis   `json:"synopses,omitempty"`
+	Dependence   *Dependence   `json:"dependence,omitempty"`
 }
 
 type canonTable struct {
@@ -53,6 +60,12 @@ func (d *Dataset) fingerprint() string {
 		Model:       d.Model,
 		Neighbors:   d.Neighbors,
 		ClampCounts: d.ClampCountsAtZero(),
+
+		Secrets:      d.Secrets,
+		Constraints:  d.Constraints,
+		Compensation: d.Compensation,
+		Synopses:     d.Synopses,
+		Dependence:   d.Dependence,
 	}
 	for _, tn := range sortedKeys(d.Tables) {
 		t := d.Tables[tn]

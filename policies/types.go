@@ -105,8 +105,7 @@ type Budget struct {
 
 // Model names.
 const (
-	ModelDP = "dp"
-	// Reserved for later issues; validation refuses them for now.
+	ModelDP       = "dp"
 	ModelBlowfish = "blowfish"
 	ModelInduced  = "induced"
 	ModelDDP      = "ddp"
@@ -121,13 +120,26 @@ const (
 // Dataset is a set of tables about the same individuals, under one privacy
 // model and one budget per user.
 type Dataset struct {
-	// Model is dp (default). blowfish, induced and ddp are reserved.
+	// Model is dp (default), blowfish, induced or ddp.
 	Model string `yaml:"model"`
 	// Neighbors is unbounded (default) or bounded.
 	Neighbors string `yaml:"neighbors"`
 	// ClampCounts clamps noisy counts at 0 (default true).
 	ClampCounts *bool             `yaml:"clamp_counts"`
 	Tables      map[string]*Table `yaml:"tables"`
+
+	// Blowfish and induced models (policies/blowfish.go): the secret graph,
+	// published count constraints and their reading.
+	Secrets      *Secrets      `yaml:"secrets"`
+	Constraints  []*Constraint `yaml:"constraints"`
+	Compensation string        `yaml:"compensation"`
+	// Synopses are range-count synopses released once and answered from
+	// (policies/synopsis.go).
+	Synopses []*Synopsis `yaml:"synopses"`
+
+	// Dependence is the ddp model's declared dependence between records
+	// (policies/dependence.go).
+	Dependence *Dependence `yaml:"dependence"`
 
 	// Name is the dataset's key in the file.
 	Name string `yaml:"-"`

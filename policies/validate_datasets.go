@@ -20,11 +20,15 @@ func (p *Policy) checkDatasets(c *checker) {
 		c.checkIdent(dp, "dataset name", dn)
 		switch d.Model {
 		case ModelDP:
-		case ModelBlowfish, ModelInduced, ModelDDP:
-			c.add(dp+".model", "model %s is not supported by this version yet; use dp", d.Model)
+			c.checkNoModelFields(dp, d)
+		case ModelBlowfish, ModelInduced:
+			c.checkBlowfish(dp, d)
+		case ModelDDP:
+			c.checkDDP(dp, d)
 		default:
-			c.add(dp+".model", "unknown model %q; use dp", d.Model)
+			c.add(dp+".model", "unknown model %q; use dp, blowfish, induced or ddp", d.Model)
 		}
+		c.checkSynopses(dp, d)
 		switch d.Neighbors {
 		case NeighborsUnbounded, NeighborsBounded:
 		default:

@@ -101,6 +101,9 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "user %s has no privacy budget for dataset %s", user.Name, pl.Dataset.Name)
 	}
+	if pl.Synopsis != nil {
+		return e.runSynopsis(ctx, user, pl, limit)
+	}
 	unlock := e.flight.lock(pl.CacheKey)
 	defer unlock()
 

@@ -67,7 +67,10 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the %s backend: %w", pol.Backend.Driver, err)
 	}
-	connect.MarkUniqueUnits(ctx, pol, be, log)
+	if err := prepareBackend(ctx, pol, be, log); err != nil {
+		be.Close()
+		return nil, err
+	}
 	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger")})
 	if err != nil {
 		be.Close()
@@ -130,5 +133,13 @@ func (p *proxy) wait(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("shutting down: %w", err)
 	}
+	return nil
+}
+
+// prepareBackend derives from the backend what the policy needs before the
+// first query: unique units (no bounding window needed) and, per model,
+// structures read once at load (never per query).
+func prepareBackend(ctx context.Context, pol *policies.Policy, be connect.Backend, log *slog.Logger) error {
+	connect.MarkUniqueUnits(ctx, pol, be, log)
 	return nil
 }
