@@ -6,6 +6,15 @@ package policies
 type Secrets struct {
 	// Kind is one of the Secrets* constants.
 	Kind string `yaml:"-"`
+	// Columns are the partition columns (partition: {columns: [...]}): two
+	// tuples are a secret pair iff they agree on every one of them.
+	Columns []string `yaml:"-"`
+	// Column is the bucketed partition column or the distance column
+	// (lower-case).
+	Column string `yaml:"-"`
+	// Theta is the distance threshold θ of distance secrets: values of
+	// Column at most θ apart are a secret pair.
+	Theta float64 `yaml:"-"`
 }
 
 // Secret graph kinds.
