@@ -1,0 +1,169 @@
+package dependence
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func line(vals ...float64) []Axis { return []Axis{{Column: "x", Values: vals}} }
+
+// Two grid points {0, 1}: both methods by hand.
+func TestRhoTwoPointsByHand(t *testing.T) {
+	const b, c = 0.5, 2.0
+	m := FriendDistance{A: 1, B: b, C: c, Axes: line(0, 1)}
+	// P(same point) = b^−c / (b^−c + (1+b)^−c).
+	p := math.Pow(b, -c) / (math.Pow(b, -c) + math.Pow(1+b, -c))
+	for _, sigma := range []float64{0.1, 0.5, 1, 3, 20} {
+		e := math.Exp(-1 / sigma)
+		// Exact: the ratio is constant for t ≤ 0 (and t ≥ 1) and monotone
+		// in between, so it is N(0,0)/N(1,0).
+		wantExact := sigma * math.Log((p+(1-p)*e)/((1-p)+p*e))
+		// Eq. 18: d_i = 0 and anchor d* = 1: p·e^(1/σ) + (1−p).
+		wantEq18 := sigma * math.Log(p/e+(1-p))
+		gotExact, err := RhoExact(m, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotEq18, err := RhoEq18(m, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(gotExact-wantExact) > 1e-12 || math.Abs(gotEq18-wantEq18) > 1e-12 {
+			t.Errorf("σ=%v: exact %v want %v, eq18 %v want %v", sigma, gotExact, wantExact, gotEq18, wantEq18)
+		}
+	}
+}
+
+// Independence (c = 0): Eq. 14 gives 0, Eq. 18 does not (DESIGN.md: it is
+// ≥ 0.5 on a uniform grid for large σ).
+func TestRhoIndependence(t *testing.T) {
+	m := FriendDistance{A: 0.3, B: 1, C: 0, Axes: []Axis{{"x", []float64{0, 1, 2, 5}}, {"y", []float64{-1, 3}}}}
+	for _, sigma := range []float64{0.01, 0.3, 1, 10, 1000} {
+		ex, err := RhoExact(m, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex != 0 {
+			t.Errorf("σ=%v: exact ρ of an independent model = %v, want 0", sigma, ex)
+		}
+	}
+	r, err := RhoEq18(m, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r < 0.5 {
+		t.Errorf("eq18 of an independent model at large σ = %v, want ≥ 0.5 (the paper's looseness)", r)
+	}
+}
+
+func randomModel(r *rand.Rand) FriendDistance {
+	m := FriendDistance{A: 0.001 + r.Float64(), B: 0.05 + 2*r.Float64(), C: 4 * r.Float64()}
+	if r.IntN(5) == 0 {
+		m.C = 0
+	}
+	for range 1 + r.IntN(2) {
+		n := 1 + r.IntN(5)
+		vals := make([]float64, n)
+		v := 10 * (r.Float64() - 0.5)
+		for k := range vals {
+			vals[k] = v
+			v += 0.1 + 3*r.Float64()
+		}
+		m.Axes = append(m.Axes, Axis{Values: vals})
+	}
+	return m
+}
+
+// Property: 0 ≤ exact ≤ eq18 ≤ 1 for every model and σ; exact is 0 for
+// independence.
+func TestRhoExactBelowEq18(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 400 {
+		m := randomModel(r)
+		sigma := math.Exp(6 * (r.Float64() - 0.4))
+		c, err := m.Prepare()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := c.Exact(sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e18, err := c.Eq18(sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex < 0 || e18 > 1 || ex > e18+1e-12 {
+			t.Fatalf("case %d %+v σ=%v: exact %v eq18 %v", n, m, sigma, ex, e18)
+		}
+		if m.C == 0 && ex != 0 {
+			t.Fatalf("case %d: independent model has exact ρ %v", n, ex)
+		}
+	}
+}
+
+// Exact against Eq. 14 evaluated directly (no separable transform) at
+// random outputs t, also far beyond the domain: no t exceeds the computed
+// ρ, and the grid outputs reach it.
+func TestRhoExactIsTheSupremum(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 60 {
+		m := randomModel(r)
+		sigma := math.Exp(4 * (r.Float64() - 0.5))
+		c, err := m.Prepare()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rho, err := c.Exact(sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logRatio := func(tt []float64) float64 {
+			hi, lo := 0.0, math.Inf(1)
+			for i := range c.points {
+				var s float64
+				for x, dx := range c.points {
+					s += c.cond[i][x] * math.Exp(-l1(tt, dx)/sigma)
+				}
+				hi, lo = max(hi, s), min(lo, s)
+			}
+			return math.Log(hi) - math.Log(lo)
+		}
+		bound := rho * c.deltaD / sigma
+		for range 200 {
+			tt := make([]float64, len(c.axes))
+			for a, vals := range c.axes {
+				span := vals[len(vals)-1] - vals[0] + 1
+				tt[a] = vals[0] - 2*span + 5*span*r.Float64()
+			}
+			if got := logRatio(tt); got > bound*(1+1e-9)+1e-12 {
+				t.Fatalf("case %d: output %v has log ratio %v > ρ·ΔD/σ = %v", n, tt, got, bound)
+			}
+		}
+		best := 0.0
+		for _, tt := range c.points {
+			best = max(best, logRatio(tt))
+		}
+		if c.deltaD > 0 && math.Abs(best-bound) > 1e-9*(1+bound) {
+			t.Fatalf("case %d: max over grid outputs %v, ρ·ΔD/σ %v", n, best, bound)
+		}
+	}
+}
+
+func TestRhoInvalid(t *testing.T) {
+	for name, m := range map[string]FriendDistance{
+		"no axes":  {A: 1, B: 1, C: 1},
+		"b zero":   {A: 1, B: 0, C: 1, Axes: line(0, 1)},
+		"unsorted": {A: 1, B: 1, C: 1, Axes: line(1, 0)},
+		"a nan":    {A: math.NaN(), B: 1, C: 1, Axes: line(0, 1)},
+		"too big":  {A: 1, B: 1, C: 1, Axes: []Axis{{"x", make([]float64, 40)}, {"y", make([]float64, 40)}}},
+	} {
+		if _, err := RhoExact(m, 1); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := RhoEq18(FriendDistance{A: 1, B: 1, C: 1, Axes: line(0, 1)}, 0); err == nil {
+		t.Error("σ = 0 accepted")
+	}
+}
