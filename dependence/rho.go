@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
 // Methods of computing a model-based dependence coefficient ρ.
@@ -23,7 +25,7 @@ const (
 // few dozen times per ε, so larger grids would make the first query at a
 // new ε slow; coarsen the grid instead (a coarser grid of the same extent
 // is still a valid model of the attribute).
-const MaxGridPoints = 1024
+const MaxGridPoints = policies.MaxGridPoints
 
 // maxScaledDiameter bounds ΔD/σ for the numeric evaluation: beyond it the
 // kernel e^(−‖t−x‖/σ) underflows, and ρ is returned as its upper bound 1

@@ -171,7 +171,7 @@ datasets:
 		{2, `unknown driver "db2"`},
 		{4, "none is set"},
 		{4, `unknown dataset "nope"`},
-		{7, "model ddp is not supported"},
+		{7, "model ddp needs dependence"},
 		{9, "needs unit"},
 		{11, "bounds only apply"},
 	}

@@ -1,0 +1,371 @@
+package dependence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Querier is what Load needs from a backend (planner.Backend has it): plain
+// SELECTs over the relationship or group table, streamed row by row.
+type Querier interface {
+	Dialect() string
+	Rows(ctx context.Context, sql string, args []ir.Value, fn func(cols []string, row []ir.Value) error) error
+}
+
+// Load reads the dependence structure of every ddp dataset of pol and sets
+// its Dependence.Structure. It replaces the structures of pol only when
+// every dataset loaded, so a failed reload leaves a fresh policy unusable
+// rather than half-prepared. q may be nil when no dataset needs the backend
+// (size: L only).
+func Load(ctx context.Context, pol *policies.Policy, q Querier, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	got := map[string]*policies.DependenceStructure{}
+	var errs []error
+	for _, dn := range pol.DatasetNames {
+		ds := pol.Datasets[dn]
+		if ds == nil || ds.Model != policies.ModelDDP || ds.Dependence == nil {
+			continue
+		}
+		s, err := Read(ctx, ds, q)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("dataset %s: %w", dn, err))
+			continue
+		}
+		got[dn] = s
+		log.Info("dependence structure loaded", "dataset", dn, "kind", s.Kind, "L", s.L,
+			"units", s.Units, "links", s.Links, "max_weighted_degree", s.MaxWeightedDegree, "source", s.Source)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for dn, s := range got {
+		pol.Datasets[dn].Dependence.Structure = s
+	}
+	return nil
+}
+
+// Read builds the structure of one ddp dataset. Only size: L is known
+// without a backend; groups and edges are read with q.
+func Read(ctx context.Context, ds *policies.Dataset, q Querier) (*policies.DependenceStructure, error) {
+	dep := ds.Dependence
+	switch dep.Kind() {
+	case policies.DependenceSizeKind:
+		L := dep.Size
+		s := &policies.DependenceStructure{
+			Kind: policies.DependenceSizeKind, L: L, MaxWeightedDegree: float64(L - 1),
+			Source: fmt.Sprintf("declared size L = %d", L),
+			Solver: ConstSolver{W: float64(L)},
+		}
+		return s, nil
+	case policies.DependenceGroupsKind, policies.DependenceEdgesKind:
+		if q == nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"dataset %s declares its dependence as %s in the backend, and no backend is connected to read it", ds.Name, dep.Kind()).
+				WithHint("connect to the backend (check --connect, explain with a reachable backend) or declare size: L")
+		}
+		if dep.Kind() == policies.DependenceGroupsKind {
+			return readGroups(ctx, ds, q)
+		}
+		return readEdges(ctx, ds, q)
+	}
+	return nil, fmt.Errorf("dataset %s: no dependence declared", ds.Name)
+}
+
+// graph accumulates ρ_ij over units interned to dense ids.
+type graph struct {
+	ids   map[ir.Value]int32
+	out   []map[int32]float64 // out[i][j] = ρ_ij, i ≠ j
+	links int
+}
+
+func newGraph() *graph { return &graph{ids: map[ir.Value]int32{}} }
+
+func (g *graph) id(v ir.Value) int32 {
+	if v.Kind == ir.KindFloat && v.Float == math.Trunc(v.Float) && math.Abs(v.Float) < 1<<53 {
+		v = ir.Int(int64(v.Float)) // one unit, whatever type a driver reports
+	}
+	id, ok := g.ids[v]
+	if !ok {
+		id = int32(len(g.out))
+		g.ids[v] = id
+		g.out = append(g.out, nil)
+	}
+	return id
+}
+
+// add records ρ_ij; a pair listed twice keeps its larger ρ.
+func (g *graph) add(i, j int32, rho float64) {
+	m := g.out[i]
+	if m == nil {
+		m = map[int32]float64{}
+		g.out[i] = m
+	}
+	old, ok := m[j]
+	if !ok {
+		g.links++
+	}
+	if !ok || rho > old {
+		m[j] = rho
+	}
+}
+
+// summary fills the degree statistics. weighted is false for a model (ρ is
+// not known until the noise scale is).
+func (g *graph) summary(s *policies.DependenceStructure, weighted bool) (maxDeg int, maxW float64) {
+	var degs, ws, rhos []float64
+	for _, m := range g.out {
+		if len(m) == 0 {
+			continue
+		}
+		var sum float64
+		for _, r := range m {
+			sum += r
+			if weighted {
+				rhos = append(rhos, r)
+			}
+		}
+		maxDeg = max(maxDeg, len(m))
+		degs = append(degs, float64(len(m)))
+		if weighted {
+			ws = append(ws, sum)
+			maxW = max(maxW, sum)
+		}
+	}
+	s.Units, s.Links, s.L = len(degs), g.links, 1+maxDeg
+	s.Degree, s.WeightedDegree, s.Rho = quantiles(degs), quantiles(ws), quantiles(rhos)
+	if !weighted {
+		maxW = float64(maxDeg)
+	}
+	s.MaxWeightedDegree = maxW
+	return maxDeg, maxW
+}
+
+// upperSum bounds a float sum of n non-negative terms from above: the
+// recursive summation error is at most (n−1)·u·Σ (u = 2⁻⁵³), so inflating
+// by n·2⁻⁵² and one ulp covers it and the multiplier is never low.
+func upperSum(sum float64, n int) float64 {
+	return math.Nextafter(sum*(1+float64(n)*0x1p-52), math.Inf(1))
+}
+
+func tableName(d *sqlrender.Dialect, schema, table string) string {
+	if schema != "" {
+		return d.QuoteIdent(schema) + "." + d.QuoteIdent(table)
+	}
+	return d.QuoteIdent(table)
+}
+
+func dialect(q Querier) (*sqlrender.Dialect, error) {
+	d := sqlrender.ByName(q.Dialect())
+	if d == nil {
+		return nil, fmt.Errorf("no SQL dialect for backend %q", q.Dialect())
+	}
+	return d, nil
+}
+
+func readEdges(ctx context.Context, ds *policies.Dataset, q Querier) (*policies.DependenceStructure, error) {
+	e := ds.Dependence.Edges
+	d, err := dialect(q)
+	if err != nil {
+		return nil, err
+	}
+	schema := e.Schema
+	if t := ds.Tables[e.Table]; t != nil && schema == "" {
+		schema = t.Schema
+	}
+	cols := []string{d.QuoteIdent(e.Columns[0]), d.QuoteIdent(e.Columns[1])}
+	if e.RhoColumn != "" {
+		cols = append(cols, d.QuoteIdent(e.RhoColumn))
+	}
+	sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + tableName(d, schema, e.Table)
+	rho := 1.0
+	if e.Rho != nil {
+		rho = *e.Rho
+	}
+	g := newGraph()
+	var rows, skipped, badRho int
+	var badExample string
+	err = q.Rows(ctx, sql, nil, func(_ []string, row []ir.Value) error {
+		rows++
+		if len(row) != len(cols) {
+			return fmt.Errorf("relationship query returned %d columns, want %d", len(row), len(cols))
+		}
+		if row[0].IsNull() || row[1].IsNull() {
+			skipped++
+			return nil
+		}
+		r := rho
+		if e.RhoColumn != "" {
+			v, ok := row[2].AsFloat()
+			if !ok || !(v >= 0 && v <= 1) {
+				badRho++
+				if badExample == "" {
+					badExample = row[2].SQL()
+				}
+				return nil
+			}
+			r = v
+		}
+		a, b := g.id(row[0]), g.id(row[1])
+		if a == b {
+			skipped++ // ρ_ii = 1 already
+			return nil
+		}
+		g.add(a, b, r)
+		if !e.Directed {
+			g.add(b, a, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the relationship table %s: %w", e.Table, err)
+	}
+	if badRho > 0 {
+		return nil, fmt.Errorf("relationship table %s: %d rows have %s outside [0, 1] or NULL (e.g. %s); fix them or declare rho", e.Table, badRho, e.RhoColumn, badExample)
+	}
+	s := &policies.DependenceStructure{Kind: policies.DependenceEdgesKind, Skipped: skipped}
+	dir := "undirected"
+	if e.Directed {
+		dir = "directed"
+	}
+	s.Source = fmt.Sprintf("%s: %d rows, %s", e.Table, rows, dir)
+	if e.Model == nil {
+		maxDeg, maxW := g.summary(s, true)
+		// f(m) = 1 + max_i Σ_j ρ_ij, bounded above against summation error.
+		s.Solver = ConstSolver{W: upperSum(1+maxW, maxDeg+1)}
+		return s, nil
+	}
+	maxDeg, _ := g.summary(s, false)
+	coef, err := ModelOf(e.Model).Prepare()
+	if err != nil {
+		return nil, fmt.Errorf("edges.model: %w", err)
+	}
+	s.RhoMethod = e.Model.RhoMethod
+	if s.Solver, err = NewModelSolver(coef, e.Model.RhoMethod, maxDeg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ModelOf converts the policy's model declaration (validated) to a
+// FriendDistance.
+func ModelOf(m *policies.DependenceModel) FriendDistance {
+	fd := FriendDistance{}
+	if m.A != nil {
+		fd.A = *m.A
+	}
+	if m.B != nil {
+		fd.B = *m.B
+	}
+	if m.C != nil {
+		fd.C = *m.C
+	}
+	for _, c := range m.Columns {
+		ax := Axis{Column: c}
+		if g := m.Grid[c]; g != nil {
+			ax.Values = slices.Clone(g.Resolved)
+		}
+		fd.Axes = append(fd.Axes, ax)
+	}
+	return fd
+}
+
+func readGroups(ctx context.Context, ds *policies.Dataset, q Querier) (*policies.DependenceStructure, error) {
+	gr := ds.Dependence.Groups
+	t, why := ds.GroupsTable()
+	if t == nil {
+		return nil, errors.New(why)
+	}
+	d, err := dialect(q)
+	if err != nil {
+		return nil, err
+	}
+	gc, uc := d.QuoteIdent(gr.Column), d.QuoteIdent(t.Unit)
+	sql := "SELECT DISTINCT " + gc + ", " + uc + " FROM " + tableName(d, t.Schema, t.Name) +
+		" WHERE " + gc + " IS NOT NULL AND " + uc + " IS NOT NULL"
+	groups := map[ir.Value][]int32{}
+	units := newGraph() // only for interning unit ids
+	var unitGroups [][]ir.Value
+	err = q.Rows(ctx, sql, nil, func(_ []string, row []ir.Value) error {
+		if len(row) != 2 {
+			return fmt.Errorf("group query returned %d columns, want 2", len(row))
+		}
+		u := units.id(row[1])
+		if int(u) == len(unitGroups) {
+			unitGroups = append(unitGroups, nil)
+		}
+		gk := row[0]
+		groups[gk] = append(groups[gk], u)
+		unitGroups[u] = append(unitGroups[u], gk)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading groups %s.%s: %w", t.Name, gr.Column, err)
+	}
+	rho := 1.0
+	if gr.Rho != nil {
+		rho = *gr.Rho
+	}
+	// dependents(u) = (⋃ of u's groups) \ {u}; a unit in one group (the
+	// usual case) needs no set.
+	var degs []float64
+	maxDeg, links := 0, 0
+	seen := map[int32]struct{}{}
+	for _, gs := range unitGroups {
+		n := len(groups[gs[0]]) - 1
+		if len(gs) > 1 {
+			clear(seen)
+			for _, gk := range gs {
+				for _, v := range groups[gk] {
+					seen[v] = struct{}{}
+				}
+			}
+			n = len(seen) - 1
+		}
+		if n > 0 {
+			degs = append(degs, float64(n))
+			links += n
+		}
+		maxDeg = max(maxDeg, n)
+	}
+	ws := make([]float64, len(degs))
+	for i, n := range degs {
+		ws[i] = n * rho
+	}
+	s := &policies.DependenceStructure{
+		Kind: policies.DependenceGroupsKind, L: 1 + maxDeg, Units: len(degs), Links: links,
+		MaxWeightedDegree: float64(maxDeg) * rho,
+		Degree:            quantiles(degs), WeightedDegree: quantiles(ws),
+		Source: fmt.Sprintf("%s.%s: %d groups over %d units", t.Name, gr.Column, len(groups), len(unitGroups)),
+		Solver: ConstSolver{W: upperSum(1+float64(maxDeg)*rho, 2)},
+	}
+	if links > 0 {
+		s.Rho = policies.Quantiles{Min: rho, P50: rho, P90: rho, P99: rho, Max: rho, Mean: rho}
+	}
+	return s, nil
+}
+
+func quantiles(xs []float64) policies.Quantiles {
+	if len(xs) == 0 {
+		return policies.Quantiles{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	at := func(p float64) float64 { return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)] }
+	var sum float64
+	for _, x := range s {
+		sum += x
+	}
+	return policies.Quantiles{Min: s[0], P50: at(0.5), P90: at(0.9), P99: at(0.99), Max: s[len(s)-1], Mean: sum / float64(len(s))}
+}
