@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -152,11 +153,41 @@ func (g *graph) summary(s *policies.DependenceStructure, weighted bool) (maxDeg 
 	return maxDeg, maxW
 }
 
-// upperSum bounds a float sum of n non-negative terms from above: the
-// recursive summation error is at most (n−1)·u·Σ (u = 2⁻⁵³), so inflating
-// by n·2⁻⁵² and one ulp covers it and the multiplier is never low.
-func upperSum(sum float64, n int) float64 {
-	return math.Nextafter(sum*(1+float64(n)*0x1p-52), math.Inf(1))
+// roundUp is the smallest float64 ≥ the exact rational r.
+func roundUp(r *big.Rat) float64 {
+	f, _ := r.Float64()
+	if new(big.Rat).SetFloat64(f).Cmp(r) < 0 {
+		f = math.Nextafter(f, math.Inf(1))
+	}
+	return f
+}
+
+// exactWeight is 1 + max_i Σ_{j≠i} ρ_ij computed exactly (the float sums
+// only pick the candidates) and rounded up, so the multiplier is never
+// below the true maximum and equals it whenever it is representable
+// (1 + 2·0.3 gives 1.6, not 1.6000000000000003).
+func (g *graph) exactWeight(maxW float64) float64 {
+	best := new(big.Rat).SetInt64(0)
+	for _, m := range g.out {
+		if len(m) == 0 {
+			continue
+		}
+		var sum float64
+		for _, r := range m {
+			sum += r
+		}
+		if sum < maxW*(1-1e-9) {
+			continue
+		}
+		ex := new(big.Rat)
+		for _, r := range m {
+			ex.Add(ex, new(big.Rat).SetFloat64(r))
+		}
+		if ex.Cmp(best) > 0 {
+			best = ex
+		}
+	}
+	return roundUp(best.Add(best, big.NewRat(1, 1)))
 }
 
 func tableName(d *sqlrender.Dialect, schema, table string) string {
@@ -241,9 +272,8 @@ func readEdges(ctx context.Context, ds *policies.Dataset, q Querier) (*policies.
 	}
 	s.Source = fmt.Sprintf("%s: %d rows, %s", e.Table, rows, dir)
 	if e.Model == nil {
-		maxDeg, maxW := g.summary(s, true)
-		// f(m) = 1 + max_i Σ_j ρ_ij, bounded above against summation error.
-		s.Solver = ConstSolver{W: upperSum(1+maxW, maxDeg+1)}
+		_, maxW := g.summary(s, true)
+		s.Solver = ConstSolver{W: g.exactWeight(maxW)}
 		return s, nil
 	}
 	maxDeg, _ := g.summary(s, false)
@@ -348,7 +378,9 @@ func readGroups(ctx context.Context, ds *policies.Dataset, q Querier) (*policies
 		MaxWeightedDegree: float64(maxDeg) * rho,
 		Degree:            quantiles(degs), WeightedDegree: quantiles(ws),
 		Source: fmt.Sprintf("%s.%s: %d groups over %d units", t.Name, gr.Column, len(groups), len(unitGroups)),
-		Solver: ConstSolver{W: upperSum(1+float64(maxDeg)*rho, 2)},
+		// 1 + n·ρ exactly, rounded up.
+		Solver: ConstSolver{W: roundUp(new(big.Rat).Add(big.NewRat(1, 1),
+			new(big.Rat).Mul(big.NewRat(int64(maxDeg), 1), new(big.Rat).SetFloat64(rho))))},
 	}
 	if links > 0 {
 		s.Rho = policies.Quantiles{Min: rho, P50: rho, P90: rho, P99: rho, Max: rho, Mean: rho}

@@ -467,10 +467,13 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 			}
 		}
 		if err != nil {
+			if sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
+				return err // the model refuses the query; its reason is the message
+			}
 			return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "cannot bound the sensitivity of "+a.Label)
 		}
 		a.Sensitivity = sens
-		if a.Scale, err = scaleFor(sens, eps, m); err != nil {
+		if a.Scale, err = b.scale(a, sens, eps, m); err != nil {
 			return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "cannot calibrate noise for "+a.Label)
 		}
 	}

@@ -110,7 +110,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	}
 	for _, a := range pl.Aggs {
 		x.Aggregates = append(x.Aggregates, ExplainAgg{
-			Label: a.Label, Sensitivity: float64(a.Sensitivity) * a.Quantum, Quantum: a.Quantum,
+			Label: a.Label, Sensitivity: a.SensitivityValue(), Quantum: a.Quantum,
 			Epsilon: a.Epsilon, Scale: a.ScaleValue(), Mechanism: a.Mechanism(),
 		})
 	}
@@ -120,7 +120,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		case OutCount, OutSum:
 			a := pl.Aggs[o.Agg]
 			c.Aggregate = o.Kind.Aggregate()
-			c.Sensitivity = float64(a.Sensitivity) * a.Quantum
+			c.Sensitivity = a.SensitivityValue()
 			c.Mechanism = a.Mechanism()
 			c.Scale = a.ScaleValue()
 			c.Epsilon = a.Epsilon
@@ -128,7 +128,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		case OutAvg:
 			s, n := pl.Aggs[o.Agg], pl.Aggs[o.CountAgg]
 			c.Aggregate = o.Kind.Aggregate()
-			c.Sensitivity = float64(s.Sensitivity) * s.Quantum
+			c.Sensitivity = s.SensitivityValue()
 			c.Mechanism = "ratio of noisy sum and noisy count, clamped to bounds"
 			c.Scale = s.ScaleValue()
 			c.Epsilon = s.Epsilon + n.Epsilon

@@ -81,6 +81,9 @@ type AggPlan struct {
 	Epsilon float64
 	// Scale is the discrete Laplace scale in units (Sensitivity/Epsilon).
 	Scale Scale
+	// Multiplier is the ddp dependence multiplier m (0 under other models):
+	// the noise is scaled to the dependent sensitivity m·Sensitivity.
+	Multiplier float64
 }
 
 // ScaleValue returns the noise scale in output units (Scale × Quantum).

@@ -28,6 +28,9 @@ type Dependence struct {
 	// planner's noise scale, which depends on it, is part of every cache
 	// key instead.
 	Structure *DependenceStructure `yaml:"-" json:"-"`
+	// Unavailable says why Structure could not be read (explain without a
+	// reachable backend); queries on the dataset are refused with it.
+	Unavailable string `yaml:"-" json:"-"`
 }
 
 // Kinds of dependence.

@@ -36,7 +36,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "--connect needs the backend DSN's environment variables to be set")
 			return exitError{1}
 		}
-		more, err := checkAgainstBackend(context.Background(), pol)
+		more, err := checkAgainstBackend(context.Background(), pol, stdout)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: cannot check against the backend: %v\n", fs.Arg(0), err)
 			return exitError{1}
@@ -126,7 +126,7 @@ type columnLister interface {
 
 // checkAgainstBackend verifies that every declared table exists and has
 // the declared columns, unit and key. It reads the schema only.
-func checkAgainstBackend(ctx context.Context, pol *policies.Policy) ([]string, error) {
+func checkAgainstBackend(ctx context.Context, pol *policies.Policy, noteOut io.Writer) ([]string, error) {
 	be, err := connect.Open(ctx, pol.Backend, nil)
 	if err != nil {
 		return nil, err
@@ -170,5 +170,9 @@ func checkAgainstBackend(ctx context.Context, pol *policies.Policy) ([]string, e
 			}
 		}
 	}
-	return probs, nil
+	more, notes := checkDependence(ctx, pol, be)
+	for _, n := range notes {
+		fmt.Fprintln(noteOut, n)
+	}
+	return append(probs, more...), nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-func cmdExplain(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	policyPath := fs.String("policy", "", "policy file (required)")
@@ -44,6 +44,7 @@ func cmdExplain(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, err)
 		return exitError{2}
 	}
+	explainDependence(ctx, pol, stderr)
 	x := explain(planner.New(pol), user, d, *eps, fs.Arg(0))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
