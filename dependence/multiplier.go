@@ -106,7 +106,9 @@ func (s ConstSolver) Multiplier(epsilon float64) (Multiplier, error) {
 const rhoMargin = 1e-9
 
 // ModelSolver is the solver of a model-based ρ shared by every edge:
-// f(m) = 1 + MaxDegree·ρ(ΔD·m/ε). Solutions are cached per ε (the
+// f(m) = 1 + MaxDegree·ρ(ΔD·m/ε), where ρ is Coefficients.AnyQuery (≥ Eq.
+// 14, valid for every additive query) or, for method eq18, the larger of
+// that and Eq. 18. Solutions are cached per ε (the
 // planner asks once per aggregate), so only the first query at a new ε
 // pays for the search. Safe for concurrent use.
 type ModelSolver struct {
@@ -139,9 +141,18 @@ func (s *ModelSolver) F(m, epsilon float64) (f, rho, sigma float64, err error) {
 	if s.coef.DeltaD() == 0 {
 		return 1, 0, 0, nil
 	}
-	rho, err = s.coef.Rho(s.method, sigma)
+	// The planner's ρ must hold for every query (see AnyQuery), which
+	// already bounds Eq. 14; eq18 is honoured when it is larger still.
+	rho, err = s.coef.AnyQuery(sigma)
 	if err != nil {
 		return 0, 0, 0, err
+	}
+	if s.method == MethodEq18 {
+		r18, err := s.coef.Eq18(sigma)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		rho = max(rho, r18)
 	}
 	if rho > 0 {
 		rho = min(1, rho*(1+rhoMargin))

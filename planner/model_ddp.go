@@ -72,8 +72,8 @@ type DependenceAgg struct {
 }
 
 // dependentSensitivity returns ΔQ, the per-unit sensitivity of one
-// aggregate (the dp calculus: ΔQ_j is the same for every unit j, since
-// every unit contributes at most k rows), and records the dependence
+// aggregate (the dp calculus with value-change neighbours: ΔQ_j is the same
+// for every unit j, since every unit contributes at most k rows), and records the dependence
 // multiplier m on the aggregate. The noise is then scaled to DS = m·ΔQ
 // (liu2016 Eq. 23–24 with ρ_ii = 1: DS = max_i Σ_j ρ_ij ΔQ_j = ΔQ·max_i(1 +
 // Σ_{j≠i} ρ_ij) ≤ ΔQ·m). The dependence graph is over units: an edge (a, b)
@@ -94,7 +94,12 @@ func (b *builder) dependentSensitivity(ds *policies.Dataset, main *policies.Tabl
 			"dataset %s uses dependent DP and its dependence structure is not available: %s", ds.Name, why).
 			WithHint("the structure (groups or edges) is read from the backend at policy load; make the backend reachable, or declare dependence: {size: L}")
 	}
-	dq, err := sensitivity.DP(neighbours(ds), main.MaxRowsPerUnit, sensitivity.Aggregate{Kind: s.Kind, Lo: s.Lo, Hi: s.Hi})
+	// ΔQ_j is a value change of one unit (liu2016 Def. 3: a dependent
+	// tuple's value changes), i.e. the bounded-neighbour sensitivity. It is
+	// ≥ the unbounded one for every aggregate, so a dataset declared
+	// unbounded is covered too (adding or removing unit i, and any change
+	// of its dependents).
+	dq, err := sensitivity.DP(sensitivity.Bounded, main.MaxRowsPerUnit, sensitivity.Aggregate{Kind: s.Kind, Lo: s.Lo, Hi: s.Hi})
 	if err != nil {
 		return 0, err
 	}

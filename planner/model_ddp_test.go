@@ -86,7 +86,8 @@ func explainOf(t *testing.T, p *planner.Planner, sql string, eps float64) planne
 }
 
 // Hand-derived dependent sensitivities: DS = ΔQ·(1 + max_i Σ_{j≠i} ρ_ij),
-// ΔQ from the dp table (README), baseline L·ΔQ.
+// ΔQ from the dp table (README) for bounded neighbours (value changes,
+// liu2016 Def. 3), baseline L·ΔQ.
 func TestDDPSensitivitiesByHand(t *testing.T) {
 	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
 	p := planner.New(loadDDP(t))
@@ -100,7 +101,8 @@ func TestDDPSensitivitiesByHand(t *testing.T) {
 		// groups ρ = 0.5, largest household 3: m = 1 + 0.5·2 = 2.
 		{"groups count", "SELECT COUNT(*) FROM people", "groups", 3, 2, 2, 3, 2, 1},
 		{"groups sum", "SELECT SUM(age) FROM people", "groups", 3, 2, 200, 300, 200, 1},
-		{"groups histogram", "SELECT sex, COUNT(*) FROM people GROUP BY sex", "groups", 3, 2, 2, 3, 4, 0.5},
+		// ΔQ is a value change (bounded): a histogram moves one row, 2.
+		{"groups histogram", "SELECT sex, COUNT(*) FROM people GROUP BY sex", "groups", 3, 2, 4, 6, 8, 0.5},
 		// unit 3 in two households reaches 4 others: m = 1 + 0.5·4 = 3;
 		// k = 2 unbounded: ΔQ(count) = 2.
 		{"multi-group count", "SELECT COUNT(*) FROM members", "groups", 5, 3, 6, 10, 6, 1},
