@@ -96,6 +96,9 @@ func buildDatabase(ctx context.Context, path string) (err error) {
 			return fmt.Errorf("table %s: %w", t.name, err)
 		}
 	}
+	if _, err := db.ExecContext(ctx, checkinsDDPView); err != nil {
+		return fmt.Errorf("view checkins_ddp: %w", err)
+	}
 	return nil
 }
 

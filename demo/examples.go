@@ -31,6 +31,10 @@ func Examples() []Example {
 			SQL:   "SELECT venue_category, COUNT(*) FROM checkins WHERE checkin_time >= '2010-01-01' GROUP BY venue_category;",
 		},
 		{
+			Title: "The same question under dependent DP: friends' check-ins depend on yours, so more noise (compare EXPLAIN of both)",
+			SQL:   "SELECT venue_category, COUNT(*) FROM checkins_ddp WHERE checkin_time >= '2010-01-01' GROUP BY venue_category;",
+		},
+		{
 			Title:   "Refused: reading rows of a private table (only aggregates are answered; SQLSTATE 42501)",
 			SQL:     "SELECT * FROM people;",
 			Refused: true,

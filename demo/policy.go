@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	_ "embed"
+	"maps"
 	"os"
 	"strconv"
 	"text/template"
@@ -37,7 +38,7 @@ func renderPolicy() ([]byte, error) {
 	}
 	num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	var buf bytes.Buffer
-	err = tmpl.Execute(&buf, map[string]string{
+	data := map[string]string{
 		"Database":    DatabaseFile,
 		"Ledger":      LedgerFile,
 		"SCRAM":       analystSCRAM,
@@ -48,7 +49,9 @@ func renderPolicy() ([]byte, error) {
 		"LatMax":      num(latMax),
 		"LonMin":      num(lonMin),
 		"LonMax":      num(lonMax),
-	})
+	}
+	maps.Copy(data, ddpTemplateData())
+	err = tmpl.Execute(&buf, data)
 	if err != nil {
 		return nil, err
 	}

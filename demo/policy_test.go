@@ -45,8 +45,8 @@ func TestPolicy(t *testing.T) {
 		t.Fatalf("no user %s", demo.DemoUser)
 	}
 	want := policies.Budget{Epsilon: 10, Delta: 1e-5}
-	if len(u.Budgets) != 2 || u.Budgets["census"] != want || u.Budgets["social"] != want {
-		t.Errorf("budgets %v, want census and social %v", u.Budgets, want)
+	if len(u.Budgets) != 3 || u.Budgets["census"] != want || u.Budgets["social"] != want || u.Budgets["social_ddp"] != want {
+		t.Errorf("budgets %v, want census, social and social_ddp %v", u.Budgets, want)
 	}
 	if u.DefaultEpsilon != 0.1 || u.MaxEpsilon != 1 || u.DeltaPerQuery != 1e-6 {
 		t.Errorf("default_epsilon %v, max_epsilon %v, delta_per_query %v; want 0.1, 1, 1e-6", u.DefaultEpsilon, u.MaxEpsilon, u.DeltaPerQuery)
@@ -61,6 +61,7 @@ func TestPolicy(t *testing.T) {
 		{"checkins", "social", false},
 		{"cells", "social", true},
 		{"venue_categories", "social", true},
+		{"checkins_ddp", "social_ddp", false},
 		{"friendships", "", false},
 	}
 	for _, tt := range tables {
