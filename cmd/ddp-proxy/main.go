@@ -43,6 +43,8 @@ commands:
   explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL
                                      show the privacy plan of a query; spends nothing
   budget --policy FILE [--user U]    show spent and remaining privacy budget
+  estimate-dependence --policy FILE --table T --columns A,B --attributes X,Y
+                                     fit a ddp dependence model from data (advisory)
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog.Logger) error {
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog
 		return cmdExplain(ctx, args[1:], stdout, stderr)
 	case "budget":
 		return cmdBudget(args[1:], stdout, stderr)
+	case "estimate-dependence":
+		return cmdEstimate(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
