@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -279,8 +280,10 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if !*directed {
 		cands = append(cands, candidate{"pairs", fitP})
 	}
-	fmt.Fprintf(w, "\nρ at the DPM fixed point m ≥ 1 + %d·ρ(σ), σ = ΔD·m/ε:\n", maxDeg)
-	fmt.Fprintf(w, "  %-8s %-12s %10s %10s %10s %10s\n", "ε", "model", "ρ eq18", "m eq18", "ρ exact", "m exact")
+	fmt.Fprintf(w, "\nρ at the proxy's DPM fixed point m ≥ 1 + %d·ρ(σ), σ = ΔD·m/ε. \"ρ used\" is what the proxy\n", maxDeg)
+	fmt.Fprintf(w, "calibrates with for rho_method exact (valid for every COUNT/SUM/histogram, ≥ Eq. 14); Eq. 14 and\n")
+	fmt.Fprintf(w, "Eq. 18 are liu2016's coefficients at the same σ; rho_method eq18 uses max(ρ used, Eq. 18):\n")
+	fmt.Fprintf(w, "  %-8s %-12s %9s %9s %9s %9s %9s\n", "ε", "model", "ρ Eq.14", "ρ Eq.18", "ρ used", "m exact", "m eq18")
 	worst := map[string]float64{}
 	for _, e := range eps {
 		for _, c := range cands {
@@ -288,20 +291,24 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if err != nil {
 				return fmt.Errorf("%s model: %w", c.name, err)
 			}
-			var row [4]float64
-			for i, method := range []string{dependence.MethodEq18, dependence.MethodExact} {
+			var ms [2]dependence.Multiplier
+			for i, method := range []string{dependence.MethodExact, dependence.MethodEq18} {
 				s, err := dependence.NewModelSolver(coef, method, maxDeg)
 				if err != nil {
 					return err
 				}
-				m, err := s.Multiplier(e)
-				if err != nil {
+				if ms[i], err = s.Multiplier(e); err != nil {
 					return err
 				}
-				row[2*i], row[2*i+1] = *m.Rho, m.M
 			}
-			worst[c.name] = max(worst[c.name], row[2])
-			fmt.Fprintf(w, "  %-8g %-12s %10.4f %10.2f %10.4f %10.2f\n", e, c.name, row[0], row[1], row[2], row[3])
+			sigma := coef.DeltaD() * ms[0].M / e
+			e14, err1 := coef.Exact(sigma)
+			e18, err2 := coef.Eq18(sigma)
+			if err := errors.Join(err1, err2); err != nil {
+				return err
+			}
+			worst[c.name] = max(worst[c.name], *ms[0].Rho)
+			fmt.Fprintf(w, "  %-8g %-12s %9.4f %9.4f %9.4f %9.2f %9.2f\n", e, c.name, e14, e18, *ms[0].Rho, ms[0].M, ms[1].M)
 		}
 	}
 	fmt.Fprintf(w, "\nMIC between related units' attributes (Reshef et al. 2011, as ali2022; %d pairs):", len(idx))

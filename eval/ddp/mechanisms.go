@@ -9,44 +9,22 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/noise"
 )
 
-// multiplier is the smallest m in [1, L] (to bisection precision) with
-// m ≥ f(m) = 1 + maxDeg·ρ(σ(m)), σ(m) = ΔD·m/ε, for a model whose ρ is the
-// same on every edge; the inequality is checked for the m returned. m = L =
-// 1 + maxDeg always satisfies it because ρ ≤ 1.
+// multiplier is the DPM noise multiplier the proxy itself would use: the
+// core's fixed point m ≥ f(m) = 1 + maxDeg·ρ(ΔD·m/ε) (dependence.ModelSolver,
+// which checks the inequality for the m it returns), with the ρ at that m.
 func multiplier(c *dependence.Coefficients, method string, eps float64, maxDeg int) (m, rho float64, err error) {
-	f := func(m float64) (float64, float64, error) {
-		r, err := c.Rho(method, c.DeltaD()*m/eps)
-		return 1 + float64(maxDeg)*r, r, err
-	}
-	lo, hi := 1.0, float64(1+maxDeg)
-	if v, _, err := f(lo); err != nil {
-		return 0, 0, err
-	} else if v <= lo {
-		hi = lo
-	}
-	for range 60 {
-		if hi-lo <= 1e-9*hi {
-			break
-		}
-		mid := (lo + hi) / 2
-		v, _, err := f(mid)
-		if err != nil {
-			return 0, 0, err
-		}
-		if mid >= v {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	v, r, err := f(hi)
+	s, err := dependence.NewModelSolver(c, method, maxDeg)
 	if err != nil {
 		return 0, 0, err
 	}
-	if hi < v {
-		return 0, 0, fmt.Errorf("multiplier %v fails m ≥ f(m) = %v", hi, v)
+	sol, err := s.Multiplier(eps)
+	if err != nil {
+		return 0, 0, err
 	}
-	return hi, r, nil
+	if sol.Rho == nil || sol.M < sol.F {
+		return 0, 0, fmt.Errorf("solver returned m = %v with f(m) = %v", sol.M, sol.F)
+	}
+	return sol.M, *sol.Rho, nil
 }
 
 // mechanism is one way of calibrating the noise: its scale is

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -26,6 +27,10 @@ type rhoRow struct {
 	Multiplier    float64
 	L             int
 	BaselineRatio float64 // L / multiplier: how much less noise DPM adds
+	// Eq14 and Eq18 are liu2016's coefficients at the same σ = ΔD·m/ε;
+	// Rho is what the proxy uses (Coefficients.AnyQuery, valid for every
+	// additive query, ≥ Eq14; for method eq18 also ≥ Eq18).
+	Eq14, Eq18 float64
 }
 
 // attackRow aggregates one adversary against one mechanism at one ε over
@@ -133,7 +138,14 @@ func evaluate(d *socialData, cfg config, start time.Time, logw io.Writer) (*resu
 				if err != nil {
 					return nil, err
 				}
-				res.rho = append(res.rho, rhoRow{Eps: eps, Fit: name, Method: method, Rho: rho, Multiplier: m, L: L, BaselineRatio: float64(L) / m})
+				sigma := coefs[name].DeltaD() * m / eps
+				e14, err1 := coefs[name].Exact(sigma)
+				e18, err2 := coefs[name].Eq18(sigma)
+				if err := errors.Join(err1, err2); err != nil {
+					return nil, err
+				}
+				res.rho = append(res.rho, rhoRow{Eps: eps, Fit: name, Method: method, Rho: rho, Multiplier: m, L: L,
+					BaselineRatio: float64(L) / m, Eq14: e14, Eq18: e18})
 			}
 		}
 		mechs, err := mechanisms(used, eps, res.maxDegree)
@@ -308,9 +320,9 @@ func (res *results) write(dir string) error {
 	for _, r := range res.attack {
 		a = append(a, []string{g(r.Eps), r.Mechanism, r.Attack, r.Bucket, strconv.Itoa(r.Attacks), g(r.LeakBits), g(r.HitRate), g(r.ErrKm), g(r.BoundBits)})
 	}
-	rh := [][]string{{"epsilon", "fit", "method", "rho", "multiplier", "L", "baseline_over_dpm"}}
+	rh := [][]string{{"epsilon", "fit", "method", "rho_used", "rho_eq14", "rho_eq18", "multiplier", "L", "baseline_over_dpm"}}
 	for _, r := range res.rho {
-		rh = append(rh, []string{g(r.Eps), r.Fit, r.Method, g(r.Rho), g(r.Multiplier), strconv.Itoa(r.L), g(r.BaselineRatio)})
+		rh = append(rh, []string{g(r.Eps), r.Fit, r.Method, g(r.Rho), g(r.Eq14), g(r.Eq18), g(r.Multiplier), strconv.Itoa(r.L), g(r.BaselineRatio)})
 	}
 	for i, rows := range [][][]string{u, a, rh} {
 		if err := writeCSV(f[i], rows); err != nil {
@@ -344,9 +356,9 @@ func (res *results) report(w io.Writer) {
 	if res.micPairs > 0 {
 		fmt.Fprintf(w, "- MIC of friends' median coordinates (%v pairs): latitude %.3f, longitude %.3f\n", res.micPairs, res.micLat, res.micLon)
 	}
-	fmt.Fprintf(w, "\nρ and the DPM multiplier m (DS = m·ΔQ; baseline L·ΔQ):\n\n| ε | fit | method | ρ | m | L/m |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\nρ and the DPM multiplier m as the proxy solves them (DS = m·ΔQ; baseline L·ΔQ). ρ used = the any-query coefficient\n(≥ Eq. 14; for rho_method eq18 also ≥ Eq. 18); Eq. 14 and Eq. 18 at the same σ = ΔD·m/ε for comparison:\n\n| ε | fit | rho_method | ρ used | ρ Eq. 14 | ρ Eq. 18 | m | L/m |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.rho {
-		fmt.Fprintf(w, "| %g | %s | %s | %.4f | %.2f | %.2f |\n", r.Eps, r.Fit, r.Method, r.Rho, r.Multiplier, r.BaselineRatio)
+		fmt.Fprintf(w, "| %g | %s | %s | %.4f | %.4f | %.4f | %.2f | %.2f |\n", r.Eps, r.Fit, r.Method, r.Rho, r.Eq14, r.Eq18, r.Multiplier, r.BaselineRatio)
 	}
 	fmt.Fprintf(w, "\nmean absolute error (model for ρ: %s fit):\n\n| ε | query | dp (LPM) | baseline | DPM eq18 | DPM exact | baseline/DPM exact |\n|---|---|---|---|---|---|---|\n", res.used)
 	type key struct {
