@@ -94,6 +94,13 @@ func (b *builder) dependentSensitivity(ds *policies.Dataset, main *policies.Tabl
 			"dataset %s uses dependent DP and its dependence structure is not available: %s", ds.Name, why).
 			WithHint("the structure (groups or edges) is read from the backend at policy load; make the backend reachable, or declare dependence: {size: L}")
 	}
+	if b.plan.Keys.Mode == KeysThreshold {
+		// DESIGN.md: threshold key selection is a dp-only mechanism; its δ
+		// assumes one unit's k rows, not a unit and its dependents.
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported,
+			"GROUP BY needs declared domains under dependent DP (dataset %s): threshold key selection only covers one unit's rows, not its dependents'", ds.Name).
+			WithHint("declare the domain of every grouping column in the policy")
+	}
 	// ΔQ_j is a value change of one unit (liu2016 Def. 3: a dependent
 	// tuple's value changes), i.e. the bounded-neighbour sensitivity. It is
 	// ≥ the unbounded one for every aggregate, so a dataset declared
