@@ -137,8 +137,12 @@ func (b *builder) dependentSensitivity(ds *policies.Dataset, main *policies.Tabl
 			x.Dependence.RhoSummary = RhoSummary{Quantiles: policies.Quantiles{Min: r, P50: r, P90: r, P99: r, Max: r, Mean: r}, Sigma: m.Sigma}
 		}
 		b.plan.Dependence = x
-		b.notes = append(b.notes, fmt.Sprintf("dependent DP (%s, L = %d): noise scaled to m·ΔQ with m = %.6g ≥ f(m) = %.6g; the baseline L·ΔQ would use m = %d",
-			st.Kind, st.L, m.M, m.F, st.L))
+		rho := fmt.Sprintf("ρ %s, max Σ_j ρ_ij = %.6g", x.Dependence.RhoMethod, st.MaxWeightedDegree)
+		if m.Rho != nil {
+			rho = fmt.Sprintf("ρ %s = %.4g at σ = %.4g (any-query bound), max degree %d", x.Dependence.RhoMethod, *m.Rho, m.Sigma, st.L-1)
+		}
+		b.notes = append(b.notes, fmt.Sprintf("dependent DP (%s; L = %d; %s): noise scaled to DS = m·ΔQ, ΔQ a value change of one unit, m = %.6g ≥ f(m) = %.6g; the baseline L·ΔQ would use m = %d",
+			st.Source, st.L, rho, m.M, m.F, st.L))
 	}
 	d := x.Dependence
 	da := DependenceAgg{
