@@ -311,6 +311,26 @@ func ModelOf(m *policies.DependenceModel) FriendDistance {
 	return fd
 }
 
+// groupDegrees is what the group readers produce: per unit with
+// dependents its number of dependents, and totals.
+type groupDegrees struct {
+	degs          []float64
+	maxDeg, links int
+	groups, units int
+}
+
+func (g *groupDegrees) add(n int) {
+	if n > 0 {
+		g.degs = append(g.degs, float64(n))
+		g.links += n
+	}
+	g.maxDeg = max(g.maxDeg, n)
+}
+
+// readGroups summarises group dependence with GROUP BY queries: the
+// number of units in more than one group, then (the usual case: none) the
+// size of every group. Only if some unit belongs to several groups are the
+// (group, unit) pairs read to take the union of its groups exactly.
 func readGroups(ctx context.Context, ds *policies.Dataset, q Querier) (*policies.DependenceStructure, error) {
 	gr := ds.Dependence.Groups
 	t, why := ds.GroupsTable()
@@ -322,24 +342,32 @@ func readGroups(ctx context.Context, ds *policies.Dataset, q Querier) (*policies
 		return nil, err
 	}
 	gc, uc := d.QuoteIdent(gr.Column), d.QuoteIdent(t.Unit)
-	sql := "SELECT DISTINCT " + gc + ", " + uc + " FROM " + tableName(d, t.Schema, t.Name) +
-		" WHERE " + gc + " IS NOT NULL AND " + uc + " IS NOT NULL"
-	groups := map[ir.Value][]int32{}
-	units := newGraph() // only for interning unit ids
-	var unitGroups [][]ir.Value
-	err = q.Rows(ctx, sql, nil, func(_ []string, row []ir.Value) error {
-		if len(row) != 2 {
-			return fmt.Errorf("group query returned %d columns, want 2", len(row))
-		}
-		u := units.id(row[1])
-		if int(u) == len(unitGroups) {
-			unitGroups = append(unitGroups, nil)
-		}
-		gk := row[0]
-		groups[gk] = append(groups[gk], u)
-		unitGroups[u] = append(unitGroups[u], gk)
-		return nil
-	})
+	from := " FROM " + tableName(d, t.Schema, t.Name) + " WHERE " + gc + " IS NOT NULL AND " + uc + " IS NOT NULL"
+	var multi int64 = -1
+	err = q.Rows(ctx, "SELECT COUNT(*) FROM (SELECT "+uc+from+" GROUP BY "+uc+" HAVING COUNT(DISTINCT "+gc+") > 1) AS ddp_multi", nil,
+		func(_ []string, row []ir.Value) error {
+			if len(row) != 1 {
+				return fmt.Errorf("group query returned %d columns, want 1", len(row))
+			}
+			v, ok := row[0].AsFloat()
+			if !ok {
+				return fmt.Errorf("group query returned %s, want a count", row[0].Kind)
+			}
+			multi = int64(v)
+			return nil
+		})
+	if err == nil && multi < 0 {
+		err = errors.New("group query returned no row")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading groups %s.%s: %w", t.Name, gr.Column, err)
+	}
+	var gd groupDegrees
+	if multi == 0 {
+		err = readGroupSizes(ctx, q, "SELECT COUNT(DISTINCT "+uc+")"+from+" GROUP BY "+gc, &gd)
+	} else {
+		err = readGroupPairs(ctx, q, "SELECT DISTINCT "+gc+", "+uc+from, &gd)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading groups %s.%s: %w", t.Name, gr.Column, err)
 	}
@@ -347,10 +375,67 @@ func readGroups(ctx context.Context, ds *policies.Dataset, q Querier) (*policies
 	if gr.Rho != nil {
 		rho = *gr.Rho
 	}
-	// dependents(u) = (⋃ of u's groups) \ {u}; a unit in one group (the
-	// usual case) needs no set.
-	var degs []float64
-	maxDeg, links := 0, 0
+	ws := make([]float64, len(gd.degs))
+	for i, n := range gd.degs {
+		ws[i] = n * rho
+	}
+	s := &policies.DependenceStructure{
+		Kind: policies.DependenceGroupsKind, L: 1 + gd.maxDeg, Units: len(gd.degs), Links: gd.links,
+		MaxWeightedDegree: float64(gd.maxDeg) * rho,
+		Degree:            quantiles(gd.degs), WeightedDegree: quantiles(ws),
+		Source: fmt.Sprintf("%s.%s: %d groups over %d units, %d units in several groups", t.Name, gr.Column, gd.groups, gd.units, multi),
+		// 1 + n·ρ exactly, rounded up.
+		Solver: ConstSolver{W: roundUp(new(big.Rat).Add(big.NewRat(1, 1),
+			new(big.Rat).Mul(big.NewRat(int64(gd.maxDeg), 1), new(big.Rat).SetFloat64(rho))))},
+	}
+	if gd.links > 0 {
+		s.Rho = policies.Quantiles{Min: rho, P50: rho, P90: rho, P99: rho, Max: rho, Mean: rho}
+	}
+	return s, nil
+}
+
+// readGroupSizes reads one size per group (every unit in one group).
+func readGroupSizes(ctx context.Context, q Querier, sql string, gd *groupDegrees) error {
+	return q.Rows(ctx, sql, nil, func(_ []string, row []ir.Value) error {
+		if len(row) != 1 {
+			return fmt.Errorf("group query returned %d columns, want 1", len(row))
+		}
+		v, ok := row[0].AsFloat()
+		if !ok || v < 0 || v > math.MaxInt32 {
+			return fmt.Errorf("group query returned %s, want a count", row[0].Kind)
+		}
+		n := int(v)
+		gd.groups++
+		gd.units += n
+		for range n {
+			gd.add(n - 1)
+		}
+		return nil
+	})
+}
+
+// readGroupPairs reads (group, unit) pairs: dependents(u) = (⋃ of u's
+// groups) \ {u}.
+func readGroupPairs(ctx context.Context, q Querier, sql string, gd *groupDegrees) error {
+	groups := map[ir.Value][]int32{}
+	units := newGraph() // only for interning unit ids
+	var unitGroups [][]ir.Value
+	err := q.Rows(ctx, sql, nil, func(_ []string, row []ir.Value) error {
+		if len(row) != 2 {
+			return fmt.Errorf("group query returned %d columns, want 2", len(row))
+		}
+		u := units.id(row[1])
+		if int(u) == len(unitGroups) {
+			unitGroups = append(unitGroups, nil)
+		}
+		groups[row[0]] = append(groups[row[0]], u)
+		unitGroups[u] = append(unitGroups[u], row[0])
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	gd.groups, gd.units = len(groups), len(unitGroups)
 	seen := map[int32]struct{}{}
 	for _, gs := range unitGroups {
 		n := len(groups[gs[0]]) - 1
@@ -363,29 +448,9 @@ func readGroups(ctx context.Context, ds *policies.Dataset, q Querier) (*policies
 			}
 			n = len(seen) - 1
 		}
-		if n > 0 {
-			degs = append(degs, float64(n))
-			links += n
-		}
-		maxDeg = max(maxDeg, n)
+		gd.add(n)
 	}
-	ws := make([]float64, len(degs))
-	for i, n := range degs {
-		ws[i] = n * rho
-	}
-	s := &policies.DependenceStructure{
-		Kind: policies.DependenceGroupsKind, L: 1 + maxDeg, Units: len(degs), Links: links,
-		MaxWeightedDegree: float64(maxDeg) * rho,
-		Degree:            quantiles(degs), WeightedDegree: quantiles(ws),
-		Source: fmt.Sprintf("%s.%s: %d groups over %d units", t.Name, gr.Column, len(groups), len(unitGroups)),
-		// 1 + n·ρ exactly, rounded up.
-		Solver: ConstSolver{W: roundUp(new(big.Rat).Add(big.NewRat(1, 1),
-			new(big.Rat).Mul(big.NewRat(int64(maxDeg), 1), new(big.Rat).SetFloat64(rho))))},
-	}
-	if links > 0 {
-		s.Rho = policies.Quantiles{Min: rho, P50: rho, P90: rho, P99: rho, Max: rho, Mean: rho}
-	}
-	return s, nil
+	return nil
 }
 
 func quantiles(xs []float64) policies.Quantiles {

@@ -25,13 +25,18 @@ backend: {driver: sqlite, dsn: x.db}
 users:
   - name: a
     password_env: DDP_TEST_DEP_PW
-    budgets: {hh: {epsilon: 1}, fr: {epsilon: 1}, md: {epsilon: 1}}
+    budgets: {hh: {epsilon: 1}, fr: {epsilon: 1}, md: {epsilon: 1}, mm: {epsilon: 1}}
 datasets:
   hh:
     model: ddp
     dependence: {groups: {column: household_id, rho: 0.5}}
     tables:
       %[1]speople: {%[2]sunit: person_id, columns: {household_id: {type: integer}}}
+  mm:
+    model: ddp
+    dependence: {groups: {column: hh, rho: 0.5}}
+    tables:
+      %[1]smembers: {%[2]sunit: pid, columns: {hh: {type: integer}}}
   fr:
     model: ddp
     dependence: {edges: {%[2]stable: %[1]sfollows, columns: [src, dst], rho_column: w, directed: true}}
@@ -49,6 +54,9 @@ var loadSetup = []string{
 	`CREATE TABLE %[1]speople (person_id INTEGER, household_id INTEGER)`,
 	// households {1,2,3} (person 3 twice), {4,5}; 6 alone; 7 without one.
 	`INSERT INTO %[1]speople VALUES (1,10),(2,10),(3,10),(3,10),(4,20),(5,20),(6,30),(7,NULL)`,
+	`CREATE TABLE %[1]smembers (pid INTEGER, hh INTEGER)`,
+	// unit 3 is in groups 1 and 2: it reaches 1, 2, 4, 5.
+	`INSERT INTO %[1]smembers VALUES (1,1),(2,1),(3,1),(3,2),(4,2),(5,2),(5,2)`,
 	`CREATE TABLE %[1]sfollows (src INTEGER, dst INTEGER, w DOUBLE PRECISION)`,
 	`INSERT INTO %[1]sfollows VALUES (1,2,0.5),(1,3,0.25),(2,1,0.75),(3,1,0.1),(3,2,0.1),(3,4,0.1),(1,2,0.3),(5,5,1),(NULL,2,0.9)`,
 	`CREATE TABLE %[1]sposts (uid INTEGER)`,
@@ -66,6 +74,13 @@ func checkLoaded(t *testing.T, pol *policies.Policy) {
 	}
 	if m, _ := hh.Solver.Multiplier(0.3); m.M != 2 {
 		t.Errorf("groups multiplier %v, want 2", m.M)
+	}
+	mm := pol.Datasets["mm"].Dependence.Structure
+	if mm == nil || mm.L != 5 || mm.MaxWeightedDegree != 2 || mm.Units != 5 || mm.Links != 12 {
+		t.Errorf("multi-groups: %+v, want L 5, max weighted degree 2, 5 units, 12 links (2+2+4+2+2)", mm)
+	}
+	if m, _ := mm.Solver.Multiplier(1); m.M != 3 {
+		t.Errorf("multi-groups multiplier %v, want 3", m.M)
 	}
 	fr := pol.Datasets["fr"].Dependence.Structure
 	if fr == nil || fr.L != 4 || fr.MaxWeightedDegree != 0.75 || fr.Units != 3 || fr.Links != 6 || fr.Skipped != 2 {
