@@ -38,10 +38,17 @@ func BenchmarkLoad50kEdgesPostgres(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer raw.Close()
 	schema := fmt.Sprintf("ddpdepb_%d", rand.Uint32())
+	if _, err := raw.Exec("CREATE SCHEMA " + schema); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if _, err := raw.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
+			b.Errorf("dropping %s: %v", schema, err)
+		}
+		raw.Close()
+	})
 	for _, s := range []string{
-		"CREATE SCHEMA " + schema,
 		"CREATE TABLE " + schema + ".friendships (user_a INTEGER, user_b INTEGER, w DOUBLE PRECISION)",
 		"INSERT INTO " + schema + ".friendships SELECT (i::bigint*7919) % 10000, (i::bigint*104729) % 10000, ((i*31) % 1000) / 1000.0 FROM generate_series(1, 50000) AS i",
 	} {
@@ -49,7 +56,6 @@ func BenchmarkLoad50kEdgesPostgres(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.Cleanup(func() { raw.Exec("DROP SCHEMA " + schema + " CASCADE") })
 	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
 	if err != nil {
 		b.Fatal(err)

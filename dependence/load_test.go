@@ -137,12 +137,16 @@ func TestLoadPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
 	schema := fmt.Sprintf("ddpdep_%d", rand.Uint32())
 	if _, err := raw.Exec("CREATE SCHEMA " + schema); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { raw.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	t.Cleanup(func() {
+		if _, err := raw.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
+			t.Errorf("dropping %s: %v", schema, err)
+		}
+		raw.Close()
+	})
 	for _, s := range loadSetup {
 		if _, err := raw.Exec(fmt.Sprintf(s, schema+".")); err != nil {
 			t.Fatal(err)
