@@ -86,21 +86,22 @@ func Read(ctx context.Context, ds *policies.Dataset, q Querier) (*policies.Depen
 
 // graph accumulates ρ_ij over units interned to dense ids.
 type graph struct {
-	ids   map[ir.Value]int32
+	ids   map[string]int32
 	out   []map[int32]float64 // out[i][j] = ρ_ij, i ≠ j
 	links int
 }
 
-func newGraph() *graph { return &graph{ids: map[ir.Value]int32{}} }
+func newGraph() *graph { return &graph{ids: map[string]int32{}} }
 
+// id interns a unit by its text form, so that 1, 1.0 and '1' in columns
+// of different types are one unit. Merging units can only raise degrees
+// (the safe side); splitting one unit into two could lower them.
 func (g *graph) id(v ir.Value) int32 {
-	if v.Kind == ir.KindFloat && v.Float == math.Trunc(v.Float) && math.Abs(v.Float) < 1<<53 {
-		v = ir.Int(int64(v.Float)) // one unit, whatever type a driver reports
-	}
-	id, ok := g.ids[v]
+	k := v.Text()
+	id, ok := g.ids[k]
 	if !ok {
 		id = int32(len(g.out))
-		g.ids[v] = id
+		g.ids[k] = id
 		g.out = append(g.out, nil)
 	}
 	return id

@@ -263,3 +263,22 @@ func TestLoad50kEdges(t *testing.T) {
 	}
 	t.Logf("50,000 edges: %v (%s)", took, s.Source)
 }
+
+// One unit written as 1, 1.0 and '1' in different columns is one node: its
+// degree is not split.
+func TestLoadMergesUnitSpellings(t *testing.T) {
+	rows := edgeRows{
+		{iv(1), iv(2), fv(0.5)},
+		{ir.String("3"), ir.String("1"), fv(0.5)},
+		{ir.Float(1), iv(4), fv(0.5)},
+	}
+	ds := &policies.Dataset{Name: "d", Model: policies.ModelDDP, Dependence: &policies.Dependence{
+		Edges: &policies.DependenceEdges{Table: "e", Columns: []string{"a", "b"}, RhoColumn: "w"}}}
+	s, err := dependence.Read(context.Background(), ds, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.L != 4 || s.MaxWeightedDegree != 1.5 {
+		t.Fatalf("L %d max weighted degree %v, want 4 and 1.5", s.L, s.MaxWeightedDegree)
+	}
+}
