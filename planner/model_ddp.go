@@ -175,19 +175,30 @@ func (b *builder) scale(a *AggPlan, sens int64, eps float64, n int) (Scale, erro
 	if a.Multiplier == 0 || sens == 0 {
 		return scaleFor(sens, eps, n)
 	}
+	if m := a.Multiplier; m == math.Trunc(m) && m >= 1 && m < 1<<20 && sens < 1<<40 {
+		return scaleFor(sens*int64(m), eps, n) // integer m (groups with ρ = 1, size: L)
+	}
 	// ε as the ledger charges it (see scaleFor).
 	e, ok := new(big.Rat).SetString(strconv.FormatFloat(eps, 'g', -1, 64))
 	if !ok || e.Sign() <= 0 {
 		return Scale{}, fmt.Errorf("invalid ε %g", eps)
 	}
-	m := new(big.Rat).SetFloat64(a.Multiplier)
-	if m == nil || m.Cmp(big.NewRat(1, 1)) < 0 {
+	if !(a.Multiplier >= 1) || math.IsInf(a.Multiplier, 0) {
 		return Scale{}, fmt.Errorf("invalid dependence multiplier %v", a.Multiplier)
 	}
-	t := new(big.Rat).SetInt64(sens)
-	t.Mul(t, new(big.Rat).SetInt64(int64(n)))
-	t.Mul(t, m)
-	return noise.ScaleOf(t.Quo(t, e))
+	// m = M·2^(x−53) exactly; t = sens·n·M·den(ε) / (num(ε)·2^(53−x)),
+	// normalised once.
+	frac, x := math.Frexp(a.Multiplier)
+	num := new(big.Int).SetInt64(int64(frac * (1 << 53)))
+	num.Mul(num, big.NewInt(sens*int64(n)))
+	num.Mul(num, e.Denom())
+	den := new(big.Int).Set(e.Num())
+	if sh := 53 - x; sh >= 0 {
+		den.Lsh(den, uint(sh))
+	} else {
+		num.Lsh(num, uint(-sh))
+	}
+	return noise.ScaleOf(new(big.Rat).SetFrac(num, den))
 }
 
 // SensitivityValue is the sensitivity the noise of a is scaled to, in
