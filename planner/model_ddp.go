@@ -58,6 +58,10 @@ type RhoSummary struct {
 	// Sigma is σ(m) = ΔD·m/ε at which the model's ρ was computed (model
 	// only; then every quantile is that ρ).
 	Sigma float64 `json:"sigma,omitempty"`
+	// Basis says what the model's ρ is: Eq. 14 maximised over every query
+	// of the same sensitivity (exact), or the larger of that and Eq. 18
+	// (eq18); see dependence.Coefficients.AnyQuery.
+	Basis string `json:"basis,omitempty"`
 }
 
 // DependenceAgg is one aggregate's dependent calibration.
@@ -134,7 +138,11 @@ func (b *builder) dependentSensitivity(ds *policies.Dataset, main *policies.Tabl
 		}}
 		if m.Rho != nil {
 			r := *m.Rho
-			x.Dependence.RhoSummary = RhoSummary{Quantiles: policies.Quantiles{Min: r, P50: r, P90: r, P99: r, Max: r, Mean: r}, Sigma: m.Sigma}
+			basis := "Eq. 14 maximised over every query with the same sensitivity (any-query)"
+			if x.Dependence.RhoMethod == policies.RhoMethodEq18 {
+				basis = "max(Eq. 18, any-query Eq. 14)"
+			}
+			x.Dependence.RhoSummary = RhoSummary{Quantiles: policies.Quantiles{Min: r, P50: r, P90: r, P99: r, Max: r, Mean: r}, Sigma: m.Sigma, Basis: basis}
 		}
 		b.plan.Dependence = x
 		rho := fmt.Sprintf("ρ %s, max Σ_j ρ_ij = %.6g", x.Dependence.RhoMethod, st.MaxWeightedDegree)
