@@ -177,16 +177,21 @@ func binomLaplace(m int, p float64, k int64, logDL func(int64) float64) float64 
 	logP, log1P := math.Log(p), math.Log1p(-p)
 	lb := float64(m) * log1P // log Binomial(0)
 	mean := float64(m) * p
-	best := math.Inf(-1)
 	maxDL := logDL(0)
-	terms := make([]float64, 0, 16)
+	// Streaming log-sum-exp: best is the largest term so far, sum the
+	// terms' total relative to it.
+	best, sum := math.Inf(-1), 0.0
 	for s := 0; s <= m; s++ {
 		if s > 0 {
 			lb += math.Log(float64(m-s+1)/float64(s)) + logP - log1P
 		}
 		v := lb + logDL(k-int64(s))
-		terms = append(terms, v)
-		best = max(best, v)
+		if v > best {
+			sum = sum*math.Exp(best-v) + 1
+			best = v
+		} else {
+			sum += math.Exp(v - best)
+		}
 		// Past the mean the binomial only falls, so every later term is
 		// below lb + max DL: stop once that is negligible (e^−37 ≈ 10⁻¹⁶)
 		// against the largest term so far.
@@ -194,7 +199,7 @@ func binomLaplace(m int, p float64, k int64, logDL func(int64) float64) float64 
 			break
 		}
 	}
-	return logSumExp(terms)
+	return best + math.Log(sum)
 }
 
 func logSumExp(xs []float64) float64 {

@@ -74,7 +74,7 @@ func defaultConfig() config {
 		outDir:     filepath.Join("eval", "ddp", "results"),
 		eps:        []float64{0.1, 0.2, 0.5, 1, 2, 5},
 		reps:       200,
-		attackReps: 3,
+		attackReps: 8,
 		targets:    400,
 		seed:       1,
 		fit:        "pairs",

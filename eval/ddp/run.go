@@ -165,7 +165,11 @@ func evaluate(d *socialData, cfg config, start time.Time, logw io.Writer) (*resu
 			if err != nil {
 				return nil, err
 			}
-			for _, kind := range []attackKind{attackIndependent, attackDependent, attackFriendsKnown} {
+			kinds := []attackKind{attackIndependent, attackDependent, attackFriendsKnown}
+			if m.name == "baseline (L·ΔQ)" {
+				kinds = kinds[1:2] // the baseline is only there to show the dependent attack fails too
+			}
+			for _, kind := range kinds {
 				var leaks []userLeak
 				for range cfg.attackReps {
 					released := make([]int64, len(hist))
