@@ -126,7 +126,10 @@ type Coefficients struct {
 
 // pairPrefix holds, for one pair of rows (P1, P2), the cumulative masses
 // of both along the order of decreasing likelihood ratio P1/P2.
-type pairPrefix struct{ cum1, cum2 []float64 }
+type pairPrefix struct {
+	cum1, cum2 []float64
+	tv         float64 // total variation between the two rows
+}
 
 // Prepare validates m and tabulates its conditional distribution.
 func (m FriendDistance) Prepare() (*Coefficients, error) {
@@ -432,6 +435,11 @@ func (c *Coefficients) AnyQuery(sigma float64) (float64, error) {
 		best = 1 + a*c.tvMax
 	}
 	for _, pp := range c.pairs {
+		// Pairs are sorted by decreasing total variation, and no set gains
+		// more than 1 + (E−1)·TV on a pair: stop once that cannot win.
+		if 1+a*pp.tv*(1+1e-12) <= best {
+			break
+		}
 		for k := range pp.cum1 {
 			c1, c2 := pp.cum1[k], pp.cum2[k]
 			best = max(best, (1+a*c1)/(1+a*c2), (1+a*(1-c2))/(1+a*(1-c1)))
@@ -472,8 +480,10 @@ func (c *Coefficients) prepareAny() {
 			for k, x := range order {
 				pp.cum1[k+1] = pp.cum1[k] + p1[x]
 				pp.cum2[k+1] = pp.cum2[k] + p2[x]
+				pp.tv += max(p1[x]-p2[x], 0)
 			}
 			c.pairs = append(c.pairs, pp)
 		}
 	}
+	sort.Slice(c.pairs, func(i, j int) bool { return c.pairs[i].tv > c.pairs[j].tv })
 }
