@@ -283,6 +283,11 @@ func readEdges(ctx context.Context, ds *policies.Dataset, q Querier) (*policies.
 		return nil, fmt.Errorf("edges.model: %w", err)
 	}
 	s.RhoMethod = e.Model.RhoMethod
+	// Build AnyQuery's pair tables now (once per load) rather than in the
+	// first query.
+	if _, err := coef.AnyQuery(math.Max(coef.DeltaD(), 1)); err != nil {
+		return nil, err
+	}
 	if s.Solver, err = NewModelSolver(coef, e.Model.RhoMethod, maxDeg); err != nil {
 		return nil, err
 	}
