@@ -283,3 +283,88 @@ func TestAnyQueryTwoPoints(t *testing.T) {
 		}
 	}
 }
+
+// countLoss is the exact privacy loss of COUNT(x ≤ cut) over unit i and
+// deg dependents, conditionally independent given D_i, with Laplace noise
+// b: the output density given D_i = d is Σ_s P(S = s | d)·e^(−|t−s|/b)/2b,
+// where S is i's own indicator plus the dependents' (a binomial-like
+// convolution). Between consecutive integers (and beyond the extremes)
+// every ratio of two such densities is monotone (constant in the tails),
+// so the supremum over t is attained at an integer t in [0, deg+1].
+func countLoss(c *Coefficients, cut float64, deg int, b float64) float64 {
+	g := len(c.points)
+	dist := make([][]float64, g)
+	for i, di := range c.points {
+		var q float64 // P(X_j ≤ cut | D_i = di)
+		for x, dx := range c.points {
+			if dx[0] <= cut {
+				q += c.cond[i][x]
+			}
+		}
+		d := []float64{1}
+		if di[0] <= cut {
+			d = []float64{0, 1}
+		}
+		for range deg {
+			nx := make([]float64, len(d)+1)
+			for s, v := range d {
+				nx[s] += v * (1 - q)
+				nx[s+1] += v * q
+			}
+			d = nx
+		}
+		dist[i] = d
+	}
+	worst := 0.0
+	for t := 0; t <= deg+1; t++ {
+		hi, lo := 0.0, math.Inf(1)
+		for i := range dist {
+			var f float64
+			for s, v := range dist[i] {
+				f += v * math.Exp(-math.Abs(float64(t-s))/b)
+			}
+			hi, lo = max(hi, f), min(lo, f)
+		}
+		worst = max(worst, math.Log(hi/lo))
+	}
+	return worst
+}
+
+// With several dependents the proxy's multiplier (ModelSolver: AnyQuery,
+// or max with Eq. 18) keeps every COUNT(x ≤ cut) within ε, computed
+// exactly; ΔQ = 1, noise b = m/ε.
+func TestModelSolverBoundsCountLoss(t *testing.T) {
+	vals := make([]float64, 8)
+	for i := range vals {
+		vals[i] = float64(i)
+	}
+	for _, model := range []FriendDistance{
+		{A: 1, B: 0.5, C: 2, Axes: line(vals...)},
+		{A: 1, B: 0.2, C: 4, Axes: line(vals...)},
+		{A: 1, B: 2, C: 1, Axes: line(vals...)},
+	} {
+		c, err := model.Prepare()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, deg := range []int{1, 2, 4} {
+			for _, method := range []string{MethodExact, MethodEq18} {
+				s, err := NewModelSolver(c, method, deg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, eps := range []float64{0.3, 1, 3} {
+					m, err := s.Multiplier(eps)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for cut := -1.0; cut < 8; cut++ {
+						if loss := countLoss(c, cut, deg, m.M/eps); loss > eps*(1+1e-9) {
+							t.Errorf("%+v deg %d %s ε %v: m %v, COUNT(x ≤ %v) loss %v > ε", model, deg, method, eps, m.M, cut, loss)
+						}
+					}
+				}
+			}
+		}
+	}
+}
