@@ -320,13 +320,39 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(w, "\n  as a declared coefficient (edges: rho: %.3f) it is a second opinion only: MIC measures\n", micMax)
 	fmt.Fprintf(w, "  association, not the Eq. 14 ratio, and is not a bound on ρ.\n")
 
-	// The snippet uses the model with the larger exact ρ: overestimating ρ
-	// costs accuracy, underestimating it costs privacy.
+	// Which model to declare. Overestimating ρ costs accuracy,
+	// underestimating it costs privacy. The best-fitting conditional is
+	// the pair fit combined with where units are, which no policy can
+	// declare; its ρ (in the large-multiplier limit, the largest total
+	// variation between its rows) is the reference. Declare the declarable
+	// fit with the smallest ρ that is not below the reference, or the
+	// larger one when both are.
+	var ref float64
+	tv := map[string]float64{}
+	if !*directed {
+		best := estimate.Conditional(grid, fitP.Model, sample.Units)
+		ref = estimate.MaxTotalVariation(best)
+		for _, c := range cands {
+			tv[c.name] = estimate.MaxTotalVariation(estimate.Conditional(grid, c.fit.Model, nil))
+		}
+		fmt.Fprintf(w, "\nreference: the best-fitting conditional, the pair fit × units per cell (not declarable; log-likelihood\n")
+		fmt.Fprintf(w, "  %.1f vs %.1f for the conditional fit), has ρ → %.4f for large m (max total variation between\n",
+			estimate.LogLikelihood(sample, best), estimate.LogLikelihood(sample, estimate.Conditional(grid, fitC.Model, nil)), ref)
+		fmt.Fprintf(w, "  its rows); the same limit is %.4f for the conditional fit and %.4f for the pair fit.\n", tv["conditional"], tv["pairs"])
+	}
 	pick := cands[0]
 	for _, c := range cands[1:] {
-		if worst[c.name] > worst[pick.name] {
+		covers, pickCovers := tv[c.name] >= ref, tv[pick.name] >= ref
+		switch {
+		case covers && (!pickCovers || worst[c.name] < worst[pick.name]):
+			pick = c
+		case !covers && !pickCovers && worst[c.name] > worst[pick.name]:
 			pick = c
 		}
+	}
+	why := "the larger ρ"
+	if !*directed && tv[pick.name] >= ref {
+		why = "the smallest ρ not below the reference"
 	}
 	fmt.Fprint(w, `
 WARNING: these numbers were computed from the private data itself. Publishing
@@ -337,7 +363,7 @@ UNDERESTIMATES the dependence weakens the guarantee — DDP then holds only for
 an adversary who believes the weaker dependence (liu2016 §VI-D3) — so round ρ
 up, not down, and prefer the larger estimate when in doubt.
 `)
-	fmt.Fprintf(w, "\npolicy snippet (the %s fit, the larger ρ of the two; put it under the dataset, model: ddp):\n\n", pick.name)
+	fmt.Fprintf(w, "\npolicy snippet (the %s fit: %s; put it under the dataset, model: ddp):\n\n", pick.name, why)
 	fmt.Fprint(w, policySnippet(*schema, *table, cols, *directed, attrs, grid, pick.fit.Model))
 	return nil
 }

@@ -79,7 +79,7 @@ func TestEstimateDependence(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"pair MLE (Backstrom", "conditional MLE", "ρ Eq.14", "ρ Eq.18", "ρ used", "MIC between related units", "WARNING", "UNDERESTIMATES", "§VI-D3"} {
+	for _, want := range []string{"pair MLE (Backstrom", "conditional MLE", "ρ Eq.14", "ρ Eq.18", "ρ used", "reference: the best-fitting conditional", "MIC between related units", "WARNING", "UNDERESTIMATES", "§VI-D3"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -56,6 +56,7 @@ type results struct {
 	used                     string
 	adversary                string
 	adversaryLL              map[string]float64
+	tvLimit                  map[string]float64
 	rho                      []rhoRow
 	utility                  []utilityRow
 	attack                   []attackRow
@@ -113,17 +114,25 @@ func evaluate(d *socialData, cfg config, start time.Time, logw io.Writer) (*resu
 	// one the mechanism was calibrated with: the grid-normalised MLE, or
 	// Backstrom's model combined with where users actually live.
 	candidates := map[string][][]float64{
-		"conditional fit":         conditional(d.grid, res.fitCond.Model, nil),
-		"pair fit × user density": conditional(d.grid, res.fitPairs.Model, s.Units),
+		"conditional fit":         estimate.Conditional(d.grid, res.fitCond.Model, nil),
+		"pair fit × user density": estimate.Conditional(d.grid, res.fitPairs.Model, s.Units),
 	}
 	res.adversaryLL = map[string]float64{}
 	var condMatrix [][]float64
-	for name, c := range candidates {
-		ll := pairLogLik(s, c)
+	for _, name := range []string{"conditional fit", "pair fit × user density"} {
+		c := candidates[name]
+		ll := estimate.LogLikelihood(s, c)
 		res.adversaryLL[name] = ll
 		if condMatrix == nil || ll > res.adversaryLL[res.adversary] {
 			condMatrix, res.adversary = c, name
 		}
+	}
+	// ρ's limit for large multipliers (max total variation) of every
+	// conditional, the declarable ones and the best-fitting one.
+	res.tvLimit = map[string]float64{
+		"conditional fit":         estimate.MaxTotalVariation(candidates["conditional fit"]),
+		"pair fit":                estimate.MaxTotalVariation(estimate.Conditional(d.grid, res.fitPairs.Model, nil)),
+		"pair fit × user density": estimate.MaxTotalVariation(candidates["pair fit × user density"]),
 	}
 	progress(logw, "adversary's model: %s (log-likelihoods %v)", res.adversary, res.adversaryLL)
 
@@ -185,40 +194,6 @@ func evaluate(d *socialData, cfg config, start time.Time, logw io.Writer) (*resu
 	}
 	res.elapsed = time.Since(start)
 	return res, nil
-}
-
-// conditional tabulates P(c | g) ∝ (dist(g, c) + b)^−c · w(c), with w = 1
-// (the grid-normalised model) or w = the number of units in c (Backstrom's
-// relation probability combined with where units are: Bayes' rule).
-func conditional(g estimate.Grid, m estimate.Model, units []float64) [][]float64 {
-	n := g.Size()
-	out := make([][]float64, n)
-	for a := range n {
-		out[a] = make([]float64, n)
-		z := 0.0
-		for b := range n {
-			w := 1.0
-			if units != nil {
-				// Half a unit per cell keeps empty cells possible.
-				w = units[b] + 0.5
-			}
-			out[a][b] = w * math.Pow(g.Dist(a, b)+m.B, -m.C)
-			z += out[a][b]
-		}
-		for b := range n {
-			out[a][b] /= z
-		}
-	}
-	return out
-}
-
-// pairLogLik is the log-likelihood of the related pairs' cells under cond.
-func pairLogLik(s estimate.Sample, cond [][]float64) float64 {
-	ll := 0.0
-	for _, p := range s.Pairs {
-		ll += p.N * math.Log(cond[p.From][p.To])
-	}
-	return ll
 }
 
 // pickTargets is a random sample of users with friends plus the 20 users
@@ -383,6 +358,8 @@ func (res *results) report(w io.Writer) {
 		e := errs[k]
 		fmt.Fprintf(w, "| %g | %s | %.1f | %.1f | %.1f | %.1f | %.2f |\n", k.eps, k.query, e["dp (LPM)"], e["baseline (L·ΔQ)"], e["ddp (DPM, eq18)"], e["ddp (DPM, exact)"], e["baseline (L·ΔQ)"]/e["ddp (DPM, exact)"])
 	}
+	fmt.Fprintf(w, "\nρ's limit for large m (max total variation between rows of P(x_j | x_i)): conditional fit %.4f, pair fit %.4f,\npair fit × user density (the best-fitting conditional, not declarable in a policy) %.4f\n",
+		res.tvLimit["conditional fit"], res.tvLimit["pair fit"], res.tvLimit["pair fit × user density"])
 	fmt.Fprintf(w, "\nthe adversary's dependence model: %s (log-likelihood of the friend pairs: %v)\n", res.adversary, res.adversaryLL)
 	fmt.Fprintf(w, "\ninference attack on the released histogram, mean leaked information per user in bits (hit rate of the posterior mode), all targets:\n\n| ε | ε in bits | LPM independent | LPM dependent | LPM friends-known | DPM dependent | DPM friends-known | baseline dependent |\n|---|---|---|---|---|---|---|---|\n")
 	type ak struct {
