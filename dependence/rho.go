@@ -113,7 +113,6 @@ type Coefficients struct {
 	axes   [][]float64 // per-axis values
 	points [][]float64 // grid points in row-major order (last axis fastest)
 	cond   [][]float64 // cond[i][x] = P(d_j = points[x] | d_i = points[i])
-	logc   [][]float64 // log cond
 	deltaD float64
 	// independent is set when every row of cond is the same: D_j's
 	// distribution does not depend on D_i and Eq. 14 is 0 at every σ.
@@ -143,7 +142,6 @@ func (m FriendDistance) Prepare() (*Coefficients, error) {
 	pts := gridPoints(axes)
 	c := &Coefficients{axes: axes, points: pts, deltaD: m.DeltaD()}
 	c.cond = make([][]float64, len(pts))
-	c.logc = make([][]float64, len(pts))
 	for i, di := range pts {
 		row := make([]float64, len(pts))
 		lrow := make([]float64, len(pts))
@@ -162,7 +160,7 @@ func (m FriendDistance) Prepare() (*Coefficients, error) {
 			lrow[x] -= lz
 			row[x] = math.Exp(lrow[x])
 		}
-		c.cond[i], c.logc[i] = row, lrow
+		c.cond[i] = row
 	}
 	c.independent = true
 	for _, row := range c.cond[1:] {
@@ -213,17 +211,44 @@ func (c *Coefficients) Eq18(sigma float64) (float64, error) {
 	if c.deltaD/sigma > maxScaledDiameter {
 		return 1, nil
 	}
-	vertices := boxVertices(c.axes)
-	terms := make([]float64, len(c.points))
-	best := math.Inf(-1)
-	for i := range c.points {
-		for _, v := range vertices {
-			for x, dx := range c.points {
-				terms[x] = c.logc[i][x] + l1(dx, v)/sigma
+	// e^(‖x−v‖₁/σ) = Π_a e^(|x_a−v_a|/σ): per axis, the factor for each
+	// value and each end of the axis (the box's corners take one end per
+	// axis). ΔD/σ ≤ maxScaledDiameter keeps the products finite.
+	type ends struct{ lo, hi []float64 }
+	fac := make([]ends, len(c.axes))
+	for a, vals := range c.axes {
+		f := ends{lo: make([]float64, len(vals)), hi: make([]float64, len(vals))}
+		for i, v := range vals {
+			f.lo[i] = math.Exp((v - vals[0]) / sigma)
+			f.hi[i] = math.Exp((vals[len(vals)-1] - v) / sigma)
+		}
+		fac[a] = f
+	}
+	g := len(c.points)
+	idx := c.axisIndex()
+	w := make([]float64, g)
+	best := 0.0
+	for corner := range 1 << len(c.axes) {
+		for x := range w {
+			p := 1.0
+			for a := range c.axes {
+				if corner>>a&1 == 0 {
+					p *= fac[a].lo[idx[x][a]]
+				} else {
+					p *= fac[a].hi[idx[x][a]]
+				}
 			}
-			best = max(best, logSumExp(terms))
+			w[x] = p
+		}
+		for i := range c.points {
+			var sum float64
+			for x, px := range c.cond[i] {
+				sum += px * w[x]
+			}
+			best = max(best, sum)
 		}
 	}
+	best = math.Log(best)
 	return clampUnit(best * sigma / c.deltaD), nil
 }
 
@@ -345,40 +370,12 @@ func gridPoints(axes [][]float64) [][]float64 {
 	return pts
 }
 
-// boxVertices are the 2^k corners of the grid's bounding box.
-func boxVertices(axes [][]float64) [][]float64 {
-	ends := make([][]float64, len(axes))
-	for k, vals := range axes {
-		if lo, hi := vals[0], vals[len(vals)-1]; lo == hi {
-			ends[k] = []float64{lo}
-		} else {
-			ends[k] = []float64{lo, hi}
-		}
-	}
-	return gridPoints(ends)
-}
-
 func l1(a, b []float64) float64 {
 	var s float64
 	for k := range a {
 		s += math.Abs(a[k] - b[k])
 	}
 	return s
-}
-
-func logSumExp(xs []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	if math.IsInf(m, -1) {
-		return m
-	}
-	var s float64
-	for _, x := range xs {
-		s += math.Exp(x - m)
-	}
-	return m + math.Log(s)
 }
 
 // clampUnit removes rounding excursions outside [0, 1] (ρ ∈ [0, 1] is
@@ -486,4 +483,21 @@ func (c *Coefficients) prepareAny() {
 		}
 	}
 	sort.Slice(c.pairs, func(i, j int) bool { return c.pairs[i].tv > c.pairs[j].tv })
+}
+
+// axisIndex is, per grid point, its index along every axis.
+func (c *Coefficients) axisIndex() [][]int {
+	idx := make([][]int, len(c.points))
+	cur := make([]int, len(c.axes))
+	for x := range c.points {
+		idx[x] = slices.Clone(cur)
+		for a := len(c.axes) - 1; a >= 0; a-- {
+			cur[a]++
+			if cur[a] < len(c.axes[a]) {
+				break
+			}
+			cur[a] = 0
+		}
+	}
+	return idx
 }
