@@ -304,3 +304,33 @@ func TestDDPRefusesThresholdKeys(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Real-valued SUM and AVG under ddp: the dependent sensitivity is m times
+// the value-change sensitivity on the quantized bounds (k·max(hi−lo, |lo|,
+// |hi|) ≈ 1010.75 here, exact up to one lattice step), and AVG's sum and
+// count each get m with ε split in two.
+func TestDDPRealSumAndAvg(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	p := planner.New(loadDDP(t))
+	x := explainOf(t, p, "SELECT SUM(income) FROM people", 1)
+	a := x.Aggregates[0]
+	if math.Abs(a.Sensitivity-2*1010.75) > 2*a.Quantum+1e-9 || a.Quantum <= 0 || a.Quantum > 1 {
+		t.Errorf("real sum: sensitivity %v quantum %v, want 2·1010.75 within 2γ", a.Sensitivity, a.Quantum)
+	}
+	if math.Abs(a.Scale-a.Sensitivity) > 1e-6*a.Scale {
+		t.Errorf("real sum at ε 1: scale %v, want the sensitivity %v", a.Scale, a.Sensitivity)
+	}
+	x = explainOf(t, p, "SELECT AVG(age) FROM people", 1)
+	if len(x.Aggregates) != 2 || x.Dependence == nil || len(x.Dependence.Aggregates) != 2 {
+		t.Fatalf("avg: %+v", x.Aggregates)
+	}
+	for _, ag := range x.Aggregates {
+		want := 2.0 // count: m·k
+		if strings.HasPrefix(ag.Label, "sum") {
+			want = 200 // m·100
+		}
+		if ag.Sensitivity != want || ag.Epsilon != 0.5 || math.Abs(ag.Scale-want/0.5) > 1e-9 {
+			t.Errorf("avg part %+v, want sensitivity %v at ε 0.5", ag, want)
+		}
+	}
+}
