@@ -46,6 +46,9 @@ type DependenceExplain struct {
 	// MaxWeightedDegree is max_i Σ_{j≠i} ρ_ij (declared ρ) or the largest
 	// out-degree (model ρ).
 	MaxWeightedDegree float64 `json:"max_weighted_degree"`
+	// DeltaQ says which per-unit sensitivity ΔQ is: a value change of one
+	// unit (liu2016 Def. 3), whatever the dataset's neighbors says.
+	DeltaQ string `json:"delta_q"`
 	// Structure is the summary read from the backend at load.
 	Structure  *policies.DependenceStructure `json:"structure"`
 	Aggregates []DependenceAgg               `json:"aggregates"`
@@ -134,6 +137,7 @@ func (b *builder) dependentSensitivity(ds *policies.Dataset, main *policies.Tabl
 		x = &ExplainDependence{Dependence: &DependenceExplain{
 			Kind: st.Kind, L: st.L, Multiplier: m.M, FOfMultiplier: m.F, Fallback: m.Fallback,
 			MaxWeightedDegree: st.MaxWeightedDegree, Structure: st,
+			DeltaQ:    "value change of one unit's ≤ k rows (bounded neighbours, liu2016 Def. 3); covers adding or removing it",
 			RhoMethod: rhoMethod(ds.Dependence), RhoSummary: RhoSummary{Quantiles: st.Rho},
 		}}
 		if m.Rho != nil {
