@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -281,7 +282,7 @@ func micOfPairs(d *socialData, r *rand.Rand) (lat, lon, n float64, err error) {
 }
 
 func (res *results) files(dir string) []string {
-	return []string{filepath.Join(dir, "utility.csv"), filepath.Join(dir, "attack.csv"), filepath.Join(dir, "rho.csv"), filepath.Join(dir, "ddp-eval.svg")}
+	return []string{filepath.Join(dir, "utility.csv"), filepath.Join(dir, "attack.csv"), filepath.Join(dir, "rho.csv"), filepath.Join(dir, "ddp-eval.svg"), filepath.Join(dir, "report.md")}
 }
 
 func (res *results) write(dir string) error {
@@ -308,7 +309,12 @@ func (res *results) write(dir string) error {
 			return err
 		}
 	}
-	return os.WriteFile(f[3], res.svg(), 0o644)
+	if err := os.WriteFile(f[3], res.svg(), 0o644); err != nil {
+		return err
+	}
+	var rep bytes.Buffer
+	res.report(&rep)
+	return os.WriteFile(f[4], rep.Bytes(), 0o644)
 }
 
 func writeCSV(path string, rows [][]string) error {
