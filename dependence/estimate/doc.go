@@ -16,6 +16,6 @@
 // policy. The proxy never calls it on the query path: a dependence estimated
 // from the private data is itself a release about that data, and a fitted
 // model that underestimates dependence weakens the DDP guarantee (Liu et al.
-// §VI-D3). The package imports no proxy package except for types; it must
-// never import planner, release, ledger or wire.
+// §VI-D3). It imports dependence only for the model type the ρ computation
+// takes; it must never import planner, release, ledger or wire.
 package estimate

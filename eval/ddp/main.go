@@ -65,9 +65,19 @@ type config struct {
 }
 
 func defaultConfig() config {
+	// The data set lives next to the repositories (../shared/data in the
+	// team layout); DDP_EVAL_DATA or --data override it.
 	data := os.Getenv("DDP_EVAL_DATA")
+	for _, dir := range []string{"../shared/data/gowalla_nyc", "../../shared/data/gowalla_nyc", "/work/shared/data/gowalla_nyc"} {
+		if data != "" {
+			break
+		}
+		if _, err := os.Stat(filepath.Join(dir, "checkins.csv.gz")); err == nil {
+			data = dir
+		}
+	}
 	if data == "" {
-		data = "/work/shared/data/gowalla_nyc"
+		data = "../shared/data/gowalla_nyc" // absent: the generated data is used
 	}
 	return config{
 		dataDir:    data,
