@@ -216,4 +216,3 @@ func (h *handler) ComResetConnection(c *mysql.Conn) error {
 func (h *handler) ParserOptionsForConnection(*mysql.Conn) (sqlparser.ParserOptions, error) {
 	return sqlparser.ParserOptions{}, nil
 }
-
