@@ -200,7 +200,11 @@ func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepar
 	if err != nil {
 		return nil, err
 	}
-	out := &mysqlwire.Prepared{NumParams: len(p.ParamTypes), State: p}
+	n := len(p.ParamTypes)
+	if st.Kind == ir.StmtExplain && st.Explain != nil {
+		n = max(n, st.Explain.NumParams) // the ? of EXPLAIN's statement
+	}
+	out := &mysqlwire.Prepared{NumParams: n, State: p}
 	if p.Columns != nil {
 		out.Columns = myColumns(p.Columns)
 	}

@@ -56,9 +56,15 @@ var onOffVars = map[string]bool{
 // SET @@ddp_epsilon.
 func isEpsilonName(n string) bool { return n == "ddp_epsilon" || n == "ddp.epsilon" }
 
-// keepsWarnings: SHOW WARNINGS and SHOW ERRORS read the previous
-// statement's diagnostics instead of clearing them.
+// keepsWarnings: SHOW WARNINGS, SHOW ERRORS and SELECTs of variables read
+// the previous statement's diagnostics instead of clearing them.
 func keepsWarnings(st *ir.Statement) bool {
+	if st.Kind == ir.StmtSelect && len(st.Relations) == 0 {
+		// Statements that use no table keep the diagnostics, as in
+		// MySQL: SELECT @@warning_count reads them.
+		_, ok := parseLocalSelect(st.Text)
+		return ok
+	}
 	if st.Kind != ir.StmtSession || st.Session.Verb != ir.SessionShow || len(st.Session.Settings) == 0 {
 		return false
 	}

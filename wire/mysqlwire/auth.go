@@ -22,7 +22,8 @@ import (
 // need the full path, which sends the cleartext password: Vitess allows
 // that over TLS only.
 type authServer struct {
-	h Handler
+	h         Handler
+	sha2First bool
 }
 
 // authUser is the Getter Vitess stores on the connection.
@@ -38,6 +39,9 @@ func (a *authServer) AuthMethods() []mysql.AuthMethod {
 }
 
 func (a *authServer) DefaultAuthMethodDescription() mysql.AuthMethodDescription {
+	if a.sha2First {
+		return mysql.CachingSha2Password
+	}
 	return mysql.MysqlNativePassword
 }
 

@@ -27,7 +27,11 @@ type Config struct {
 	// MaxConnections caps concurrent connections (0: no cap); further
 	// clients wait up to a few seconds, then are closed.
 	MaxConnections int
-	Logger         *slog.Logger
+	// CachingSHA2First announces caching_sha2_password in the handshake
+	// (MySQL 8's default) instead of mysql_native_password. Both are
+	// accepted either way; clients switch on request.
+	CachingSHA2First bool
+	Logger           *slog.Logger
 }
 
 // Server serves the MySQL protocol.
@@ -75,7 +79,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	l, err := mysql.NewListenerWithConfig(mysql.ListenerConfig{
 		Listener:            ln,
-		AuthServer:          &authServer{h: s.cfg.Handler},
+		AuthServer:          &authServer{h: s.cfg.Handler, sha2First: s.cfg.CachingSHA2First},
 		Handler:             h,
 		MaxConns:            maxConns,
 		MaxWaitConns:        uint32(max(maxConns, 16)),
