@@ -70,10 +70,10 @@ func joined(rows [][]string) string {
 // without), SHOW WARNINGS, a refusal that leaves the connection usable,
 // EXPLAIN, the budget view, SHOW TABLES and DESCRIBE.
 type driverScenario struct {
-	dsn     string            // without interpolateParams
-	table   string            // private table
-	truth   map[string]int64  // true COUNT(*) per sex
-	dataset string            // the table's dataset
+	dsn     string           // without interpolateParams
+	table   string           // private table
+	truth   map[string]int64 // true COUNT(*) per sex
+	dataset string           // the table's dataset
 }
 
 func (sc driverScenario) run(t *testing.T) {
