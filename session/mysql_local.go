@@ -102,7 +102,7 @@ func (ms *mySession) local(ctx context.Context, st *ir.Statement) (Result, error
 	ss := st.Session
 	switch ss.Verb {
 	case ir.SessionShow:
-		return ms.show(ctx, ss.Settings)
+		return ms.show(ctx, ss.Settings, st.Text)
 	case ir.SessionSet:
 		for _, set := range ss.Settings {
 			if err := ms.set(set); err != nil {
@@ -427,7 +427,12 @@ func textColumns(names ...string) []Column {
 	return cs
 }
 
-func (ms *mySession) show(ctx context.Context, settings []ir.Setting) (Result, error) {
+// showFull recognises SHOW FULL TABLES / SHOW FULL COLUMNS, whose extra
+// columns clients index by position (SQLAlchemy reads Table_type).
+var showFull = regexp.MustCompile(`(?is)^\s*show\s+full\s+`)
+
+func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text string) (Result, error) {
+	full := showFull.MatchString(text)
 	if len(settings) == 0 {
 		return Result{}, sqlerr.New(sqlerr.SyntaxError, "SHOW needs an object")
 	}
@@ -503,9 +508,16 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting) (Result, e
 			db = ms.currentDatabase()
 		}
 		r := Result{Columns: textColumns("Tables_in_" + db)}
+		if full {
+			r.Columns = append(r.Columns, Column{"Table_type", TypeText})
+		}
 		for _, t := range ms.tables(opt["database"]) {
 			if match(t.Name) {
-				r.Rows = append(r.Rows, []ir.Value{ir.String(t.Name)})
+				row := []ir.Value{ir.String(t.Name)}
+				if full {
+					row = append(row, ir.String("BASE TABLE"))
+				}
+				r.Rows = append(r.Rows, row)
 			}
 		}
 		return r, nil
@@ -515,6 +527,9 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting) (Result, e
 			return Result{}, err
 		}
 		r := Result{Columns: textColumns("Field", "Type", "Null", "Key", "Default", "Extra")}
+		if full {
+			r.Columns = textColumns("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+		}
 		var like func(string) bool
 		if p, ok := opt["like"]; ok {
 			like = likeRegexp(p).MatchString
@@ -523,6 +538,14 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting) (Result, e
 		}
 		for _, c := range cols {
 			if like != nil && !like(c.name) {
+				continue
+			}
+			if full {
+				coll := ir.Null()
+				if c.typ == TypeText {
+					coll = ir.String("utf8mb4_general_ci")
+				}
+				r.Rows = append(r.Rows, []ir.Value{ir.String(c.name), ir.String(c.sqlType), coll, ir.String("YES"), ir.String(c.key), ir.Null(), ir.String(""), ir.String("select"), ir.String(c.extra)})
 				continue
 			}
 			r.Rows = append(r.Rows, []ir.Value{ir.String(c.name), ir.String(c.sqlType), ir.String("YES"), ir.String(c.key), ir.Null(), ir.String(c.extra)})
@@ -550,9 +573,13 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting) (Result, e
 			if i > 0 {
 				b.WriteString(",\n")
 			}
-			b.WriteString("  `" + c.name + "` " + c.sqlType)
+			b.WriteString("  `" + c.name + "` " + c.sqlType + " DEFAULT NULL")
+			if c.extra != "" {
+				b.WriteString(" COMMENT '" + strings.ReplaceAll(c.extra, "'", "''") + "'")
+			}
 		}
-		b.WriteString("\n) -- columns exposed by the privacy policy")
+		// Only the columns the policy exposes, with what it declares.
+		b.WriteString("\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")
 		return Result{Columns: textColumns("Table", "Create Table"), Rows: [][]ir.Value{{ir.String(name), ir.String(b.String())}}}, nil
 	}
 	return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "SHOW %s is not supported by the privacy proxy", strings.ToUpper(what))
