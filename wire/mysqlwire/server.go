@@ -84,6 +84,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxConns:            maxConns,
 		MaxWaitConns:        uint32(max(maxConns, 16)),
 		MaxWaitConnsTimeout: 5e9,
+		// A buffered reader is also what Vitess's TLS upgrade resets:
+		// without one the upgrade dereferences nil.
+		ConnReadBufferSize: mysql.DefaultConnBufferSize,
 	})
 	if err != nil {
 		return err
