@@ -60,11 +60,11 @@ SQLAlchemy: postgresql+psycopg2://analyst:demo@%s:%s/demo
 	if p.myAddr != "" {
 		mh, mp, _ := net.SplitHostPort(p.myAddr)
 		fmt.Fprintf(stdout, `
-Or with the mariadb / mysql client (set the ε of the next queries with SET @ddp_epsilon = 0.05;
-SHOW WARNINGS shows what each answer cost):
+Or with the mariadb / mysql client (--show-warnings prints what each answer cost; set the ε
+of the next queries with SET @ddp_epsilon = 0.05):
 
-  mariadb -h %s -P %s -u analyst -pdemo demo
-  mysql -h %s -P %s -u analyst -pdemo demo
+  mariadb --show-warnings -h %s -P %s -u analyst -pdemo demo
+  mysql --show-warnings -h %s -P %s -u analyst -pdemo demo
 
 JDBC:       jdbc:mariadb://%s:%s/demo?user=analyst&password=demo
 Go:         analyst:demo@tcp(%s:%s)/demo
