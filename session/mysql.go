@@ -138,9 +138,12 @@ func (ms *mySession) exec(ctx context.Context, st *ir.Statement, prep *Prepared,
 	}
 	var r Result
 	var err error
-	if prep != nil {
+	switch {
+	case ms.infoSchemaLocal(st):
+		r, err = ms.runInfoSchema(ctx, st, args)
+	case prep != nil:
 		r, err = ms.s.Execute(ctx, prep, args)
-	} else {
+	default:
 		r, err = ms.s.Exec(ctx, st, nil)
 	}
 	if err != nil {
@@ -212,6 +215,13 @@ func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepar
 	}
 	if err := ms.checkCatalog(st); err != nil {
 		return nil, err
+	}
+	if ms.infoSchemaLocal(st) {
+		r, err := ms.runInfoSchema(ctx, st, make([]ir.Value, st.NumParams))
+		if err != nil {
+			return nil, err
+		}
+		return &mysqlwire.Prepared{NumParams: st.NumParams, Columns: myColumns(r.Columns), State: &Prepared{Stmt: st}}, nil
 	}
 	p, err := ms.s.Prepare(ctx, sql, nil)
 	if err != nil {

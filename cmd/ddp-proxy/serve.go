@@ -19,6 +19,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/session"
+	"github.com/ddp-proxy/ddp-proxy/session/mysqlcatalog"
 	"github.com/ddp-proxy/ddp-proxy/wire/mysqlwire"
 	"github.com/ddp-proxy/ddp-proxy/wire/pgwire"
 )
@@ -88,7 +89,8 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
 	}
 	eng := release.New(be, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
-	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log})
+	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
+		InfoSchema: mysqlcatalog.Query})
 	var tlsCfg *tls.Config
 	if pol.Listen.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(pol.Listen.TLSCert, pol.Listen.TLSKey)

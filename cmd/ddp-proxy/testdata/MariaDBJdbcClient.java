@@ -32,17 +32,22 @@ public class MariaDBJdbcClient {
                     if (e.getErrorCode() != 1142 || !"42000".equals(e.getSQLState()))
                         throw new RuntimeException("refusal: " + e.getErrorCode() + " " + e.getSQLState(), e);
                 }
+                // Schema browsing as BI tools do it: information_schema,
+                // answered from the policy on the demo's SQLite backend.
                 DatabaseMetaData md = c.getMetaData();
                 boolean found = false;
-                try (ResultSet r = md.getTables(null, null, "%", null)) {
+                try (ResultSet r = md.getTables("demo", null, "%", null)) {
                     while (r.next()) found |= "people".equals(r.getString("TABLE_NAME"));
-                } catch (SQLException e) {
-                    // information_schema is forwarded to MySQL backends only;
-                    // the demo's SQLite backend answers SHOW TABLES instead.
-                    try (Statement s = c.createStatement(); ResultSet r = s.executeQuery("SHOW TABLES")) {
-                        while (r.next()) found |= "people".equals(r.getString(1));
+                }
+                int cols = 0;
+                try (ResultSet r = md.getColumns("demo", null, "people", "%")) {
+                    while (r.next()) {
+                        if ("age".equals(r.getString("COLUMN_NAME")) && r.getInt("DATA_TYPE") != Types.BIGINT)
+                            throw new RuntimeException("age is JDBC type " + r.getInt("DATA_TYPE"));
+                        cols++;
                     }
                 }
+                if (cols != 14) throw new RuntimeException("people has " + cols + " columns");
                 if (!found) throw new RuntimeException("people not listed");
                 System.out.println("mariadb jdbc ok " + mode + " (" + md.getDatabaseProductVersion() + ")");
             }
