@@ -110,13 +110,42 @@ func containsIdent(s, word string) bool {
 // pass-through result (SELECT * FROM information_schema.TABLES); the
 // shared session has blanked TABLE_ROWS, DATA_LENGTH and the like already.
 func (ms *mySession) blankMySQLStatistics(r *Result) {
+	tableCol, schemaCol, columnCol := -1, -1, -1
 	for i, c := range r.Columns {
-		if mysqlStatisticsColumns[strings.ToLower(c.Name)] {
+		switch n := strings.ToLower(c.Name); {
+		case mysqlStatisticsColumns[n]:
 			for _, row := range r.Rows {
 				row[i] = ir.Null()
 			}
+		case n == "table_name":
+			tableCol = i
+		case n == "table_schema":
+			schemaCol = i
+		case n == "column_name":
+			columnCol = i
 		}
 	}
+	if tableCol < 0 || columnCol < 0 {
+		return
+	}
+	// information_schema.COLUMNS and the like: a private table's columns
+	// the policy does not list stay hidden, as in DESCRIBE (the unit is
+	// named in the policy and stays).
+	kept := r.Rows[:0]
+	for _, row := range r.Rows {
+		schema := ""
+		if schemaCol >= 0 {
+			schema = row[schemaCol].Text()
+		}
+		_, t := ms.p.pol.LookupTable(schema, row[tableCol].Text())
+		col := strings.ToLower(row[columnCol].Text())
+		if t != nil && len(t.ColumnNames) > 0 && t.Columns[col] == nil && !strings.EqualFold(col, t.Unit) {
+			continue
+		}
+		kept = append(kept, row)
+	}
+	r.Rows = kept
+	r.Tag = "SELECT " + itoa(len(kept))
 }
 
 // InfoSchemaFunc runs a MySQL information_schema query over the catalog
