@@ -25,6 +25,7 @@ type fakeHandler struct {
 	mu    sync.Mutex
 	args  [][]ir.Value // what Execute received
 	dbs   []string     // databases sessions were opened with
+	ids   []uint32     // connection ids of the sessions
 }
 
 func (h *fakeHandler) LookupUser(name string) (UserAuth, bool) {
@@ -32,9 +33,10 @@ func (h *fakeHandler) LookupUser(name string) (UserAuth, bool) {
 	return u, ok
 }
 
-func (h *fakeHandler) NewSession(_ context.Context, _ uint32, user, db string) (Session, error) {
+func (h *fakeHandler) NewSession(_ context.Context, id uint32, user, db string) (Session, error) {
 	h.mu.Lock()
 	h.dbs = append(h.dbs, db)
+	h.ids = append(h.ids, id)
 	h.mu.Unlock()
 	return &fakeSession{h: h}, nil
 }
@@ -50,9 +52,16 @@ var kindsResult = Result{
 	Rows:    [][]ir.Value{{ir.Int(-42), ir.Float(2.5), ir.String("héllo"), ir.Bool(true), ir.Null()}},
 }
 
-func (s *fakeSession) Query(_ context.Context, q string) (Result, error) {
+func (s *fakeSession) Query(ctx context.Context, q string) (Result, error) {
 	s.warnings = 0
 	switch strings.TrimSpace(strings.TrimSuffix(q, ";")) {
+	case "SELECT sleep":
+		select {
+		case <-ctx.Done():
+			return Result{}, sqlerr.New(sqlerr.QueryCanceled, "the query was cancelled")
+		case <-time.After(10 * time.Second):
+			return Result{}, nil
+		}
 	case "SELECT 1":
 		return Result{Columns: []Column{{"1", TypeLongLong, ""}}, Rows: [][]ir.Value{{ir.Int(1)}}}, nil
 	case "SELECT 2":
@@ -309,5 +318,51 @@ func TestShutdownClosesIdleConnections(t *testing.T) {
 	<-done
 	if _, err := net.DialTimeout("tcp", ln.Addr().String(), 200*time.Millisecond); err == nil {
 		t.Error("still accepting after Shutdown")
+	}
+}
+
+// TestKillQuery: KILL QUERY from a second connection of the same user
+// cancels the running statement (1317, 70100) and leaves its connection
+// usable; another user may not kill it.
+func TestKillQuery(t *testing.T) {
+	addr, h := startFake(t, Config{})
+	db := open(t, fmt.Sprintf("trusted:x@tcp(%s)/", addr))
+	ctx := context.Background()
+	victim, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	if err := victim.PingContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	victim.QueryRowContext(ctx, "SELECT 1").Scan(&n) // starts the session
+	h.mu.Lock()
+	id := h.ids[len(h.ids)-1]
+	h.mu.Unlock()
+
+	other := open(t, fmt.Sprintf("clear:pw-clear@tcp(%s)/", addr))
+	done := make(chan error, 1)
+	go func() {
+		_, err := victim.QueryContext(ctx, "SELECT sleep")
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	_, err = other.Exec(fmt.Sprintf("KILL QUERY %d", id))
+	wantErrno(t, err, 1142, "42000")
+	_, err = db.Exec("KILL QUERY 999999")
+	wantErrno(t, err, 1193, "HY000")
+	if _, err := db.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		wantErrno(t, err, 1317, "70100")
+	case <-time.After(5 * time.Second):
+		t.Fatal("KILL QUERY did not cancel the statement")
+	}
+	if err := victim.QueryRowContext(ctx, "SELECT 1").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("victim connection after KILL QUERY: %v", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	vtlog "github.com/dolthub/vitess/go/vt/log"
+
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // ServerVersion is what clients are told they talk to: a MySQL 8.0
@@ -146,13 +148,49 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // connState is what the Server tracks per connection.
 type connState struct {
-	busy bool
+	busy   bool
+	cancel context.CancelFunc // of the running statement, for KILL QUERY
 }
 
-func (s *Server) setBusy(c *mysql.Conn, busy bool) {
+// begin marks c busy with a statement and returns its context; end must
+// follow.
+func (s *Server) begin(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
+	qctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	if st := s.conns[c]; st != nil {
-		st.busy = busy
+		st.busy, st.cancel = true, cancel
 	}
 	s.mu.Unlock()
+	return qctx, func() {
+		s.mu.Lock()
+		if st := s.conns[c]; st != nil {
+			st.busy, st.cancel = false, nil
+		}
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// kill handles KILL [QUERY|CONNECTION] id from conn by: a user may kill
+// only their own connections (the mysql CLI sends KILL QUERY on a second
+// connection when the user presses Ctrl-C).
+func (s *Server) kill(by *mysql.Conn, id uint32, queryOnly bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c, st := range s.conns {
+		if c.ConnectionID != id {
+			continue
+		}
+		if c.User != by.User {
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "You are not owner of thread %d", id)
+		}
+		if st.cancel != nil {
+			st.cancel()
+		}
+		if !queryOnly && c != by {
+			c.Close()
+		}
+		return nil
+	}
+	return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %d", id)
 }
