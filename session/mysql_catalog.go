@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"regexp"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
@@ -33,6 +34,11 @@ var mysqlStatisticsColumns = map[string]bool{
 	"num_rows": true, "max_data_length": true, "clust_index_size": true, "other_index_size": true, "modified_counter": true,
 }
 
+var (
+	selectStar      = regexp.MustCompile(`(?s)(\bselect\s+(distinct\s+)?\*|\.\*|,\s*\*)`)
+	positionalOrder = regexp.MustCompile(`(?s)\b(order|group)\s+by\s+(.*,\s*)?\d+\b`)
+)
+
 // checkCatalog enforces the MySQL catalog rules before a statement reaches
 // the shared session: information_schema passes through only to a MySQL
 // backend, only the allowed tables, and never naming a statistics column.
@@ -58,6 +64,13 @@ func (ms *mySession) checkCatalog(st *ir.Statement) error {
 		return nil
 	}
 	lower := strings.ToLower(stripStrings(st.Text))
+	if selectStar.MatchString(lower) && positionalOrder.MatchString(lower) {
+		// SELECT * ... ORDER BY 8 sorts by TABLE_ROWS although its values
+		// are blanked: the order of the rows would rank the tables' sizes.
+		return sqlerr.New(sqlerr.InsufficientPrivilege,
+			"ORDER BY or GROUP BY a column position with SELECT * on information_schema is not allowed through the privacy proxy (it could sort by statistics columns)").
+			WithHint("name the columns to select and sort by")
+	}
 	for c := range mysqlStatisticsColumns {
 		if containsIdent(lower, c) {
 			return sqlerr.New(sqlerr.InsufficientPrivilege,

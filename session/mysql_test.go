@@ -84,3 +84,18 @@ func TestRewriteSQLMode(t *testing.T) {
 		t.Errorf("a non-constant concat was rewritten")
 	}
 }
+
+func TestPositionalOrderWithStar(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"select * from information_schema.tables order by 8":                      true,
+		"select t.* from information_schema.tables t order by table_name, 8 desc": true,
+		"select table_name from information_schema.tables order by 1":             false,
+		"select * from information_schema.tables order by table_name":             false,
+		"select count(*) from information_schema.tables group by 1":               false,
+	} {
+		got := selectStar.MatchString(sql) && positionalOrder.MatchString(sql)
+		if got != want {
+			t.Errorf("%q: refused = %v, want %v", sql, got, want)
+		}
+	}
+}
