@@ -80,3 +80,19 @@ func TestMySQLAuthAndBudgetMariaDB(t *testing.T) {
 		t.Errorf("SELECT 1 after budget exhaustion = %v", got)
 	}
 }
+
+// TestCheckConnectMariaDB: check --connect reads a MySQL backend's schema.
+func TestCheckConnectMariaDB(t *testing.T) {
+	f := newMariaFixture(t, 10, 1)
+	ctx := context.Background()
+	probs, err := checkAgainstBackend(ctx, f.pol)
+	if err != nil || len(probs) != 0 {
+		t.Fatalf("check --connect on a matching table: %v %v", probs, err)
+	}
+	tbl := f.pol.Datasets["people"].Tables[f.table]
+	tbl.ColumnNames = append(tbl.ColumnNames, "no_such_column")
+	probs, err = checkAgainstBackend(ctx, f.pol)
+	if err != nil || len(probs) != 1 || !strings.Contains(probs[0], "no_such_column does not exist") {
+		t.Fatalf("check --connect with a missing column: %v %v", probs, err)
+	}
+}
