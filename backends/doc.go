@@ -5,8 +5,9 @@
 // connection under a statement timeout and maps every failure onto the
 // error codes of planner.Backend.
 //
-// The drivers live in sub-packages, one per database: postgres (lib/pq) and
-// sqlite (ncruces/go-sqlite3); mysql comes later. Each is a thin layer over
+// The drivers live in sub-packages, one per database: postgres (lib/pq),
+// sqlite (ncruces/go-sqlite3) and mysql (go-sql-driver/mysql, MySQL 8 and
+// MariaDB). Each is a thin layer over
 // Engine: it opens the pool, configures every session (statement timeout,
 // case-sensitive LIKE) and classifies its driver's errors.
 //

@@ -42,6 +42,11 @@ func DecodeValue(v any, dbType string) (ir.Value, error) {
 		return ir.String(x.Format(time.RFC3339Nano)), nil
 	case int32:
 		return ir.Int(int64(x)), nil
+	case uint64: // go-sql-driver/mysql: BIGINT UNSIGNED
+		if x <= math.MaxInt64 {
+			return ir.Int(int64(x)), nil
+		}
+		return ir.String(strconv.FormatUint(x, 10)), nil
 	case float32:
 		return ir.Float(float64(x)), nil
 	}

@@ -55,6 +55,9 @@ var passthroughFunctions = map[string]bool{
 	"array_to_string": true, "array_length": true, "unnest": true, "array_upper": true, "array_lower": true,
 	"generate_series": true, "generate_subscripts": true, "quote_ident": true, "quote_literal": true,
 	"format": true, "regexp_replace": true, "split_part": true, "to_char": true, "row_number": true,
+	// MySQL's pure functions in connectors' metadata queries (Connector/J getColumns).
+	"if": true, "ifnull": true, "isnull": true, "ucase": true, "lcase": true, "locate": true, "instr": true,
+	"convert": true, "cast": true, "substring_index": true, "lpad": true, "rpad": true,
 	// Session and server information.
 	"version": true, "current_database": true, "current_schema": true, "current_schemas": true,
 	"current_user": true, "session_user": true, "current_setting": true, "current_catalog": true,

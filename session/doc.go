@@ -7,7 +7,10 @@
 // A Proxy holds what all sessions share (policy, planner, engine, backend,
 // ledger, parse cache); a Session holds one connection's state (user, ε,
 // settings, transaction flag). The PostgreSQL adapter (pg.go) implements
-// wire/pgwire's Handler and Session interfaces.
+// wire/pgwire's Handler and Session interfaces; the MySQL adapter
+// (mysql*.go) implements wire/mysqlwire's, answering MySQL's own session
+// statements (SHOW TABLES/VARIABLES/WARNINGS, DESCRIBE, SELECT @@var,
+// SET @ddp_epsilon) and reusing Session for everything else.
 //
 // session may import parser, planner, release, ledger, policies, ir,
 // sqlerr and the wire packages' interface types. It must not import a

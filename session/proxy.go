@@ -28,6 +28,9 @@ type Config struct {
 	Ledger  *ledger.Ledger
 	Engine  *release.Engine
 	Logger  *slog.Logger
+	// InfoSchema answers MySQL information_schema queries on a backend
+	// that is not MySQL (session/mysqlcatalog.Query); nil refuses them.
+	InfoSchema InfoSchemaFunc
 }
 
 // Proxy is shared by all sessions.
@@ -40,6 +43,7 @@ type Proxy struct {
 	cache   *parser.Cache
 	render  func(*ir.BackendQuery) (string, error)
 	log     *slog.Logger
+	info    InfoSchemaFunc
 }
 
 // New returns a Proxy.
@@ -56,6 +60,7 @@ func New(cfg Config) *Proxy {
 		engine:  cfg.Engine,
 		cache:   parser.NewCache(4096),
 		log:     log,
+		info:    cfg.InfoSchema,
 	}
 	if d := sqlrender.ByName(cfg.Policy.Backend.Driver); d != nil {
 		p.render = d.Preview

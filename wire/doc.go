@@ -11,13 +11,16 @@
 // exactly once. It owns nothing about what a statement means.
 //
 // Each front end defines, next to its server, the small interface it
-// calls (pgwire.Handler and pgwire.Session): who may log in, and a session
+// calls (pgwire.Handler and pgwire.Session, mysqlwire.Handler and
+// mysqlwire.Session): who may log in, and a session
 // that runs statements and returns rows of ir.Values. The session package
 // implements those interfaces; the front ends never see it.
 //
 // Subpackages:
 //
-//	pgwire  PostgreSQL protocol 3.0 server
+//	pgwire     PostgreSQL protocol 3.0 server
+//	mysqlwire  MySQL protocol server (Vitess's protocol implementation,
+//	           adapted to mysqlwire.Handler and mysqlwire.Session)
 //
 // Must never import: planner, release, ledger, backends, parser,
 // sensitivity, constraints, noise, policies, session. The wire layer may

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -28,6 +29,7 @@ type Backend interface {
 var (
 	_ Backend = (*postgres.Backend)(nil)
 	_ Backend = (*sqlite.Backend)(nil)
+	_ Backend = (*mysql.Backend)(nil)
 )
 
 // Open connects to the policy's backend and checks that it answers.
@@ -42,6 +44,8 @@ func Open(ctx context.Context, cfg policies.Backend, log *slog.Logger) (Backend,
 		return postgres.Open(ctx, cfg.DSN, opts)
 	case "sqlite":
 		return sqlite.Open(ctx, sqlitePath(cfg.DSN), opts)
+	case "mysql":
+		return mysql.Open(ctx, cfg.DSN, opts)
 	}
 	return nil, sqlerr.New(sqlerr.FeatureNotSupported, "backend driver %q is not supported by this version", cfg.Driver)
 }

@@ -60,6 +60,8 @@ type Dialect struct {
 	// round(x) is rendered as exactly that formula so every backend
 	// agrees (PostgreSQL rounds doubles half to even).
 	RoundNative bool
+	// UncastSum leaves the outer CAST off a SUM (MySQL: see MySQL()).
+	UncastSum bool
 }
 
 // Postgres is the PostgreSQL dialect.

@@ -275,7 +275,10 @@ func (r *renderer) agg(a ir.BackendAgg, input func()) {
 		return
 	}
 	// SumClamped (validate refused every other kind).
-	r.w("CAST(COALESCE(SUM(")
+	if !d.UncastSum {
+		r.w("CAST(")
+	}
+	r.w("COALESCE(SUM(")
 	if d.LeastIgnoresNull {
 		r.w("CASE WHEN ")
 		input()
@@ -299,7 +302,10 @@ func (r *renderer) agg(a ir.BackendAgg, input func()) {
 	if d.LeastIgnoresNull {
 		r.w(" END")
 	}
-	r.w("), 0) AS " + d.IntType + ")")
+	r.w("), 0)")
+	if !d.UncastSum {
+		r.w(" AS " + d.IntType + ")")
+	}
 }
 
 // clamp writes LEAST(GREATEST(x, lo), hi).
@@ -374,7 +380,7 @@ func validateSum(a ir.BackendAgg) error {
 	return nil
 }
 
-// ByName returns the dialect of a backend driver name (postgres, sqlite),
+// ByName returns the dialect of a backend driver name (postgres, sqlite, mysql),
 // or nil when there is none.
 func ByName(driver string) *Dialect {
 	switch driver {
@@ -382,6 +388,8 @@ func ByName(driver string) *Dialect {
 		return Postgres()
 	case "sqlite":
 		return SQLite()
+	case "mysql":
+		return MySQL()
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, log *
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", defaultDemoDir(), "where the demo database, policy and ledger are written")
 	pgAddr := fs.String("postgres", "127.0.0.1:15432", "PostgreSQL front end address")
+	myAddr := fs.String("mysql", "127.0.0.1:13306", `MySQL front end address ("off" to disable)`)
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -36,7 +37,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, log *
 		return fmt.Errorf("loading the demo policy: %w", err)
 	}
 	pol.Listen.Postgres = *pgAddr
-	pol.Listen.MySQL = policies.ListenOff
+	pol.Listen.MySQL = *myAddr
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	p, err := startProxy(ctx, pol, log)
@@ -55,13 +56,26 @@ Connect with psql (any password works: the demo policy says listen.auth: trust):
 
 JDBC:       jdbc:postgresql://%s:%s/demo?user=analyst&password=demo
 SQLAlchemy: postgresql+psycopg2://analyst:demo@%s:%s/demo
-
-Then try:
 `, *dir, files.Policy, host, port, host, port, host, port)
+	if p.myAddr != "" {
+		mh, mp, _ := net.SplitHostPort(p.myAddr)
+		fmt.Fprintf(stdout, `
+Or with the mariadb / mysql client (--show-warnings prints what each answer cost; set the ε
+of the next queries with SET @ddp_epsilon = 0.05):
+
+  mariadb --show-warnings -h %s -P %s -u analyst -pdemo demo
+  mysql --show-warnings -h %s -P %s -u analyst -pdemo demo
+
+JDBC:       jdbc:mariadb://%s:%s/demo?user=analyst&password=demo
+Go:         analyst:demo@tcp(%s:%s)/demo
+SQLAlchemy: mysql+pymysql://analyst:demo@%s:%s/demo
+`, mh, mp, mh, mp, mh, mp, mh, mp, mh, mp)
+	}
+	fmt.Fprintf(stdout, "\nThen try:\n")
 	for _, ex := range demo.Examples() {
 		fmt.Fprintf(stdout, "\n  -- %s\n  %s\n", ex.Title, ex.SQL)
 	}
-	fmt.Fprintf(stdout, "\nEvery answer is followed by a NOTICE with the ε it spent and the noise of each column.\n")
+	fmt.Fprintf(stdout, "\nEvery answer is followed by a NOTICE (PostgreSQL) or a warning (MySQL: SHOW WARNINGS) with the ε it spent and the noise of each column.\n")
 	return p.wait(ctx)
 }
 

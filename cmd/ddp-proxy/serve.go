@@ -19,6 +19,8 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/session"
+	"github.com/ddp-proxy/ddp-proxy/session/mysqlcatalog"
+	"github.com/ddp-proxy/ddp-proxy/wire/mysqlwire"
 	"github.com/ddp-proxy/ddp-proxy/wire/pgwire"
 )
 
@@ -47,7 +49,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "ddp-proxy: PostgreSQL front end on %s\n", p.pgAddr)
+	if p.pgAddr != "" {
+		fmt.Fprintf(stdout, "ddp-proxy: PostgreSQL front end on %s\n", p.pgAddr)
+	}
+	if p.myAddr != "" {
+		fmt.Fprintf(stdout, "ddp-proxy: MySQL front end on %s\n", p.myAddr)
+	}
 	return p.wait(ctx)
 }
 
@@ -55,6 +62,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 type proxy struct {
 	pgAddr  string
 	pg      *pgwire.Server
+	myAddr  string
+	my      *mysqlwire.Server
 	backend connect.Backend
 	ledger  *ledger.Ledger
 	served  chan error
@@ -80,7 +89,8 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
 	}
 	eng := release.New(be, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
-	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log})
+	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
+		InfoSchema: mysqlcatalog.Query})
 	var tlsCfg *tls.Config
 	if pol.Listen.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(pol.Listen.TLSCert, pol.Listen.TLSKey)
@@ -91,7 +101,7 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	p := &proxy{backend: be, ledger: led, served: make(chan error, 1), log: log}
+	p := &proxy{backend: be, ledger: led, served: make(chan error, 2), log: log}
 	if pol.Listen.Postgres != policies.ListenOff {
 		ln, err := net.Listen("tcp", pol.Listen.Postgres)
 		if err != nil {
@@ -109,7 +119,36 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		go func() { p.served <- p.pg.Serve(context.WithoutCancel(ctx), ln) }()
 		log.Info("listening", "frontend", "postgres", "addr", p.pgAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)
 	}
+	if err := p.startMySQL(ctx, pol, px, tlsCfg); err != nil {
+		if p.pg != nil {
+			p.pg.Shutdown(context.Background())
+		}
+		led.Close()
+		be.Close()
+		return nil, err
+	}
 	return p, nil
+}
+
+// startMySQL starts the MySQL front end unless listen.mysql is off.
+func (p *proxy) startMySQL(ctx context.Context, pol *policies.Policy, px *session.Proxy, tlsCfg *tls.Config) error {
+	if pol.Listen.MySQL == policies.ListenOff {
+		return nil
+	}
+	ln, err := net.Listen("tcp", pol.Listen.MySQL)
+	if err != nil {
+		return fmt.Errorf("listening on %s (listen.mysql): %w", pol.Listen.MySQL, err)
+	}
+	p.myAddr = ln.Addr().String()
+	p.my = mysqlwire.NewServer(mysqlwire.Config{
+		Handler:        px.MySQLHandler(),
+		TLS:            tlsCfg,
+		MaxConnections: pol.Listen.MaxConnections,
+		Logger:         p.log.With("component", "mysqlwire"),
+	})
+	go func() { p.served <- p.my.Serve(context.WithoutCancel(ctx), ln) }()
+	p.log.Info("listening", "frontend", "mysql", "addr", p.myAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)
+	return nil
 }
 
 // wait serves until ctx ends (SIGINT/SIGTERM), then shuts down
@@ -127,6 +166,11 @@ func (p *proxy) wait(ctx context.Context) error {
 	if p.pg != nil {
 		if err := p.pg.Shutdown(sctx); err != nil {
 			p.log.Warn("shutdown", "err", err)
+		}
+	}
+	if p.my != nil {
+		if err := p.my.Shutdown(sctx); err != nil {
+			p.log.Warn("shutdown", "frontend", "mysql", "err", err)
 		}
 	}
 	err := errors.Join(serveErr, p.ledger.Close(), p.backend.Close())

@@ -34,6 +34,7 @@ func startDemo(t *testing.T) (addr string, stop func() error) {
 		t.Fatal(err)
 	}
 	pol.Listen.Postgres = "127.0.0.1:0"
+	pol.Listen.MySQL = "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -30,6 +30,10 @@ var (
 			"cid": "BIGINT", "id": "BIGINT PRIMARY KEY", "region": "TEXT", "w": "BIGINT"},
 		"sqlite": {"uid": "INTEGER", "i": "INTEGER", "f": "REAL", "s": "TEXT", "b": "BOOLEAN",
 			"cid": "INTEGER", "id": "INTEGER PRIMARY KEY", "region": "TEXT", "w": "INTEGER"},
+		// MySQL: binary no-pad collation, so text compares as on the
+		// others (the loader's session must use ANSI_QUOTES).
+		"mysql": {"uid": "BIGINT", "i": "BIGINT", "f": "DOUBLE", "s": "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", "b": "BOOLEAN",
+			"cid": "BIGINT", "id": "BIGINT PRIMARY KEY", "region": "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", "w": "BIGINT"},
 	}
 )
 

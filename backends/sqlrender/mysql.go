@@ -1,0 +1,42 @@
+package sqlrender
+
+// MySQL is the MySQL 8 / MariaDB ≥ 10.4 dialect (window functions for the
+// contribution bound, CAST AS DOUBLE). Differences from the other
+// dialects, and why:
+//
+//   - CAST targets are SIGNED and DOUBLE: neither server accepts
+//     CAST(x AS BIGINT).
+//   - SUM over integers returns DECIMAL(65) here, so the outer CAST of a
+//     sum is left out (UncastSum): CAST(decimal AS SIGNED) would clamp an
+//     overflowing sum to 2^63-1 with only a warning, while the bare
+//     DECIMAL text fails to parse as int64 in backends.DecodeInt, which
+//     is the failure a sum that does not fit must be.
+//   - LEAST/GREATEST return NULL when an argument is NULL, as in SQLite.
+//   - LENGTH counts bytes; CHAR_LENGTH counts characters like PostgreSQL.
+//   - ROUND of a double rounds half to even on most C libraries, so round
+//     is rendered as SIGN(x)·FLOOR(|x|+0.5) like on PostgreSQL.
+//   - ASC sorts NULLs first already; backslash is LIKE's default escape.
+//
+// Text comparison, LIKE and GROUP BY follow the column's collation: with
+// the usual case-insensitive collations (utf8mb4_general_ci) 'a' = 'A'.
+// Declare text columns with a binary no-pad collation (utf8mb4_nopad_bin
+// on MariaDB, utf8mb4_0900_bin on MySQL 8) to get the answers the
+// PostgreSQL and SQLite backends give on the same data.
+func MySQL() *Dialect {
+	return &Dialect{
+		Name:         "mysql",
+		IdentQuote:   '`',
+		Placeholders: Question,
+		Least:        "LEAST",
+		Greatest:     "GREATEST",
+		IntType:      "SIGNED",
+		FloatType:    "DOUBLE",
+		UncastSum:    true,
+		Funcs: map[string]string{
+			"lower": "LOWER", "upper": "UPPER", "length": "CHAR_LENGTH",
+			"abs": "ABS", "coalesce": "COALESCE",
+			"trim": "TRIM", "ltrim": "LTRIM", "rtrim": "RTRIM",
+			"floor": "FLOOR", "ceil": "CEIL", "round": "ROUND",
+		},
+	}
+}

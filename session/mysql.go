@@ -1,0 +1,278 @@
+package session
+
+import (
+	"context"
+	"encoding/hex"
+	"regexp"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+	"github.com/ddp-proxy/ddp-proxy/wire/mysqlwire"
+)
+
+// MySQL adapts a Proxy to the MySQL front end. The statements MySQL
+// connectors and BI tools send that have no PostgreSQL counterpart (SHOW
+// TABLES/COLUMNS/VARIABLES/WARNINGS, DESCRIBE, SELECT @@var, SET @var,
+// USE) are answered here; everything else goes through the shared
+// Session (Exec, Prepare, Execute), so privacy decisions, EXPLAIN and the
+// budget view are the PostgreSQL front end's.
+type MySQL struct{ p *Proxy }
+
+var (
+	_ mysqlwire.Handler = MySQL{}
+	_ mysqlwire.Session = (*mySession)(nil)
+)
+
+// MySQLHandler returns the mysqlwire.Handler of the proxy.
+func (p *Proxy) MySQLHandler() MySQL { return MySQL{p} }
+
+// LookupUser returns the user's credentials for the MySQL front end. A
+// user with only a SCRAM verifier cannot log in over MySQL.
+func (h MySQL) LookupUser(name string) (mysqlwire.UserAuth, bool) {
+	u := h.p.pol.User(name)
+	if u == nil {
+		return mysqlwire.UserAuth{}, false
+	}
+	if h.p.pol.Listen.Auth == policies.AuthTrust {
+		return mysqlwire.UserAuth{Trust: true}, true
+	}
+	switch {
+	case u.Password != "":
+		return mysqlwire.UserAuth{Password: u.Password}, true
+	case u.MySQLNativePassword != "":
+		hash, err := hex.DecodeString(strings.TrimPrefix(u.MySQLNativePassword, "*"))
+		if err != nil || len(hash) != 20 {
+			return mysqlwire.UserAuth{}, false // policies validation rejects this already
+		}
+		return mysqlwire.UserAuth{NativeHash: hash}, true
+	}
+	return mysqlwire.UserAuth{}, false
+}
+
+// NewSession starts a MySQL session.
+func (h MySQL) NewSession(_ context.Context, connID uint32, user, database string) (mysqlwire.Session, error) {
+	u := h.p.pol.User(user)
+	if u == nil {
+		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "Access denied for user '%s'", user)
+	}
+	ms := &mySession{p: h.p, user: u, connID: connID}
+	ms.reset(database)
+	return ms, nil
+}
+
+// mySession is one MySQL connection.
+type mySession struct {
+	p        *Proxy
+	user     *policies.User
+	connID   uint32
+	s        *Session
+	database string
+	vars     map[string]string   // system variables, lower-case names
+	userVars map[string]ir.Value // @name, lower-case
+	warnings []warning           // of the last statement, for SHOW WARNINGS
+}
+
+// warning is one row of SHOW WARNINGS.
+type warning struct {
+	level string // Note, Warning, Error
+	code  uint16
+	msg   string
+}
+
+// codeDDPNote is the code of the proxy's cost notes (ER_UNKNOWN_ERROR's
+// number: MySQL has no code for "informational note from a proxy").
+const codeDDPNote = 1105
+
+func (ms *mySession) reset(database string) {
+	ms.s = ms.p.Open(ms.user, parser.MySQL, map[string]string{"database": database})
+	ms.database = database
+	ms.vars = defaultMySQLVars()
+	ms.userVars = map[string]ir.Value{}
+	ms.warnings = nil
+}
+
+func (ms *mySession) Reset()           { ms.reset(ms.database) }
+func (ms *mySession) Close()           {}
+func (ms *mySession) Warnings() uint16 { return uint16(min(len(ms.warnings), 65535)) }
+
+// UseDatabase accepts any name: the proxy serves one database whatever
+// it is called, and tables are looked up unqualified. DATABASE() echoes
+// the name.
+func (ms *mySession) UseDatabase(name string) error {
+	ms.database = name
+	ms.s.settings["database"] = name
+	return nil
+}
+
+// Query runs one statement (mysqlwire splits multi-statements).
+func (ms *mySession) Query(ctx context.Context, sql string) (mysqlwire.Result, error) {
+	sql = ms.rewriteSQLMode(sql)
+	stmts, err := ms.p.cache.Parse(parser.MySQL, sql)
+	if err != nil {
+		return ms.fail(err)
+	}
+	if len(stmts) != 1 {
+		return ms.fail(sqlerr.New(sqlerr.SyntaxError, "multiple statements in one query need the client's CLIENT_MULTI_STATEMENTS option"))
+	}
+	return ms.exec(ctx, &stmts[0], nil, nil)
+}
+
+// exec runs one parsed statement; prep is set for a prepared one.
+func (ms *mySession) exec(ctx context.Context, st *ir.Statement, prep *Prepared, args []ir.Value) (mysqlwire.Result, error) {
+	if keepsWarnings(st) {
+		r, err := ms.local(ctx, st)
+		return toMy(r), err
+	}
+	ms.warnings = nil
+	if r, ok, err := ms.tryLocal(ctx, st); ok {
+		if err != nil {
+			return ms.fail(err)
+		}
+		return toMy(r), nil
+	}
+	if err := ms.checkCatalog(st); err != nil {
+		return ms.fail(err)
+	}
+	var r Result
+	var err error
+	switch {
+	case ms.infoSchemaLocal(st):
+		r, err = ms.runInfoSchema(ctx, st, args)
+	case prep != nil:
+		r, err = ms.s.Execute(ctx, prep, args)
+	default:
+		r, err = ms.s.Exec(ctx, st, nil)
+	}
+	if err != nil {
+		return ms.fail(err)
+	}
+	ms.blankMySQLStatistics(&r)
+	for _, n := range r.Notices {
+		for _, part := range strings.Split(n, "; ") {
+			ms.warnings = append(ms.warnings, warning{"Note", codeDDPNote, part})
+		}
+	}
+	return toMy(r), nil
+}
+
+// sqlModeConcat is what MariaDB Connector/J and Connector/J send on
+// connect: SET ... sql_mode = concat(@@sql_mode, ',STRICT_TRANS_TABLES').
+// The parser accepts constant SET values only (a function could read
+// data), so this one form is evaluated here first.
+var sqlModeConcat = regexp.MustCompile(`(?i)\bsql_mode\s*=\s*concat\s*\(\s*@@(?:session\.)?sql_mode\s*,\s*'([^'\\]*)'\s*\)`)
+
+func (ms *mySession) rewriteSQLMode(sql string) string {
+	m := sqlModeConcat.FindStringSubmatchIndex(sql)
+	if m == nil {
+		return sql
+	}
+	v := ms.vars["sql_mode"] + sql[m[2]:m[3]]
+	return sql[:m[0]] + "sql_mode = '" + strings.ReplaceAll(v, "'", "''") + "'" + sql[m[1]:]
+}
+
+// fail records err for SHOW WARNINGS / SHOW ERRORS, as MySQL does.
+func (ms *mySession) fail(err error) (mysqlwire.Result, error) {
+	e := sqlerr.As(err)
+	msg := e.Message
+	if e.Hint != "" {
+		msg += " (hint: " + e.Hint + ")"
+	}
+	ms.warnings = []warning{{"Error", e.Code.MySQLErrno, msg}}
+	return mysqlwire.Result{}, err
+}
+
+// Prepare parses one statement for COM_STMT_PREPARE. Statements the
+// MySQL layer answers itself are described by running them now (they
+// read no data and change nothing but SET, which yields no columns).
+func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepared, error) {
+	stmts, err := ms.p.cache.Parse(parser.MySQL, sql)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) != 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "cannot prepare multiple statements")
+	}
+	st := &stmts[0]
+	if st.Kind == ir.StmtRefused {
+		return nil, st.Refused
+	}
+	if ms.handledLocally(st) {
+		out := &mysqlwire.Prepared{NumParams: st.NumParams, State: st}
+		if st.Kind == ir.StmtSession && st.Session.Verb != ir.SessionShow {
+			return out, nil
+		}
+		saved := ms.warnings
+		r, err := ms.local(ctx, st)
+		ms.warnings = saved
+		if err != nil {
+			return nil, err
+		}
+		out.Columns = myColumns(r.Columns)
+		return out, nil
+	}
+	if err := ms.checkCatalog(st); err != nil {
+		return nil, err
+	}
+	if ms.infoSchemaLocal(st) {
+		r, err := ms.runInfoSchema(ctx, st, make([]ir.Value, st.NumParams))
+		if err != nil {
+			return nil, err
+		}
+		return &mysqlwire.Prepared{NumParams: st.NumParams, Columns: myColumns(r.Columns), State: &Prepared{Stmt: st}}, nil
+	}
+	p, err := ms.s.Prepare(ctx, sql, nil)
+	if err != nil {
+		return nil, err
+	}
+	n := len(p.ParamTypes)
+	if st.Kind == ir.StmtExplain && st.Explain != nil {
+		n = max(n, st.Explain.NumParams) // the ? of EXPLAIN's statement
+	}
+	out := &mysqlwire.Prepared{NumParams: n, State: p}
+	if p.Columns != nil {
+		out.Columns = myColumns(p.Columns)
+	}
+	return out, nil
+}
+
+// Execute runs a prepared statement.
+func (ms *mySession) Execute(ctx context.Context, p *mysqlwire.Prepared, args []ir.Value) (mysqlwire.Result, error) {
+	switch st := p.State.(type) {
+	case *ir.Statement:
+		return ms.exec(ctx, st, nil, nil)
+	case *Prepared:
+		return ms.exec(ctx, st.Stmt, st, args)
+	}
+	return mysqlwire.Result{}, sqlerr.New(sqlerr.Internal, "internal error: statement prepared elsewhere")
+}
+
+func myType(t ColType) mysqlwire.Type {
+	switch t {
+	case TypeInt8, TypeInt4, TypeOID:
+		return mysqlwire.TypeLongLong
+	case TypeFloat8:
+		return mysqlwire.TypeDouble
+	case TypeBool:
+		return mysqlwire.TypeTiny
+	}
+	return mysqlwire.TypeVarChar
+}
+
+func myColumns(cs []Column) []mysqlwire.Column {
+	out := make([]mysqlwire.Column, len(cs))
+	for i, c := range cs {
+		out[i] = mysqlwire.Column{Name: c.Name, Type: myType(c.Type)}
+	}
+	return out
+}
+
+func toMy(r Result) mysqlwire.Result {
+	out := mysqlwire.Result{Rows: r.Rows}
+	if r.Columns != nil {
+		out.Columns = myColumns(r.Columns)
+	}
+	return out
+}

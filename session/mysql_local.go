@@ -1,0 +1,725 @@
+package session
+
+import (
+	"context"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+	"github.com/ddp-proxy/ddp-proxy/wire/mysqlwire"
+)
+
+// defaultMySQLVars are the system variables connectors read on connect
+// (Connector/J's and MariaDB Connector/J's SELECT @@..., pymysql's
+// @@version_comment, the mysql CLI's status line). They describe the
+// proxy's session, never the backend's.
+func defaultMySQLVars() map[string]string {
+	return map[string]string{
+		"version": mysqlwire.ServerVersion, "version_comment": "ddp-proxy privacy proxy (aggregate queries answered with differential privacy)",
+		"version_compile_os": "Linux", "version_compile_machine": "x86_64",
+		"autocommit": "1", "auto_increment_increment": "1", "auto_increment_offset": "1",
+		"character_set_client": "utf8mb4", "character_set_connection": "utf8mb4", "character_set_results": "utf8mb4",
+		"character_set_server": "utf8mb4", "character_set_database": "utf8mb4", "character_set_system": "utf8mb3",
+		"collation_connection": "utf8mb4_general_ci", "collation_server": "utf8mb4_general_ci", "collation_database": "utf8mb4_general_ci",
+		"init_connect": "", "interactive_timeout": "28800", "wait_timeout": "28800", "net_write_timeout": "60", "net_read_timeout": "30",
+		"license": "GPL", "lower_case_table_names": "0", "lower_case_file_system": "OFF",
+		"max_allowed_packet": "67108864", "net_buffer_length": "16384", "performance_schema": "0",
+		"query_cache_size": "0", "query_cache_type": "OFF", "have_query_cache": "NO", "have_ssl": "DISABLED",
+		"sql_mode":         "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
+		"system_time_zone": "UTC", "time_zone": "SYSTEM", "transaction_isolation": "REPEATABLE-READ", "tx_isolation": "REPEATABLE-READ",
+		"transaction_read_only": "1", "tx_read_only": "1", "read_only": "1", "sql_select_limit": "18446744073709551615",
+		"sql_auto_is_null": "0", "max_execution_time": "0", "default_storage_engine": "InnoDB", "storage_engine": "InnoDB",
+		"default_authentication_plugin": "mysql_native_password", "protocol_version": "10", "port": "3306",
+		"hostname": "ddp-proxy", "server_id": "0", "socket": "", "language": "", "event_scheduler": "OFF",
+		"session_track_schema": "ON", "session_track_system_variables": "", "session_track_state_change": "OFF",
+		"div_precision_increment": "4", "group_concat_max_len": "1024", "sql_quote_show_create": "1",
+		"foreign_key_checks": "1", "unique_checks": "1", "sql_safe_updates": "0", "innodb_version": "8.0.33",
+		"time_format": "%H:%i:%s", "date_format": "%Y-%m-%d", "datetime_format": "%Y-%m-%d %H:%i:%s",
+	}
+}
+
+// onOffVars are shown as ON/OFF by SHOW VARIABLES and as 1/0 by @@.
+var onOffVars = map[string]bool{
+	"autocommit": true, "transaction_read_only": true, "tx_read_only": true, "read_only": true,
+	"sql_auto_is_null": true, "foreign_key_checks": true, "unique_checks": true, "sql_safe_updates": true,
+	"sql_quote_show_create": true,
+}
+
+// epsilonNames are the spellings of the ε setting on the MySQL side:
+// SET @ddp_epsilon = 0.05 (documented), SET ddp_epsilon = 0.05, and
+// SET @@ddp_epsilon.
+func isEpsilonName(n string) bool { return n == "ddp_epsilon" || n == "ddp.epsilon" }
+
+// keepsWarnings: SHOW WARNINGS, SHOW ERRORS and SELECTs of variables read
+// the previous statement's diagnostics instead of clearing them.
+func keepsWarnings(st *ir.Statement) bool {
+	if st.Kind == ir.StmtSelect && len(st.Relations) == 0 {
+		// Statements that use no table keep the diagnostics, as in
+		// MySQL: SELECT @@warning_count reads them.
+		_, ok := parseLocalSelect(st.Text)
+		return ok
+	}
+	if st.Kind != ir.StmtSession || st.Session.Verb != ir.SessionShow || len(st.Session.Settings) == 0 {
+		return false
+	}
+	n := st.Session.Settings[0].Name
+	return n == "warnings" || n == "errors"
+}
+
+// handledLocally reports statements answered by the MySQL layer.
+func (ms *mySession) handledLocally(st *ir.Statement) bool {
+	switch st.Kind {
+	case ir.StmtSession:
+		return true
+	case ir.StmtSelect:
+		if len(st.Relations) == 0 {
+			_, ok := parseLocalSelect(st.Text)
+			return ok
+		}
+	}
+	return false
+}
+
+func (ms *mySession) tryLocal(ctx context.Context, st *ir.Statement) (Result, bool, error) {
+	if !ms.handledLocally(st) {
+		return Result{}, false, nil
+	}
+	r, err := ms.local(ctx, st)
+	return r, true, err
+}
+
+func (ms *mySession) local(ctx context.Context, st *ir.Statement) (Result, error) {
+	if st.Kind == ir.StmtSelect {
+		items, _ := parseLocalSelect(st.Text)
+		return ms.selectLocal(items)
+	}
+	ss := st.Session
+	switch ss.Verb {
+	case ir.SessionShow:
+		return ms.show(ctx, ss.Settings, st.Text)
+	case ir.SessionSet:
+		for _, set := range ss.Settings {
+			if err := ms.set(set); err != nil {
+				return Result{}, err
+			}
+		}
+		return Result{}, nil
+	case ir.SessionUse:
+		name := ""
+		if len(ss.Settings) > 0 {
+			name = ss.Settings[0].Name
+		}
+		return Result{}, ms.UseDatabase(name)
+	case ir.SessionReset:
+		return Result{}, nil
+	}
+	// BEGIN, COMMIT, ROLLBACK, SAVEPOINT...: nothing runs in a backend
+	// transaction, and every answer is read-only.
+	return Result{}, nil
+}
+
+func (ms *mySession) set(st ir.Setting) error {
+	name := strings.ToLower(st.Name)
+	if isEpsilonName(name) {
+		if st.Default {
+			ms.s.epsilon = 0
+			return nil
+		}
+		return ms.s.setEpsilon(st.Value)
+	}
+	switch st.Scope {
+	case "user":
+		if st.Default {
+			delete(ms.userVars, name)
+		} else {
+			ms.userVars[name] = literalValue(st.Value)
+		}
+		return nil
+	case "global":
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "SET GLOBAL %s: global variables cannot be changed through the privacy proxy", st.Name)
+	}
+	switch name {
+	case "names", "charset", "character set":
+		cs := strings.ToLower(strings.Trim(st.Value, "'\" "))
+		if st.Default || cs == "" {
+			cs = "utf8mb4"
+		}
+		switch cs {
+		case "utf8mb4", "utf8", "utf8mb3", "latin1", "ascii", "binary":
+		default:
+			return sqlerr.New(sqlerr.FeatureNotSupported, "character set %s is not supported; use utf8mb4", cs)
+		}
+		for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
+			ms.vars[v] = cs
+		}
+		return nil
+	case "version", "version_comment", "read_only", "transaction_read_only", "tx_read_only", "have_ssl", "hostname", "port", "license":
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "variable %s cannot be changed through the privacy proxy", st.Name)
+	}
+	if st.Default {
+		if v, ok := defaultMySQLVars()[name]; ok {
+			ms.vars[name] = v
+		}
+		return nil
+	}
+	v := st.Value
+	if onOffVars[name] {
+		switch strings.ToLower(v) {
+		case "on", "1", "true":
+			v = "1"
+		case "off", "0", "false":
+			v = "0"
+		default:
+			return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, v)
+		}
+	}
+	ms.vars[name] = v
+	return nil
+}
+
+// literalValue types a SET @var value: integers and numbers as numbers.
+func literalValue(s string) ir.Value {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return ir.Int(n)
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return ir.Float(f)
+	}
+	return ir.String(s)
+}
+
+// sysVar returns @@name.
+func (ms *mySession) sysVar(name string) (ir.Value, bool) {
+	name = strings.ToLower(name)
+	switch {
+	case isEpsilonName(name):
+		return ir.Float(ms.s.currentEpsilon()), true
+	case name == "warning_count":
+		return ir.Int(int64(len(ms.warnings))), true
+	case name == "error_count":
+		n := 0
+		for _, w := range ms.warnings {
+			if w.level == "Error" {
+				n++
+			}
+		}
+		return ir.Int(int64(n)), true
+	}
+	v, ok := ms.vars[name]
+	if !ok {
+		return ir.Value{}, false
+	}
+	return literalValue(v), true
+}
+
+// myLocalItem is one select-list item the MySQL layer evaluates.
+type myLocalItem struct {
+	expr, alias string
+}
+
+var (
+	leadingComments = regexp.MustCompile(`^(?s)(\s*/\*.*?\*/)*\s*`)
+	selectPrefix    = regexp.MustCompile(`(?is)^select\s+(.*?)(?:\s+from\s+dual)?(?:\s+limit\s+\d+)?\s*;?\s*$`)
+	localExpr       = `@@(?:(?:session|local|global)\.)?[a-z_][a-z0-9_]*|@[a-z_][a-z0-9_.$]*|[a-z_]+\s*\(\s*\)|[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*"|null|true|false|current_timestamp|current_date|current_user|utc_timestamp`
+	localItemRE     = regexp.MustCompile("(?is)^(" + localExpr + ")(?:\\s+(?:as\\s+)?(`[^`]+`|'[^']*'|\"[^\"]*\"|[a-z_][a-z0-9_]*))?$")
+)
+
+// parseLocalSelect recognises SELECT lists of variables, session
+// functions and literals (connectors' connect-time queries, SELECT 1 as
+// a pool's validation query). ok is false for anything else.
+func parseLocalSelect(text string) ([]myLocalItem, bool) {
+	t := leadingComments.ReplaceAllString(text, "")
+	m := selectPrefix.FindStringSubmatch(t)
+	if m == nil {
+		return nil, false
+	}
+	parts, ok := splitTopLevel(m[1])
+	if !ok {
+		return nil, false
+	}
+	items := make([]myLocalItem, 0, len(parts))
+	for _, p := range parts {
+		im := localItemRE.FindStringSubmatch(strings.TrimSpace(p))
+		if im == nil {
+			return nil, false
+		}
+		if strings.HasSuffix(im[1], ")") && !localFuncs[strings.ToLower(strings.TrimSpace(im[1][:strings.IndexByte(im[1], '(')]))] {
+			return nil, false
+		}
+		items = append(items, myLocalItem{expr: im[1], alias: unquoteAlias(im[2])})
+	}
+	return items, len(items) > 0
+}
+
+var localFuncs = map[string]bool{
+	"database": true, "schema": true, "user": true, "current_user": true, "session_user": true, "system_user": true,
+	"connection_id": true, "version": true, "last_insert_id": true, "row_count": true, "found_rows": true,
+	"now": true, "current_timestamp": true, "sysdate": true, "utc_timestamp": true, "curdate": true, "current_date": true,
+}
+
+// splitTopLevel splits on commas outside quotes and parentheses.
+func splitTopLevel(s string) ([]string, bool) {
+	var out []string
+	depth, start := 0, 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"' || c == '`':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	if quote != 0 || depth != 0 {
+		return nil, false
+	}
+	return append(out, s[start:]), true
+}
+
+func unquoteAlias(a string) string {
+	if len(a) >= 2 && (a[0] == '`' || a[0] == '\'' || a[0] == '"') {
+		return a[1 : len(a)-1]
+	}
+	return a
+}
+
+func (ms *mySession) selectLocal(items []myLocalItem) (Result, error) {
+	var r Result
+	row := make([]ir.Value, len(items))
+	for i, it := range items {
+		v, err := ms.evalLocal(it.expr)
+		if err != nil {
+			return Result{}, err
+		}
+		name := it.alias
+		if name == "" {
+			name = it.expr
+		}
+		t := TypeText
+		switch v.Kind {
+		case ir.KindInt:
+			t = TypeInt8
+		case ir.KindFloat:
+			t = TypeFloat8
+		}
+		r.Columns = append(r.Columns, Column{Name: name, Type: t})
+		row[i] = v
+	}
+	r.Rows = [][]ir.Value{row}
+	r.Tag = "SELECT 1"
+	return r, nil
+}
+
+func (ms *mySession) evalLocal(e string) (ir.Value, error) {
+	le := strings.ToLower(e)
+	switch {
+	case strings.HasPrefix(le, "@@"):
+		name := le[2:]
+		for _, p := range []string{"session.", "local.", "global."} {
+			name = strings.TrimPrefix(name, p)
+		}
+		v, ok := ms.sysVar(name)
+		if !ok {
+			return ir.Value{}, sqlerr.New(sqlerr.UndefinedObject, "Unknown system variable '%s'", name)
+		}
+		return v, nil
+	case strings.HasPrefix(le, "@"):
+		name := le[1:]
+		if isEpsilonName(name) {
+			return ir.Float(ms.s.currentEpsilon()), nil
+		}
+		return ms.userVars[name], nil // NULL when unset, as in MySQL
+	case le == "null":
+		return ir.Null(), nil
+	case le == "true":
+		return ir.Int(1), nil
+	case le == "false":
+		return ir.Int(0), nil
+	case e[0] == '\'' || e[0] == '"':
+		q := e[0]
+		s := e[1 : len(e)-1]
+		s = strings.ReplaceAll(s, string([]byte{q, q}), string(q))
+		s = strings.NewReplacer(`\\`, `\`, `\'`, `'`, `\"`, `"`, `\n`, "\n", `\t`, "\t", `\0`, "\x00").Replace(s)
+		return ir.String(s), nil
+	}
+	if n, err := strconv.ParseInt(e, 10, 64); err == nil {
+		return ir.Int(n), nil
+	}
+	if f, err := strconv.ParseFloat(e, 64); err == nil {
+		return ir.Float(f), nil
+	}
+	fn := strings.TrimSpace(le)
+	if i := strings.IndexByte(fn, '('); i >= 0 {
+		fn = strings.TrimSpace(fn[:i])
+	}
+	now := time.Now().UTC()
+	switch fn {
+	case "database", "schema":
+		if ms.database == "" {
+			return ir.Null(), nil
+		}
+		return ir.String(ms.database), nil
+	case "user", "current_user", "session_user", "system_user":
+		return ir.String(ms.user.Name + "@%"), nil
+	case "connection_id":
+		return ir.Int(int64(ms.connID)), nil
+	case "version":
+		return ir.String(mysqlwire.ServerVersion), nil
+	case "last_insert_id", "found_rows":
+		return ir.Int(0), nil
+	case "row_count":
+		return ir.Int(-1), nil
+	case "now", "current_timestamp", "sysdate", "utc_timestamp":
+		return ir.String(now.Format(time.DateTime)), nil
+	case "curdate", "current_date":
+		return ir.String(now.Format(time.DateOnly)), nil
+	}
+	return ir.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported here", e)
+}
+
+// likeRegexp compiles a SQL LIKE pattern (case-insensitive, as SHOW
+// ... LIKE is on MySQL's default collations).
+func likeRegexp(p string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("(?is)^")
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '%':
+			b.WriteString(".*")
+		case '_':
+			b.WriteString(".")
+		case '\\':
+			if i+1 < len(p) {
+				i++
+				b.WriteString(regexp.QuoteMeta(string(p[i])))
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+func textColumns(names ...string) []Column {
+	cs := make([]Column, len(names))
+	for i, n := range names {
+		cs[i] = Column{Name: n, Type: TypeText}
+	}
+	return cs
+}
+
+// showFull recognises SHOW FULL TABLES / SHOW FULL COLUMNS, whose extra
+// columns clients index by position (SQLAlchemy reads Table_type).
+var showFull = regexp.MustCompile(`(?is)^\s*show\s+full\s+`)
+
+func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text string) (Result, error) {
+	full := showFull.MatchString(text)
+	if len(settings) == 0 {
+		return Result{}, sqlerr.New(sqlerr.SyntaxError, "SHOW needs an object")
+	}
+	what, arg := settings[0].Name, settings[0].Value
+	opt := map[string]string{}
+	for _, s := range settings[1:] {
+		opt[s.Name] = s.Value
+	}
+	var match func(string) bool = func(string) bool { return true }
+	if arg != "" && (what == "variables" || what == "status" || what == "tables" || what == "databases" || what == "collation" || what == "charset") {
+		re := likeRegexp(arg)
+		match = re.MatchString
+	}
+	switch what {
+	case "warnings", "errors":
+		r := Result{Columns: []Column{{"Level", TypeText}, {"Code", TypeInt8}, {"Message", TypeText}}}
+		for _, w := range ms.warnings {
+			if what == "errors" && w.level != "Error" {
+				continue
+			}
+			r.Rows = append(r.Rows, []ir.Value{ir.String(w.level), ir.Int(int64(w.code)), ir.String(w.msg)})
+		}
+		return r, nil
+	case "variables":
+		r := Result{Columns: textColumns("Variable_name", "Value")}
+		names := make([]string, 0, len(ms.vars)+1)
+		for k := range ms.vars {
+			names = append(names, k)
+		}
+		names = append(names, "ddp_epsilon", "warning_count", "error_count")
+		sort.Strings(names)
+		for _, k := range names {
+			if !match(k) {
+				continue
+			}
+			v, _ := ms.sysVar(k)
+			txt := v.Text()
+			if onOffVars[k] {
+				txt = map[string]string{"1": "ON", "0": "OFF"}[txt]
+			}
+			r.Rows = append(r.Rows, []ir.Value{ir.String(k), ir.String(txt)})
+		}
+		return r, nil
+	case "status":
+		return Result{Columns: textColumns("Variable_name", "Value")}, nil
+	case "engines":
+		r := Result{Columns: textColumns("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints")}
+		r.Rows = [][]ir.Value{{ir.String("InnoDB"), ir.String("DEFAULT"), ir.String("read-only through ddp-proxy"), ir.String("YES"), ir.String("NO"), ir.String("NO")}}
+		return r, nil
+	case "charset":
+		r := Result{Columns: []Column{{"Charset", TypeText}, {"Description", TypeText}, {"Default collation", TypeText}, {"Maxlen", TypeInt8}}}
+		if match("utf8mb4") {
+			r.Rows = [][]ir.Value{{ir.String("utf8mb4"), ir.String("UTF-8 Unicode"), ir.String("utf8mb4_general_ci"), ir.Int(4)}}
+		}
+		return r, nil
+	case "collation":
+		r := Result{Columns: []Column{{"Collation", TypeText}, {"Charset", TypeText}, {"Id", TypeInt8}, {"Default", TypeText}, {"Compiled", TypeText}, {"Sortlen", TypeInt8}}}
+		if match("utf8mb4_general_ci") {
+			r.Rows = [][]ir.Value{{ir.String("utf8mb4_general_ci"), ir.String("utf8mb4"), ir.Int(45), ir.String("Yes"), ir.String("Yes"), ir.Int(1)}}
+		}
+		return r, nil
+	case "databases":
+		r := Result{Columns: textColumns("Database")}
+		for _, db := range ms.databases() {
+			if match(db) {
+				r.Rows = append(r.Rows, []ir.Value{ir.String(db)})
+			}
+		}
+		return r, nil
+	case "tables":
+		db := opt["database"]
+		if db == "" {
+			db = ms.currentDatabase()
+		}
+		r := Result{Columns: textColumns("Tables_in_" + db)}
+		if full {
+			r.Columns = append(r.Columns, Column{"Table_type", TypeText})
+		}
+		for _, t := range ms.tables(opt["database"]) {
+			if match(t.Name) {
+				row := []ir.Value{ir.String(t.Name)}
+				if full {
+					row = append(row, ir.String("BASE TABLE"))
+				}
+				r.Rows = append(r.Rows, row)
+			}
+		}
+		return r, nil
+	case "columns":
+		cols, err := ms.describe(ctx, arg)
+		if err != nil {
+			return Result{}, err
+		}
+		r := Result{Columns: textColumns("Field", "Type", "Null", "Key", "Default", "Extra")}
+		if full {
+			r.Columns = textColumns("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+		}
+		var like func(string) bool
+		if p, ok := opt["like"]; ok {
+			like = likeRegexp(p).MatchString
+		} else if c, ok := opt["column"]; ok {
+			like = likeRegexp(c).MatchString // DESCRIBE t col: a pattern too
+		}
+		for _, c := range cols {
+			if like != nil && !like(c.name) {
+				continue
+			}
+			if full {
+				coll := ir.Null()
+				if c.typ == TypeText {
+					coll = ir.String("utf8mb4_general_ci")
+				}
+				r.Rows = append(r.Rows, []ir.Value{ir.String(c.name), ir.String(c.sqlType), coll, ir.String("YES"), ir.String(c.key), ir.Null(), ir.String(""), ir.String("select"), ir.String(c.extra)})
+				continue
+			}
+			r.Rows = append(r.Rows, []ir.Value{ir.String(c.name), ir.String(c.sqlType), ir.String("YES"), ir.String(c.key), ir.Null(), ir.String(c.extra)})
+		}
+		return r, nil
+	case "index":
+		if _, err := ms.describe(ctx, arg); err != nil {
+			return Result{}, err
+		}
+		// Index cardinalities estimate distinct counts: none are shown.
+		return Result{Columns: textColumns("Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
+			"Cardinality", "Sub_part", "Packed", "Null", "Index_type", "Comment", "Index_comment", "Visible", "Expression")}, nil
+	case "create table":
+		cols, err := ms.describe(ctx, arg)
+		if err != nil {
+			return Result{}, err
+		}
+		name := arg
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		var b strings.Builder
+		b.WriteString("CREATE TABLE `" + name + "` (\n")
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			b.WriteString("  `" + c.name + "` " + c.sqlType + " DEFAULT NULL")
+			if c.extra != "" {
+				b.WriteString(" COMMENT '" + strings.ReplaceAll(c.extra, "'", "''") + "'")
+			}
+		}
+		// Only the columns the policy exposes, with what it declares.
+		b.WriteString("\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")
+		return Result{Columns: textColumns("Table", "Create Table"), Rows: [][]ir.Value{{ir.String(name), ir.String(b.String())}}}, nil
+	}
+	return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "SHOW %s is not supported by the privacy proxy", strings.ToUpper(what))
+}
+
+// currentDatabase is the name SHOW TABLES reports the tables under.
+func (ms *mySession) currentDatabase() string {
+	if ms.database != "" {
+		return ms.database
+	}
+	if d := ms.p.pol.DefaultSchema(); d != "" {
+		return d
+	}
+	return "ddp"
+}
+
+// databases lists the current database and the policy's schemas.
+func (ms *mySession) databases() []string {
+	set := map[string]bool{"information_schema": true, ms.currentDatabase(): true}
+	for _, dn := range ms.p.pol.DatasetNames {
+		for _, t := range ms.p.pol.Datasets[dn].Tables {
+			if t.Schema != "" {
+				set[t.Schema] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tables lists the policy's tables (private and public), sorted; with a
+// database, only those in it.
+func (ms *mySession) tables(database string) []*policies.Table {
+	var out []*policies.Table
+	for _, dn := range ms.p.pol.DatasetNames {
+		for _, t := range ms.p.pol.Datasets[dn].Tables {
+			if t == nil {
+				continue
+			}
+			if database != "" && t.Schema != "" && !strings.EqualFold(t.Schema, database) {
+				continue
+			}
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// colDesc is one DESCRIBE row.
+type colDesc struct {
+	name, sqlType, key, extra string
+	typ                       ColType
+}
+
+// describe returns the columns of a table the policy exposes: its
+// declared columns, or for a public table without a column list, the
+// backend's.
+func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc, error) {
+	schema, name := "", qualified
+	if i := strings.LastIndexByte(qualified, '.'); i >= 0 {
+		schema, name = qualified[:i], qualified[i+1:]
+	}
+	if ms.p.pol.Backend.Driver != "mysql" {
+		schema = "" // one database whatever its name (see UseDatabase)
+	}
+	_, t := ms.p.pol.LookupTable(schema, name)
+	if t == nil {
+		return nil, sqlerr.New(sqlerr.UndefinedTable, "Table '%s' doesn't exist or is not exposed by the privacy policy", qualified)
+	}
+	var out []colDesc
+	if len(t.ColumnNames) > 0 {
+		for _, cn := range t.ColumnNames {
+			c := t.Columns[cn]
+			d := colDesc{name: cn, typ: policyType(c.Type), sqlType: mysqlTypeName(c.Type)}
+			var extra []string
+			if !t.Public && strings.EqualFold(cn, t.Unit) {
+				extra = append(extra, "privacy unit")
+			}
+			if t.Public && strings.EqualFold(cn, t.Key) {
+				d.key = "PRI"
+			}
+			if len(c.Bounds) == 2 {
+				extra = append(extra, "bounds "+strconv.FormatFloat(c.Bounds[0], 'g', -1, 64)+".."+strconv.FormatFloat(c.Bounds[1], 'g', -1, 64))
+			}
+			if c.Domain != nil {
+				extra = append(extra, "groupable")
+			}
+			d.extra = strings.Join(extra, ", ")
+			out = append(out, d)
+		}
+		return out, nil
+	}
+	type columner interface {
+		Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error)
+	}
+	cb, ok := ms.p.backend.(columner)
+	if !ok {
+		return nil, nil
+	}
+	cols, err := cb.Columns(ctx, t.Schema, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cols {
+		ct := backendType(c.Type)
+		d := colDesc{name: c.Name, typ: ct, sqlType: strings.ToLower(c.Type)}
+		if strings.EqualFold(c.Name, t.Key) {
+			d.key = "PRI"
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func mysqlTypeName(policyType string) string {
+	switch policyType {
+	case policies.TypeInteger:
+		return "bigint"
+	case policies.TypeReal:
+		return "double"
+	case policies.TypeBoolean:
+		return "tinyint(1)"
+	}
+	return "text"
+}
+
+// FieldList answers COM_FIELD_LIST (the mysql CLI's column completion).
+func (ms *mySession) FieldList(ctx context.Context, table string) ([]mysqlwire.Column, error) {
+	cols, err := ms.describe(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mysqlwire.Column, len(cols))
+	for i, c := range cols {
+		out[i] = mysqlwire.Column{Name: c.name, Type: myType(c.typ), Table: table}
+	}
+	return out, nil
+}

@@ -1,0 +1,86 @@
+package mysqlwire
+
+import (
+	"context"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// Handler is what the front end needs from the rest of the proxy.
+type Handler interface {
+	// LookupUser returns how to check a user's password; ok is false for
+	// an unknown user (or one that cannot log in over MySQL).
+	LookupUser(name string) (UserAuth, bool)
+	// NewSession starts a session for an authenticated user; database is
+	// the one named in the handshake ("" for none).
+	NewSession(ctx context.Context, connID uint32, user, database string) (Session, error)
+}
+
+// UserAuth is one user's credentials.
+type UserAuth struct {
+	// Trust accepts any password (the demo).
+	Trust bool
+	// Password is the cleartext password, when the proxy knows it. It
+	// allows both mysql_native_password and caching_sha2_password.
+	Password string
+	// NativeHash is SHA1(SHA1(password)) (20 bytes): mysql.user's
+	// authentication_string without the '*'. It allows
+	// mysql_native_password, and caching_sha2_password over TLS.
+	NativeHash []byte
+}
+
+// Session is one client connection's state. Its methods are called from
+// the connection's goroutine only.
+type Session interface {
+	// Query runs one statement of the client's text (Vitess splits
+	// multi-statements before calling).
+	Query(ctx context.Context, sql string) (Result, error)
+	// Prepare parses one statement for COM_STMT_PREPARE.
+	Prepare(ctx context.Context, sql string) (*Prepared, error)
+	// Execute runs a prepared statement with its bound arguments.
+	Execute(ctx context.Context, p *Prepared, args []ir.Value) (Result, error)
+	// UseDatabase handles COM_INIT_DB.
+	UseDatabase(name string) error
+	// FieldList describes table's columns for COM_FIELD_LIST.
+	FieldList(ctx context.Context, table string) ([]Column, error)
+	// Reset handles COM_RESET_CONNECTION: session state back to defaults.
+	Reset()
+	// Warnings is the warning count of the last statement.
+	Warnings() uint16
+	Close()
+}
+
+// Prepared is a prepared statement.
+type Prepared struct {
+	NumParams int
+	// Columns describes the result (nil: an OK packet, no rows).
+	Columns []Column
+	// State belongs to the Session.
+	State any
+}
+
+// Result is the outcome of one statement. Columns nil means an OK packet
+// (SET, USE, BEGIN...) with AffectedRows.
+type Result struct {
+	Columns      []Column
+	Rows         [][]ir.Value
+	AffectedRows uint64
+	Info         string
+}
+
+// Type is a result column's MySQL type.
+type Type uint8
+
+const (
+	TypeVarChar Type = iota
+	TypeLongLong
+	TypeDouble
+	TypeTiny // booleans, as MySQL reports them (TINYINT(1))
+)
+
+// Column describes a result column.
+type Column struct {
+	Name  string
+	Type  Type
+	Table string // origin table, when there is one (COM_FIELD_LIST)
+}

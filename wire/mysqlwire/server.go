@@ -1,0 +1,196 @@
+package mysqlwire
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/dolthub/vitess/go/mysql"
+	vtlog "github.com/dolthub/vitess/go/vt/log"
+
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// ServerVersion is what clients are told they talk to: a MySQL 8.0
+// version (connectors pick features by it) marked as the proxy.
+const ServerVersion = "8.0.33-ddp-proxy"
+
+// Config configures a Server.
+type Config struct {
+	Handler Handler
+	// TLS, when set, is offered to clients (CLIENT_SSL).
+	TLS *tls.Config
+	// MaxConnections caps concurrent connections (0: no cap); further
+	// clients wait up to a few seconds, then are closed.
+	MaxConnections int
+	// CachingSHA2First announces caching_sha2_password in the handshake
+	// (MySQL 8's default) instead of mysql_native_password. Both are
+	// accepted either way; clients switch on request.
+	CachingSHA2First bool
+	Logger           *slog.Logger
+}
+
+// Server serves the MySQL protocol.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex
+	ln       *mysql.Listener
+	conns    map[*mysql.Conn]*connState
+	shutdown bool
+}
+
+// NewServer returns a Server.
+func NewServer(cfg Config) *Server {
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	quietVitess()
+	return &Server{cfg: cfg, log: lg, conns: map[*mysql.Conn]*connState{}}
+}
+
+var quietOnce sync.Once
+
+// quietVitess routes Vitess's logging (package-level functions over the
+// standard library logger, whose messages can quote client SQL and
+// passwords' users) to nowhere. It is process-wide by Vitess's design;
+// the proxy logs connection events itself through slog.
+func quietVitess() {
+	quietOnce.Do(func() {
+		discard := log.New(io.Discard, "", 0)
+		vtlog.Info, vtlog.Warning, vtlog.Error = discard.Print, discard.Print, discard.Print
+		vtlog.Infof, vtlog.Warningf, vtlog.Errorf = discard.Printf, discard.Printf, discard.Printf
+	})
+}
+
+// Serve accepts connections on ln until Shutdown. ctx is the parent of
+// every connection's query contexts.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	h := &handler{s: s, ctx: ctx}
+	maxConns := uint64(0)
+	if s.cfg.MaxConnections > 0 {
+		maxConns = uint64(s.cfg.MaxConnections)
+	}
+	l, err := mysql.NewListenerWithConfig(mysql.ListenerConfig{
+		Listener:            ln,
+		AuthServer:          &authServer{h: s.cfg.Handler, sha2First: s.cfg.CachingSHA2First},
+		Handler:             h,
+		MaxConns:            maxConns,
+		MaxWaitConns:        uint32(max(maxConns, 16)),
+		MaxWaitConnsTimeout: 5e9,
+		// A buffered reader is also what Vitess's TLS upgrade resets:
+		// without one the upgrade dereferences nil.
+		ConnReadBufferSize: mysql.DefaultConnBufferSize,
+	})
+	if err != nil {
+		return err
+	}
+	l.ServerVersion = ServerVersion
+	if s.cfg.TLS != nil {
+		l.TLSConfig = s.cfg.TLS
+	}
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.ln = l
+	s.mu.Unlock()
+	l.Accept()
+	return nil
+}
+
+// Shutdown stops accepting and closes idle connections; connections
+// running a statement are closed when it ends (its budget charge is
+// committed either way), or when ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	s.mu.Unlock()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		for c, st := range s.conns {
+			if !st.busy {
+				c.Close()
+			}
+		}
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			s.mu.Lock()
+			for c := range s.conns {
+				c.Close()
+			}
+			s.mu.Unlock()
+			return errors.New("mysqlwire: connections still busy at the end of the shutdown grace period were closed")
+		case <-tick.C:
+		}
+	}
+}
+
+// connState is what the Server tracks per connection.
+type connState struct {
+	busy   bool
+	cancel context.CancelFunc // of the running statement, for KILL QUERY
+}
+
+// begin marks c busy with a statement and returns its context; end must
+// follow.
+func (s *Server) begin(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
+	qctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	if st := s.conns[c]; st != nil {
+		st.busy, st.cancel = true, cancel
+	}
+	s.mu.Unlock()
+	return qctx, func() {
+		s.mu.Lock()
+		if st := s.conns[c]; st != nil {
+			st.busy, st.cancel = false, nil
+		}
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// kill handles KILL [QUERY|CONNECTION] id from conn by: a user may kill
+// only their own connections (the mysql CLI sends KILL QUERY on a second
+// connection when the user presses Ctrl-C).
+func (s *Server) kill(by *mysql.Conn, id uint32, queryOnly bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c, st := range s.conns {
+		if c.ConnectionID != id {
+			continue
+		}
+		if c.User != by.User {
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "You are not owner of thread %d", id)
+		}
+		if st.cancel != nil {
+			st.cancel()
+		}
+		if !queryOnly && c != by {
+			c.Close()
+		}
+		return nil
+	}
+	return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %d", id)
+}
