@@ -1,11 +1,17 @@
 package session
 
 import (
+	"context"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/pgcatalog"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // psql's \dt and \d (without a table name) list relations with one query
@@ -83,27 +89,6 @@ func listResult(rows [][]ir.Value) Result {
 	return r
 }
 
-// emptyCatalogAnswer answers a query that reads only the PostgreSQL catalog
-// when the backend is not PostgreSQL: the catalog there is empty, so the
-// answer is no rows (with the query's column names). Drivers probe the
-// catalog on connect (psycopg2/SQLAlchemy look up the hstore type) and
-// must not fail; the tables themselves are listed by \dt from the policy.
-func emptyCatalogAnswer(st *ir.Statement) (Result, bool) {
-	if len(st.OutputNames) == 0 || len(st.Relations) == 0 {
-		return Result{}, false
-	}
-	for _, r := range st.Relations {
-		if !strings.EqualFold(r.Schema, "pg_catalog") && !(r.Schema == "" && strings.HasPrefix(strings.ToLower(r.Name), "pg_")) {
-			return Result{}, false
-		}
-	}
-	r := Result{Tag: "SELECT 0"}
-	for _, n := range st.OutputNames {
-		r.Columns = append(r.Columns, Column{Name: n, Type: TypeText})
-	}
-	return r, true
-}
-
 // tableNameColumns are catalog result columns that name a relation, with
 // the column that names its schema in the same catalog.
 var tableNameColumns = map[string]string{
@@ -156,4 +141,128 @@ func (s *Session) hideUnexposed(r *Result) {
 	}
 	r.Rows = kept
 	r.Tag = "SELECT " + itoa(len(kept))
+}
+
+// emulated holds the proxy's emulated PostgreSQL catalog for a backend of
+// another dialect, built from the policy and the backend's schema on the
+// first catalog query (a failed build is retried on the next one).
+type emulated struct {
+	mu  sync.Mutex
+	cat *pgcatalog.Catalog
+}
+
+// columnLister is implemented by backends that can describe a table.
+type columnLister interface {
+	Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error)
+}
+
+func (p *Proxy) emulatedCatalog(ctx context.Context) (*pgcatalog.Catalog, error) {
+	p.catalog.mu.Lock()
+	defer p.catalog.mu.Unlock()
+	if p.catalog.cat != nil {
+		return p.catalog.cat, nil
+	}
+	var tables []pgcatalog.Table
+	for _, dn := range p.pol.DatasetNames {
+		for _, t := range p.pol.Datasets[dn].Tables {
+			pt := pgcatalog.Table{Schema: t.Schema, Name: t.Name}
+			for _, cn := range t.ColumnNames {
+				pt.Columns = append(pt.Columns, pgcatalog.Column{Name: cn, TypeOID: policyTypeOID(t.Columns[cn].Type)})
+			}
+			if len(t.ColumnNames) == 0 && t.Public {
+				// A public table without declared columns exposes all of
+				// the backend's.
+				cl, ok := p.backend.(columnLister)
+				if !ok {
+					return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the %s backend cannot describe table %s for the emulated catalog", p.pol.Backend.Driver, t.Name)
+				}
+				cols, err := cl.Columns(ctx, t.Schema, t.Name)
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range cols {
+					pt.Columns = append(pt.Columns, pgcatalog.Column{Name: strings.ToLower(c.Name), TypeOID: pgcatalog.TypeForBackend(c.Type)})
+				}
+			}
+			tables = append(tables, pt)
+		}
+	}
+	cat, err := pgcatalog.New(p.pol.Backend.Driver, tables)
+	if err != nil {
+		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the emulated catalog could not be built")
+	}
+	p.catalog.cat = cat
+	return cat, nil
+}
+
+// policyTypeOID is the PostgreSQL type a declared column is presented as:
+// the type the proxy sends its values in (see policyType).
+func policyTypeOID(t string) int64 {
+	switch t {
+	case policies.TypeInteger:
+		return pgcatalog.OIDInt8
+	case policies.TypeReal:
+		return pgcatalog.OIDFloat8
+	case policies.TypeBoolean:
+		return pgcatalog.OIDBool
+	}
+	return pgcatalog.OIDText
+}
+
+// readsOnlyCatalog reports whether every relation st reads is a
+// PostgreSQL catalog relation (pg_catalog, information_schema, or an
+// unqualified pg_ name).
+func readsOnlyCatalog(st *ir.Statement) bool {
+	if len(st.Relations) == 0 {
+		return false
+	}
+	for _, r := range st.Relations {
+		s := strings.ToLower(r.Schema)
+		if s != "pg_catalog" && s != "information_schema" && !(s == "" && strings.HasPrefix(strings.ToLower(r.Name), "pg_")) {
+			return false
+		}
+	}
+	return true
+}
+
+// catalogAnswer answers a catalog query from the emulated catalog (a
+// backend of another dialect). ok is false when st is not one.
+func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, bool, error) {
+	if !readsOnlyCatalog(st) && len(st.Relations) > 0 {
+		return Result{}, false, nil
+	}
+	cat, err := s.p.emulatedCatalog(ctx)
+	if err != nil {
+		return Result{}, true, err
+	}
+	res, err := cat.Query(ctx, st.Text, args, pgcatalog.Env{
+		Database: s.settings["database"], User: s.user.Name,
+		Setting: func(name string) (string, bool) { v, ok := s.settings[name]; return v, ok },
+	})
+	if err != nil {
+		return Result{}, true, err
+	}
+	r := Result{Rows: res.Rows, Tag: "SELECT " + itoa(len(res.Rows))}
+	for _, c := range res.Columns {
+		r.Columns = append(r.Columns, Column{Name: c.Name, Type: catalogType(c.Type)})
+	}
+	return r, true, nil
+}
+
+func catalogType(t string) ColType {
+	switch t {
+	case "bool":
+		return TypeBool
+	case "int2", "int4":
+		return TypeInt4
+	case "int8":
+		return TypeInt8
+	case "oid":
+		return TypeOID
+	case "name":
+		return TypeName
+	case "float8":
+		return TypeFloat8
+	}
+	return TypeText
 }
