@@ -35,7 +35,7 @@ cat > "$work/policy.yaml" <<YAML
 version: 1
 backend: {driver: postgres, dsn: "${DSN}?sslmode=disable", max_open_conns: $((CLIENTS * 2))}
 listen: {postgres: 127.0.0.1:15433, mysql: "off"}
-ledger: {path: ledger.db}
+ledger: {path: ${DDP_BENCH_LEDGER:-ledger.db}}
 users:
   - name: bench
     password_env: DDP_BENCH_PASSWORD
