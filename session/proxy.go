@@ -81,11 +81,23 @@ func (p *Proxy) Policy() *policies.Policy { return p.current().pol }
 // the next statement of open ones. The caller has validated pol and
 // prepared the backend for it; backend, ledger and engine stay. Open
 // sessions whose user is no longer in pol get an error on every statement.
+//
+// Everything derived from the policy (planner, emulated catalog) starts
+// afresh in the new generation; a field added to Proxy must be carried
+// over here or rebuilt.
 func (p *Proxy) SetPolicy(pol *policies.Policy) {
-	next := *p.current()
-	next.pol = pol
-	next.planner = planner.New(pol)
-	p.live.Store(&next)
+	cur := p.current()
+	p.live.Store(&Proxy{
+		live:    cur.live,
+		pol:     pol,
+		planner: planner.New(pol),
+		backend: cur.backend,
+		ledger:  cur.ledger,
+		engine:  cur.engine,
+		cache:   cur.cache,
+		render:  cur.render,
+		log:     cur.log,
+	})
 }
 
 // Open starts a session for an authenticated user speaking dialect d.
