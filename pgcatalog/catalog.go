@@ -539,9 +539,8 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 // the rewritten catalog query, never data.
 func sqliteMessage(err error) string {
 	s := err.Error()
-	if i := strings.LastIndex(s, ": "); i >= 0 {
-		s = s[i+2:]
-	}
+	s = strings.TrimPrefix(s, "sqlite3: ")
+	s = strings.TrimPrefix(s, "SQL logic error: ")
 	return s
 }
 

@@ -55,6 +55,7 @@ func (c *Catalog) registerFunctions() error {
 		"to_regclass":          {1, 0, c.fnToRegclass},
 		"pg_json_array":        {-1, det, fnJSONArray},
 		"pg_array_elem":        {2, det, fnArrayElem},
+		"pg_field":             {2, det, fnField},
 		"pg_series_json":       {-1, det, c.fnSeriesJSON},
 		"pg_subscripts_json":   {2, det, fnSubscriptsJSON},
 		"pg_regclass":          {1, 0, c.regLookup("regclass", false)},
@@ -73,7 +74,7 @@ func (c *Catalog) registerFunctions() error {
 		"greatest":             {-1, det, func(ctx sqlite3.Context, a ...sqlite3.Value) { extreme(ctx, a, 1) }},
 		"least":                {-1, det, func(ctx sqlite3.Context, a ...sqlite3.Value) { extreme(ctx, a, -1) }},
 	}
-	for _, srf := range []string{"unnest", "generate_series", "generate_subscripts"} {
+	for _, srf := range []string{"unnest", "generate_series", "generate_subscripts", "_pg_expandarray"} {
 		name := srf
 		scalar["pg_srf_"+srf] = struct {
 			n    int
@@ -811,4 +812,18 @@ func compareValues(x, y sqlite3.Value) int {
 		return 0
 	}
 	return strings.Compare(x.Text(), y.Text())
+}
+
+// fnField reads a field of a composite value (a JSON object).
+func fnField(ctx sqlite3.Context, a ...sqlite3.Value) {
+	if a[0].Type() == sqlite3.NULL {
+		ctx.ResultNull()
+		return
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(a[0].Text()), &m) != nil {
+		ctx.ResultError(fmt.Errorf("not a composite value"))
+		return
+	}
+	resultAny(ctx, m[a[1].Text()])
 }

@@ -223,6 +223,13 @@ func (w *rewriter) node(n *pg.Node) {
 		n.Node = call("pg_json_array", x.AArrayExpr.Elements...).Node
 	case *pg.Node_AIndirection:
 		ind := x.AIndirection.Indirection
+		if len(ind) == 1 && ind[0].GetString_() != nil {
+			// (composite).field: only the rows of set-returning functions
+			// are composite here, and pg_field reads their JSON objects.
+			w.consts = append(w.consts, ind[0].GetString_().Sval)
+			n.Node = call("pg_field", x.AIndirection.Arg, pg.MakeParamRefNode(int32(w.constBase+len(w.consts)), -1)).Node
+			return
+		}
 		if len(ind) != 1 || ind[0].GetAIndices() == nil || ind[0].GetAIndices().IsSlice {
 			w.fail("field selection or array slices")
 			return
@@ -271,7 +278,7 @@ func (w *rewriter) rangeVar(r *pg.RangeVar) {
 }
 
 // setReturning are the set-returning functions allowed in FROM.
-var setReturning = map[string]bool{"unnest": true, "generate_series": true, "generate_subscripts": true}
+var setReturning = map[string]bool{"unnest": true, "generate_series": true, "generate_subscripts": true, "_pg_expandarray": true}
 
 // functions maps each allowed PostgreSQL function to its SQLite name
 // (a builtin with the same meaning or a Go function from funcs.go).
@@ -312,7 +319,8 @@ var functions = map[string]string{
 
 func (w *rewriter) funcCall(n *pg.Node, f *pg.FuncCall) {
 	names := strs(f.Funcname)
-	if len(names) == 2 && strings.EqualFold(names[0], "pg_catalog") {
+	if len(names) == 2 && (strings.EqualFold(names[0], "pg_catalog") ||
+		strings.EqualFold(names[0], "information_schema") && strings.EqualFold(names[1], "_pg_expandarray")) {
 		names = names[1:]
 	}
 	if len(names) != 1 {

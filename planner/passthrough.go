@@ -27,7 +27,10 @@ func isCatalogRelation(name string) bool {
 // activity counters reveal counts, values and frequencies.
 func checkCatalogRelation(r ir.TableRef) error {
 	n := strings.ToLower(r.Name)
-	blocked := n == "pg_statistic" || n == "pg_statistic_ext" || n == "pg_statistic_ext_data" ||
+	// pg_statistic_ext itself is allowed: it holds only the definitions of
+	// extended statistics (columns, kinds), which psql's \d lists; their
+	// values are in pg_statistic_ext_data.
+	blocked := n == "pg_statistic" || n == "pg_statistic_ext_data" ||
 		n == "pg_stats" || n == "pg_stats_ext" || n == "pg_stats_ext_exprs" ||
 		strings.HasPrefix(n, "pg_stat_") || strings.HasPrefix(n, "pg_statio_")
 	if blocked {
