@@ -143,6 +143,9 @@ func restartOnly(old, pol *policies.Policy) []string {
 	if o.TLSCert != n.TLSCert || o.TLSKey != n.TLSKey {
 		out = append(out, "listen.tls_cert/tls_key")
 	}
+	if (o.Auth == policies.AuthCleartext) != (n.Auth == policies.AuthCleartext) {
+		out = append(out, "listen.auth (cleartext)")
+	}
 	if o.MaxConnections != n.MaxConnections {
 		out = append(out, "listen.max_connections")
 	}
@@ -207,10 +210,12 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		}
 		p.pgAddr = ln.Addr().String()
 		p.pg = pgwire.NewServer(pgwire.Config{
-			Handler:        px.PGHandler(),
-			TLS:            tlsCfg,
-			MaxConnections: pol.Listen.MaxConnections,
-			Logger:         log.With("component", "pgwire"),
+			Handler: px.PGHandler(),
+			TLS:     tlsCfg,
+			// Only on TLS connections; plain ones always use SCRAM.
+			CleartextOverTLS: pol.Listen.Auth == policies.AuthCleartext,
+			MaxConnections:   pol.Listen.MaxConnections,
+			Logger:           log.With("component", "pgwire"),
 		})
 		go func() { p.served <- p.pg.Serve(context.WithoutCancel(ctx), ln) }()
 		log.Info("listening", "frontend", "postgres", "addr", p.pgAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)
