@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/ledger"
 )
 
 // syncBuffer is a log sink the test polls while the server writes.
@@ -187,5 +188,81 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 	}
 	if total, spent := censusTotal(t, conn); total != 10 || spent != 0.2 {
 		t.Fatalf("after the second reload: census total %v spent %v, want 10 and 0.2", total, spent)
+	}
+}
+
+// TestServeSIGTERMSettlesTheLedger: serve is stopped by a real SIGTERM
+// right after a fresh answer (whose commit record is deferred). serve
+// returns cleanly, removes its pid file, and the reopened ledger has the
+// answer's release durable and no reservation left pending: a graceful
+// shutdown commits everything.
+func TestServeSIGTERMSettlesTheLedger(t *testing.T) {
+	dir := t.TempDir()
+	files, err := demo.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(files.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(orig), "postgres: 127.0.0.1:15432", "postgres: 127.0.0.1:0", 1)
+	text = strings.Replace(text, "mysql: 127.0.0.1:13306", `mysql: "off"`, 1)
+	if err := os.WriteFile(files.Policy, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	pr, pw := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- cmdServe(context.Background(), []string{"--policy", files.Policy}, pw, io.Discard, slog.New(slog.NewTextHandler(logs, nil)))
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	addr := strings.TrimSpace(strings.TrimPrefix(line, "ddp-proxy: PostgreSQL front end on "))
+	waitLog(t, logs, "serving; SIGHUP", 1)
+	if _, err := os.Stat(files.Ledger + ".pid"); err != nil {
+		t.Fatalf("no pid file next to the ledger: %v", err)
+	}
+
+	conn, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := conn.QueryRow(context.Background(), "SELECT COUNT(*) FROM people WHERE age > 50", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("serve did not stop after SIGTERM")
+	}
+	conn.Close(context.Background())
+	if _, err := os.Stat(files.Ledger + ".pid"); !os.IsNotExist(err) {
+		t.Fatalf("pid file left behind: %v", err)
+	}
+	l, err := ledger.Open(files.Ledger, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if p, err := l.Pending(); err != nil || len(p) != 0 {
+		t.Fatalf("pending after a graceful shutdown: %+v, %v; want none", p, err)
+	}
+	if spent, _ := l.Spent("analyst", "census"); spent.Epsilon != 0.1 {
+		t.Fatalf("spent %+v, want 0.1", spent)
+	}
+	if err := l.Check(); err != nil {
+		t.Fatal(err)
 	}
 }
