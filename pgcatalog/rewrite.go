@@ -141,8 +141,12 @@ func (w *rewriter) walk(m protoreflect.Message) {
 	if w.err != nil {
 		return
 	}
-	if n, ok := m.Interface().(*pg.Node); ok {
-		w.node(n)
+	switch x := m.Interface().(type) {
+	case *pg.Node:
+		w.node(x)
+	case *pg.SelectStmt:
+		// Also reached for set operations' Larg/Rarg, which are not Nodes.
+		w.selectStmt(x)
 	}
 }
 
@@ -248,8 +252,6 @@ func (w *rewriter) node(n *pg.Node) {
 		n.Node = call(name).Node
 	case *pg.Node_SubLink:
 		w.subLink(n, x.SubLink)
-	case *pg.Node_SelectStmt:
-		w.selectStmt(x.SelectStmt)
 	case *pg.Node_RangeTableSample, *pg.Node_XmlExpr, *pg.Node_XmlSerialize, *pg.Node_GroupingSet,
 		*pg.Node_JsonObjectConstructor, *pg.Node_JsonArrayConstructor, *pg.Node_RangeTableFunc:
 		w.fail("this construct")
@@ -420,7 +422,7 @@ func (w *rewriter) aExpr(n *pg.Node, e *pg.A_Expr) {
 			return
 		}
 		from := &pg.Node{Node: &pg.Node_RangeFunction{RangeFunction: &pg.RangeFunction{
-			Functions: []*pg.Node{pg.MakeListNode([]*pg.Node{call("json_each", e.Rexpr), {}})},
+			Functions: []*pg.Node{pg.MakeListNode([]*pg.Node{call("json_each", call("pg_array_in", e.Rexpr)), {}})},
 			Alias:     &pg.Alias{Aliasname: alias},
 		}}}
 		sel := &pg.SelectStmt{
@@ -706,8 +708,12 @@ func figureName(n *pg.Node) string {
 		f := strs(x.FuncCall.Funcname)
 		return f[len(f)-1]
 	case *pg.Node_TypeCast:
-		if name := figureName(x.TypeCast.Arg); name != "?column?" {
-			return name
+		// A cast keeps a strong name (a column's, a function's) but
+		// replaces a weak one (a constant's or another cast's).
+		if arg := x.TypeCast.Arg; arg.GetTypeCast() == nil && arg.GetAConst() == nil {
+			if name := figureName(arg); name != "?column?" {
+				return name
+			}
 		}
 		names := strs(x.TypeCast.TypeName.Names)
 		if len(names) > 0 {
