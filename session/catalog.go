@@ -91,14 +91,25 @@ func listResult(rows [][]ir.Value) Result {
 
 // tableNameColumns are catalog result columns that name a relation, with
 // the column that names its schema in the same catalog.
-var tableNameColumns = map[string]string{
-	"relname": "nspname", "table_name": "table_schema", "tablename": "schemaname", "viewname": "schemaname",
+var tableNameColumns = map[string][]string{
+	"relname": {"nspname"}, "table_name": {"table_schema", "table_schem"}, "tablename": {"schemaname"}, "viewname": {"schemaname"},
 }
 
 // systemSchema reports whether a schema belongs to the server itself.
 func systemSchema(s string) bool {
 	s = strings.ToLower(s)
 	return s == "pg_catalog" || s == "information_schema" || strings.HasPrefix(s, "pg_toast") || strings.HasPrefix(s, "pg_temp")
+}
+
+// declaresTableNamed reports whether the policy declares a table of this
+// name in any schema.
+func (s *Session) declaresTableNamed(name string) bool {
+	for _, dn := range s.p.pol.DatasetNames {
+		if _, ok := s.p.pol.Datasets[dn].Tables[strings.ToLower(name)]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // hideUnexposed drops the rows of a catalog result that name a relation
@@ -110,11 +121,13 @@ func systemSchema(s string) bool {
 func (s *Session) hideUnexposed(r *Result) {
 	nameCol, schemaCol := -1, -1
 	for i, c := range r.Columns {
-		if sc, ok := tableNameColumns[strings.ToLower(c.Name)]; ok && nameCol < 0 {
+		if scs, ok := tableNameColumns[strings.ToLower(c.Name)]; ok && nameCol < 0 {
 			nameCol = i
 			for j, c2 := range r.Columns {
-				if strings.EqualFold(c2.Name, sc) {
-					schemaCol = j
+				for _, sc := range scs {
+					if strings.EqualFold(c2.Name, sc) {
+						schemaCol = j
+					}
 				}
 			}
 		}
@@ -132,6 +145,12 @@ func (s *Session) hideUnexposed(r *Result) {
 		switch {
 		case schemaCol >= 0 && systemSchema(schema):
 		case schemaCol < 0 && strings.HasPrefix(strings.ToLower(name), "pg_"):
+		case schemaCol < 0:
+			// No schema in the result (SQLAlchemy's table list filters
+			// by schema in WHERE): a table of that name in any schema.
+			if !s.declaresTableNamed(name) {
+				continue
+			}
 		default:
 			if _, t := s.p.pol.LookupTable(schema, name); t == nil {
 				continue
