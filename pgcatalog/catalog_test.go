@@ -306,8 +306,16 @@ func TestCastsArraysAndFunctions(t *testing.T) {
 		t.Fatalf("generate_series %+v", r.Rows)
 	}
 	r = query(t, c, "SELECT ARRAY(SELECT attname FROM pg_attribute WHERE attrelid = 'people'::regclass ORDER BY attnum) AS cols")
-	if r.Rows[0][0].Text() != `["age","sex","score"]` {
+	if r.Rows[0][0].Text() != `{age,sex,score}` {
 		t.Fatalf("ARRAY(subquery) %+v", r.Rows)
+	}
+	r = query(t, c, `SELECT x FROM unnest(ARRAY['a b', 'c,d', NULL, 'e"f']) x`)
+	if len(r.Rows) != 4 || r.Rows[0][0].Text() != "a b" || r.Rows[1][0].Text() != "c,d" || !r.Rows[2][0].IsNull() || r.Rows[3][0].Text() != `e"f` {
+		t.Fatalf("array literal round trip %+v", r.Rows)
+	}
+	r = query(t, c, "SELECT array_agg(relname ORDER BY relname), array_to_string(array_agg(relname ORDER BY relname), '+') FROM pg_class WHERE relnamespace <> 11 AND relnamespace <> 13000")
+	if r.Rows[0][0].Text() != "{events,people}" || r.Rows[0][1].Text() != "events+people" {
+		t.Fatalf("array_agg %+v", r.Rows)
 	}
 	r = query(t, c, "SELECT attname FROM pg_attribute WHERE attrelid = 'people'::regclass AND attnotnull = 't'")
 	if got := strCol(r, 0); !slices.Equal(got, []string{"score"}) {

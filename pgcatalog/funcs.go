@@ -55,6 +55,7 @@ func (c *Catalog) registerFunctions() error {
 		"to_regclass":          {1, 0, c.fnToRegclass},
 		"pg_json_array":        {-1, det, fnJSONArray},
 		"pg_array_elem":        {2, det, fnArrayElem},
+		"pg_array_from_json":   {1, det, fnArrayFromJSON},
 		"pg_field":             {2, det, fnField},
 		"pg_series_json":       {-1, det, c.fnSeriesJSON},
 		"pg_subscripts_json":   {2, det, fnSubscriptsJSON},
@@ -279,17 +280,105 @@ func fnCharToEncoding(ctx sqlite3.Context, a ...sqlite3.Value) {
 	ctx.ResultInt64(-1)
 }
 
-// jsonArray reads an array value (stored as JSON text); ok is false for
-// NULL or a non-array.
+// jsonArray reads an array value: JSON text (how the catalog stores
+// arrays) or PostgreSQL's array literal (how ARRAY[...] and ARRAY(...)
+// produce them, so that they print as PostgreSQL prints them). ok is false
+// for NULL or a non-array.
 func jsonArray(v sqlite3.Value) ([]any, bool) {
 	if v.Type() == sqlite3.NULL {
 		return nil, false
 	}
+	s := strings.TrimSpace(v.Text())
+	if strings.HasPrefix(s, "{") {
+		xs, err := parsePGArray(s)
+		return xs, err == nil
+	}
 	var xs []any
-	if err := json.Unmarshal([]byte(v.Text()), &xs); err != nil {
+	if err := json.Unmarshal([]byte(s), &xs); err != nil {
 		return nil, false
 	}
 	return xs, true
+}
+
+// parsePGArray parses a one-dimensional PostgreSQL array literal.
+// Unquoted numbers become int64; unquoted NULL is nil.
+func parsePGArray(s string) ([]any, error) {
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return nil, fmt.Errorf("malformed array literal")
+	}
+	body := s[1 : len(s)-1]
+	var out []any
+	if strings.TrimSpace(body) == "" {
+		return []any{}, nil
+	}
+	for i := 0; i <= len(body); {
+		for i < len(body) && body[i] == ' ' {
+			i++
+		}
+		var item strings.Builder
+		quoted := false
+		if i < len(body) && body[i] == '"' {
+			quoted = true
+			i++
+			for ; i < len(body) && body[i] != '"'; i++ {
+				if body[i] == '\\' && i+1 < len(body) {
+					i++
+				}
+				item.WriteByte(body[i])
+			}
+			if i >= len(body) {
+				return nil, fmt.Errorf("malformed array literal")
+			}
+			i++
+		} else {
+			for ; i < len(body) && body[i] != ','; i++ {
+				if body[i] == '{' || body[i] == '"' {
+					return nil, fmt.Errorf("nested or malformed array literal")
+				}
+				if body[i] == '\\' && i+1 < len(body) {
+					i++
+				}
+				item.WriteByte(body[i])
+			}
+		}
+		for i < len(body) && body[i] == ' ' {
+			i++
+		}
+		it := item.String()
+		switch {
+		case quoted:
+			out = append(out, it)
+		case strings.EqualFold(strings.TrimSpace(it), "NULL"):
+			out = append(out, nil)
+		default:
+			it = strings.TrimSpace(it)
+			if n, err := strconv.ParseInt(it, 10, 64); err == nil {
+				out = append(out, n)
+			} else {
+				out = append(out, it)
+			}
+		}
+		if i < len(body) && body[i] != ',' {
+			return nil, fmt.Errorf("malformed array literal")
+		}
+		i++
+	}
+	return out, nil
+}
+
+// formatPGArray prints values as PostgreSQL's array literal.
+func formatPGArray(xs []any) string {
+	b, _ := json.Marshal(xs)
+	return arrayOut(string(b), false)
+}
+
+func fnArrayFromJSON(ctx sqlite3.Context, a ...sqlite3.Value) {
+	xs, ok := jsonArray(a[0])
+	if !ok {
+		ctx.ResultNull()
+		return
+	}
+	ctx.ResultText(formatPGArray(xs))
 }
 
 func fnArrayToString(ctx sqlite3.Context, a ...sqlite3.Value) {
@@ -394,13 +483,13 @@ func valueAny(v sqlite3.Value) any {
 	return v.Text()
 }
 
+// fnJSONArray is ARRAY[...]: PostgreSQL's array literal of its arguments.
 func fnJSONArray(ctx sqlite3.Context, a ...sqlite3.Value) {
 	xs := make([]any, len(a))
 	for i, v := range a {
 		xs[i] = valueAny(v)
 	}
-	b, _ := json.Marshal(xs)
-	ctx.ResultText(string(b))
+	ctx.ResultText(formatPGArray(xs))
 }
 
 // fnSeriesJSON is generate_series(a, b[, step]) as a JSON array, for
@@ -754,29 +843,24 @@ func (c *Catalog) fnArrayIn(ctx sqlite3.Context, a ...sqlite3.Value) {
 		ctx.ResultText(s)
 		return
 	}
-	var items []string
-	if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
-		body := s[1 : len(s)-1]
-		if strings.ContainsAny(body, `"{\`) {
-			c.raise(ctx, c.unavailable("quoted or nested array literals"))
+	var xs []any
+	if strings.HasPrefix(s, "{") {
+		var err error
+		if xs, err = parsePGArray(s); err != nil {
+			c.raise(ctx, c.unavailable("this array literal ("+err.Error()+")"))
 			return
 		}
-		if body != "" {
-			items = strings.Split(body, ",")
-		}
 	} else {
-		items = strings.Fields(s)
-	}
-	xs := make([]any, len(items))
-	for i, it := range items {
-		it = strings.TrimSpace(it)
-		if n, err := strconv.ParseInt(it, 10, 64); err == nil {
-			xs[i] = n
-		} else if strings.EqualFold(it, "NULL") {
-			xs[i] = nil
-		} else {
-			xs[i] = it
+		for _, it := range strings.Fields(s) { // int2vector, oidvector
+			if n, err := strconv.ParseInt(it, 10, 64); err == nil {
+				xs = append(xs, n)
+			} else {
+				xs = append(xs, it)
+			}
 		}
+	}
+	if xs == nil {
+		xs = []any{}
 	}
 	b, _ := json.Marshal(xs)
 	ctx.ResultText(string(b))

@@ -55,6 +55,8 @@ var relations = []relation{
 		rolbypassrls bool, rolconfig _text, oid oid`},
 	{"pg_catalog", "pg_user", 11001, `usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool,
 		usebypassrls bool, passwd text, valuntil timestamptz, useconfig _text`},
+	{"pg_catalog", "pg_auth_members", 1261, `oid oid, roleid oid, member oid, grantor oid, admin_option bool,
+		inherit_option bool, set_option bool`},
 	{"pg_catalog", "pg_collation", 3456, `oid oid, collname name, collnamespace oid, collowner oid, collprovider char,
 		collisdeterministic bool, collencoding int4, collcollate text, collctype text, colliculocale text,
 		collversion text`},

@@ -346,6 +346,11 @@ func (w *rewriter) funcCall(n *pg.Node, f *pg.FuncCall) {
 		return
 	}
 	f.Funcname = []*pg.Node{pg.MakeStrNode(to)}
+	if name == "array_agg" {
+		// An array prints as PostgreSQL prints it.
+		inner := &pg.Node{Node: n.Node}
+		n.Node = call("pg_array_from_json", inner).Node
+	}
 }
 
 // regexOps and likeOps map PostgreSQL's pattern operators to Go functions
@@ -542,7 +547,7 @@ func (w *rewriter) subLink(n *pg.Node, s *pg.SubLink) {
 		first.TargetList[0].GetResTarget().Name = "v"
 		w.aliasSeq++
 		outer := &pg.SelectStmt{
-			TargetList: []*pg.Node{pg.MakeResTargetNodeWithVal(call("json_group_array", colRef("v")), -1)},
+			TargetList: []*pg.Node{pg.MakeResTargetNodeWithVal(call("pg_array_from_json", call("json_group_array", colRef("v"))), -1)},
 			FromClause: []*pg.Node{{Node: &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
 				Subquery: s.Subselect, Alias: &pg.Alias{Aliasname: fmt.Sprintf("_arr%d", w.aliasSeq)}}}}},
 			LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
@@ -614,7 +619,7 @@ func (w *rewriter) selectStmt(s *pg.SelectStmt) {
 					w.fail("unnest of several arrays")
 					return
 				}
-				src = f.Args[0]
+				src = call("pg_array_in", f.Args[0])
 			case "generate_series":
 				src = call("pg_series_json", f.Args...)
 			case "generate_subscripts":

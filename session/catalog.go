@@ -9,6 +9,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/pgcatalog"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -247,6 +248,10 @@ func readsOnlyCatalog(st *ir.Statement) bool {
 // catalogAnswer answers a catalog query from the emulated catalog (a
 // backend of another dialect). ok is false when st is not one.
 func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, bool, error) {
+	if s.dialect != parser.Postgres {
+		// The emulation is of PostgreSQL's catalog, for PostgreSQL clients.
+		return Result{}, false, nil
+	}
 	if !readsOnlyCatalog(st) && len(st.Relations) > 0 {
 		return Result{}, false, nil
 	}
