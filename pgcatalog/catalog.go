@@ -73,7 +73,8 @@ type Catalog struct {
 	conn    *sqlite3.Conn
 	env     Env
 	lastDB  string
-	funcErr error // the first error raised by a Go function in this query
+	funcErr error                    // the first error raised by a Go function in this query
+	inserts map[string]*sqlite3.Stmt // while building: one prepared INSERT per relation
 
 	nsByName  map[string]int64
 	nsOfRel   map[int64]int64
@@ -118,6 +119,12 @@ func (c *Catalog) exec(sql string, args ...any) error {
 		return fmt.Errorf("%s: %w", sql, err)
 	}
 	defer st.Close()
+	return bindExec(st, args)
+}
+
+// bindExec binds args to st and runs it (st is reset for reuse).
+func bindExec(st *sqlite3.Stmt, args []any) error {
+	defer st.Reset()
 	for i, a := range args {
 		var err error
 		switch v := a.(type) {
@@ -155,7 +162,16 @@ func (c *Catalog) insert(rel string, vals map[string]any) error {
 		qs[i] = "?"
 		args[i] = vals[col.name]
 	}
-	return c.exec(fmt.Sprintf("INSERT INTO %s.%s (%s) VALUES (%s)", r.schema, r.name, strings.Join(names, ","), strings.Join(qs, ",")), args...)
+	st := c.inserts[rel]
+	if st == nil {
+		var err error
+		st, _, err = c.conn.Prepare(fmt.Sprintf("INSERT INTO %s.%s (%s) VALUES (%s)", r.schema, r.name, strings.Join(names, ","), strings.Join(qs, ",")))
+		if err != nil {
+			return err
+		}
+		c.inserts[rel] = st
+	}
+	return bindExec(st, args)
 }
 
 func findRelation(qualified string) relation {
@@ -200,6 +216,13 @@ func (c *Catalog) build(tables []Table) error {
 		}
 	}
 
+	c.inserts = map[string]*sqlite3.Stmt{}
+	defer func() {
+		for _, st := range c.inserts {
+			st.Close()
+		}
+		c.inserts = nil
+	}()
 	// Namespaces: the system ones and every schema a table lives in.
 	c.addNamespace("pg_catalog", nsCatalog)
 	c.addNamespace("public", nsPublic)

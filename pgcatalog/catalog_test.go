@@ -46,11 +46,10 @@ func query(t *testing.T, c *Catalog, q string, args ...ir.Value) *Result {
 
 // texts reads a file of client queries captured from the real client
 // against PostgreSQL 15 (psql -E, log_statement = all).
-func texts(t *testing.T, name, oid string) []string {
-	t.Helper()
+func texts(t testing.TB, name, oid string) []string {
 	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	var out []string
 	for _, q := range strings.Split(string(b), "\n-- next query\n") {
