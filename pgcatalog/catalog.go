@@ -3,11 +3,13 @@ package pgcatalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ncruces/go-sqlite3"
 
@@ -64,10 +66,15 @@ type Result struct {
 	Rows    [][]ir.Value
 }
 
+// QueryTimeout bounds one catalog query: queries are serialised, so a
+// runaway one (a recursive CTE, a cross join) must not hold the others.
+const QueryTimeout = 10 * time.Second
+
 // Catalog is an emulated PostgreSQL catalog. It is safe for concurrent use
 // (queries are serialised: catalog queries are few and fast).
 type Catalog struct {
 	backend string
+	timeout time.Duration
 
 	mu      sync.Mutex
 	conn    *sqlite3.Conn
@@ -91,7 +98,7 @@ func New(backend string, tables []Table) (*Catalog, error) {
 		return nil, fmt.Errorf("pgcatalog: open: %w", err)
 	}
 	c := &Catalog{
-		backend: backend, conn: conn,
+		backend: backend, conn: conn, timeout: QueryTimeout,
 		nsByName: map[string]int64{}, nsOfRel: map[int64]int64{}, relByName: map[string]int64{},
 		relName: map[int64]string{}, nsName: map[int64]string{},
 	}
@@ -484,6 +491,8 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.setEnv(env); err != nil {
@@ -494,6 +503,9 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 	c.funcErr = nil
 	st, _, err := c.conn.Prepare(q.sql)
 	if err != nil {
+		if e := c.interrupted(ctx, err); e != nil {
+			return nil, e
+		}
 		return nil, c.unavailableCause(fmt.Sprintf("this query (%v)", sqliteMessage(err)), fmt.Errorf("%s: %w", q.sql, err))
 	}
 	defer st.Close()
@@ -534,6 +546,9 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 	decl := make([]string, n)
 	for i := 0; i < n; i++ {
 		decl[i] = pgTypeOfDecl(st.ColumnDeclType(i))
+		if decl[i] == "" && i < len(q.boolCols) && q.boolCols[i] {
+			decl[i] = "bool"
+		}
 		res.Columns = append(res.Columns, ResultColumn{Name: st.ColumnName(i)})
 	}
 	for st.Step() {
@@ -547,8 +562,8 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 		return nil, c.funcErr
 	}
 	if err := st.Err(); err != nil {
-		if ctx.Err() != nil {
-			return nil, sqlerr.Wrap(sqlerr.QueryCanceled, err, "canceling statement due to user request")
+		if e := c.interrupted(ctx, err); e != nil {
+			return nil, e
 		}
 		return nil, c.unavailableCause(fmt.Sprintf("this query (%v)", sqliteMessage(err)), fmt.Errorf("%s: %w", q.sql, err))
 	}
@@ -556,6 +571,17 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 		res.Columns[i].Type = resultType(decl[i], res.Rows, i)
 	}
 	return res, nil
+}
+
+// interrupted is the error for a query stopped by its context, or nil.
+func (c *Catalog) interrupted(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return sqlerr.Wrap(sqlerr.StatementTimeout, err, fmt.Sprintf("canceling statement: catalog queries may run for at most %v", c.timeout))
+	case ctx.Err() != nil:
+		return sqlerr.Wrap(sqlerr.QueryCanceled, err, "canceling statement due to user request")
+	}
+	return nil
 }
 
 // sqliteMessage strips the engine's prefix from an error: it describes

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -347,6 +348,43 @@ func TestRefusals(t *testing.T) {
 	}
 	if _, err := c.Query(context.Background(), "SELEC 1", nil, env); !sqlerr.HasCode(err, sqlerr.SyntaxError) {
 		t.Errorf("syntax: %v", err)
+	}
+}
+
+func TestBooleanResults(t *testing.T) {
+	c := newFixture(t)
+	r := query(t, c, "SELECT relname, pg_table_is_visible(oid) AS visible, relname ~ '^p' AS p, NOT relhasindex AS noidx, relnatts > 2 AS wide, relnatts FROM pg_class WHERE relname IN ('people', 'events') ORDER BY 1")
+	want := []string{"name", "bool", "bool", "bool", "bool", "int2"}
+	for i, c := range r.Columns {
+		if c.Type != want[i] {
+			t.Fatalf("column %s: %s, want %s", c.Name, c.Type, want[i])
+		}
+	}
+	// events: not visible (schema stats), not ^p, no index, 2 columns.
+	if row := r.Rows[0]; row[1].Bool || row[2].Bool || !row[3].Bool || row[4].Bool || row[5].Int != 2 {
+		t.Fatalf("events %+v", row)
+	}
+	if row := r.Rows[1]; !row[1].Bool || !row[2].Bool || !row[4].Bool || row[5].Int != 3 {
+		t.Fatalf("people %+v", row)
+	}
+}
+
+func TestQueryTimeout(t *testing.T) {
+	c := newFixture(t)
+	c.timeout = 200 * time.Millisecond
+	start := time.Now()
+	_, err := c.Query(context.Background(), "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r", nil, env)
+	if !sqlerr.HasCode(err, sqlerr.StatementTimeout) || time.Since(start) > 5*time.Second {
+		t.Fatalf("runaway query: %v after %v", err, time.Since(start))
+	}
+	// The catalog is usable afterwards.
+	if r := query(t, c, "SELECT count(*) FROM pg_namespace"); r.Rows[0][0].Int != 4 {
+		t.Fatalf("namespaces %+v", r.Rows)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Query(ctx, "SELECT 1 FROM pg_class", nil, env); !sqlerr.HasCode(err, sqlerr.QueryCanceled) {
+		t.Fatalf("cancelled: %v", err)
 	}
 }
 

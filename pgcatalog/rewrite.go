@@ -18,6 +18,10 @@ type translated struct {
 	// escapes; binding sidesteps quoting altogether).
 	consts    []string
 	constBase int
+	// boolCols marks the result columns PostgreSQL would type boolean
+	// although SQLite computes them as 0/1 (comparisons, NOT/AND/OR,
+	// boolean functions); nil when a * makes positions unknown.
+	boolCols []bool
 }
 
 // translate parses a PostgreSQL query and rewrites it for SQLite.
@@ -39,6 +43,7 @@ func (c *Catalog) translate(text string, nArgs int) (q *translated, err error) {
 	w.constBase = max(nArgs, maxParam(top))
 	w.prepass(top)
 	nameTargets(top.GetSelectStmt())
+	boolCols := booleanTargets(top.GetSelectStmt())
 	w.walk(top.ProtoReflect())
 	if w.err != nil {
 		return nil, w.err
@@ -48,7 +53,7 @@ func (c *Catalog) translate(text string, nArgs int) (q *translated, err error) {
 	if err != nil {
 		return nil, c.unavailable(fmt.Sprintf("this query (%v)", err))
 	}
-	return &translated{sql: sql, consts: w.consts, constBase: w.constBase}, nil
+	return &translated{sql: sql, consts: w.consts, constBase: w.constBase, boolCols: boolCols}, nil
 }
 
 type rewriter struct {
@@ -762,4 +767,68 @@ func figureName(n *pg.Node) string {
 		return figureName(x.AIndirection.Arg)
 	}
 	return "?column?"
+}
+
+// boolFunctions return boolean in PostgreSQL.
+var boolFunctions = map[string]bool{
+	"pg_table_is_visible": true, "pg_type_is_visible": true, "pg_function_is_visible": true,
+	"pg_collation_is_visible": true, "pg_opclass_is_visible": true, "pg_ts_config_is_visible": true,
+	"has_table_privilege": true, "has_schema_privilege": true, "has_database_privilege": true,
+	"has_column_privilege": true, "has_any_column_privilege": true, "pg_has_role": true,
+	"pg_relation_is_publishable": true, "pg_is_other_temp_schema": true, "pg_is_in_recovery": true,
+	"bool_and": true, "bool_or": true, "every": true,
+}
+
+// isBoolean reports whether PostgreSQL types expression n boolean.
+func isBoolean(n *pg.Node) bool {
+	switch x := n.GetNode().(type) {
+	case *pg.Node_BoolExpr, *pg.Node_NullTest, *pg.Node_BooleanTest:
+		return true
+	case *pg.Node_AConst:
+		return x.AConst.GetBoolval() != nil
+	case *pg.Node_SubLink:
+		return x.SubLink.SubLinkType == pg.SubLinkType_EXISTS_SUBLINK || x.SubLink.SubLinkType == pg.SubLinkType_ANY_SUBLINK ||
+			x.SubLink.SubLinkType == pg.SubLinkType_ALL_SUBLINK
+	case *pg.Node_AExpr:
+		switch x.AExpr.Kind {
+		case pg.A_Expr_Kind_AEXPR_OP:
+			op := opName(x.AExpr.Name)
+			_, re := regexOps[op]
+			_, like := likeOps[op]
+			return re || like || op == "=" || op == "<>" || op == "<" || op == ">" || op == "<=" || op == ">="
+		case pg.A_Expr_Kind_AEXPR_NULLIF:
+			return false
+		}
+		return true // ANY, ALL, DISTINCT, IN, LIKE, BETWEEN, ...
+	case *pg.Node_FuncCall:
+		f := strs(x.FuncCall.Funcname)
+		return boolFunctions[strings.ToLower(f[len(f)-1])]
+	case *pg.Node_TypeCast:
+		t := typeNameOf(x.TypeCast.TypeName)
+		return t == "bool" || t == "boolean"
+	}
+	return false
+}
+
+// booleanTargets marks the boolean items of the (leftmost) select list;
+// nil when it has a * (positions are then unknown).
+func booleanTargets(s *pg.SelectStmt) []bool {
+	for s != nil && s.Larg != nil {
+		s = s.Larg
+	}
+	if s == nil {
+		return nil
+	}
+	out := make([]bool, len(s.TargetList))
+	for i, t := range s.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil {
+			return nil
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return nil
+		}
+		out[i] = isBoolean(rt.Val)
+	}
+	return out
 }
