@@ -79,7 +79,7 @@ var passthroughFunctions = map[string]bool{
 	"pg_relation_is_publishable": true, "pg_column_is_updatable": true, "pg_relation_is_updatable": true,
 	"pg_get_function_sqlbody": true, "pg_listening_channels": true, "pg_typeof": true,
 	// Pure JSON constructors (SQLAlchemy 1.4's get_columns builds identity options).
-	"json_build_object": true, "jsonb_build_object": true, "json_build_array": true, "jsonb_build_array": true,
+	"json_build_object": true, "pg_size_pretty": true, "jsonb_build_object": true, "json_build_array": true, "jsonb_build_array": true,
 }
 
 // passthroughFunctionAllowed checks one function name (possibly

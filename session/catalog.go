@@ -134,7 +134,20 @@ func (s *Session) hideUnexposed(r *Result) {
 		}
 	}
 	if nameCol < 0 {
-		return
+		// psql's listings (\dt+, \d+, \dv...) alias the columns "Schema"
+		// and "Name"; a lone "name" column elsewhere (pg_settings) is not
+		// a relation name.
+		for i, c := range r.Columns {
+			switch c.Name {
+			case "Name":
+				nameCol = i
+			case "Schema":
+				schemaCol = i
+			}
+		}
+		if nameCol < 0 || schemaCol < 0 {
+			return
+		}
 	}
 	kept := r.Rows[:0]
 	for _, row := range r.Rows {

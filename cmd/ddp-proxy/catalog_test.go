@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -190,6 +191,12 @@ func TestCatalogWithPsql(t *testing.T) {
 			if !containsRow(out, b.schema, "people", "table") || strings.Contains(out, "hidden_t") {
 				t.Errorf("\\dt:\n%s", out)
 			}
+			// \dt+ asks for sizes: they are blank (sizes grow with row counts).
+			out = run(`\dt+ ` + b.schema + `.*`)
+			if cells := rowCells(out, b.schema, "people"); len(cells) != 8 || cells[6] != "" || strings.Contains(out, "hidden_t") ||
+				!strings.Contains(out, "Size") {
+				t.Errorf("\\dt+ (size %q):\n%s", cells, out)
+			}
 			if name == "postgres" {
 				if out := run(`\d ` + b.schema + `.hidden_t`); !strings.Contains(out, "Did not find any relation") {
 					t.Errorf("undeclared table described:\n%s", out)
@@ -197,6 +204,24 @@ func TestCatalogWithPsql(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rowCells returns the trimmed cells of the first row of psql's aligned
+// output that starts with lead, or nil.
+func rowCells(out string, lead ...string) []string {
+	for _, line := range strings.Split(out, "\n") {
+		parts := strings.Split(line, "|")
+		if len(parts) < len(lead) {
+			continue
+		}
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		if slices.Equal(parts[:len(lead)], lead) {
+			return parts
+		}
+	}
+	return nil
 }
 
 // containsRow reports whether psql's aligned output has a row whose
