@@ -116,7 +116,13 @@ func (g *groupCommit) close() error {
 		g.timer.Stop()
 		g.timer = nil
 	}
+	idle := !g.running && len(g.queue) == 0
 	g.mu.Unlock()
+	if idle {
+		// Nothing deferred: no transaction (and no fsync) to close a
+		// ledger that was only read.
+		return nil
+	}
 	return g.sync()
 }
 
