@@ -79,7 +79,7 @@ var passthroughFunctions = map[string]bool{
 	"pg_relation_is_publishable": true, "pg_column_is_updatable": true, "pg_relation_is_updatable": true,
 	"pg_get_function_sqlbody": true, "pg_listening_channels": true, "pg_typeof": true,
 	// Pure JSON constructors (SQLAlchemy 1.4's get_columns builds identity options).
-	"json_build_object": true, "pg_size_pretty": true, "jsonb_build_object": true, "json_build_array": true, "jsonb_build_array": true,
+	"json_build_object": true, "pg_size_pretty": true, "information_schema._pg_expandarray": true, "jsonb_build_object": true, "json_build_array": true, "jsonb_build_array": true,
 }
 
 // passthroughFunctionAllowed checks one function name (possibly
@@ -102,6 +102,8 @@ var StatisticsColumns = map[string]bool{
 	"table_rows": true, "data_length": true, "avg_row_length": true, "index_length": true, "data_free": true,
 	"most_common_vals": true, "most_common_freqs": true, "histogram_bounds": true, "n_distinct": true,
 	"null_frac": true, "avg_width": true, "correlation": true,
+	// pg_sequences.last_value counts the rows inserted through a sequence.
+	"last_value": true,
 }
 
 // mentionsStatistics reports whether the statement text names a statistics

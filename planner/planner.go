@@ -111,7 +111,16 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 				req.Dialect, backendDialect(p.pol))
 		}
 	}
-	if c := mentionsStatistics(st.Text); c != "" {
+	readsCatalog := false
+	for _, r := range st.Relations {
+		if isCatalogSchema(r.Schema) || r.Schema == "" && isCatalogRelation(r.Name) {
+			readsCatalog = true
+		}
+	}
+	treeChecked := backendDialect(p.pol) == "postgres" && readsCatalog
+	if c := mentionsStatistics(st.Text); c != "" && !treeChecked {
+		// A catalog query to PostgreSQL gets its statistics columns
+		// blanked on the parse tree (checkCatalogTree) instead.
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
 			"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", c)
 	}
@@ -125,8 +134,8 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "function %s is not allowed through the privacy proxy", f)
 		}
 	}
-	if sizes {
-		text, err := blankSizeFunctions(st.Text)
+	if treeChecked || sizes {
+		text, err := checkCatalogTree(st.Text, sizes)
 		if err != nil {
 			return nil, err
 		}
