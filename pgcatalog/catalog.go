@@ -342,6 +342,15 @@ func (c *Catalog) build(tables []Table) error {
 			return err
 		}
 	}
+	// Server constants drivers read from pg_settings (pgjdbc:
+	// max_index_keys). Session settings are answered by SHOW.
+	for _, kv := range [][2]string{{"max_index_keys", "32"}, {"max_identifier_length", "63"}, {"block_size", "8192"},
+		{"server_encoding", "UTF8"}, {"integer_datetimes", "on"}, {"max_function_args", "100"}} {
+		if err := c.insert("pg_catalog.pg_settings", map[string]any{"name": kv[0], "setting": kv[1], "context": "internal",
+			"source": "default", "boot_val": kv[1], "reset_val": kv[1], "pending_restart": false}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

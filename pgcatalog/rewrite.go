@@ -364,7 +364,7 @@ var (
 	regexOps = map[string][2]bool{"~": {false, false}, "~*": {true, false}, "!~": {false, true}, "!~*": {true, true}}
 	likeOps  = map[string][2]bool{"~~": {false, false}, "~~*": {true, false}, "!~~": {false, true}, "!~~*": {true, true}}
 	plainOps = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true, "+": true, "-": true,
-		"*": true, "/": true, "%": true, "||": true}
+		"*": true, "/": true, "%": true, "||": true, "&": true, "|": true, "<<": true, ">>": true}
 )
 
 func not(x *pg.Node) *pg.Node {
@@ -659,7 +659,21 @@ func (w *rewriter) selectStmt(s *pg.SelectStmt) {
 		return
 	}
 	// Column references to a set-returning FROM item's output become
-	// json_each's value (key+1 for WITH ORDINALITY).
+	// json_each's value (key+1 for WITH ORDINALITY); a select-list item
+	// keeps the name it had (a subquery's columns are referred to by it).
+	for _, t := range s.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Name != "" {
+			continue
+		}
+		if f := strs(rt.GetVal().GetColumnRef().GetFields()); len(f) > 0 {
+			for _, x := range found {
+				if f[len(f)-1] == x.col || f[len(f)-1] == x.ord {
+					rt.Name = f[len(f)-1]
+				}
+			}
+		}
+	}
 	visit(s.ProtoReflect(), func(n *pg.Node) {
 		cr := n.GetColumnRef()
 		if cr == nil {

@@ -35,6 +35,18 @@ public class JdbcClient {
                 }
             }
             check(got.equals(want), "getColumns " + got + ", want " + want);
+            // The other metadata calls tools make must run (no statistics:
+            // an index's CARDINALITY and PAGES are NULL, read as 0).
+            try (ResultSet rs = md.getPrimaryKeys(null, schema, table)) { while (rs.next()) { } }
+            try (ResultSet rs = md.getImportedKeys(null, schema, table)) { check(!rs.next(), "foreign keys"); }
+            try (ResultSet rs = md.getIndexInfo(null, schema, table, false, true)) {
+                while (rs.next()) {
+                    check(rs.getLong("CARDINALITY") == 0 && rs.wasNull(), "index cardinality " + rs.getLong("CARDINALITY"));
+                }
+            }
+            boolean int8 = false;
+            try (ResultSet rs = md.getTypeInfo()) { while (rs.next()) int8 |= "int8".equals(rs.getString("TYPE_NAME")); }
+            check(int8, "getTypeInfo lacks int8");
             System.out.println("jdbc metadata ok " + got);
         }
     }
