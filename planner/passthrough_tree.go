@@ -36,7 +36,12 @@ func isSizeFunction(name string) bool {
 // referenced, keeping their output names, so pgjdbc's getIndexInfo gets
 // a NULL CARDINALITY instead of an error; with blankSizes, size functions
 // become NULL::bigint.
-func checkCatalogTree(text string, blankSizes bool) (string, error) {
+func checkCatalogTree(text string, blankSizes bool) (out string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", sqlerr.New(sqlerr.FeatureNotSupported, "this catalog query cannot be checked for statistics and is not forwarded")
+		}
+	}()
 	tree, err := pg.Parse(text)
 	if err != nil || len(tree.Stmts) != 1 {
 		return "", sqlerr.New(sqlerr.FeatureNotSupported, "this catalog query cannot be checked for statistics and is not forwarded")
@@ -152,9 +157,9 @@ func checkCatalogTree(text string, blankSizes bool) (string, error) {
 	if !changed {
 		return text, nil
 	}
-	out, err := pg.Deparse(tree)
+	out, err = pg.Deparse(tree)
 	if err != nil {
-		return "", sqlerr.New(sqlerr.FeatureNotSupported, "a statement that asks for relation sizes cannot be rewritten")
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "this catalog query cannot be rewritten without its statistics and is not forwarded")
 	}
 	return out, nil
 }

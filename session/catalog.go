@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -225,6 +226,9 @@ func (p *Proxy) emulatedCatalog(ctx context.Context) (*pgcatalog.Catalog, error)
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the emulated catalog could not be built")
 	}
 	p.catalog.cat = cat
+	// A policy reload makes a new generation with its own catalog; this
+	// one's in-memory database is closed once no session uses p.
+	runtime.AddCleanup(p, func(c *pgcatalog.Catalog) { c.Close() }, cat)
 	return cat, nil
 }
 
