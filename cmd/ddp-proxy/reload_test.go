@@ -266,3 +266,24 @@ func TestServeSIGTERMSettlesTheLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReloadCommandErrors: usage, a missing pid file and a pid file
+// without a process id are reported, and nothing is signalled.
+func TestReloadCommandErrors(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"reload"}, &out, &errOut, slog.New(slog.DiscardHandler)); !errors.Is(err, exitError{2}) {
+		t.Fatalf("reload without flags: %v, want exit 2", err)
+	}
+	dir := t.TempDir()
+	err := cmdReload([]string{"--pid-file", dir + "/none.pid"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no pid file") {
+		t.Fatalf("missing pid file: %v", err)
+	}
+	if err := os.WriteFile(dir+"/bad.pid", []byte("1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = cmdReload([]string{"--pid-file", dir + "/bad.pid"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "does not hold a process id") {
+		t.Fatalf("pid 1: %v", err)
+	}
+}
