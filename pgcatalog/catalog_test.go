@@ -305,6 +305,10 @@ func TestCastsArraysAndFunctions(t *testing.T) {
 	if len(r.Rows) != 3 || r.Rows[2][0].Int != 10 {
 		t.Fatalf("generate_series %+v", r.Rows)
 	}
+	start := time.Now()
+	if _, err := c.Query(context.Background(), "SELECT count(*) FROM generate_series(-9223372036854775807, 9223372036854775807) s", nil, env); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) || time.Since(start) > time.Second {
+		t.Fatalf("huge series: %v after %v", err, time.Since(start))
+	}
 	r = query(t, c, "SELECT ARRAY(SELECT attname FROM pg_attribute WHERE attrelid = 'people'::regclass ORDER BY attnum) AS cols")
 	if r.Rows[0][0].Text() != `{age,sex,score}` {
 		t.Fatalf("ARRAY(subquery) %+v", r.Rows)
@@ -339,6 +343,10 @@ func TestRefusals(t *testing.T) {
 		"SELECT 1; SELECT 2":                                 "other than one SELECT",
 		"SELECT pg_read_file('/etc/passwd')":                 "pg_read_file",
 		"SELECT sqlite_version()":                            "sqlite_version",
+		// Prefix operators once reached the deparser without an operand and
+		// crashed the process (found by FuzzQuery).
+		"SELECT OPERATOR(pg_catalog.~) '^(people)$'": "prefix operator ~",
+		"SELECT relname FROM pg_class WHERE !~~ 'x'": "prefix operator !~~",
 	} {
 		_, err := c.Query(context.Background(), q, nil, env)
 		e := sqlerr.As(err)
@@ -396,4 +404,30 @@ func TestTypeForBackend(t *testing.T) {
 			t.Errorf("%q: %d, want %d", decl, got, want)
 		}
 	}
+}
+
+// FuzzQuery: whatever the client sends, the catalog answers or refuses
+// with an *sqlerr.Error; it never panics and stays usable.
+func FuzzQuery(f *testing.F) {
+	for _, file := range []string{"psql15_d.sql", "psql15_dplus.sql", "psql15_l.sql", "sqlalchemy14_inspector.sql", "pgjdbc42_metadata.sql"} {
+		for _, q := range texts(f, file, "16484") {
+			f.Add(q)
+		}
+	}
+	f.Add("SELECT x FROM unnest(ARRAY['a', NULL]) WITH ORDINALITY u(x, n) WHERE x ~* '^A' UNION SELECT 'b' ORDER BY 1")
+	f.Add("SELECT 'people'::regclass::text, ARRAY(SELECT attname FROM pg_attribute), E'\\n' LIKE '%'")
+	c, err := New("sqlite", slices.Clone(fixtureTables))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer c.Close()
+	f.Fuzz(func(t *testing.T, q string) {
+		_, err := c.Query(context.Background(), q, []ir.Value{ir.String("people"), ir.Int(1)}, env)
+		if err != nil && sqlerr.As(err) == nil {
+			t.Fatalf("%q: a raw error %v", q, err)
+		}
+		if r, err := c.Query(context.Background(), "SELECT count(*) FROM pg_class WHERE relname = 'people'", nil, env); err != nil || r.Rows[0][0].Int != 1 {
+			t.Fatalf("catalog unusable after %q: %v", q, err)
+		}
+	})
 }

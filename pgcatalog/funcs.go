@@ -507,7 +507,9 @@ func (c *Catalog) fnSeriesJSON(ctx sqlite3.Context, a ...sqlite3.Value) {
 	if len(a) == 3 {
 		step = a[2].Int64()
 	}
-	if step == 0 || (hi-lo)/step > 1_000_000 {
+	// In float64: hi-lo overflows int64 for extreme bounds, and a Go loop
+	// here cannot be interrupted by the query's deadline.
+	if step == 0 || (float64(hi)-float64(lo))/float64(step) > 1_000_000 {
 		c.raise(ctx, sqlerr.New(sqlerr.InvalidParameterValue, "generate_series: step size cannot equal zero or the series is too long"))
 		return
 	}

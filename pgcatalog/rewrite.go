@@ -189,6 +189,13 @@ func isTextType(t string) bool {
 }
 
 func call(name string, args ...*pg.Node) *pg.Node {
+	for _, a := range args {
+		if a == nil || a.Node == nil {
+			// A missing operand would crash the deparser (C code): the
+			// callers check operands first; this is the last line.
+			panic("pgcatalog: missing argument to " + name)
+		}
+	}
 	return pg.MakeFuncCallNode([]*pg.Node{pg.MakeStrNode(name)}, args, -1)
 }
 
@@ -391,6 +398,14 @@ func (w *rewriter) aExpr(n *pg.Node, e *pg.A_Expr) {
 	op := opName(e.Name)
 	switch e.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
+		if e.Lexpr == nil || e.Rexpr == nil {
+			// Prefix (and, defensively, postfix) operators: only signs.
+			// Never hand the deparser a missing operand (it would crash).
+			if e.Rexpr == nil || (op != "-" && op != "+") {
+				w.fail("the prefix operator %s", op)
+			}
+			return
+		}
 		if m, ok := regexOps[op]; ok {
 			r := call("pg_regex", e.Lexpr, e.Rexpr, boolConst(m[0]))
 			if m[1] {
@@ -406,9 +421,6 @@ func (w *rewriter) aExpr(n *pg.Node, e *pg.A_Expr) {
 		if !plainOps[op] {
 			w.fail("the operator %s", op)
 			return
-		}
-		if e.Lexpr == nil {
-			return // prefix minus
 		}
 		e.Name = []*pg.Node{pg.MakeStrNode(op)}
 		if op == "=" || op == "<>" {
