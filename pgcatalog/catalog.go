@@ -555,8 +555,8 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 	decl := make([]string, n)
 	for i := 0; i < n; i++ {
 		decl[i] = pgTypeOfDecl(st.ColumnDeclType(i))
-		if decl[i] == "" && i < len(q.boolCols) && q.boolCols[i] {
-			decl[i] = "bool"
+		if decl[i] == "" && i < len(q.colTypes) {
+			decl[i] = q.colTypes[i]
 		}
 		res.Columns = append(res.Columns, ResultColumn{Name: st.ColumnName(i)})
 	}

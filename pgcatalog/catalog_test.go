@@ -377,6 +377,30 @@ func TestBooleanResults(t *testing.T) {
 	}
 }
 
+// TestDescribeTypes: a Describe runs the query with NULL parameters and
+// usually gets no rows; the column types must still be those of the
+// execution.
+func TestDescribeTypes(t *testing.T) {
+	c := newFixture(t)
+	q := "SELECT count(*) AS n, format_type(atttypid, NULL) AS t, attnum::int8 AS k, attnum + 1 AS e, attname LIKE 'a%' AS a " +
+		"FROM pg_attribute WHERE attrelid = $1 GROUP BY atttypid, attnum, attname ORDER BY attnum"
+	oid := query(t, c, "SELECT 'people'::regclass::oid").Rows[0][0]
+	described := query(t, c, q, ir.Null())
+	executed := query(t, c, q, oid)
+	if len(described.Rows) != 0 || len(executed.Rows) != 3 {
+		t.Fatalf("rows %d, %d", len(described.Rows), len(executed.Rows))
+	}
+	want := []string{"int8", "text", "int8", "", "bool"} // attnum + 1: decided by the values
+	for i, w := range want {
+		if w != "" && (described.Columns[i].Type != w || executed.Columns[i].Type != w) {
+			t.Errorf("column %s: described %s, executed %s, want %s", described.Columns[i].Name, described.Columns[i].Type, executed.Columns[i].Type, w)
+		}
+	}
+	if executed.Rows[0][4].Kind != ir.KindBool || !executed.Rows[0][4].Bool {
+		t.Errorf("boolean value %+v", executed.Rows[0])
+	}
+}
+
 func TestQueryTimeout(t *testing.T) {
 	c := newFixture(t)
 	c.timeout = 200 * time.Millisecond

@@ -18,10 +18,12 @@ type translated struct {
 	// escapes; binding sidesteps quoting altogether).
 	consts    []string
 	constBase int
-	// boolCols marks the result columns PostgreSQL would type boolean
-	// although SQLite computes them as 0/1 (comparisons, NOT/AND/OR,
-	// boolean functions); nil when a * makes positions unknown.
-	boolCols []bool
+	// colTypes is the PostgreSQL type of each select-list item where the
+	// expression alone decides it ("" otherwise): booleans that SQLite
+	// computes as 0/1, count(*), casts, text functions. It makes a
+	// Describe (run with NULL parameters, often no rows) agree with the
+	// execution. nil when a * makes positions unknown.
+	colTypes []string
 }
 
 // translate parses a PostgreSQL query and rewrites it for SQLite.
@@ -43,7 +45,7 @@ func (c *Catalog) translate(text string, nArgs int) (q *translated, err error) {
 	w.constBase = max(nArgs, maxParam(top))
 	w.prepass(top)
 	nameTargets(top.GetSelectStmt())
-	boolCols := booleanTargets(top.GetSelectStmt())
+	colTypes := targetTypes(top.GetSelectStmt())
 	w.walk(top.ProtoReflect())
 	if w.err != nil {
 		return nil, w.err
@@ -53,7 +55,7 @@ func (c *Catalog) translate(text string, nArgs int) (q *translated, err error) {
 	if err != nil {
 		return nil, c.unavailable(fmt.Sprintf("this query (%v)", err))
 	}
-	return &translated{sql: sql, consts: w.consts, constBase: w.constBase, boolCols: boolCols}, nil
+	return &translated{sql: sql, consts: w.consts, constBase: w.constBase, colTypes: colTypes}, nil
 }
 
 type rewriter struct {
@@ -836,16 +838,70 @@ func isBoolean(n *pg.Node) bool {
 	return false
 }
 
-// booleanTargets marks the boolean items of the (leftmost) select list;
-// nil when it has a * (positions are then unknown).
-func booleanTargets(s *pg.SelectStmt) []bool {
+// typedFunctions are functions whose PostgreSQL result type is fixed.
+var typedFunctions = map[string]string{
+	"count": "int8", "length": "int4", "char_length": "int4", "character_length": "int4", "array_length": "int4",
+	"array_upper": "int4", "array_lower": "int4", "cardinality": "int4", "position": "int4", "strpos": "int4",
+	"array_position": "int4", "pg_char_to_encoding": "int4", "pg_backend_pid": "int4",
+	"format_type": "text", "pg_get_expr": "text", "pg_get_indexdef": "text", "pg_get_constraintdef": "text",
+	"pg_get_viewdef": "text", "pg_get_triggerdef": "text", "pg_get_ruledef": "text", "obj_description": "text",
+	"col_description": "text", "shobj_description": "text", "quote_ident": "text", "current_database": "name",
+	"current_schema": "name", "current_user": "name", "session_user": "name", "version": "text",
+	"current_setting": "text", "pg_get_userbyid": "name", "pg_encoding_to_char": "name", "array_to_string": "text",
+	"string_agg": "text", "lower": "text", "upper": "text", "concat": "text", "concat_ws": "text",
+	"replace": "text", "substr": "text", "substring": "text", "btrim": "text", "ltrim": "text", "rtrim": "text",
+	"left": "text", "right": "text", "split_part": "text", "regexp_replace": "text", "pg_size_pretty": "text",
+	"pg_table_size": "int8", "pg_relation_size": "int8", "pg_total_relation_size": "int8", "pg_indexes_size": "int8",
+	"pg_get_serial_sequence": "text", "pg_tablespace_location": "text",
+}
+
+// castTypes are the result types of casts the rewrite supports.
+var castTypes = map[string]string{
+	"text": "text", "varchar": "text", "bpchar": "text", "char": "text", "citext": "text", "name": "name",
+	"int2": "int2", "smallint": "int2", "int4": "int4", "integer": "int4", "int": "int4", "int8": "int8",
+	"bigint": "int8", "oid": "oid", "regclass": "oid", "regtype": "oid", "regnamespace": "oid", "regrole": "oid",
+	"float4": "float8", "real": "float8", "float8": "float8", "numeric": "float8", "bool": "bool", "boolean": "bool",
+}
+
+// staticType is the PostgreSQL type of expression n when its form
+// decides it, else "".
+func staticType(n *pg.Node) string {
+	if isBoolean(n) {
+		return "bool"
+	}
+	switch x := n.GetNode().(type) {
+	case *pg.Node_FuncCall:
+		f := strs(x.FuncCall.Funcname)
+		return typedFunctions[strings.ToLower(f[len(f)-1])]
+	case *pg.Node_TypeCast:
+		t := typeNameOf(x.TypeCast.TypeName)
+		if t == "regclass" || t == "regtype" || t == "regnamespace" || t == "regrole" {
+			return "" // shown as a name or an OID depending on where it stands
+		}
+		return castTypes[t]
+	case *pg.Node_AConst:
+		switch {
+		case x.AConst.GetIval() != nil:
+			return "int4"
+		case x.AConst.GetSval() != nil:
+			return "text"
+		}
+	case *pg.Node_SqlvalueFunction:
+		return "name"
+	}
+	return ""
+}
+
+// targetTypes types the items of the (leftmost) select list; nil when it
+// has a * (positions are then unknown).
+func targetTypes(s *pg.SelectStmt) []string {
 	for s != nil && s.Larg != nil {
 		s = s.Larg
 	}
 	if s == nil {
 		return nil
 	}
-	out := make([]bool, len(s.TargetList))
+	out := make([]string, len(s.TargetList))
 	for i, t := range s.TargetList {
 		rt := t.GetResTarget()
 		if rt == nil {
@@ -854,7 +910,7 @@ func booleanTargets(s *pg.SelectStmt) []bool {
 		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
 			return nil
 		}
-		out[i] = isBoolean(rt.Val)
+		out[i] = staticType(rt.Val)
 	}
 	return out
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -305,6 +307,54 @@ func TestCatalogWithPgJDBC(t *testing.T) {
 				strings.Join(cols, ",")).CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "jdbc metadata ok") {
 				t.Fatalf("JDBC metadata: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestCatalogWithPgxExtended: catalog queries with parameters over the
+// extended protocol (Parse/Describe/Bind/Execute, binary results), as pgx
+// sends them, against both backends.
+func TestCatalogWithPgxExtended(t *testing.T) {
+	for name, start := range catalogBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			b := start(t)
+			ctx := context.Background()
+			cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/%s?sslmode=disable", b.addr, b.db))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+			conn, err := pgx.ConnectConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			rows, err := conn.Query(ctx, "SELECT column_name, ordinal_position, is_nullable = 'YES' AS nullable FROM information_schema.columns "+
+				"WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position", b.schema, "people")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for rows.Next() {
+				var col string
+				var pos int32
+				var nullable bool
+				if err := rows.Scan(&col, &pos, &nullable); err != nil {
+					t.Fatal(err)
+				}
+				if int(pos) != len(got)+1 {
+					t.Fatalf("ordinal %d for %s", pos, col)
+				}
+				got = append(got, col)
+			}
+			if err := rows.Err(); err != nil || !slices.Equal(got, b.columns) {
+				t.Fatalf("columns %v (%v), want %v", got, err, b.columns)
+			}
+			var n int64
+			if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace ns ON ns.oid = c.relnamespace "+
+				"WHERE ns.nspname = $1 AND c.relname = $2", b.schema, "people").Scan(&n); err != nil || n != 1 {
+				t.Fatalf("count %d: %v", n, err)
 			}
 		})
 	}
