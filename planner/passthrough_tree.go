@@ -36,7 +36,12 @@ func isSizeFunction(name string) bool {
 // referenced, keeping their output names, so pgjdbc's getIndexInfo gets
 // a NULL CARDINALITY instead of an error; with blankSizes, size functions
 // become NULL::bigint.
-func checkCatalogTree(text string, blankSizes bool) (out string, err error) {
+//
+// Column lists are cut to what the policy declares: a reference to
+// pg_attribute or information_schema.columns reads a filtered subquery
+// in which a declared table with a column list shows only those columns
+// (cols; nil: no restriction).
+func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", sqlerr.New(sqlerr.FeatureNotSupported, "this catalog query cannot be checked for statistics and is not forwarded")
@@ -113,9 +118,16 @@ func checkCatalogTree(text string, blankSizes bool) (out string, err error) {
 		}
 	})
 	// Pass 2: whole-row references; statistics columns and size functions
-	// become NULL.
+	// become NULL; column catalogs are filtered.
 	changed := false
 	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
+		if rv := n.GetRangeVar(); rv != nil && cols != nil {
+			if sub := cols.filtered(rv); sub != nil {
+				n.Node = sub.Node
+				changed = true
+				return
+			}
+		}
 		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
 			f := cr.Fields
 			last := f[len(f)-1]
@@ -202,4 +214,85 @@ func visitNodes(m protoreflect.Message, fn func(*pg.Node)) {
 		}
 		return true
 	})
+}
+
+// declaredColumns lists, for each declared table with a column list, the
+// columns analysts may see.
+type declaredColumns struct {
+	tables  [][]string // schema, table
+	columns [][]string // schema, table, column
+}
+
+func (p *Planner) declaredColumns() *declaredColumns {
+	d := &declaredColumns{}
+	for _, dn := range p.pol.DatasetNames {
+		for _, t := range p.pol.Datasets[dn].Tables {
+			if len(t.ColumnNames) == 0 {
+				continue // a public table without a list shows all its columns
+			}
+			schema := strings.ToLower(t.Schema)
+			if schema == "" {
+				schema = strings.ToLower(p.pol.DefaultSchema())
+			}
+			d.tables = append(d.tables, []string{schema, t.Name})
+			for _, c := range t.ColumnNames {
+				d.columns = append(d.columns, []string{schema, t.Name, c})
+			}
+		}
+	}
+	if len(d.tables) == 0 {
+		return nil
+	}
+	return d
+}
+
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func valuesList(rows [][]string) string {
+	var b strings.Builder
+	b.WriteString("VALUES ")
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		for j, v := range r {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(sqlString(v))
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// filtered returns the subquery that replaces rv when rv names
+// pg_attribute or information_schema.columns, else nil. Lower-case
+// names: PostgreSQL folds the policy's unquoted identifiers the same way.
+func (d *declaredColumns) filtered(rv *pg.RangeVar) *pg.Node {
+	schema, name := strings.ToLower(rv.Schemaname), strings.ToLower(rv.Relname)
+	var sql string
+	switch {
+	case name == "pg_attribute" && (schema == "" || schema == "pg_catalog"):
+		sql = "SELECT * FROM pg_catalog.pg_attribute WHERE attnum <= 0 OR NOT EXISTS (" +
+			"SELECT 1 FROM pg_catalog.pg_class r JOIN pg_catalog.pg_namespace s ON s.oid = r.relnamespace " +
+			"WHERE r.oid = attrelid AND (s.nspname::text, r.relname::text) IN (" + valuesList(d.tables) + ")) OR EXISTS (" +
+			"SELECT 1 FROM pg_catalog.pg_class r JOIN pg_catalog.pg_namespace s ON s.oid = r.relnamespace " +
+			"WHERE r.oid = attrelid AND (s.nspname::text, r.relname::text, attname::text) IN (" + valuesList(d.columns) + "))"
+	case name == "columns" && schema == "information_schema":
+		sql = "SELECT * FROM information_schema.columns WHERE (table_schema::text, table_name::text) NOT IN (" + valuesList(d.tables) +
+			") OR (table_schema::text, table_name::text, column_name::text) IN (" + valuesList(d.columns) + ")"
+	default:
+		return nil
+	}
+	tree, err := pg.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		panic("planner: column filter does not parse: " + sql) // recovered: the statement is refused
+	}
+	alias := rv.Alias
+	if alias == nil {
+		alias = &pg.Alias{Aliasname: rv.Relname}
+	}
+	return &pg.Node{Node: &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{Subquery: tree.Stmts[0].Stmt, Alias: alias}}}
 }

@@ -16,14 +16,14 @@ func FuzzCheckCatalogTree(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		out, err := checkCatalogTree(text, true)
+		out, err := checkCatalogTree(text, true, nil)
 		if err != nil || out == text {
 			return
 		}
 		// The deparser does not always print re-parseable SQL
 		// ((0).a → 0.a): PostgreSQL then refuses it too, which leaks
 		// nothing. What parses must need no further blanking.
-		again, err := checkCatalogTree(out, true)
+		again, err := checkCatalogTree(out, true, nil)
 		if err == nil && again != out {
 			t.Fatalf("rewrite of %q is not a fixed point: %q → %q (%v)", text, out, again, err)
 		}

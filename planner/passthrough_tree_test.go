@@ -62,7 +62,6 @@ func TestPassthroughCompositeLeaks(t *testing.T) {
 		"SELECT c.*, n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace",
 		"SELECT count(*) FROM pg_class",
 		"SELECT x FROM unnest(ARRAY[1, 2]) AS u(x), pg_class c WHERE c.oid = x",
-		"SELECT EXISTS (SELECT * FROM pg_attribute a WHERE a.attrelid = c.oid) FROM pg_class c",
 	} {
 		pl, err := plan(t, p, sql, planArgs{})
 		if err != nil {
@@ -70,5 +69,36 @@ func TestPassthroughCompositeLeaks(t *testing.T) {
 		} else if pl.SQL != sql {
 			t.Errorf("%s: forwarded as %q", sql, pl.SQL)
 		}
+	}
+}
+
+// TestPassthroughColumnFilter: pg_attribute and information_schema.columns
+// are read through a subquery that keeps only declared columns of tables
+// with a column list (the SQL is checked here; TestCatalogWithPsql and
+// friends run it against PostgreSQL).
+func TestPassthroughColumnFilter(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	for _, sql := range []string{
+		"SELECT a.attname FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'people'::regclass",
+		"SELECT attname FROM pg_attribute WHERE attnum > 0",
+		"SELECT column_name FROM information_schema.columns WHERE table_name = 'people'",
+	} {
+		pl, err := plan(t, p, sql, planArgs{})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		for _, want := range []string{"('public', 'people', 'age')", "('public', 'people', 'sex')", "('public', 'people')"} {
+			if !strings.Contains(pl.SQL, want) {
+				t.Errorf("%s: forwarded %q lacks %s", sql, pl.SQL, want)
+			}
+		}
+		if strings.Contains(pl.SQL, "'person_id'") {
+			t.Errorf("%s: the undeclared unit column is allowed: %s", sql, pl.SQL)
+		}
+	}
+	// Other catalog relations are untouched.
+	sql := "SELECT c.relname FROM pg_catalog.pg_class c"
+	if pl, err := plan(t, p, sql, planArgs{}); err != nil || pl.SQL != sql {
+		t.Fatalf("%s: %v", sql, err)
 	}
 }

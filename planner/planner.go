@@ -135,7 +135,7 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 		}
 	}
 	if treeChecked || sizes {
-		text, err := checkCatalogTree(st.Text, sizes)
+		text, err := checkCatalogTree(st.Text, sizes, p.declaredColumns())
 		if err != nil {
 			return nil, err
 		}
