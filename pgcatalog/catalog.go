@@ -263,8 +263,8 @@ func (c *Catalog) build(tables []Table) error {
 		var cols []Column
 		for _, col := range r.columns() {
 			t, _ := typeByName(col.typ)
-			if col.typ == "xid" || col.typ == "timestamptz" {
-				t, _ = typeByName(map[string]string{"xid": "int8", "timestamptz": "timestamptz"}[col.typ])
+			if col.typ == "xid" { // not among the emulated types; shown as a number
+				t, _ = typeByName("int8")
 			}
 			cols = append(cols, Column{Name: col.name, TypeOID: t.oid})
 		}

@@ -329,8 +329,7 @@ var functions = map[string]string{
 	"version": "pg_version", "pg_my_temp_schema": "pg_zero", "pg_is_other_temp_schema": "pg_false",
 	"pg_backend_pid": "pg_zero", "quote_ident": "quote_ident", "pg_is_in_recovery": "pg_false",
 	"left": "pg_left", "right": "pg_right", "split_part": "split_part", "position": "pg_position", "strpos": "pg_position",
-	"regexp_replace": "regexp_replace", "format_type_sql": "format_type", "to_regclass": "to_regclass",
-	"pg_json_array": "pg_json_array", "pg_array_elem": "pg_array_elem",
+	"regexp_replace": "regexp_replace", "to_regclass": "to_regclass",
 }
 
 func (w *rewriter) funcCall(n *pg.Node, f *pg.FuncCall) {
