@@ -330,6 +330,8 @@ var functions = map[string]string{
 	"pg_backend_pid": "pg_zero", "quote_ident": "quote_ident", "pg_is_in_recovery": "pg_false",
 	"left": "pg_left", "right": "pg_right", "split_part": "split_part", "position": "pg_position", "strpos": "pg_position",
 	"regexp_replace": "regexp_replace", "to_regclass": "to_regclass",
+	// Only as LIKE's ESCAPE clause (pattern, escape), which like() unpacks.
+	"like_escape": "like_escape",
 }
 
 func (w *rewriter) funcCall(n *pg.Node, f *pg.FuncCall) {
