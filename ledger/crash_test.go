@@ -78,10 +78,23 @@ func TestCrashHelper(t *testing.T) {
 			fail(err)
 		}
 		os.Exit(crashExit)
-	case "loop":
+	case "deferred-then-crash":
+		// The answer was sent after CommitDeferred; the proxy died before
+		// anything carried the commit record to disk.
+		r, err := l.Reserve(ctx, "ann", "census", eps(0.1), limit)
+		if err != nil {
+			fail(err)
+		}
+		if _, err := r.CommitDeferred("q0", crashRelease(0)); err != nil {
+			fail(err)
+		}
+		os.Exit(crashExit)
+	case "loop", "loop-deferred":
 		// Reserve, then commit two in three and refund the third, until
 		// killed. Each completed step is reported on stdout after it
-		// returned, i.e. after its fsync.
+		// returned: after its fsync for "loop"; for "loop-deferred" when
+		// the answer could be sent (reservation durable, commit deferred).
+		deferred := scenario == "loop-deferred"
 		var start int
 		if _, err := fmt.Sscan(os.Getenv(envStart), &start); err != nil {
 			fail(err)
@@ -98,7 +111,11 @@ func TestCrashHelper(t *testing.T) {
 				fmt.Printf("refunded %d\n", i)
 				continue
 			}
-			if _, err := r.Commit(fmt.Sprintf("q%d", i), crashRelease(i)); err != nil {
+			commit := r.Commit
+			if deferred {
+				commit = r.CommitDeferred
+			}
+			if _, err := commit(fmt.Sprintf("q%d", i), crashRelease(i)); err != nil {
 				fail(err)
 			}
 			fmt.Printf("committed %d\n", i)
@@ -163,6 +180,32 @@ func TestCrashAfterCommit(t *testing.T) {
 	}
 }
 
+// TestCrashAfterDeferredCommit: the answer may have been sent, the commit
+// record never reached the file. The charge stays (pending), and the lost
+// release is not served: a repeat would be charged and drawn afresh.
+func TestCrashAfterDeferredCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	runCrashChild(t, "deferred-then-crash", path)
+
+	h := harnessAt(t, path)
+	if got := h.spentExact("ann", "census"); got.eps.Cmp(rat(t, "1/10")) != 0 {
+		t.Errorf("spent after crash = %v, want 1/10: the sent answer must stay charged", got.eps)
+	}
+	p, err := h.l.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stored, err := h.l.Lookup("q0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The settle timer may have fired before the exit; either way exactly
+	// one of the two records carries the charge.
+	if stored == (len(p) == 1) || len(p) > 1 {
+		t.Errorf("release stored %v with %d pending reservations; want exactly one of them", stored, len(p))
+	}
+}
+
 // TestKillDuringCommits SIGKILLs a child that loops reserve → commit/refund
 // at varying points, eight times on the same file (each restart resumes
 // the loop), then requires a consistent ledger in which the spent total is
@@ -171,13 +214,65 @@ func TestKillDuringCommits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes and waits for fsynced steps")
 	}
+	const rounds = 8
+	path, reported := killLoop(t, "loop", rounds)
+	h := harnessAt(t, path) // Check also runs at cleanup
+	stored, p := checkKilledLoop(t, h, rounds)
+	// Every release the child reported committed survived.
+	for k := range reported {
+		if _, ok, _ := h.l.Lookup(k); !ok {
+			t.Errorf("release %s was reported committed but is missing", k)
+		}
+	}
+	// Only the step in flight at each kill may be unreported.
+	if stored < len(reported) || stored > len(reported)+rounds {
+		t.Errorf("%d releases stored, %d reported", stored, len(reported))
+	}
+	t.Logf("after %d kills: %d releases (%d reported), %d pending", rounds, stored, len(reported), p)
+}
+
+// TestKillDuringDeferredCommits is the same loop with the commit record
+// deferred (what the proxy does for a fresh answer): an answer is
+// reported — could have been sent — once its reservation is durable. After
+// eight SIGKILLs every reported answer is still charged: its release is
+// stored or its reservation is pending, and the totals are exact.
+func TestKillDuringDeferredCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes and waits for fsynced steps")
+	}
+	const rounds = 8
+	path, reported := killLoop(t, "loop-deferred", rounds)
+	h := harnessAt(t, path)
+	stored, p := checkKilledLoop(t, h, rounds)
+	missing := 0
+	for k := range reported {
+		if h.storedRawOK(k) {
+			continue
+		}
+		missing++
+	}
+	// A reported answer whose record was lost must be one of the pending
+	// (charged) reservations.
+	if missing > p {
+		t.Errorf("%d reported answers have no stored release but only %d reservations are pending: an answer went out uncharged", missing, p)
+	}
+	if stored+p < len(reported) {
+		t.Errorf("%d stored + %d pending < %d reported answers", stored, p, len(reported))
+	}
+	t.Logf("after %d kills: %d releases, %d reported (%d without a durable record), %d pending", rounds, stored, len(reported), missing, p)
+}
+
+// killLoop runs scenario in a child and SIGKILLs it rounds times at
+// varying points, and returns the ledger path and the cache keys the child
+// reported committed.
+func killLoop(t *testing.T, scenario string, rounds int) (string, map[string]bool) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	reported := map[string]bool{} // cache keys whose Commit returned
-	const rounds = 8
 	for round := range rounds {
 		killAfter := 5 + 3*round
 		start := round * 1000
-		cmd := crashChild(t, "loop", path, fmt.Sprintf("%s=%d", envStart, start))
+		cmd := crashChild(t, scenario, path, fmt.Sprintf("%s=%d", envStart, start))
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +296,7 @@ func TestKillDuringCommits(t *testing.T) {
 		// Wait round/rounds of a step before killing, so that the kill
 		// lands at different points of the reserve → commit cycle.
 		step := last.Sub(first) / time.Duration(max(lines-1, 1))
-		time.Sleep(step * time.Duration(round) / rounds)
+		time.Sleep(step * time.Duration(round) / time.Duration(rounds))
 		if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -217,8 +312,15 @@ func TestKillDuringCommits(t *testing.T) {
 			t.Fatalf("round %d: child wrote only %d lines before dying", round, lines)
 		}
 	}
+	return path, reported
+}
 
-	h := harnessAt(t, path) // Check also runs at cleanup
+// checkKilledLoop checks what every killed loop must leave: a consistent
+// ledger, intact releases of committing steps only, and spent exactly
+// 1/100 per stored or pending reservation. It returns the number of stored
+// releases and of pending reservations.
+func checkKilledLoop(t *testing.T, h *harness, rounds int) (int, int) {
+	t.Helper()
 	if err := h.l.Check(); err != nil {
 		t.Fatalf("Check after kill: %v", err)
 	}
@@ -243,16 +345,6 @@ func TestKillDuringCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every release the child reported committed survived.
-	for k := range reported {
-		if _, ok, _ := h.l.Lookup(k); !ok {
-			t.Errorf("release %s was reported committed but is missing", k)
-		}
-	}
-	// Only the step in flight at each kill may be unreported.
-	if stored < len(reported) || stored > len(reported)+rounds {
-		t.Errorf("%d releases stored, %d reported", stored, len(reported))
-	}
 	p, err := h.l.Pending()
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +353,6 @@ func TestKillDuringCommits(t *testing.T) {
 		t.Errorf("%d pending reservations, want at most one per kill", len(p))
 	}
 	n := stored + len(p)
-	t.Logf("after %d kills: %d releases (%d reported), %d pending", rounds, stored, len(reported), len(p))
 	want := new(big.Rat).Mul(big.NewRat(int64(n), 1), big.NewRat(1, 100))
 	if got := h.spentExact("ann", "census"); got.eps.Cmp(want) != 0 {
 		t.Errorf("spent = %v, want (%d committed + %d pending) × 1/100 = %v", got.eps, stored, len(p), want)
@@ -270,4 +361,5 @@ func TestKillDuringCommits(t *testing.T) {
 	if len(all) != 1 || all[0].Queries != uint64(n) {
 		t.Errorf("accounts %+v, want one with %d queries", all, n)
 	}
+	return stored, len(p)
 }

@@ -10,11 +10,20 @@
 //
 //	r, err := l.Reserve(ctx, user, dataset, cost, limit) // durable charge (fsynced)
 //	rows, err := backend.Run(...)                          // the private computation
-//	out, err := r.Commit(cacheKey, release)               // durable: charge + released rows
+//	out, err := r.CommitDeferred(cacheKey, release)       // charge final + released rows, fsync deferred
 //	send(out)                                              // only now does a noisy byte leave
 //
 // Reserve charges before the backend runs, so a crash at any later point
 // leaves the budget charged: a crash never yields an uncharged answer.
+// That fsync is the only one a fresh answer waits for: CommitDeferred's
+// record rides on the next durable write (usually the next Reserve, or
+// the group commit it joins) or a short timer (Options.SettleDelay), and
+// Close writes what is left. A crash before the record is durable leaves
+// the reservation pending — charged — and loses the release, so a repeat
+// is charged and drawn afresh; Lookup serves only durable releases (it
+// waits for a deferred record of its key). Commit is the fully durable
+// variant (two fsyncs per answer). Concurrent writers share fsyncs (group
+// commit).
 // Reservations a crash leaves behind stay charged and are listed by Pending
 // (fail closed). Refund returns the cost and is only for failures that cannot
 // depend on private data (no connection, backend down before the query ran);

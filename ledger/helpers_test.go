@@ -18,6 +18,8 @@ type harness struct {
 	t    *testing.T
 	path string
 	l    *Ledger
+	// settle is Options.SettleDelay (0: the default).
+	settle time.Duration
 }
 
 func newHarness(t *testing.T) *harness {
@@ -39,7 +41,7 @@ func harnessAt(t *testing.T, path string) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	l, err := Open(h.path, Options{LockTimeout: time.Second, Now: func() time.Time { return testClock }})
+	l, err := Open(h.path, Options{LockTimeout: time.Second, Now: func() time.Time { return testClock }, SettleDelay: h.settle})
 	if err != nil {
 		h.t.Fatalf("Open: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -25,6 +26,10 @@ type Options struct {
 	LockTimeout time.Duration
 	// Now is the clock for charge times (nil = time.Now).
 	Now func() time.Time
+	// SettleDelay bounds how long the record of a CommitDeferred waits for
+	// a durable write to ride on before it is committed by itself
+	// (0 = DefaultSettleDelay).
+	SettleDelay time.Duration
 }
 
 // Ledger is an open budget ledger. It is safe for concurrent use: bbolt
@@ -34,13 +39,18 @@ type Ledger struct {
 	writes *groupCommit // every charge, commit and refund goes through it
 	log    *slog.Logger
 	now    func() time.Time
+
+	// unsettled counts, per cache key, deferred commits whose release is
+	// not yet durable (see CommitDeferred and Lookup).
+	relMu     sync.Mutex
+	unsettled map[string]int
 }
 
 // Open opens the ledger at path, creating it if it does not exist. It refuses
 // a file that is not a ledger of this format version instead of adding
 // buckets to it.
 func Open(path string, opts Options) (*Ledger, error) {
-	l := &Ledger{log: opts.Logger, now: opts.Now}
+	l := &Ledger{log: opts.Logger, now: opts.Now, unsettled: map[string]int{}}
 	if l.log == nil {
 		l.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -64,7 +74,11 @@ func Open(path string, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
 	l.db = db
-	l.writes = &groupCommit{db: db}
+	delay := opts.SettleDelay
+	if delay <= 0 {
+		delay = DefaultSettleDelay
+	}
+	l.writes = &groupCommit{db: db, delay: delay}
 	if err := db.Update(initBuckets); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
@@ -136,10 +150,21 @@ func checkMeta(tx *bolt.Tx) error {
 	return nil
 }
 
-// Close releases the file. Reservations not yet committed stay charged.
+// Close makes deferred commits durable and releases the file.
+// Reservations not yet committed stay charged.
 func (l *Ledger) Close() error {
-	if err := l.db.Close(); err != nil {
+	serr := l.writes.close()
+	if err := errors.Join(serr, l.db.Close()); err != nil {
 		return fmt.Errorf("close ledger: %w", err)
+	}
+	return nil
+}
+
+// Sync makes every commit deferred so far durable (one fsync shared with
+// any concurrent writer).
+func (l *Ledger) Sync() error {
+	if err := l.writes.sync(); err != nil {
+		return fmt.Errorf("ledger sync: %w", err)
 	}
 	return nil
 }

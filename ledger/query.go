@@ -12,19 +12,14 @@ import (
 )
 
 // Lookup returns the release committed under cacheKey, if any. It charges
-// nothing: the answer was paid for when it was first released.
+// nothing: the answer was paid for when it was first released. Only
+// durable releases are served: when a deferred commit of cacheKey is still
+// waiting, Lookup makes it durable first (one shared fsync).
 func (l *Ledger) Lookup(cacheKey string) ([]byte, bool, error) {
 	if cacheKey == "" {
 		return nil, false, nil
 	}
-	var out []byte
-	err := l.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketReleases).Get([]byte(cacheKey)); v != nil {
-			// v lives in the mmap only for the transaction.
-			out = append([]byte(nil), v...)
-		}
-		return nil
-	})
+	out, err := l.settledRelease(cacheKey, false)
 	if err != nil {
 		return nil, false, fmt.Errorf("ledger lookup: %w", err)
 	}

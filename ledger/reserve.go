@@ -209,10 +209,118 @@ func (r *Reservation) Refund() error {
 	return nil
 }
 
-// resolve runs the common part of Commit and Refund in one transaction:
-// load and delete the pending record, let apply update the account, store
-// it. The reservation is spent once a transaction was attempted, whatever
-// its outcome: a failed Commit must not be followed by a Refund.
+// CommitDeferred is Commit without waiting for an fsync: the charge was
+// made durable by Reserve, so the answer may be sent as soon as this
+// returns. The commit record (charge final, release stored under cacheKey)
+// rides on the next durable ledger write — usually the next Reserve — or
+// is committed by itself after Options.SettleDelay, so a fresh answer pays
+// one fsync instead of two.
+//
+// A crash before the record is durable leaves the reservation pending:
+// still charged (fail closed), and the release is forgotten, so a repeat
+// of the query is charged again and drawn afresh. Lookup never serves a
+// release that is not durable: it waits for the record first. The
+// returned release follows Commit's rule (an identical query's durable
+// release wins). Commit errors that show up only when the record is
+// written are logged; the reservation then stays charged.
+func (r *Reservation) CommitDeferred(cacheKey string, release []byte) ([]byte, error) {
+	if len(cacheKey) > bolt.MaxKeySize {
+		return nil, fmt.Errorf("ledger commit: cache key of %d bytes exceeds %d", len(cacheKey), bolt.MaxKeySize)
+	}
+	if cacheKey != "" && len(release) == 0 {
+		return nil, errors.New("ledger commit: empty release")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return nil, ErrResolved
+	}
+	r.done = true
+	l := r.l
+	out := release
+	store := cacheKey != ""
+	if store {
+		prev, err := l.settledRelease(cacheKey, true)
+		if err != nil {
+			return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
+		}
+		if prev != nil {
+			// An identical query was released first: answer with it and
+			// only settle the charge.
+			out, store = prev, false
+			l.relMu.Unlock()
+		} else {
+			l.unsettled[cacheKey]++
+			l.relMu.Unlock()
+		}
+	}
+	key := []byte(cacheKey)
+	val := append([]byte(nil), release...)
+	fn := r.resolveTx(func(tx *bolt.Tx, a *account, p pending) error {
+		a.committed = a.committed.add(p.cost)
+		if !store {
+			return nil
+		}
+		rb := tx.Bucket(bucketReleases)
+		if rb.Get(key) != nil {
+			return nil
+		}
+		return rb.Put(key, val)
+	})
+	settled := func() {
+		if store {
+			l.relMu.Lock()
+			if l.unsettled[cacheKey]--; l.unsettled[cacheKey] <= 0 {
+				delete(l.unsettled, cacheKey)
+			}
+			l.relMu.Unlock()
+		}
+	}
+	after := func(err error) {
+		settled()
+		if err != nil {
+			l.log.Error("deferred commit failed; the reservation stays charged", "reservation", r.ID, "err", err)
+			return
+		}
+		l.log.Debug("budget committed", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
+	}
+	if err := l.writes.later(fn, after); err != nil {
+		settled() // nothing was queued
+		return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
+	}
+	return out, nil
+}
+
+// settledRelease returns the durable release stored under cacheKey (nil
+// if none), first waiting for deferred commits of that key. It returns
+// with l.relMu held when hold is set (and err is nil), so the caller can
+// register a new deferred commit before anyone else looks.
+func (l *Ledger) settledRelease(cacheKey string, hold bool) ([]byte, error) {
+	l.relMu.Lock()
+	for l.unsettled[cacheKey] > 0 {
+		l.relMu.Unlock()
+		if err := l.Sync(); err != nil {
+			return nil, err
+		}
+		l.relMu.Lock()
+	}
+	var out []byte
+	err := l.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketReleases).Get([]byte(cacheKey)); v != nil {
+			// v lives in the mmap only for the transaction.
+			out = append([]byte(nil), v...)
+		}
+		return nil
+	})
+	if err != nil || !hold {
+		l.relMu.Unlock()
+	}
+	return out, err
+}
+
+// resolve runs the common part of Commit and Refund in one durable
+// transaction. The reservation is spent once a transaction was attempted,
+// whatever its outcome: a failed Commit must not be followed by a Refund.
 func (r *Reservation) resolve(apply func(tx *bolt.Tx, a *account, p pending) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -220,7 +328,13 @@ func (r *Reservation) resolve(apply func(tx *bolt.Tx, a *account, p pending) err
 		return ErrResolved
 	}
 	r.done = true
-	return r.l.writes.update(func(tx *bolt.Tx) error {
+	return r.l.writes.update(r.resolveTx(apply))
+}
+
+// resolveTx is the transaction of a commit or refund: load and delete the
+// pending record, let apply update the account, store it.
+func (r *Reservation) resolveTx(apply func(tx *bolt.Tx, a *account, p pending) error) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
 		pb := tx.Bucket(bucketPending)
 		id := idKey(r.ID)
 		v := pb.Get(id)
@@ -246,5 +360,5 @@ func (r *Reservation) resolve(apply func(tx *bolt.Tx, a *account, p pending) err
 			return err
 		}
 		return putAccount(accts, p.accountKey, a)
-	})
+	}
 }

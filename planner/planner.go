@@ -111,14 +111,35 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 				req.Dialect, backendDialect(p.pol))
 		}
 	}
-	if c := mentionsStatistics(st.Text); c != "" {
+	readsCatalog := false
+	for _, r := range st.Relations {
+		if isCatalogSchema(r.Schema) || r.Schema == "" && isCatalogRelation(r.Name) {
+			readsCatalog = true
+		}
+	}
+	treeChecked := backendDialect(p.pol) == "postgres" && readsCatalog
+	if c := mentionsStatistics(st.Text); c != "" && !treeChecked {
+		// A catalog query to PostgreSQL gets its statistics columns
+		// blanked on the parse tree (checkCatalogTree) instead.
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
 			"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", c)
 	}
+	sizes := false
 	for _, f := range st.Functions {
+		if isSizeFunction(f) && backendDialect(p.pol) == "postgres" {
+			sizes = true // blanked below
+			continue
+		}
 		if !passthroughFunctionAllowed(f) {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "function %s is not allowed through the privacy proxy", f)
 		}
+	}
+	if treeChecked || sizes {
+		text, err := checkCatalogTree(st.Text, sizes, p.declaredColumns())
+		if err != nil {
+			return nil, err
+		}
+		return &Plan{Class: ClassPassthrough, SQL: text}, nil
 	}
 	return &Plan{Class: ClassPassthrough, SQL: st.Text}, nil
 }

@@ -27,8 +27,17 @@ datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
 		t.Fatalf("explicit: %+v", p.Listen)
 	}
 	_, err = LoadBytes("p.yaml", []byte(base+"listen: {auth: md5, tls_cert: c.pem}\n"))
-	if err == nil || !strings.Contains(err.Error(), "p.yaml:5: listen.auth: auth must be password or trust") ||
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:5: listen.auth: auth must be password, cleartext or trust") ||
 		!strings.Contains(err.Error(), "tls_cert and tls_key go together") {
 		t.Fatalf("bad listen settings: %v", err)
+	}
+	// cleartext is only allowed with TLS.
+	_, err = LoadBytes("p.yaml", []byte(base+"listen: {auth: cleartext}\n"))
+	if err == nil || !strings.Contains(err.Error(), "only allowed over TLS") {
+		t.Fatalf("cleartext without TLS: %v", err)
+	}
+	p, err = LoadBytes("/etc/ddp/p.yaml", []byte(base+"listen: {auth: cleartext, tls_cert: c.pem, tls_key: k.pem}\n"))
+	if err != nil || p.Listen.Auth != AuthCleartext {
+		t.Fatalf("cleartext with TLS: %v", err)
 	}
 }

@@ -46,8 +46,11 @@ type Listen struct {
 	Postgres string `yaml:"postgres"` // default 127.0.0.1:15432; "off" disables
 	MySQL    string `yaml:"mysql"`    // default 127.0.0.1:13306; "off" disables
 	// Auth is password (default: SCRAM-SHA-256 for PostgreSQL clients,
-	// cleartext only over TLS) or trust (any password is accepted for a
-	// known user: for the demo on a laptop only).
+	// cleartext only over TLS), cleartext (PostgreSQL clients on TLS
+	// connections send the password in cleartext, for clients without
+	// SCRAM; connections without TLS still use SCRAM; needs tls_cert) or
+	// trust (any password is accepted for a known user: for the demo on a
+	// laptop only).
 	Auth string `yaml:"auth"`
 	// TLSCert and TLSKey are PEM files; when both are set the front ends
 	// offer TLS (relative paths are relative to the policy file).
@@ -59,8 +62,9 @@ type Listen struct {
 
 // Authentication modes of Listen.Auth.
 const (
-	AuthPassword = "password"
-	AuthTrust    = "trust"
+	AuthPassword  = "password"
+	AuthCleartext = "cleartext"
+	AuthTrust     = "trust"
 )
 
 // Ledger configures the durable budget ledger.

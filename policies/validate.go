@@ -83,8 +83,11 @@ func (p *Policy) checkTop(c *checker) {
 	if p.Backend.MaxOpenConns < 1 {
 		c.add("backend.max_open_conns", "max_open_conns must be at least 1, not %d", p.Backend.MaxOpenConns)
 	}
-	if p.Listen.Auth != AuthPassword && p.Listen.Auth != AuthTrust {
-		c.add("listen.auth", "auth must be password or trust, not %q", p.Listen.Auth)
+	if p.Listen.Auth != AuthPassword && p.Listen.Auth != AuthCleartext && p.Listen.Auth != AuthTrust {
+		c.add("listen.auth", "auth must be password, cleartext or trust, not %q", p.Listen.Auth)
+	}
+	if p.Listen.Auth == AuthCleartext && p.Listen.TLSCert == "" {
+		c.add("listen.auth", "auth: cleartext sends passwords in cleartext and is only allowed over TLS: set tls_cert and tls_key, or use auth: password (SCRAM)")
 	}
 	if (p.Listen.TLSCert == "") != (p.Listen.TLSKey == "") {
 		c.add("listen", "tls_cert and tls_key go together: set both or neither")

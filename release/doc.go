@@ -6,9 +6,12 @@
 // without a new charge, across restarts, so repeating a query to average
 // out the noise gains nothing.
 //
-// Order of effects (DESIGN.md "Budget ledger"): reserve (fsynced) → run
-// backend → commit charge + released rows (fsynced) → return. A crash
-// anywhere never yields an uncharged answer. A reservation is refunded
+// Order of effects (DESIGN.md "Budget ledger"): reserve (fsynced: the
+// charge is durable) → run backend → commit charge + released rows
+// (ledger.CommitDeferred: the record rides on the next durable ledger
+// write, so a fresh answer waits for one fsync) → return. A crash anywhere
+// never yields an uncharged answer: a lost commit record leaves the
+// reservation pending and charged, and only durable releases are reused. A reservation is refunded
 // only when the backend certainly never ran the statement
 // (sqlerr.BackendUnavailable); any later failure stays charged and
 // reaches the client as a generic error.

@@ -23,8 +23,9 @@ type Options struct {
 	// Source of randomness: noise.CryptoSource() in production; a seeded
 	// source only in tests.
 	Source noise.Source
-	// AfterCommit, when set, runs after a release is durably committed and
-	// before it is returned (crash tests kill the process here).
+	// AfterCommit, when set, runs after a release is committed (its charge
+	// durable, its record deferred: ledger.CommitDeferred) and before it is
+	// returned (crash tests kill the process here).
 	AfterCommit func()
 }
 
@@ -154,7 +155,10 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	sent, err := res.Commit(pl.CacheKey, data)
+	// The charge is durable since Reserve; the commit record rides on the
+	// next ledger write, so a fresh answer pays one fsync (DESIGN.md,
+	// "Budget ledger": a crash leaves the reservation charged).
+	sent, err := res.CommitDeferred(pl.CacheKey, data)
 	if err != nil {
 		// The charge stays reserved: fail closed.
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the release could not be recorded; nothing was returned")

@@ -1,11 +1,19 @@
 package session
 
 import (
+	"context"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/pgcatalog"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // psql's \dt and \d (without a table name) list relations with one query
@@ -83,37 +91,27 @@ func listResult(rows [][]ir.Value) Result {
 	return r
 }
 
-// emptyCatalogAnswer answers a query that reads only the PostgreSQL catalog
-// when the backend is not PostgreSQL: the catalog there is empty, so the
-// answer is no rows (with the query's column names). Drivers probe the
-// catalog on connect (psycopg2/SQLAlchemy look up the hstore type) and
-// must not fail; the tables themselves are listed by \dt from the policy.
-func emptyCatalogAnswer(st *ir.Statement) (Result, bool) {
-	if len(st.OutputNames) == 0 || len(st.Relations) == 0 {
-		return Result{}, false
-	}
-	for _, r := range st.Relations {
-		if !strings.EqualFold(r.Schema, "pg_catalog") && !(r.Schema == "" && strings.HasPrefix(strings.ToLower(r.Name), "pg_")) {
-			return Result{}, false
-		}
-	}
-	r := Result{Tag: "SELECT 0"}
-	for _, n := range st.OutputNames {
-		r.Columns = append(r.Columns, Column{Name: n, Type: TypeText})
-	}
-	return r, true
-}
-
 // tableNameColumns are catalog result columns that name a relation, with
 // the column that names its schema in the same catalog.
-var tableNameColumns = map[string]string{
-	"relname": "nspname", "table_name": "table_schema", "tablename": "schemaname", "viewname": "schemaname",
+var tableNameColumns = map[string][]string{
+	"relname": {"nspname"}, "table_name": {"table_schema", "table_schem"}, "tablename": {"schemaname"}, "viewname": {"schemaname"},
 }
 
 // systemSchema reports whether a schema belongs to the server itself.
 func systemSchema(s string) bool {
 	s = strings.ToLower(s)
 	return s == "pg_catalog" || s == "information_schema" || strings.HasPrefix(s, "pg_toast") || strings.HasPrefix(s, "pg_temp")
+}
+
+// declaresTableNamed reports whether the policy declares a table of this
+// name in any schema.
+func (s *Session) declaresTableNamed(name string) bool {
+	for _, dn := range s.p.pol.DatasetNames {
+		if _, ok := s.p.pol.Datasets[dn].Tables[strings.ToLower(name)]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // hideUnexposed drops the rows of a catalog result that name a relation
@@ -125,17 +123,32 @@ func systemSchema(s string) bool {
 func (s *Session) hideUnexposed(r *Result) {
 	nameCol, schemaCol := -1, -1
 	for i, c := range r.Columns {
-		if sc, ok := tableNameColumns[strings.ToLower(c.Name)]; ok && nameCol < 0 {
+		if scs, ok := tableNameColumns[strings.ToLower(c.Name)]; ok && nameCol < 0 {
 			nameCol = i
 			for j, c2 := range r.Columns {
-				if strings.EqualFold(c2.Name, sc) {
-					schemaCol = j
+				for _, sc := range scs {
+					if strings.EqualFold(c2.Name, sc) {
+						schemaCol = j
+					}
 				}
 			}
 		}
 	}
 	if nameCol < 0 {
-		return
+		// psql's listings (\dt+, \d+, \dv...) alias the columns "Schema"
+		// and "Name"; a lone "name" column elsewhere (pg_settings) is not
+		// a relation name.
+		for i, c := range r.Columns {
+			switch c.Name {
+			case "Name":
+				nameCol = i
+			case "Schema":
+				schemaCol = i
+			}
+		}
+		if nameCol < 0 || schemaCol < 0 {
+			return
+		}
 	}
 	kept := r.Rows[:0]
 	for _, row := range r.Rows {
@@ -147,6 +160,12 @@ func (s *Session) hideUnexposed(r *Result) {
 		switch {
 		case schemaCol >= 0 && systemSchema(schema):
 		case schemaCol < 0 && strings.HasPrefix(strings.ToLower(name), "pg_"):
+		case schemaCol < 0:
+			// No schema in the result (SQLAlchemy's table list filters
+			// by schema in WHERE): a table of that name in any schema.
+			if !s.declaresTableNamed(name) {
+				continue
+			}
 		default:
 			if _, t := s.p.pol.LookupTable(schema, name); t == nil {
 				continue
@@ -156,4 +175,135 @@ func (s *Session) hideUnexposed(r *Result) {
 	}
 	r.Rows = kept
 	r.Tag = "SELECT " + itoa(len(kept))
+}
+
+// emulated holds the proxy's emulated PostgreSQL catalog for a backend of
+// another dialect, built from the policy and the backend's schema on the
+// first catalog query (a failed build is retried on the next one).
+type emulated struct {
+	mu  sync.Mutex
+	cat *pgcatalog.Catalog
+}
+
+// columnLister is implemented by backends that can describe a table.
+type columnLister interface {
+	Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error)
+}
+
+func (p *Proxy) emulatedCatalog(ctx context.Context) (*pgcatalog.Catalog, error) {
+	p.catalog.mu.Lock()
+	defer p.catalog.mu.Unlock()
+	if p.catalog.cat != nil {
+		return p.catalog.cat, nil
+	}
+	var tables []pgcatalog.Table
+	for _, dn := range p.pol.DatasetNames {
+		for _, t := range p.pol.Datasets[dn].Tables {
+			pt := pgcatalog.Table{Schema: t.Schema, Name: t.Name}
+			for _, cn := range t.ColumnNames {
+				pt.Columns = append(pt.Columns, pgcatalog.Column{Name: cn, TypeOID: policyTypeOID(t.Columns[cn].Type)})
+			}
+			if len(t.ColumnNames) == 0 && t.Public {
+				// A public table without declared columns exposes all of
+				// the backend's.
+				cl, ok := p.backend.(columnLister)
+				if !ok {
+					return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the %s backend cannot describe table %s for the emulated catalog", p.pol.Backend.Driver, t.Name)
+				}
+				cols, err := cl.Columns(ctx, t.Schema, t.Name)
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range cols {
+					pt.Columns = append(pt.Columns, pgcatalog.Column{Name: strings.ToLower(c.Name), TypeOID: pgcatalog.TypeForBackend(c.Type)})
+				}
+			}
+			tables = append(tables, pt)
+		}
+	}
+	cat, err := pgcatalog.New(p.pol.Backend.Driver, tables)
+	if err != nil {
+		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the emulated catalog could not be built")
+	}
+	p.catalog.cat = cat
+	// A policy reload makes a new generation with its own catalog; this
+	// one's in-memory database is closed once no session uses p.
+	runtime.AddCleanup(p, func(c *pgcatalog.Catalog) { c.Close() }, cat)
+	return cat, nil
+}
+
+// policyTypeOID is the PostgreSQL type a declared column is presented as:
+// the type the proxy sends its values in (see policyType).
+func policyTypeOID(t string) int64 {
+	switch t {
+	case policies.TypeInteger:
+		return pgcatalog.OIDInt8
+	case policies.TypeReal:
+		return pgcatalog.OIDFloat8
+	case policies.TypeBoolean:
+		return pgcatalog.OIDBool
+	}
+	return pgcatalog.OIDText
+}
+
+// readsOnlyCatalog reports whether every relation st reads is a
+// PostgreSQL catalog relation (pg_catalog, information_schema, or an
+// unqualified pg_ name).
+func readsOnlyCatalog(st *ir.Statement) bool {
+	if len(st.Relations) == 0 {
+		return false
+	}
+	for _, r := range st.Relations {
+		s := strings.ToLower(r.Schema)
+		if s != "pg_catalog" && s != "information_schema" && !(s == "" && strings.HasPrefix(strings.ToLower(r.Name), "pg_")) {
+			return false
+		}
+	}
+	return true
+}
+
+// catalogAnswer answers a catalog query from the emulated catalog (a
+// backend of another dialect). ok is false when st is not one.
+func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, bool, error) {
+	if s.dialect != parser.Postgres {
+		// The emulation is of PostgreSQL's catalog, for PostgreSQL clients.
+		return Result{}, false, nil
+	}
+	if !readsOnlyCatalog(st) && len(st.Relations) > 0 {
+		return Result{}, false, nil
+	}
+	cat, err := s.p.emulatedCatalog(ctx)
+	if err != nil {
+		return Result{}, true, err
+	}
+	res, err := cat.Query(ctx, st.Text, args, pgcatalog.Env{
+		Database: s.settings["database"], User: s.user.Name,
+		Setting: func(name string) (string, bool) { v, ok := s.settings[name]; return v, ok },
+	})
+	if err != nil {
+		return Result{}, true, err
+	}
+	r := Result{Rows: res.Rows, Tag: "SELECT " + itoa(len(res.Rows))}
+	for _, c := range res.Columns {
+		r.Columns = append(r.Columns, Column{Name: c.Name, Type: catalogType(c.Type)})
+	}
+	return r, true, nil
+}
+
+func catalogType(t string) ColType {
+	switch t {
+	case "bool":
+		return TypeBool
+	case "int2", "int4":
+		return TypeInt4
+	case "int8":
+		return TypeInt8
+	case "oid":
+		return TypeOID
+	case "name":
+		return TypeName
+	case "float8":
+		return TypeFloat8
+	}
+	return TypeText
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // localItem matches one select-list item the proxy can answer itself:
@@ -54,12 +53,4 @@ func (s *Session) localAnswer(text string) (Result, bool) {
 	r.Rows = [][]ir.Value{row}
 	r.Tag = "SELECT 1"
 	return r, true
-}
-
-// errNoCatalog explains why a statement without private tables cannot run.
-func (s *Session) errNoCatalog() error {
-	return sqlerr.New(sqlerr.FeatureNotSupported,
-		"this query needs the %s catalog or functions, which the %s backend does not have; only aggregates over the policy's tables are answered",
-		s.dialect, s.p.pol.Backend.Driver).
-		WithHint("SHOW ddp.budget lists your datasets; ddp-proxy explain shows what a query would cost")
 }

@@ -32,11 +32,11 @@ func (p *Proxy) MySQLHandler() MySQL { return MySQL{p} }
 // LookupUser returns the user's credentials for the MySQL front end. A
 // user with only a SCRAM verifier cannot log in over MySQL.
 func (h MySQL) LookupUser(name string) (mysqlwire.UserAuth, bool) {
-	u := h.p.pol.User(name)
+	u := h.p.Policy().User(name)
 	if u == nil {
 		return mysqlwire.UserAuth{}, false
 	}
-	if h.p.pol.Listen.Auth == policies.AuthTrust {
+	if h.p.Policy().Listen.Auth == policies.AuthTrust {
 		return mysqlwire.UserAuth{Trust: true}, true
 	}
 	switch {
@@ -54,7 +54,7 @@ func (h MySQL) LookupUser(name string) (mysqlwire.UserAuth, bool) {
 
 // NewSession starts a MySQL session.
 func (h MySQL) NewSession(_ context.Context, connID uint32, user, database string) (mysqlwire.Session, error) {
-	u := h.p.pol.User(user)
+	u := h.p.Policy().User(user)
 	if u == nil {
 		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "Access denied for user '%s'", user)
 	}

@@ -49,9 +49,9 @@ func (ms *mySession) checkCatalog(st *ir.Statement) error {
 			continue
 		}
 		info = true
-		if ms.p.pol.Backend.Driver != "mysql" && ms.p.info == nil {
+		if ms.p.Policy().Backend.Driver != "mysql" && ms.p.current().info == nil {
 			return sqlerr.New(sqlerr.FeatureNotSupported,
-				"information_schema is only forwarded to a MySQL backend; this proxy's backend is %s", ms.p.pol.Backend.Driver).
+				"information_schema is only forwarded to a MySQL backend; this proxy's backend is %s", ms.p.Policy().Backend.Driver).
 				WithHint("SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t list what the policy exposes")
 		}
 		if !infoSchemaAllowed[strings.ToLower(r.Name)] {
@@ -150,7 +150,7 @@ func (ms *mySession) blankMySQLStatistics(r *Result) {
 		if schemaCol >= 0 {
 			schema = row[schemaCol].Text()
 		}
-		_, t := ms.p.pol.LookupTable(schema, row[tableCol].Text())
+		_, t := ms.p.Policy().LookupTable(schema, row[tableCol].Text())
 		col := strings.ToLower(row[columnCol].Text())
 		if t != nil && len(t.ColumnNames) > 0 && t.Columns[col] == nil && !strings.EqualFold(col, t.Unit) {
 			continue
@@ -180,7 +180,7 @@ type CatalogColumn struct {
 // infoSchemaLocal reports whether st reads only information_schema and
 // must be answered from the policy (the backend is not MySQL).
 func (ms *mySession) infoSchemaLocal(st *ir.Statement) bool {
-	if ms.p.pol.Backend.Driver == "mysql" || ms.p.info == nil || st.Kind != ir.StmtSelect || len(st.Relations) == 0 {
+	if ms.p.Policy().Backend.Driver == "mysql" || ms.p.current().info == nil || st.Kind != ir.StmtSelect || len(st.Relations) == 0 {
 		return false
 	}
 	for _, r := range st.Relations {
@@ -207,7 +207,7 @@ var infoSchemaFuncs = map[string]bool{
 func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
 	for _, f := range st.Functions {
 		if !infoSchemaFuncs[strings.ToLower(f)] {
-			return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "function %s is not supported in information_schema queries on the %s backend", f, ms.p.pol.Backend.Driver)
+			return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "function %s is not supported in information_schema queries on the %s backend", f, ms.p.Policy().Backend.Driver)
 		}
 	}
 	var tables []CatalogTable
@@ -229,7 +229,7 @@ func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args [
 		}
 		tables = append(tables, ct)
 	}
-	cols, rows, err := ms.p.info(ctx, st.Text, args, ms.currentDatabase(), tables)
+	cols, rows, err := ms.p.current().info(ctx, st.Text, args, ms.currentDatabase(), tables)
 	if err != nil {
 		return Result{}, err
 	}

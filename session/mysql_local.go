@@ -590,7 +590,7 @@ func (ms *mySession) currentDatabase() string {
 	if ms.database != "" {
 		return ms.database
 	}
-	if d := ms.p.pol.DefaultSchema(); d != "" {
+	if d := ms.p.Policy().DefaultSchema(); d != "" {
 		return d
 	}
 	return "ddp"
@@ -599,8 +599,8 @@ func (ms *mySession) currentDatabase() string {
 // databases lists the current database and the policy's schemas.
 func (ms *mySession) databases() []string {
 	set := map[string]bool{"information_schema": true, ms.currentDatabase(): true}
-	for _, dn := range ms.p.pol.DatasetNames {
-		for _, t := range ms.p.pol.Datasets[dn].Tables {
+	for _, dn := range ms.p.Policy().DatasetNames {
+		for _, t := range ms.p.Policy().Datasets[dn].Tables {
 			if t.Schema != "" {
 				set[t.Schema] = true
 			}
@@ -618,8 +618,8 @@ func (ms *mySession) databases() []string {
 // database, only those in it.
 func (ms *mySession) tables(database string) []*policies.Table {
 	var out []*policies.Table
-	for _, dn := range ms.p.pol.DatasetNames {
-		for _, t := range ms.p.pol.Datasets[dn].Tables {
+	for _, dn := range ms.p.Policy().DatasetNames {
+		for _, t := range ms.p.Policy().Datasets[dn].Tables {
 			if t == nil {
 				continue
 			}
@@ -647,10 +647,10 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 	if i := strings.LastIndexByte(qualified, '.'); i >= 0 {
 		schema, name = qualified[:i], qualified[i+1:]
 	}
-	if ms.p.pol.Backend.Driver != "mysql" {
+	if ms.p.Policy().Backend.Driver != "mysql" {
 		schema = "" // one database whatever its name (see UseDatabase)
 	}
-	_, t := ms.p.pol.LookupTable(schema, name)
+	_, t := ms.p.Policy().LookupTable(schema, name)
 	if t == nil {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "Table '%s' doesn't exist or is not exposed by the privacy policy", qualified)
 	}

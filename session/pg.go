@@ -23,11 +23,12 @@ func (p *Proxy) PGHandler() PG { return PG{p} }
 
 // LookupUser returns the user's credentials for the PostgreSQL front end.
 func (h PG) LookupUser(name string) (pgwire.UserAuth, bool) {
-	u := h.p.pol.User(name)
+	pol := h.p.Policy()
+	u := pol.User(name)
 	if u == nil {
 		return pgwire.UserAuth{}, false
 	}
-	if h.p.pol.Listen.Auth == policies.AuthTrust {
+	if pol.Listen.Auth == policies.AuthTrust {
 		return pgwire.UserAuth{Trust: true}, true
 	}
 	switch {
@@ -42,7 +43,7 @@ func (h PG) LookupUser(name string) (pgwire.UserAuth, bool) {
 
 // NewSession starts a PostgreSQL session.
 func (h PG) NewSession(_ context.Context, user string, params map[string]string) (pgwire.Session, error) {
-	u := h.p.pol.User(user)
+	u := h.p.Policy().User(user)
 	if u == nil {
 		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "role %q does not exist", user)
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,12 +20,17 @@ type Prepared struct {
 	ParamTypes []ColType
 	// Columns describes the result; nil when the statement returns no rows.
 	Columns []Column
+	// gen is the policy generation Columns were described under.
+	gen *Proxy
 }
 
 // Prepare parses one statement, infers its parameter types and describes
 // its result. declared holds the client's parameter types (TypeUnknown
 // where it gave none). Refusals are reported here, before any Bind.
 func (s *Session) Prepare(ctx context.Context, sql string, declared []ColType) (*Prepared, error) {
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
 	stmts, err := s.p.cache.Parse(s.dialect, sql)
 	if err != nil {
 		return nil, err
@@ -37,7 +43,7 @@ func (s *Session) Prepare(ctx context.Context, sql string, declared []ColType) (
 		return nil, st.Refused
 	}
 	n := max(st.NumParams, len(declared))
-	p := &Prepared{Stmt: st, ParamTypes: make([]ColType, n)}
+	p := &Prepared{Stmt: st, ParamTypes: make([]ColType, n), gen: s.p}
 	inferred := s.inferParams(st)
 	for i := range p.ParamTypes {
 		switch {
@@ -69,6 +75,22 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, args []ir.Value) (Re
 			return Result{}, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d: %v", i+1, err)
 		}
 		conv[i] = v
+	}
+	if err := s.refresh(); err != nil {
+		return Result{}, err
+	}
+	if p.gen != nil && p.gen != s.p {
+		// The policy was reloaded since Prepare: the client was told the
+		// result's columns then, and must not get rows of another shape.
+		cols, err := s.describe(ctx, p.Stmt, len(p.ParamTypes))
+		if err != nil {
+			return Result{}, err
+		}
+		if !slices.Equal(cols, p.Columns) {
+			return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type: the policy was reloaded since this statement was prepared").
+				WithHint("prepare the statement again")
+		}
+		p.gen = s.p
 	}
 	return s.Exec(ctx, p.Stmt, conv)
 }
@@ -128,6 +150,11 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 		return budgetColumns, nil
 	}
 	nulls := make([]ir.Value, nParams)
+	if s.dialect.String() != s.p.pol.Backend.Driver {
+		if r, ok, err := s.catalogAnswer(ctx, st, nulls); ok {
+			return r.Columns, err
+		}
+	}
 	bound, err := bindStatement(st, nulls)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
@@ -33,8 +34,12 @@ type Config struct {
 	InfoSchema InfoSchemaFunc
 }
 
-// Proxy is shared by all sessions.
+// Proxy is shared by all sessions. A policy reload (SetPolicy) makes a new
+// generation — a copy with the new policy and planner — and publishes it in
+// live; sessions move to the newest generation before each statement, so a
+// statement sees one policy from start to end.
 type Proxy struct {
+	live    *atomic.Pointer[Proxy]
 	pol     *policies.Policy
 	planner *planner.Planner
 	backend Backend
@@ -44,6 +49,7 @@ type Proxy struct {
 	render  func(*ir.BackendQuery) (string, error)
 	log     *slog.Logger
 	info    InfoSchemaFunc
+	catalog emulated // the PostgreSQL catalog for backends without one (catalog.go)
 }
 
 // New returns a Proxy.
@@ -65,12 +71,44 @@ func New(cfg Config) *Proxy {
 	if d := sqlrender.ByName(cfg.Policy.Backend.Driver); d != nil {
 		p.render = d.Preview
 	}
+	p.live = new(atomic.Pointer[Proxy])
+	p.live.Store(p)
 	return p
+}
+
+// current returns the newest generation.
+func (p *Proxy) current() *Proxy { return p.live.Load() }
+
+// Policy returns the policy in force.
+func (p *Proxy) Policy() *policies.Policy { return p.current().pol }
+
+// SetPolicy swaps in a reloaded policy, atomically for new sessions and for
+// the next statement of open ones. The caller has validated pol and
+// prepared the backend for it; backend, ledger and engine stay. Open
+// sessions whose user is no longer in pol get an error on every statement.
+//
+// Everything derived from the policy (planner, emulated catalog) starts
+// afresh in the new generation; a field added to Proxy must be carried
+// over here or rebuilt.
+func (p *Proxy) SetPolicy(pol *policies.Policy) {
+	cur := p.current()
+	p.live.Store(&Proxy{
+		live:    cur.live,
+		pol:     pol,
+		planner: planner.New(pol),
+		backend: cur.backend,
+		ledger:  cur.ledger,
+		engine:  cur.engine,
+		cache:   cur.cache,
+		render:  cur.render,
+		log:     cur.log,
+		info:    cur.info,
+	})
 }
 
 // Open starts a session for an authenticated user speaking dialect d.
 func (p *Proxy) Open(user *policies.User, d parser.Dialect, params map[string]string) *Session {
-	s := &Session{p: p, user: user, dialect: d, settings: map[string]string{}}
+	s := &Session{p: p.current(), user: user, dialect: d, settings: map[string]string{}}
 	for k, v := range defaultSettings(user.Name) {
 		s.settings[k] = v
 	}

@@ -77,8 +77,28 @@ func (s *Session) Query(ctx context.Context, sql string) ([]Result, error) {
 	return out, nil
 }
 
+// refresh moves the session to the newest policy generation (after a
+// reload) and re-reads its user there: budgets and limits changed by the
+// reload apply from the next statement on.
+func (s *Session) refresh() error {
+	cur := s.p.current()
+	if cur == s.p {
+		return nil
+	}
+	u := cur.pol.User(s.user.Name)
+	if u == nil {
+		return sqlerr.New(sqlerr.InvalidAuthorization, "user %s was removed from the policy by a reload", s.user.Name).
+			WithHint("reconnect as a user the policy declares")
+	}
+	s.p, s.user = cur, u
+	return nil
+}
+
 // Exec runs one parsed statement with bound arguments (for its $n / ?).
 func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
+	if err := s.refresh(); err != nil {
+		return Result{}, err
+	}
 	switch st.Kind {
 	case ir.StmtEmpty:
 		return Result{Empty: true}, nil
@@ -102,10 +122,9 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 			if r, ok := s.localAnswer(st.Text); ok {
 				return r, nil
 			}
-			return Result{}, s.errNoCatalog()
 		}
-		if r, ok := emptyCatalogAnswer(st); ok {
-			return r, nil
+		if r, ok, err := s.catalogAnswer(ctx, st, args); ok {
+			return r, err
 		}
 	}
 	bound, err := bindStatement(st, args)

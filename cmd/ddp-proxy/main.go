@@ -1,6 +1,7 @@
 // Command ddp-proxy is the privacy proxy: one binary with subcommands.
 //
 //	ddp-proxy serve --policy F                 run the proxy
+//	ddp-proxy reload [--policy F] [--pid-file P] make a running proxy reload its policy
 //	ddp-proxy check FILE                       validate a policy file
 //	ddp-proxy explain --policy F [flags] SQL   privacy plan of a query (no budget spent)
 //	ddp-proxy budget --policy F [--user U]     spent and remaining budget per user and dataset
@@ -38,7 +39,9 @@ const usage = `usage: ddp-proxy <command> [arguments]
 
 commands:
   demo [--dir D] [--postgres ADDR]   build a demo database and serve it (psql to 127.0.0.1:15432)
-  serve --policy FILE                run the proxy (PostgreSQL front end) until SIGTERM
+  serve --policy FILE [--pid-file F] run the proxy (PostgreSQL front end) until SIGTERM; SIGHUP reloads the policy
+  reload [--policy FILE] [--pid-file F]
+                                     validate FILE and make the running proxy reload it (SIGHUP)
   check [--connect] FILE             validate a policy file (file:line errors); --connect checks the backend schema too
   explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL
                                      show the privacy plan of a query; spends nothing
@@ -57,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog
 		return cmdDemo(ctx, args[1:], stdout, stderr, log)
 	case "serve":
 		return cmdServe(ctx, args[1:], stdout, stderr, log)
+	case "reload":
+		return cmdReload(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
 	case "explain":

@@ -9,7 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"os/signal"
+	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,11 +34,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	policyPath := fs.String("policy", "", "policy file (required)")
+	pidFile := fs.String("pid-file", "", "write the process id here (default: the ledger path + .pid), for ddp-proxy reload")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	if *policyPath == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: ddp-proxy serve --policy FILE")
+		fmt.Fprintln(stderr, "usage: ddp-proxy serve --policy FILE [--pid-file F]")
 		return exitError{2}
 	}
 	pol, err := policies.Load(*policyPath)
@@ -45,29 +49,134 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// Registered before the proxy starts, so an early SIGHUP reloads
+	// instead of killing the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	p, err := startProxy(ctx, pol, log)
 	if err != nil {
 		return err
 	}
+	pidPath := *pidFile
+	if pidPath == "" {
+		pidPath = defaultPidFile(pol)
+	}
+	if err := os.WriteFile(pidPath, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		log.Warn("cannot write the pid file; reload with kill -HUP <pid>", "path", pidPath, "err", err)
+		pidPath = ""
+	} else {
+		defer os.Remove(pidPath)
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = p.reload(ctx, *policyPath)
+			}
+		}
+	}()
 	if p.pgAddr != "" {
 		fmt.Fprintf(stdout, "ddp-proxy: PostgreSQL front end on %s\n", p.pgAddr)
 	}
 	if p.myAddr != "" {
 		fmt.Fprintf(stdout, "ddp-proxy: MySQL front end on %s\n", p.myAddr)
 	}
+	log.Info("serving; SIGHUP (ddp-proxy reload) reloads the policy", "policy", *policyPath, "pid", os.Getpid(), "pid_file", pidPath)
 	return p.wait(ctx)
+}
+
+// defaultPidFile is where serve writes its pid unless told otherwise:
+// next to the ledger, which is unique per running proxy (bbolt's lock).
+func defaultPidFile(pol *policies.Policy) string { return pol.Ledger.Path + ".pid" }
+
+// reload re-reads the policy file and, when it is valid and compatible
+// with what is running, prepares the backend for it and swaps it in for
+// new sessions and the next statement of open ones. Backend, ledger and
+// listeners stay. On any problem the policy in force is kept and the
+// problems are logged.
+func (p *proxy) reload(ctx context.Context, path string) error {
+	p.reloadMu.Lock()
+	defer p.reloadMu.Unlock()
+	log := p.log.With("policy", path)
+	pol, err := policies.Load(path)
+	if err != nil {
+		log.Error("policy reload failed; keeping the policy in force", "err", err)
+		return err
+	}
+	old := p.sessions.Policy()
+	if err := reloadable(old, pol); err != nil {
+		log.Error("policy reload refused; keeping the policy in force", "err", err)
+		return err
+	}
+	for _, w := range restartOnly(old, pol) {
+		log.Warn("policy reload: this setting takes effect only after a restart", "setting", w)
+	}
+	if err := prepareBackend(ctx, pol, p.backend, log); err != nil {
+		log.Error("policy reload failed while preparing the backend; keeping the policy in force", "err", err)
+		return err
+	}
+	p.sessions.SetPolicy(pol)
+	log.Info("policy reloaded", "users", len(pol.Users), "datasets", len(pol.DatasetNames))
+	return nil
+}
+
+// reloadable refuses reloads that would need another backend or ledger:
+// those are opened once at startup.
+func reloadable(old, pol *policies.Policy) error {
+	var errs []error
+	if pol.Backend.Driver != old.Backend.Driver || pol.Backend.DSN != old.Backend.DSN {
+		errs = append(errs, errors.New("backend.driver or backend.dsn changed: restart the proxy to use another backend"))
+	}
+	if pol.Ledger.Path != old.Ledger.Path {
+		errs = append(errs, errors.New("ledger.path changed: restart the proxy to use another ledger"))
+	}
+	return errors.Join(errs...)
+}
+
+// restartOnly lists changed settings that a reload cannot apply (the
+// listeners and the backend pool are set up once).
+func restartOnly(old, pol *policies.Policy) []string {
+	var out []string
+	o, n := old.Listen, pol.Listen
+	if o.Postgres != n.Postgres {
+		out = append(out, "listen.postgres")
+	}
+	if o.MySQL != n.MySQL {
+		out = append(out, "listen.mysql")
+	}
+	if o.TLSCert != n.TLSCert || o.TLSKey != n.TLSKey {
+		out = append(out, "listen.tls_cert/tls_key")
+	}
+	if (o.Auth == policies.AuthCleartext) != (n.Auth == policies.AuthCleartext) {
+		out = append(out, "listen.auth (cleartext)")
+	}
+	if o.MaxConnections != n.MaxConnections {
+		out = append(out, "listen.max_connections")
+	}
+	if old.Backend.StatementTimeout != pol.Backend.StatementTimeout {
+		out = append(out, "backend.statement_timeout")
+	}
+	if old.Backend.MaxOpenConns != pol.Backend.MaxOpenConns {
+		out = append(out, "backend.max_open_conns")
+	}
+	return out
 }
 
 // proxy is a running proxy: backend, ledger and front ends.
 type proxy struct {
-	pgAddr  string
-	pg      *pgwire.Server
-	myAddr  string
-	my      *mysqlwire.Server
-	backend connect.Backend
-	ledger  *ledger.Ledger
-	served  chan error
-	log     *slog.Logger
+	pgAddr   string
+	pg       *pgwire.Server
+	myAddr   string
+	my       *mysqlwire.Server
+	sessions *session.Proxy
+	reloadMu sync.Mutex
+	backend  connect.Backend
+	ledger   *ledger.Ledger
+	served   chan error
+	log      *slog.Logger
 }
 
 // startProxy opens the backend and the ledger and starts the front ends.
@@ -101,7 +210,7 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	p := &proxy{backend: be, ledger: led, served: make(chan error, 2), log: log}
+	p := &proxy{sessions: px, backend: be, ledger: led, served: make(chan error, 2), log: log}
 	if pol.Listen.Postgres != policies.ListenOff {
 		ln, err := net.Listen("tcp", pol.Listen.Postgres)
 		if err != nil {
@@ -111,10 +220,12 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		}
 		p.pgAddr = ln.Addr().String()
 		p.pg = pgwire.NewServer(pgwire.Config{
-			Handler:        px.PGHandler(),
-			TLS:            tlsCfg,
-			MaxConnections: pol.Listen.MaxConnections,
-			Logger:         log.With("component", "pgwire"),
+			Handler: px.PGHandler(),
+			TLS:     tlsCfg,
+			// Only on TLS connections; plain ones always use SCRAM.
+			CleartextOverTLS: pol.Listen.Auth == policies.AuthCleartext,
+			MaxConnections:   pol.Listen.MaxConnections,
+			Logger:           log.With("component", "pgwire"),
 		})
 		go func() { p.served <- p.pg.Serve(context.WithoutCancel(ctx), ln) }()
 		log.Info("listening", "frontend", "postgres", "addr", p.pgAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)
@@ -181,7 +292,8 @@ func (p *proxy) wait(ctx context.Context) error {
 }
 
 // prepareBackend derives from the backend what the policy needs before the
-// first query: unique units (no bounding window needed) and, per model,
+// first query (it runs at startup and again on every reload, on the new
+// policy before it is swapped in): unique units (no bounding window needed) and, per model,
 // structures read once at load (never per query).
 func prepareBackend(ctx context.Context, pol *policies.Policy, be connect.Backend, log *slog.Logger) error {
 	connect.MarkUniqueUnits(ctx, pol, be, log)

@@ -38,6 +38,9 @@ func (c *conn) authenticate(user string) error {
 		c.log.Warn("user has no usable SCRAM credentials; refusing login")
 	}
 	failed := sqlerr.New(sqlerr.InvalidPassword, "password authentication failed for user %q", user)
+	if c.tls && c.srv.cfg.CleartextOverTLS {
+		return c.authenticateCleartext(creds, usable, failed)
+	}
 
 	c.send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}})
 	if err := c.flush(); err != nil {
@@ -92,6 +95,44 @@ func (c *conn) authenticate(user string) error {
 	c.send(&pgproto3.AuthenticationSASLFinal{Data: []byte(serverFinal)})
 	c.send(&pgproto3.AuthenticationOk{})
 	// After authentication a 'p' message is a protocol violation again.
+	return c.be.SetAuthType(pgproto3.AuthTypeOk)
+}
+
+// authenticateCleartext asks for the password in cleartext (only ever on a
+// TLS connection) and checks it against creds the way PostgreSQL checks a
+// cleartext password against a SCRAM verifier: derive StoredKey and
+// ServerKey from the candidate with creds' salt and iterations and compare
+// in constant time. Unknown users have fake creds, so they cost the same.
+func (c *conn) authenticateCleartext(creds scram.StoredCredentials, usable bool, failed error) error {
+	c.send(&pgproto3.AuthenticationCleartextPassword{})
+	if err := c.flush(); err != nil {
+		return err
+	}
+	if err := c.be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
+		return err
+	}
+	msg, err := c.be.Receive()
+	if err != nil {
+		return err
+	}
+	pw, ok := msg.(*pgproto3.PasswordMessage)
+	if !ok {
+		return protocolErr("expected password response, got %s", msgName(msg))
+	}
+	if pw.Password == "" {
+		// PostgreSQL refuses empty passwords before checking them.
+		return failed
+	}
+	client, err := scram.SHA256.NewClient("", pw.Password, "")
+	if err != nil {
+		client, _ = scram.SHA256.NewClientUnprepped("", pw.Password, "")
+	}
+	got := client.GetStoredCredentials(creds.KeyFactors)
+	match := hmac.Equal(got.StoredKey, creds.StoredKey) && hmac.Equal(got.ServerKey, creds.ServerKey)
+	if !match || !usable {
+		return failed
+	}
+	c.send(&pgproto3.AuthenticationOk{})
 	return c.be.SetAuthType(pgproto3.AuthTypeOk)
 }
 

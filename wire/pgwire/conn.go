@@ -38,6 +38,8 @@ type conn struct {
 	id  uint64
 	raw net.Conn // the accepted socket; other goroutines only close it or set deadlines
 	nc  net.Conn // raw, or the TLS connection over it
+	// tls is set once nc is the TLS connection.
+	tls bool
 	log *slog.Logger
 
 	ctx  context.Context // cancelled by forced shutdown or when serve returns

@@ -8,7 +8,7 @@
 //     CancelRequest and Shutdown use, MaxConnections.
 //   - startup.go: the untyped startup packets (SSLRequest, GSSENCRequest,
 //     CancelRequest, StartupMessage) and TLS upgrade.
-//   - auth.go: trust or SCRAM-SHA-256 (xdg-go/scram), verifier parsing,
+//   - auth.go: trust, SCRAM-SHA-256 (xdg-go/scram) or cleartext over TLS, verifier parsing,
 //     fake credentials for unknown users.
 //   - conn.go: one connection's goroutine: the message loop, output
 //     buffering, per-statement contexts, errors.
@@ -34,8 +34,10 @@
 //  2. Authentication. Trust users get AuthenticationOk. Everyone else runs
 //     SCRAM-SHA-256 without channel binding; unknown users run it against
 //     fake credentials, so wrong password and unknown user both end in the
-//     same FATAL 28P01. Startup and authentication must finish within
-//     startupTimeout.
+//     same FATAL 28P01. With Config.CleartextOverTLS, clients on a TLS
+//     connection (only) are asked for the cleartext password instead,
+//     checked against the same (real or fake) SCRAM credentials. Startup
+//     and authentication must finish within startupTimeout.
 //  3. Ready. Handler.NewSession opens the session; the server sends one
 //     ParameterStatus per Session.ParameterStatus entry, BackendKeyData
 //     (random process id and secret) and ReadyForQuery with

@@ -23,6 +23,12 @@ type Config struct {
 	// SSLRequest with 'N' and the client continues in plain text (or
 	// gives up, with sslmode=require).
 	TLS *tls.Config
+	// CleartextOverTLS asks clients on TLS connections for their password
+	// in cleartext (AuthenticationCleartextPassword), for clients that
+	// cannot do SCRAM; it is checked against the user's password or SCRAM
+	// verifier. Connections without TLS always get SCRAM, so a password
+	// never crosses the network in the clear.
+	CleartextOverTLS bool
 	// MaxConnections caps the established connections (0 = unlimited).
 	// Over the cap a client gets FATAL 53300 after its startup message.
 	// Cancel requests are never refused by the cap.

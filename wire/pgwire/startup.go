@@ -156,6 +156,7 @@ func (c *conn) negotiate() (startupPacket, error) {
 				return p, fmt.Errorf("tls handshake: %w", err)
 			}
 			c.nc = tc
+			c.tls = true
 		case gssEncRequest:
 			if gssDone {
 				return p, protocolErr("duplicate GSSENCRequest")

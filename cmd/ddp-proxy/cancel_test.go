@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// TestCancelRequestStopsTheBackendQuery: a CancelRequest sent to the proxy
+// while a slow private aggregate runs on a real PostgreSQL backend ends
+// that backend statement (it disappears from pg_stat_activity long before
+// it could have finished), the client gets 57014, the session stays
+// usable, and the budget stays charged — the query had reached the
+// backend, so its cancellation must not be free (DESIGN.md, safety rules).
+func TestCancelRequestStopsTheBackendQuery(t *testing.T) {
+	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the backend cancel test")
+	}
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("DDP_TEST_POSTGRES_DSN is set but unreachable: %v", err)
+	}
+	defer db.Close(ctx)
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	view := "pgserve_slow_" + hex.EncodeToString(suffix)
+	// A view over generate_series: no primary key, so the per-unit window
+	// runs too; tens of seconds of work.
+	if _, err := db.Exec(ctx, fmt.Sprintf(`CREATE VIEW %s AS SELECT i AS id, (i %% 100)::int AS age FROM generate_series(1, 200000000) AS i`, view)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP VIEW IF EXISTS "+view) })
+
+	dir := t.TempDir()
+	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(`version: 1
+backend: {driver: postgres, dsn: %q}
+listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
+ledger: {path: ledger.db}
+users:
+  - name: slow
+    scram_sha_256: "SCRAM-SHA-256$4096:ZGRwLXByb3h5LWRlbW8tc2FsdCE=$qAPd8V/SnKFcyDDCKp0IQLTsCwRJ/RRL6UQFwfbZ4M4=:NohECoZRG0EHMADxICmNaj7uHHXk9KtR7jVNv8Y7IE8="
+    budgets: {d: {epsilon: 10}}
+datasets:
+  d:
+    tables:
+      %s:
+        unit: id
+        columns:
+          age: {type: integer, bounds: [0, 100]}
+`, dsn, view)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	p, err := startProxy(sctx, pol, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		if err := p.wait(sctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}()
+
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://slow@%s/d?sslmode=disable", p.pgAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	running := func() int {
+		var n int
+		if err := db.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%'||$1||'%' AND pid <> pg_backend_pid()", view).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		var n int64
+		done <- conn.QueryRow(ctx, "SELECT COUNT(*) FROM "+view, pgx.QueryExecModeSimpleProtocol).Scan(&n)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for running() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the private query never showed up in pg_stat_activity")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := conn.PgConn().CancelRequest(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var qerr error
+	select {
+	case qerr = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the query did not end within 10 s of the CancelRequest")
+	}
+	var pe *pgconn.PgError
+	if !errors.As(qerr, &pe) || pe.Code != "57014" {
+		t.Fatalf("cancelled query: %v, want 57014", qerr)
+	}
+	took := time.Since(start)
+	for running() != 0 {
+		if time.Since(start) > 15*time.Second {
+			t.Fatal("the backend statement kept running after the cancel")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("cancelled after %v", took)
+	// The session survives and the charge stays.
+	var one int64
+	if err := conn.QueryRow(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol).Scan(&one); err != nil || one != 1 {
+		t.Fatalf("session after cancel: %v", err)
+	}
+	if spent, _ := p.ledger.Spent("slow", "d"); spent.Epsilon != 0.1 {
+		t.Fatalf("spent %+v after a cancelled query that reached the backend, want 0.1", spent)
+	}
+}
