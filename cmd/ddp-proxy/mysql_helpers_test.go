@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,26 @@ func startMySQLDemo(t *testing.T) (addr, dbPath string) {
 		t.Fatal(err)
 	}
 	return serveMySQL(t, pol), files.Database
+}
+
+// demoTables lists every table the demo policy declares, sorted: what
+// SHOW TABLES and information_schema.TABLES must list on the demo.
+func demoTables(t *testing.T) []string {
+	t.Helper()
+	files, err := demo.Build(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policies.Load(files.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ds := range pol.Datasets {
+		names = append(names, ds.TableNames...)
+	}
+	sort.Strings(names)
+	return names
 }
 
 const mysqlDSNEnv = "DDP_TEST_MYSQL_DSN"

@@ -36,7 +36,7 @@ with engine.connect() as c:
     r = c.execute(sqlalchemy.text("SELECT income, AVG(hours_per_week) AS h FROM people GROUP BY income")).fetchall()
     assert len(r) == 2 and all(1 <= row.h <= 99 for row in r), r
     b = c.execute(sqlalchemy.text("SELECT * FROM ddp.budget")).fetchall()
-    assert {row.dataset for row in b} == {"census", "social"}, b
+    assert {"census", "social"} <= {row.dataset for row in b}, b
     names = sqlalchemy.inspect(c).get_table_names()
     assert "people" in names, names
 print("sqlalchemy ok")
