@@ -123,11 +123,11 @@ func (s *Secrets) UnmarshalYAML(n *yaml.Node) error {
 // Constraint is one published exact count (or family of counts). In the
 // file it is one list item:
 //
-//	- total                          # the number of rows is public
-//	- marginal: [sex, region]        # every cell of GROUP BY sex, region
-//	- rows_and_columns: [sex, region] # both one-way marginals of a 2-D table
-//	- count: {region: [north, east]} # one count: a conjunction of per-column
-//	- count: {sex: F, age: {range: [18, 64]}} # equality / IN / inclusive range
+//   - total                          # the number of rows is public
+//   - marginal: [sex, region]        # every cell of GROUP BY sex, region
+//   - rows_and_columns: [sex, region] # both one-way marginals of a 2-D table
+//   - count: {region: [north, east]} # one count: a conjunction of per-column
+//   - count: {sex: F, age: {range: [18, 64]}} # equality / IN / inclusive range
 type Constraint struct {
 	// Kind is one of the Constraint* constants.
 	Kind string `yaml:"-" json:"kind"`
