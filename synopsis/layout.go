@@ -242,34 +242,37 @@ func (l *Layout) Split(eps float64) (epsS, epsH float64, err error) {
 	case ds == 0 && dh == 0:
 		return 0, 0, nil // N = 1: nothing is noisy
 	case ds == 0:
-		return 0, eps, nil
+		epsH = eps
 	case dh == 0:
-		return eps, 0, nil
-	}
-	var a, b float64 // mean number of noisy S / H nodes per prefix
-	for j := range l.n {
-		for _, t := range l.prefix(j) {
-			switch {
-			case t.h:
-				b++
-			case t.idx < l.blocks-1:
-				a++
+		epsS = eps
+	default:
+		var a, b float64 // mean number of noisy S / H nodes per prefix
+		for j := range l.n {
+			for _, t := range l.prefix(j) {
+				switch {
+				case t.h:
+					b++
+				case t.idx < l.blocks-1:
+					a++
+				}
 			}
 		}
+		ws := math.Cbrt(a / float64(l.n) * float64(ds*ds))
+		wh := math.Cbrt(b / float64(l.n) * float64(dh*dh))
+		epsS = eps * ws / (ws + wh)
+		epsH = eps - epsS
 	}
-	a /= float64(l.n)
-	b /= float64(l.n)
-	if a == 0 || b == 0 { // cannot happen with K ≥ 2 and H nodes, but be safe
-		return eps / 2, eps / 2, nil
-	}
-	ws := math.Cbrt(a * float64(ds*ds))
-	wh := math.Cbrt(b * float64(dh*dh))
-	epsS = eps * ws / (ws + wh)
-	epsH = eps - epsS
+	// The ledger charges ε read as its shortest decimal (0.1 is 1/10,
+	// slightly less than the float64 0.1); the shares, read as exact
+	// binary values by noise.ScaleFor, must not add up to more.
 	for !fitsRat(epsS, epsH, eps) {
-		epsH = math.Nextafter(epsH, 0)
+		if epsH > 0 {
+			epsH = math.Nextafter(epsH, 0)
+		} else {
+			epsS = math.Nextafter(epsS, 0)
+		}
 	}
-	if epsS <= 0 || epsH <= 0 {
+	if (ds > 0 && epsS <= 0) || (dh > 0 && epsH <= 0) {
 		return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "ε = %g is too small to split between the synopsis's S and H nodes", eps)
 	}
 	return epsS, epsH, nil

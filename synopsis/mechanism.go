@@ -3,6 +3,7 @@ package synopsis
 import (
 	"math"
 	"math/big"
+	"strconv"
 
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -80,12 +81,17 @@ func (l *Layout) Release(src noise.Source, hist []int64, eps float64) (*Synopsis
 	return l.Infer(m, eps), nil
 }
 
-// fitsRat reports whether a + b ≤ eps holds exactly (float64 values read
-// as exact rationals).
+// fitsRat reports whether a + b ≤ eps holds exactly, with a and b read as
+// exact binary rationals and eps as the smaller of its binary value and its
+// shortest decimal (what the ledger charges, see planner.scaleFor).
 func fitsRat(a, b, eps float64) bool {
 	s := new(big.Rat).SetFloat64(a)
 	s.Add(s, new(big.Rat).SetFloat64(b))
-	return s.Cmp(new(big.Rat).SetFloat64(eps)) <= 0
+	limit := new(big.Rat).SetFloat64(eps)
+	if d, ok := new(big.Rat).SetString(strconv.FormatFloat(eps, 'g', -1, 64)); ok && d.Cmp(limit) < 0 {
+		limit = d
+	}
+	return s.Cmp(limit) <= 0
 }
 
 // Variance is the variance of discrete Laplace noise with scale t:

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/noise"
@@ -304,3 +305,31 @@ func TestErrorFallsWithTheta(t *testing.T) {
 }
 
 func ratOne() *big.Rat { return big.NewRat(1, 1) }
+
+// TestSplitNeverOverspends: for many ε and layouts, the two shares read as
+// exact rationals add up to at most ε's shortest decimal (what the ledger
+// charges) and to nearly all of it.
+func TestSplitNeverOverspends(t *testing.T) {
+	for _, cfg := range []Config{
+		{Mechanism: Ordered, Theta: 1},
+		{Mechanism: OrderedHierarchical, Theta: 7, Fanout: 3},
+		{Mechanism: Hierarchical, Fanout: 16},
+	} {
+		cfg.Lo, cfg.Hi, cfg.RowsPerUnit = 0, 99, 1
+		l := mustLayout(t, cfg)
+		for _, eps := range []float64{0.1, 0.3, 0.7, 1, 1.1, 0.01, 2.9, 1e-3, 0.123456789} {
+			s, h, err := l.Split(eps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := new(big.Rat).Add(new(big.Rat).SetFloat64(s), new(big.Rat).SetFloat64(h))
+			dec, _ := new(big.Rat).SetString(strconv.FormatFloat(eps, 'g', -1, 64))
+			if sum.Cmp(dec) > 0 {
+				t.Errorf("%v ε=%g: shares %v + %v exceed %v", l, eps, s, h, dec)
+			}
+			if f, _ := sum.Float64(); f < eps*(1-1e-12) {
+				t.Errorf("%v ε=%g: shares add up to only %g", l, eps, f)
+			}
+		}
+	}
+}
