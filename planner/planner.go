@@ -235,8 +235,13 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	}
 	pl.Budget = policies.Budget{Epsilon: eps, Delta: delta}
 
-	if err := b.calibrate(eps, ds, main); err != nil {
+	if err := b.planSynopsis(); err != nil {
 		return nil, err
+	}
+	if pl.Synopsis == nil {
+		if err := b.calibrate(eps, ds, main); err != nil {
+			return nil, err
+		}
 	}
 	if pl.Keys.Mode == KeysThreshold {
 		tau, err := threshold(main.MaxRowsPerUnit, pl.Aggs[pl.Keys.CountAgg].Scale, delta)
@@ -246,9 +251,6 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		pl.Keys.Threshold = tau
 		pl.Notes = append(pl.Notes, fmt.Sprintf(
 			"group keys are not declared: a key is released only if its noisy count is at least %d (threshold selection, δ = %g)", tau, delta))
-	}
-	if err := b.planSynopsis(); err != nil {
-		return nil, err
 	}
 	pl.Notes = append(b.notes, pl.Notes...)
 	pl.CacheKey = cacheKey(pl)
