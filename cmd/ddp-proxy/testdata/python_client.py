@@ -31,5 +31,5 @@ with engine.connect() as c:
     r = c.execute(sqlalchemy.text("SELECT income, AVG(hours_per_week) AS h FROM people GROUP BY income")).fetchall()
     assert len(r) == 2 and all(1 <= row.h <= 99 for row in r), r
     b = c.execute(sqlalchemy.text("SELECT dataset, epsilon_left FROM ddp.budget")).fetchall()
-    assert {row.dataset for row in b} == {"census", "social"}, b
+    assert {"census", "social"} <= {row.dataset for row in b}, b
 print("sqlalchemy ok")
