@@ -7,23 +7,24 @@ import "math"
 // then isotonic regression of the cumulative counts. It reads only the
 // noisy nodes, so it is free post-processing.
 func (l *Layout) Infer(m *Measurement, eps float64) *Synopsis {
+	l.nodes()
 	vs, vh := Variance(m.ScaleS), Variance(m.ScaleH)
 	total := m.S[l.blocks-1]
 
 	// Bottom-up: z[i] is the best estimate of H node i's count from the
-	// measurements in its subtree, u[i] its variance. Children are created
-	// after their parents (Layout.split), so a reverse scan sees children
-	// first.
+	// measurements in its subtree, u[i] its variance. Children come after
+	// their parents in Layout.h (Layout.split), so a reverse scan sees
+	// children first.
 	z := make([]float64, len(l.h))
 	u := make([]float64, len(l.h))
 	for i := len(l.h) - 1; i >= 0; i-- {
 		nd := l.h[i]
 		y := float64(m.H[i])
-		if len(nd.children) == 0 {
+		if nd.nkid == 0 {
 			z[i], u[i] = y, vh
 			continue
 		}
-		zc, uc := sumOver(nd.children, z, u)
+		zc, uc := sumOver(span{nd.kid0, nd.nkid}, z, u)
 		z[i] = (y/vh + zc/uc) / (1/vh + 1/uc)
 		u[i] = 1 / (1/vh + 1/uc)
 	}
@@ -32,7 +33,7 @@ func (l *Layout) Infer(m *Measurement, eps float64) *Synopsis {
 	zb := make([]float64, l.blocks)
 	wb := make([]float64, l.blocks) // 1/variance
 	for b, kids := range l.roots {
-		if len(kids) == 0 {
+		if kids.n == 0 {
 			continue
 		}
 		s, v := sumOver(kids, z, u)
@@ -63,9 +64,9 @@ func (l *Layout) Infer(m *Measurement, eps float64) *Synopsis {
 	// proportion to their variances (the least-squares correction).
 	x := make([]float64, len(l.h))
 	leaf := make([]float64, l.n)
-	spread := func(total float64, kids []int) {
+	spread := func(total float64, kids span) {
 		zc, uc := sumOver(kids, z, u)
-		for _, k := range kids {
+		for k := kids.first; k < kids.first+kids.n; k++ {
 			x[k] = z[k] + u[k]/uc*(total-zc)
 		}
 	}
@@ -73,18 +74,18 @@ func (l *Layout) Infer(m *Measurement, eps float64) *Synopsis {
 	for b, kids := range l.roots {
 		bt := c[b] - prev
 		prev = c[b]
-		if len(kids) == 0 {
+		if kids.n == 0 {
 			leaf[b*l.width] = bt
 			continue
 		}
 		spread(bt, kids)
 	}
 	for i, nd := range l.h { // parents before children
-		if len(nd.children) == 0 {
+		if nd.nkid == 0 {
 			leaf[nd.lo] = x[i]
 			continue
 		}
-		spread(x[i], nd.children)
+		spread(x[i], span{nd.kid0, nd.nkid})
 	}
 
 	// Monotone cumulative counts in [0, total] with F(N−1) = total.
@@ -115,8 +116,8 @@ func (l *Layout) Infer(m *Measurement, eps float64) *Synopsis {
 	}
 }
 
-func sumOver(idx []int, z, u []float64) (zs, us float64) {
-	for _, i := range idx {
+func sumOver(sp span, z, u []float64) (zs, us float64) {
+	for i := sp.first; i < sp.first+sp.n; i++ {
 		zs += z[i]
 		us += u[i]
 	}

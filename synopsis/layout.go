@@ -3,6 +3,8 @@ package synopsis
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -40,29 +42,42 @@ type Config struct {
 	RowsPerUnit int
 }
 
-// hnode is one H node: the half-open index interval [lo, hi).
+// hnode is one H node: the half-open index interval [lo, hi) and its
+// children, which are consecutive in Layout.h: [kid0, kid0+nkid).
 type hnode struct {
-	lo, hi   int
-	depth    int // 1 for children of the block root
-	parent   int // index in Layout.h; −1 when the parent is the block root
-	children []int
+	lo, hi     int
+	kid0, nkid int
 }
 
-// Layout is the node structure of a synopsis: which counts are released
-// and with which sensitivity. It is a pure function of Config.
-type Layout struct {
-	cfg    Config
+// span is a run of consecutive H nodes.
+type span struct{ first, n int }
+
+// shape is the arithmetic description of the structure: enough to
+// decompose any prefix into nodes without materialising them (answers and
+// explain), see prefixIDs.
+type shape struct {
 	n      int // domain size N
 	width  int // block width w
 	blocks int // K
-	// h holds every H node; roots[b] lists the H nodes whose parent is the
-	// root of block b, in order.
-	h     []hnode
-	roots [][]int
-	depth int // D: largest leaf depth
+	fanout int
+	depth  int // D: largest leaf depth below a block root, ⌈log_f w⌉
 }
 
-// NewLayout validates cfg and builds the structure.
+// Layout is the node structure of a synopsis: which counts are released
+// and with which sensitivity. It is a pure function of Config. The H nodes
+// themselves are only materialised when a release or a test needs them;
+// answering and explaining use the arithmetic shape. A Layout is safe for
+// concurrent use.
+type Layout struct {
+	cfg Config
+	shape
+	once  sync.Once
+	h     []hnode // every H node, parents before children
+	roots []span  // roots[b]: the H nodes whose parent is block b's root
+}
+
+// NewLayout validates cfg and describes the structure (cheaply: nothing is
+// materialised).
 func NewLayout(cfg Config) (*Layout, error) {
 	if cfg.Hi < cfg.Lo {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "synopsis domain [%d, %d] is empty", cfg.Lo, cfg.Hi)
@@ -93,37 +108,47 @@ func NewLayout(cfg Config) (*Layout, error) {
 	default:
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "unknown synopsis mechanism %q", cfg.Mechanism)
 	}
-	if w > 1 && cfg.Fanout < 2 {
-		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "synopsis fan-out must be at least 2, not %d", cfg.Fanout)
+	if w > 1 && (cfg.Fanout < 2 || cfg.Fanout > MaxDomain) {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "synopsis fan-out must be between 2 and %d, not %d", MaxDomain, cfg.Fanout)
 	}
-	l := &Layout{cfg: cfg, n: n, width: w, blocks: (n + w - 1) / w}
-	l.roots = make([][]int, l.blocks)
-	for b := range l.blocks {
-		lo, hi := b*w, min((b+1)*w, n)
-		l.roots[b] = l.split(lo, hi, 1, -1)
+	l := &Layout{cfg: cfg, shape: shape{n: n, width: w, blocks: (n + w - 1) / w, fanout: cfg.Fanout}}
+	// A node of width x has children of width ≤ ⌈x/f⌉ and the first one
+	// has exactly that, so the deepest leaf is at ⌈log_f w⌉ (block 0 has
+	// the full width w).
+	for x := w; x > 1; x = (x + cfg.Fanout - 1) / cfg.Fanout {
+		l.depth++
 	}
 	return l, nil
 }
 
-// split adds the children of the node [lo, hi) at depth−1 (none for a
-// single value) and returns their indices. Children have width ⌈(hi−lo)/f⌉
-// except the last (Blowfish §7.2, "δ = ⌈|T|/f⌉").
-func (l *Layout) split(lo, hi, depth, parent int) []int {
+// nodes materialises the H nodes once.
+func (l *Layout) nodes() {
+	l.once.Do(func() {
+		l.roots = make([]span, l.blocks)
+		for b := range l.blocks {
+			lo, hi := b*l.width, min((b+1)*l.width, l.n)
+			l.roots[b] = l.split(lo, hi)
+		}
+	})
+}
+
+// split adds the children of the node [lo, hi) (none for a single value),
+// then their subtrees, and returns the children's span. Children have
+// width ⌈(hi−lo)/f⌉ except the last (Blowfish §7.2, "δ = ⌈|T|/f⌉").
+func (l *Layout) split(lo, hi int) span {
 	wd := hi - lo
 	if wd <= 1 {
-		return nil
+		return span{}
 	}
-	step := (wd + l.cfg.Fanout - 1) / l.cfg.Fanout
-	var kids []int
+	step := (wd + l.fanout - 1) / l.fanout
+	first := len(l.h)
 	for a := lo; a < hi; a += step {
-		i := len(l.h)
-		l.h = append(l.h, hnode{lo: a, hi: min(a+step, hi), depth: depth, parent: parent})
-		kids = append(kids, i)
-		l.depth = max(l.depth, depth)
+		l.h = append(l.h, hnode{lo: a, hi: min(a+step, hi)})
 	}
-	for _, i := range kids {
-		c := l.split(l.h[i].lo, l.h[i].hi, depth+1, i)
-		l.h[i].children = c
+	kids := span{first, len(l.h) - first}
+	for i := kids.first; i < kids.first+kids.n; i++ {
+		sp := l.split(l.h[i].lo, l.h[i].hi)
+		l.h[i].kid0, l.h[i].nkid = sp.first, sp.n
 	}
 	return kids
 }
@@ -138,7 +163,10 @@ func (l *Layout) Size() int { return l.n }
 func (l *Layout) Blocks() int { return l.blocks }
 
 // HNodes is the number of H nodes.
-func (l *Layout) HNodes() int { return len(l.h) }
+func (l *Layout) HNodes() int {
+	l.nodes()
+	return len(l.h)
+}
 
 // Sensitivity returns the L1 sensitivities of the noisy S nodes and of the
 // H nodes under distance-θ neighbours with k rows per unit (see the
@@ -156,6 +184,7 @@ func (l *Layout) Sensitivity() (s, h int64) {
 // rows with index i): the K S nodes (the last is the total) and the H
 // nodes.
 func (l *Layout) Nodes(hist []int64) (s, h []int64) {
+	l.nodes()
 	cum := make([]int64, l.n+1) // cum[j] = #[0, j)
 	for i, c := range hist {
 		cum[i+1] = cum[i] + c
@@ -172,19 +201,20 @@ func (l *Layout) Nodes(hist []int64) (s, h []int64) {
 }
 
 // term is one node of a prefix or range decomposition: S node (h = false)
-// or H node, with a coefficient.
+// or H node (index into Layout.h), with a coefficient.
 type term struct {
 	h    bool
 	idx  int
 	coef int
 }
 
-// prefix returns the nodes whose sum is #[0, j] (j = −1: none). The total
-// s_{K−1} may appear; it is exact.
+// prefix returns the materialised nodes whose sum is #[0, j] (j = −1:
+// none), for RawRange. The total s_{K−1} may appear; it is exact.
 func (l *Layout) prefix(j int) []term {
 	if j < 0 {
 		return nil
 	}
+	l.nodes()
 	b := j / l.width
 	end := min((b+1)*l.width, l.n) - 1
 	if j == end {
@@ -195,15 +225,15 @@ func (l *Layout) prefix(j int) []term {
 		out = append(out, term{idx: b - 1, coef: 1})
 	}
 	kids := l.roots[b]
-	for len(kids) > 0 {
-		next := []int(nil)
-		for _, c := range kids {
+	for kids.n > 0 {
+		next := span{}
+		for c := kids.first; c < kids.first+kids.n; c++ {
 			nd := l.h[c]
 			switch {
 			case nd.hi-1 <= j:
 				out = append(out, term{h: true, idx: c, coef: 1})
 			case nd.lo <= j:
-				next = nd.children
+				next = span{nd.kid0, nd.nkid}
 			}
 		}
 		kids = next
@@ -211,8 +241,8 @@ func (l *Layout) prefix(j int) []term {
 	return out
 }
 
-// rangeTerms returns the nodes and coefficients of #[a, b] (indices,
-// a ≤ b), with the terms common to both prefixes cancelled.
+// rangeTerms returns the materialised nodes and coefficients of #[a, b]
+// (indices, a ≤ b), with the terms common to both prefixes cancelled.
 func (l *Layout) rangeTerms(a, b int) []term {
 	m := map[term]int{}
 	for _, t := range l.prefix(b) {
@@ -228,6 +258,68 @@ func (l *Layout) rangeTerms(a, b int) []term {
 		}
 	}
 	return out
+}
+
+// nodeID names a node arithmetically: S node lo (h = false) or the H node
+// covering [lo, hi). H intervals are unique (a child is always narrower
+// than its parent).
+type nodeID struct {
+	h      bool
+	lo, hi int
+}
+
+// prefixIDs appends to buf the nodes whose sum is #[0, j] (j = −1: none),
+// walking the tree by arithmetic only: the same decomposition as prefix.
+func (s shape) prefixIDs(j int, buf []nodeID) []nodeID {
+	if j < 0 {
+		return buf
+	}
+	b := j / s.width
+	a, e := b*s.width, min((b+1)*s.width, s.n)
+	if j == e-1 {
+		return append(buf, nodeID{lo: b})
+	}
+	if b > 0 {
+		buf = append(buf, nodeID{lo: b - 1})
+	}
+	for e-a > 1 {
+		step := (e - a + s.fanout - 1) / s.fanout
+		i := (j - a) / step
+		for c := range i {
+			buf = append(buf, nodeID{h: true, lo: a + c*step, hi: a + (c+1)*step})
+		}
+		ca, ce := a+i*step, min(a+(i+1)*step, e)
+		if j == ce-1 {
+			return append(buf, nodeID{h: true, lo: ca, hi: ce})
+		}
+		a, e = ca, ce
+	}
+	return buf
+}
+
+// rangeCounts returns how many noisy S nodes and H nodes #[a, b] (indices,
+// a ≤ b) depends on after cancelling the nodes common to both prefixes
+// (every coefficient is then ±1).
+func (s shape) rangeCounts(a, b int) (ns, nh int) {
+	var bufA, bufB [64]nodeID
+	pb := s.prefixIDs(b, bufB[:0])
+	pa := s.prefixIDs(a-1, bufA[:0])
+	count := func(list, other []nodeID) {
+		for _, x := range list {
+			if slices.Contains(other, x) {
+				continue
+			}
+			switch {
+			case x.h:
+				nh++
+			case x.lo < s.blocks-1: // the total is exact
+				ns++
+			}
+		}
+	}
+	count(pb, pa)
+	count(pa, pb)
+	return ns, nh
 }
 
 // Split divides ε between the S and the H nodes to minimise the mean
@@ -248,14 +340,9 @@ func (l *Layout) Split(eps float64) (epsS, epsH float64, err error) {
 	default:
 		var a, b float64 // mean number of noisy S / H nodes per prefix
 		for j := range l.n {
-			for _, t := range l.prefix(j) {
-				switch {
-				case t.h:
-					b++
-				case t.idx < l.blocks-1:
-					a++
-				}
-			}
+			ns, nh := l.rangeCounts(0, j)
+			a += float64(ns)
+			b += float64(nh)
 		}
 		ws := math.Cbrt(a / float64(l.n) * float64(ds*ds))
 		wh := math.Cbrt(b / float64(l.n) * float64(dh*dh))
@@ -281,6 +368,6 @@ func (l *Layout) Split(eps float64) (epsS, epsH float64, err error) {
 // String describes the layout for notes and errors.
 func (l *Layout) String() string {
 	ds, dh := l.Sensitivity()
-	return fmt.Sprintf("%s over %d values: %d S nodes (ΔS=%d), %d H nodes of depth ≤ %d (ΔH=%d)",
-		l.cfg.Mechanism, l.n, l.blocks, ds, len(l.h), l.depth, dh)
+	return fmt.Sprintf("%s over %d values: %d S nodes (ΔS=%d), H trees of depth %d under blocks of %d (ΔH=%d)",
+		l.cfg.Mechanism, l.n, l.blocks, ds, l.depth, l.width, dh)
 }

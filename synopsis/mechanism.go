@@ -121,18 +121,9 @@ func (l *Layout) RawRange(m *Measurement, a, b int) int64 {
 }
 
 // RawVariance is the exact variance of RawRange(a, b) for noise scales ts,
-// th: Σ coef²·Var over the noisy nodes of the decomposition.
+// th: Σ coef²·Var over the noisy nodes of the decomposition (every
+// coefficient is ±1). It needs no materialised nodes.
 func (l *Layout) RawVariance(a, b int, ts, th noise.Scale) float64 {
-	vs, vh := Variance(ts), Variance(th)
-	var v float64
-	for _, t := range l.rangeTerms(a, b) {
-		c2 := float64(t.coef * t.coef)
-		switch {
-		case t.h:
-			v += c2 * vh
-		case t.idx < l.blocks-1:
-			v += c2 * vs
-		}
-	}
-	return v
+	ns, nh := l.rangeCounts(a, b)
+	return float64(ns)*Variance(ts) + float64(nh)*Variance(th)
 }

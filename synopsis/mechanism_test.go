@@ -72,6 +72,23 @@ func TestPrefixDecomposition(t *testing.T) {
 				if want := truthRange(hist, a, b); got != want {
 					t.Fatalf("%v: range [%d,%d] decomposes to %d, want %d", l, a, b, got, want)
 				}
+				// The arithmetic decomposition (answers, explain) names the
+				// same noisy nodes as the materialised one.
+				var ws, wh int
+				for _, tm := range l.rangeTerms(a, b) {
+					if tm.coef*tm.coef != 1 {
+						t.Fatalf("%v: range [%d,%d] has coefficient %d", l, a, b, tm.coef)
+					}
+					switch {
+					case tm.h:
+						wh++
+					case tm.idx < l.Blocks()-1:
+						ws++
+					}
+				}
+				if ns, nh := l.rangeCounts(a, b); ns != ws || nh != wh {
+					t.Fatalf("%v: range [%d,%d]: arithmetic %d S + %d H nodes, materialised %d + %d", l, a, b, ns, nh, ws, wh)
+				}
 			}
 		}
 	}
