@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/synopsis"
 )
@@ -64,6 +66,10 @@ type ExplainSynopsis struct {
 	EpsilonH     float64 `json:"epsilon_h"`
 	ScaleS       float64 `json:"scale_s"`
 	ScaleH       float64 `json:"scale_h"`
+	// RawSD is the standard deviation of the raw (pre-inference)
+	// estimator of the query's range; constrained inference lowers the
+	// mean squared error further.
+	RawSD float64 `json:"raw_sd"`
 }
 
 // planSynopsis decides whether the private plan being built can be
@@ -151,29 +157,38 @@ func (s *SynopsisPlan) explain(x *Explanation) *ExplainSynopsis {
 		e.SensitivityS, e.SensitivityH = l.Sensitivity()
 		if es, eh, err := l.Split(s.Epsilon); err == nil {
 			e.EpsilonS, e.EpsilonH = es, eh
-			if es > 0 {
-				e.ScaleS = float64(e.SensitivityS) / es
-			}
-			if eh > 0 {
-				e.ScaleH = float64(e.SensitivityH) / eh
+			ts, err1 := scaleOrZero(e.SensitivityS, es)
+			th, err2 := scaleOrZero(e.SensitivityH, eh)
+			if err1 == nil && err2 == nil {
+				e.ScaleS, e.ScaleH = ts.Float64(), th.Float64()
+				if a, b := max(s.Lo, s.Spec.Lo), min(s.Hi, s.Spec.Hi); a <= b {
+					e.RawSD = math.Sqrt(l.RawVariance(int(a-s.Spec.Lo), int(b-s.Spec.Lo), ts, th))
+				}
 			}
 		}
 	}
-	mech := "range synopsis (" + s.Spec.Mechanism + "): released once per ε, later range counts free"
+	mech := "range synopsis (" + s.Spec.Mechanism + "): released once per ε, later range counts free; scale = standard deviation of the raw estimator of this range, ci95 = its Chebyshev bound √20·sd"
 	for i := range x.Columns {
 		if x.Columns[i].Aggregate == "count" {
 			x.Columns[i].Mechanism = mech
 			x.Columns[i].Sensitivity = float64(e.SensitivityS)
-			x.Columns[i].Scale = e.ScaleS
-			x.Columns[i].CI95 = 0
+			x.Columns[i].Scale = e.RawSD
+			x.Columns[i].CI95 = math.Ceil(math.Sqrt(20) * e.RawSD)
 		}
 	}
 	for i := range x.Aggregates {
 		x.Aggregates[i].Mechanism = mech
 		x.Aggregates[i].Sensitivity = float64(e.SensitivityS)
-		x.Aggregates[i].Scale = e.ScaleS
+		x.Aggregates[i].Scale = e.RawSD
 	}
 	return e
+}
+
+func scaleOrZero(sens int64, eps float64) (Scale, error) {
+	if sens == 0 || eps == 0 {
+		return Scale{}, nil
+	}
+	return noise.ScaleFor(big.NewRat(sens, 1), eps)
 }
 
 // rangeOf reads e as an interval on one column of the table aliased alias:
