@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -38,6 +39,7 @@ func main() {
 	reps := flag.Int("reps", 50, "releases per setting")
 	nq := flag.Int("queries", 10000, "random range queries")
 	out := flag.String("csv", "", "also write the results as CSV to this file")
+	svg := flag.String("svg", "", "also draw MSE against ε (log scale, one line per setting) as SVG to this file")
 	flag.Parse()
 
 	vals, err := readColumn(*data, *column)
@@ -102,8 +104,9 @@ func main() {
 	}
 	fmt.Fprintln(tw, "ΔS\tΔH\tnodes\t")
 	var rows [][]string
+	series := make([][]float64, len(settings))
 	start := time.Now()
-	for _, s := range settings {
+	for si, s := range settings {
 		cfg := s.cfg
 		cfg.Lo, cfg.Hi, cfg.Fanout, cfg.RowsPerUnit = *lo, *hi, *fanout, 1
 		l, err := synopsis.NewLayout(cfg)
@@ -125,6 +128,7 @@ func main() {
 			}
 			mse := se / float64(*reps**nq)
 			fmt.Fprintf(tw, "%.4g\t", mse)
+			series[si] = append(series[si], mse)
 			rows = append(rows, []string{s.name, strconv.FormatInt(cfg.Theta, 10), cfg.Mechanism, strconv.FormatFloat(e, 'g', -1, 64), strconv.FormatFloat(mse, 'g', 6, 64)})
 		}
 		ds, dh := l.Sensitivity()
@@ -132,6 +136,15 @@ func main() {
 	}
 	tw.Flush()
 	fmt.Printf("\n(%s)\n", time.Since(start).Round(time.Second))
+	if *svg != "" {
+		names := make([]string, len(settings))
+		for i, s := range settings {
+			names[i] = s.name
+		}
+		if err := os.WriteFile(*svg, plot(*column, epss, names, series), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if *out != "" {
 		f, err := os.Create(*out)
 		if err != nil {
@@ -182,4 +195,45 @@ func readColumn(path, column string) ([]int64, error) {
 		}
 		vals = append(vals, v)
 	}
+}
+
+// plot draws MSE (log10 scale) against ε, one polyline per setting, as a
+// small self-contained SVG (no plotting library needed).
+func plot(column string, eps []float64, names []string, series [][]float64) []byte {
+	const w, h, left, right, top, bottom = 720.0, 460.0, 70.0, 170.0, 30.0, 50.0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, v := range s {
+			lo, hi = min(lo, math.Log10(v)), max(hi, math.Log10(v))
+		}
+	}
+	lo, hi = math.Floor(lo), math.Ceil(hi)
+	x := func(e float64) float64 {
+		return left + (e-eps[0])/(eps[len(eps)-1]-eps[0]+1e-300)*(w-left-right)
+	}
+	y := func(v float64) float64 { return top + (hi-math.Log10(v))/(hi-lo)*(h-top-bottom) }
+	colors := []string{"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#000000", "#a6761d"}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="%g" y="18">Range-query MSE on Adult %s (log scale) vs ε</text>`+"\n", left, column)
+	for d := lo; d <= hi; d++ {
+		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="#ddd"/><text x="%g" y="%g" text-anchor="end">1e%d</text>`+"\n",
+			left, w-right, y(math.Pow(10, d)), y(math.Pow(10, d)), left-6, y(math.Pow(10, d))+4, int(d))
+	}
+	for _, e := range eps {
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%g</text>`+"\n", x(e), h-bottom+18, e)
+	}
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">ε</text>`+"\n", (left+w-right)/2, h-10)
+	for i, s := range series {
+		c := colors[i%len(colors)]
+		var pts []string
+		for j, v := range s {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(eps[j]), y(v)))
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", c, strings.Join(pts, " "))
+		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s" stroke-width="2"/><text x="%g" y="%g">%s</text>`+"\n",
+			w-right+10, w-right+30, top+20+float64(i)*18, top+20+float64(i)*18, c, w-right+35, top+24+float64(i)*18, names[i])
+	}
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
 }
