@@ -124,7 +124,7 @@ func (b *builder) planSynopsis() error {
 	b.notes = append(b.notes,
 		fmt.Sprintf("answered from the %s range synopsis of %s.%s (θ = %d, fan-out %d, ε = %g, Blowfish §7): the synopsis is released and charged once for this ε; every later range count on %s at this ε is answered from it without charge",
 			spec.Mechanism, spec.Table, spec.Column, spec.Theta, spec.Fanout, eps, spec.Column),
-		fmt.Sprintf("the synopsis counts non-NULL values of %s with values outside [%d, %d] counted at the nearest end; the number of such rows is exact under distance secrets",
+		fmt.Sprintf("the synopsis counts the non-NULL values of %s, a value outside the declared range [%d, %d] at its nearest end; their total is public under distance secrets (no secret pair changes it) and is released exactly",
 			spec.Column, spec.Lo, spec.Hi))
 	return nil
 }
