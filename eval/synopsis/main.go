@@ -55,17 +55,7 @@ func main() {
 		base.Add(hist, v, 1)
 	}
 	n := base.Size()
-	cum := make([]int64, n+1)
-	for i, c := range hist {
-		cum[i+1] = cum[i] + c
-	}
-	// Fixed queries (a public choice, so a fixed PRNG is fine here).
-	r := rand.New(rand.NewPCG(2014, 7))
-	queries := make([][2]int64, *nq)
-	for i := range queries {
-		a, b := r.Int64N(int64(n)), r.Int64N(int64(n))
-		queries[i] = [2]int64{min(a, b), max(a, b)}
-	}
+	queries := randomRanges(n, *nq)
 
 	type setting struct {
 		name string
@@ -115,18 +105,10 @@ func main() {
 		}
 		fmt.Fprintf(tw, "%s\t", s.name)
 		for _, e := range epss {
-			var se float64
-			for range *reps {
-				syn, err := l.Release(src, hist, e)
-				if err != nil {
-					log.Fatal(err)
-				}
-				for _, q := range queries {
-					d := float64(syn.Count(*lo+q[0], *lo+q[1]) - (cum[q[1]+1] - cum[q[0]]))
-					se += d * d
-				}
+			mse, err := meanSquaredError(l, src, hist, queries, e, *reps)
+			if err != nil {
+				log.Fatal(err)
 			}
-			mse := se / float64(*reps**nq)
 			fmt.Fprintf(tw, "%.4g\t", mse)
 			series[si] = append(series[si], mse)
 			rows = append(rows, []string{s.name, strconv.FormatInt(cfg.Theta, 10), cfg.Mechanism, strconv.FormatFloat(e, 'g', -1, 64), strconv.FormatFloat(mse, 'g', 6, 64)})
@@ -236,4 +218,39 @@ func plot(column string, eps []float64, names []string, series [][]float64) []by
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
+}
+
+// randomRanges draws nq index ranges [a, b] with both ends uniform over the
+// domain (Blowfish §7.3). Fixed seed: the workload is a public choice.
+func randomRanges(n, nq int) [][2]int64 {
+	r := rand.New(rand.NewPCG(2014, 7))
+	queries := make([][2]int64, nq)
+	for i := range queries {
+		a, b := r.Int64N(int64(n)), r.Int64N(int64(n))
+		queries[i] = [2]int64{min(a, b), max(a, b)}
+	}
+	return queries
+}
+
+// meanSquaredError releases reps synopses of hist at ε and returns the
+// mean squared error of the range counts over all releases and queries
+// (index ranges).
+func meanSquaredError(l *synopsis.Layout, src noise.Source, hist []int64, queries [][2]int64, eps float64, reps int) (float64, error) {
+	cum := make([]int64, len(hist)+1)
+	for i, c := range hist {
+		cum[i+1] = cum[i] + c
+	}
+	lo := l.Config().Lo
+	var se float64
+	for range reps {
+		syn, err := l.Release(src, hist, eps)
+		if err != nil {
+			return 0, err
+		}
+		for _, q := range queries {
+			d := float64(syn.Count(lo+q[0], lo+q[1]) - (cum[q[1]+1] - cum[q[0]]))
+			se += d * d
+		}
+	}
+	return se / float64(reps*len(queries)), nil
 }
