@@ -411,7 +411,15 @@ func (c *checker) checkConstraintSystem(dp string, d *Dataset) {
 	for i, ct := range d.Constraints {
 		ok = c.checkConstraint(fmt.Sprintf("%s.constraints.%d", dp, i), ct, t) && ok
 	}
-	_ = ok
+	if !ok || (d.Model == ModelBlowfish && d.Secrets == nil) {
+		return
+	}
+	an, err := analyze(d, t)
+	if err != nil {
+		c.add(dp+".constraints", "%v", err)
+		return
+	}
+	d.Analysis = an
 }
 
 // column returns t's column name or reports it.

@@ -1,0 +1,210 @@
+package policies
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ddp-proxy/ddp-proxy/constraints"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// Analysis is what a blowfish or induced dataset's secrets and constraints
+// mean for sensitivity, computed once at load (never per query).
+type Analysis struct {
+	// Induced is set for model: induced.
+	Induced *constraints.Induced
+	// Blowfish is set for model: blowfish (MaxT 1 without constraints).
+	Blowfish *constraints.Blowfish
+	// Published lists the column sets whose full marginal is published
+	// exactly (total: the empty set). A count or histogram without WHERE
+	// whose grouping columns are a subset of one of them is determined by
+	// published data: it has sensitivity 0 under every neighbour relation
+	// that keeps the constraints.
+	Published [][]string
+	// Constraints are the declared constraints in the policy's words.
+	Constraints []string
+}
+
+// analyze builds the constraint system of d's private table t and runs the
+// load-time analysis for d's model.
+func analyze(d *Dataset, t *Table) (*Analysis, error) {
+	an := &Analysis{}
+	s := &constraints.System{}
+	colIndex := map[string]int{}
+	addCol := func(name string) int {
+		if i, ok := colIndex[name]; ok {
+			return i
+		}
+		col := t.Column(name)
+		c := constraints.Column{Name: name, Size: len(col.Domain.Resolved)}
+		if col.Type == TypeInteger || col.Type == TypeReal {
+			for _, v := range col.Domain.Resolved {
+				f, _ := v.AsFloat()
+				c.Values = append(c.Values, f)
+			}
+		}
+		colIndex[name] = len(s.Columns)
+		s.Columns = append(s.Columns, c)
+		return colIndex[name]
+	}
+	for _, ct := range d.Constraints {
+		an.Constraints = append(an.Constraints, ct.String())
+		sc := constraints.Constraint{Name: ct.String(), Kind: ct.Kind}
+		switch ct.Kind {
+		case ConstraintTotal:
+			an.Published = append(an.Published, nil)
+		case ConstraintMarginal:
+			an.Published = append(an.Published, ct.Columns)
+			for _, cn := range ct.Columns {
+				sc.Columns = append(sc.Columns, addCol(cn))
+			}
+		case ConstraintRowsAndColumns:
+			for _, cn := range ct.Columns {
+				an.Published = append(an.Published, []string{cn})
+				sc.Columns = append(sc.Columns, addCol(cn))
+			}
+		case ConstraintCount:
+			// Allowed is filled once every column is known (below).
+		}
+		s.Constraints = append(s.Constraints, sc)
+	}
+	for _, ct := range d.Constraints {
+		for _, cond := range ct.Count {
+			addCol(cond.Column)
+		}
+	}
+	for i, ct := range d.Constraints {
+		if ct.Kind != ConstraintCount {
+			continue
+		}
+		p := constraints.Predicate{Allowed: make([][]bool, len(s.Columns))}
+		for _, cond := range ct.Count {
+			col := t.Column(cond.Column)
+			p.Allowed[colIndex[cond.Column]] = allowed(col, cond)
+		}
+		s.Constraints[i].Count = p
+	}
+	for _, cn := range t.ColumnNames {
+		if _, ok := colIndex[cn]; !ok && cn != t.Unit {
+			s.OtherColumns = true
+		}
+	}
+	switch d.Model {
+	case ModelInduced:
+		r, err := constraints.InducedBound(s)
+		if err != nil {
+			return nil, err
+		}
+		an.Induced = &r
+	case ModelBlowfish:
+		g := secretsFor(d.Secrets, t, s, colIndex)
+		r, err := constraints.BlowfishBound(s, g, d.Compensation == CompensationSecretsOnly)
+		if err != nil {
+			return nil, err
+		}
+		an.Blowfish = &r
+	}
+	return an, nil
+}
+
+// allowed evaluates one count condition on every value of col's domain.
+func allowed(col *Column, cond Condition) []bool {
+	out := make([]bool, len(col.Domain.Resolved))
+	for i, v := range col.Domain.Resolved {
+		if cond.Range != nil {
+			f, _ := v.AsFloat()
+			out[i] = cond.Range[0] <= f && f <= cond.Range[1]
+			continue
+		}
+		for _, raw := range cond.Values {
+			if w, why := convertValue(raw, col.Type); why == "" && w.Equal(v) {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}
+
+// secretsFor restricts the policy's secret graph to the constrained
+// columns (a change of a column outside them is invisible to every count).
+func secretsFor(sec *Secrets, t *Table, s *constraints.System, colIndex map[string]int) *constraints.Secrets {
+	g := &constraints.Secrets{Kind: sec.Kind, Column: -1, Theta: sec.Theta}
+	switch sec.Kind {
+	case SecretsPartition:
+		for _, cn := range sec.Columns {
+			if i, ok := colIndex[cn]; ok {
+				g.Columns = append(g.Columns, i)
+			}
+		}
+		if sec.Column != "" {
+			g.Bucket = []int{}
+			if i, ok := colIndex[sec.Column]; ok {
+				g.Column = i
+				g.Bucket = BucketsOf(sec, t.Column(sec.Column))
+			}
+		}
+	case SecretsDistance:
+		if i, ok := colIndex[sec.Column]; ok {
+			g.Column = i
+		}
+	}
+	return g
+}
+
+// BucketsOf returns the bucket of every value of col's resolved domain
+// under a bucketed partition (values in no bucket get a cell of their own:
+// nothing protects them, which is what the DBA declared).
+func BucketsOf(sec *Secrets, col *Column) []int {
+	out := make([]int, len(col.Domain.Resolved))
+	for i, v := range col.Domain.Resolved {
+		out[i] = len(sec.Buckets) + i // own cell
+		for b, bucket := range sec.Buckets {
+			if inBucket(bucket, v, col.Type) {
+				out[i] = b
+				break
+			}
+		}
+	}
+	return out
+}
+
+func inBucket(bucket []any, v ir.Value, typ string) bool {
+	if typ == TypeInteger || typ == TypeReal {
+		lo, ok1 := asFloat(bucket, 0)
+		hi, ok2 := asFloat(bucket, 1)
+		f, _ := v.AsFloat()
+		return ok1 && ok2 && lo <= f && f <= hi
+	}
+	for _, raw := range bucket {
+		if w, why := convertValue(raw, typ); why == "" && w.Equal(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// PublishedCovers reports whether a count or histogram without WHERE,
+// grouped by cols, is determined by the published constraints.
+func (an *Analysis) PublishedCovers(cols []string) bool {
+	for _, p := range an.Published {
+		ok := true
+		for _, c := range cols {
+			ok = ok && slices.Contains(p, c)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// String summarises the analysis for check output.
+func (an *Analysis) String() string {
+	switch {
+	case an.Induced != nil:
+		return fmt.Sprintf("induced neighbours: largest Graver L1 %d (%s)", an.Induced.MaxL1, an.Induced.Method)
+	case an.Blowfish != nil:
+		return fmt.Sprintf("blowfish: maxT %d (%s)", an.Blowfish.MaxT, an.Blowfish.Method)
+	}
+	return "no analysis"
+}
