@@ -226,3 +226,46 @@ func TestSensitivityOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestSensitivityBlowfishOracle cross-checks with the oracle's own
+// implementation of Blowfish Def. 4.1 (written independently of
+// distanceNeighbours above): distance-θ secrets, no published counts,
+// 3 individuals over up to 8 values.
+func TestSensitivityBlowfishOracle(t *testing.T) {
+	for _, n := range []int{6, 8} {
+		for theta := 1; theta <= n; theta++ {
+			for _, f := range []int{2, 3} {
+				mech := OrderedHierarchical
+				if theta == 1 {
+					mech = Ordered
+				}
+				l, err := NewLayout(Config{Mechanism: mech, Lo: 0, Hi: int64(n - 1), Theta: int64(theta), Fanout: f, RowsPerUnit: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				th := theta
+				pol := oracle.BlowfishPolicy{Domain: n, N: 3, Edge: func(x, y int) bool { return max(x-y, y-x) <= th }}
+				ds, dh := l.Sensitivity()
+				for which, want := range []int64{ds, dh, 0} {
+					w, err := oracle.BlowfishMaxL1(pol, func(d oracle.Database) []int64 {
+						hist := l.Histogram()
+						for _, r := range d.Rows() {
+							hist[r]++
+						}
+						s, h := l.Nodes(hist)
+						return [][]int64{s[:len(s)-1], h, s[len(s)-1:]}[which]
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if w.L1 > want || w.MaxT > 1 {
+						t.Fatalf("%v: part %d: Def. 4.1 oracle L1 %d (maxT %d) > claimed %d; witness %v → %v", l, which, w.L1, w.MaxT, want, w.D1, w.D2)
+					}
+					if which < 2 && w.L1 != want && (which == 0 || isPowerOf(theta, f)) {
+						t.Errorf("%v: part %d: claimed %d, oracle %d (claimed tight)", l, which, want, w.L1)
+					}
+				}
+			}
+		}
+	}
+}
