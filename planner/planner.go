@@ -223,6 +223,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		}
 	default:
 		col := b.missingDomain()
+		if err := refuseThreshold(ds, col); err != nil {
+			return nil, err
+		}
 		if user.DeltaPerQuery <= 0 || limit.Delta <= 0 {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 				"GROUP BY %s needs a declared domain: %s", col.name, domainPath(sc, col)).
@@ -240,6 +243,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	}
 	if pl.Synopsis == nil {
 		if err := b.calibrate(eps, ds, main); err != nil {
+			return nil, err
+		}
+		if err := b.settleBlowfish(eps, ds); err != nil {
 			return nil, err
 		}
 	}
