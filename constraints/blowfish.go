@@ -138,12 +138,12 @@ func disjointRule(s *System, at *Atoms) (Blowfish, error) {
 		for q := range p {
 			if at.A[q][a] == 1 {
 				if k == 1 && at.Owner[q] != at.Owner[first] {
-					return Blowfish{}, fmt.Errorf("constraints %s overlap (some tuple satisfies counts of both): under model blowfish as written (compensating changes of any value) the proxy bounds only pairwise-disjoint counts; use model: induced, or compensation: secrets-only for the weaker reading: %w",
-						s.names([]int{at.Owner[first], at.Owner[q]}), ErrUnbounded)
+					return Blowfish{}, s.refuse([]int{at.Owner[first], at.Owner[q]}, "constraints %s overlap (some tuple satisfies counts of both): under model blowfish as written (compensating changes of any value) the proxy bounds only pairwise-disjoint counts; use model: induced, or compensation: secrets-only for the weaker reading",
+						s.names([]int{at.Owner[first], at.Owner[q]}))
 				}
 				if k == 1 {
-					return Blowfish{}, fmt.Errorf("constraint %s publishes overlapping counts: under model blowfish as written the proxy bounds only pairwise-disjoint counts; use model: induced, or compensation: secrets-only: %w",
-						s.names([]int{at.Owner[q]}), ErrUnbounded)
+					return Blowfish{}, s.refuse([]int{at.Owner[q]}, "constraint %s publishes overlapping counts: under model blowfish as written the proxy bounds only pairwise-disjoint counts; use model: induced, or compensation: secrets-only",
+						s.names([]int{at.Owner[q]}))
 				}
 				first = q
 				k++

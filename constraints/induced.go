@@ -67,13 +67,13 @@ func InducedBound(s *System) (Induced, error) {
 		return r, nil
 	}
 	if m > MaxGraverAtoms {
-		return Induced{}, fmt.Errorf("constraints %s cut the domain into %d atoms; the proxy computes the Graver basis of at most %d at load and knows no closed form for this combination (closed forms: rows_and_columns alone, a chain of pair counts): %w",
-			s.allNames(), m, MaxGraverAtoms, ErrUnbounded)
+		return Induced{}, s.refuse(nil, "constraints %s cut the domain into %d atoms; the proxy computes the Graver basis of at most %d at load and knows no closed form for this combination (closed forms: rows_and_columns alone, a chain of pair counts)",
+			s.allNames(), m, MaxGraverAtoms)
 	}
 	gs, err := graverBasis(dedupRows(at.A), m, graverWork)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			return Induced{}, fmt.Errorf("constraints %s: the Graver basis over %d atoms is too large to compute at load: %w", s.allNames(), m, ErrUnbounded)
+			return Induced{}, s.refuse(nil, "constraints %s: the Graver basis over %d atoms is too large to compute at load", s.allNames(), m)
 		}
 		return Induced{}, fmt.Errorf("constraints %s: %w", s.allNames(), err)
 	}

@@ -118,12 +118,12 @@ func buildPolicyGraph(s *System, g *Secrets, at *Atoms) (*PolicyGraph, error) {
 			switch {
 			case at.A[q][a] == 0 && at.A[q][b] == 1:
 				if lift >= 0 && sparseErr == nil {
-					sparseErr = fmt.Errorf("constraints %s are not sparse for these secrets (one secret pair lifts two published counts), so Blowfish Thm 8.2 does not apply: %w", s.names([]int{at.Owner[lift], at.Owner[q]}), ErrUnbounded)
+					sparseErr = s.refuse([]int{at.Owner[lift], at.Owner[q]}, "constraints %s are not sparse for these secrets (one secret pair lifts two published counts), so Blowfish Thm 8.2 does not apply", s.names([]int{at.Owner[lift], at.Owner[q]}))
 				}
 				lift = q
 			case at.A[q][a] == 1 && at.A[q][b] == 0:
 				if lower >= 0 && sparseErr == nil {
-					sparseErr = fmt.Errorf("constraints %s are not sparse for these secrets (one secret pair lowers two published counts), so Blowfish Thm 8.2 does not apply: %w", s.names([]int{at.Owner[lower], at.Owner[q]}), ErrUnbounded)
+					sparseErr = s.refuse([]int{at.Owner[lower], at.Owner[q]}, "constraints %s are not sparse for these secrets (one secret pair lowers two published counts), so Blowfish Thm 8.2 does not apply", s.names([]int{at.Owner[lower], at.Owner[q]}))
 				}
 				lower = q
 			}
@@ -205,7 +205,7 @@ func (pg *PolicyGraph) alphaXi() (alpha, xi int64, err error) {
 	}
 	n := pg.N
 	if n > MaxPolicyGraphNodes {
-		return 0, 0, fmt.Errorf("the policy graph has %d nodes; the exact search handles at most %d and no closed form applies: %w", n, MaxPolicyGraphNodes, ErrUnbounded)
+		return 0, 0, fmt.Errorf("the policy graph has %d nodes; the exact search for α and ξ handles at most %d and no closed form applies: %w", n, MaxPolicyGraphNodes, ErrUnbounded)
 	}
 	// Longest path v⁺ → v⁻: dp[mask][v] = true if a simple path from v⁺
 	// enters the nodes of mask (in some order) and ends at v.
@@ -273,7 +273,7 @@ func policyGraphBound(s *System, g *Secrets, at *Atoms) (Blowfish, error) {
 	}
 	alpha, xi, err := pg.alphaXi()
 	if err != nil {
-		return Blowfish{}, fmt.Errorf("constraints %s: %w", s.allNames(), err)
+		return Blowfish{}, s.refuse(nil, "constraints %s: %v", s.allNames(), err)
 	}
 	return Blowfish{
 		MaxT: max(alpha, xi), SecretsOnly: true, Alpha: alpha, Xi: xi,

@@ -212,3 +212,27 @@ func (s *System) allNames() string {
 	}
 	return s.names(idx)
 }
+
+// BoundError is a refusal that names the constraints (indices into
+// System.Constraints) whose combination has no proven bound. It wraps
+// ErrUnbounded.
+type BoundError struct {
+	Constraints []int
+	Msg         string
+}
+
+func (e *BoundError) Error() string { return e.Msg + ": " + ErrUnbounded.Error() }
+
+func (e *BoundError) Unwrap() error { return ErrUnbounded }
+
+// refuse builds a BoundError; idx nil means every constraint.
+func (s *System) refuse(idx []int, format string, args ...any) error {
+	if idx == nil {
+		for i := range s.Constraints {
+			idx = append(idx, i)
+		}
+	}
+	idx = slices.Clone(idx)
+	slices.Sort(idx)
+	return &BoundError{Constraints: slices.Compact(idx), Msg: fmt.Sprintf(format, args...)}
+}

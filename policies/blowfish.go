@@ -1,12 +1,15 @@
 package policies
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ddp-proxy/ddp-proxy/constraints"
 )
 
 // Secrets is a Blowfish secret graph G over the tuple domain: which changes
@@ -416,6 +419,12 @@ func (c *checker) checkConstraintSystem(dp string, d *Dataset) {
 	}
 	an, err := analyze(d, t)
 	if err != nil {
+		var be *constraints.BoundError
+		if errors.As(err, &be) && len(be.Constraints) > 0 && be.Constraints[0] < len(d.Constraints) {
+			i := be.Constraints[0]
+			c.addAt(d.Constraints[i].Line, fmt.Sprintf("%s.constraints.%d", dp, i), "%v", err)
+			return
+		}
 		c.add(dp+".constraints", "%v", err)
 		return
 	}

@@ -64,6 +64,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d datasets, %d private and %d public tables, %d users)\n",
 		fs.Arg(0), len(pol.Datasets), private, public, len(pol.Users))
+	for _, dn := range pol.DatasetNames {
+		if an := pol.Datasets[dn].Analysis; an != nil { // blowfish/induced: the load-time bound
+			fmt.Fprintf(stdout, "  %s (model %s): %s\n", dn, pol.Datasets[dn].Model, an)
+		}
+	}
 	return nil
 }
 
