@@ -137,13 +137,8 @@ func disjointRule(s *System, at *Atoms) (Blowfish, error) {
 		var first int
 		for q := range p {
 			if at.A[q][a] == 1 {
-				if k == 1 && at.Owner[q] != at.Owner[first] {
-					return Blowfish{}, s.refuse([]int{at.Owner[first], at.Owner[q]}, "constraints %s overlap (some tuple satisfies counts of both): under model blowfish as written (compensating changes of any value) the proxy bounds only pairwise-disjoint counts; use model: induced, or compensation: secrets-only for the weaker reading",
-						s.names([]int{at.Owner[first], at.Owner[q]}))
-				}
 				if k == 1 {
-					return Blowfish{}, s.refuse([]int{at.Owner[q]}, "constraint %s publishes overlapping counts: under model blowfish as written the proxy bounds only pairwise-disjoint counts; use model: induced, or compensation: secrets-only",
-						s.names([]int{at.Owner[q]}))
+					return balancedBound(s, at, []int{at.Owner[first], at.Owner[q]})
 				}
 				first = q
 				k++
@@ -168,4 +163,75 @@ func disjointRule(s *System, at *Atoms) (Blowfish, error) {
 	return Blowfish{MaxT: maxT, Alpha: -1, Xi: -1, Exact: true,
 		Method: fmt.Sprintf("%d pairwise-disjoint published counts%s: maxT = %d (disjoint-predicate rule; He et al. Thm 8.2 on the complete policy graph, Thm 8.4 for one marginal)",
 			regions, map[bool]string{true: " and tuples outside all of them", false: " covering the domain"}[none], maxT)}, nil
+}
+
+// MaxMoveVectors caps the distinct move vectors of the exact search for
+// overlapping counts.
+const MaxMoveVectors = 40
+
+// balancedBound handles overlapping counts under the literal reading. A
+// change moves one tuple from atom a to atom b and shifts the published
+// counts by v = A_b − A_a. The changes between neighbours form a multiset
+// whose shifts sum to 0 (both satisfy Q) and, by the argument of
+// disjointRule, that has no proper non-empty sub-multiset summing to 0.
+// Such minimal zero-sum multisets are exactly the non-negative elements of
+// the Graver basis of the matrix whose columns are the distinct non-zero
+// shift vectors (for z ≥ 0, conformal means componentwise ≤), so maxT is at
+// most their largest size (and at least 1: a change inside one atom). This
+// is an upper bound: Def. 4.1 may forbid some of these sets (its D3 may
+// also change tuples outside them).
+func balancedBound(s *System, at *Atoms, overlapping []int) (Blowfish, error) {
+	p, m := len(at.A), len(at.Size)
+	var vecs [][]int64
+	for a := range m {
+		for b := range m {
+			if a == b {
+				continue
+			}
+			v := make([]int64, p)
+			zero := true
+			for q := range p {
+				v[q] = at.A[q][b] - at.A[q][a]
+				zero = zero && v[q] == 0
+			}
+			if zero || slicesContains(vecs, v) {
+				continue
+			}
+			vecs = append(vecs, v)
+		}
+	}
+	refuse := func(why string) (Blowfish, error) {
+		return Blowfish{}, s.refuse(overlapping, "constraints %s overlap (some tuple satisfies counts of both) and %s: under model blowfish as written (compensating changes of any value) the proxy cannot bound them; use model: induced, or compensation: secrets-only for the weaker reading",
+			s.names(overlapping), why)
+	}
+	if len(vecs) > MaxMoveVectors {
+		return refuse(fmt.Sprintf("the exact search over their %d move vectors exceeds the %d it handles at load", len(vecs), MaxMoveVectors))
+	}
+	V := make([][]int64, p)
+	for q := range p {
+		for _, v := range vecs {
+			V[q] = append(V[q], v[q])
+		}
+	}
+	gs, err := graverBasis(dedupRows(V), len(vecs), graverWork)
+	if err != nil {
+		return refuse("their move-set Graver basis is too large to compute at load")
+	}
+	maxT := int64(1)
+	for _, g := range gs {
+		nonneg, size := true, int64(0)
+		for _, x := range g {
+			nonneg = nonneg && x >= 0
+			size += x
+		}
+		if nonneg {
+			maxT = max(maxT, size)
+		}
+	}
+	return Blowfish{MaxT: maxT, Alpha: -1, Xi: -1,
+		Method: fmt.Sprintf("overlapping published counts: exact search over minimal balanced move sets (%d move vectors between %d atoms): maxT ≤ %d (upper bound)", len(vecs), m, maxT)}, nil
+}
+
+func slicesContains(vs [][]int64, v []int64) bool {
+	return slices.ContainsFunc(vs, func(x []int64) bool { return slices.Equal(x, v) })
 }

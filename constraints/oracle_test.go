@@ -351,13 +351,16 @@ func secretsFor(r *rand.Rand, d domain) (*Secrets, func(x, y int) bool, string) 
 func TestBlowfishLiteralAgainstOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 3))
 	const n = 4
-	exact, checked := 0, 0
+	exact, checked, overlapping, overlapTight := 0, 0, 0, 0
 	for trial := range 150 {
 		d := randomDomain(r)
 		s := d.system()
-		// Disjoint counts: random regions of one column, or a marginal.
-		if r.IntN(3) == 0 {
-			s.Constraints = []Constraint{randomConstraint(r, d, s)}
+		// Disjoint counts (random regions of one column), or random and
+		// possibly overlapping constraints (exact search).
+		if r.IntN(2) == 0 {
+			for range 1 + r.IntN(2) {
+				s.Constraints = append(s.Constraints, randomConstraint(r, d, s))
+			}
 		} else {
 			c := r.IntN(len(d.sizes))
 			regions := 1 + r.IntN(3)
@@ -392,7 +395,13 @@ func TestBlowfishLiteralAgainstOracle(t *testing.T) {
 		if int64(w.MaxT) > got.MaxT || w.L1 > 2*got.MaxT {
 			t.Fatalf("trial %d %v %s, %s: oracle maxT %d L1 %d > rule maxT %d (%s); witness %v → %v", trial, d.sizes, gname, s.allNames(), w.MaxT, w.L1, got.MaxT, got.Method, w.D1, w.D2)
 		}
-		if g.Kind == SecretsFull && got.MaxT <= n {
+		if !got.Exact {
+			overlapping++
+			if int64(w.MaxT) == got.MaxT {
+				overlapTight++
+			}
+		}
+		if g.Kind == SecretsFull && got.MaxT <= n && got.Exact {
 			// maxT itself is attained (the histogram reaches 2·maxT only
 			// when every region on the cycle has two values).
 			exact++
@@ -401,8 +410,8 @@ func TestBlowfishLiteralAgainstOracle(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d checked, %d exact", checked, exact)
-	if checked < 60 || exact < 10 {
+	t.Logf("%d checked, %d exact; %d overlapping (exact search), oracle maxT equal to the bound in %d", checked, exact, overlapping, overlapTight)
+	if checked < 60 || exact < 10 || overlapping < 10 {
 		t.Errorf("too few cases: %d checked, %d exact", checked, exact)
 	}
 }
@@ -463,7 +472,51 @@ func TestDesignWitness(t *testing.T) {
 	if err != nil || so.MaxT != 2 {
 		t.Fatalf("secrets-only: %+v, %v; want maxT 2 (Thm 8.5: 2·max size = 4)", so, err)
 	}
-	if _, err := BlowfishBound(s, g, false); !errors.Is(err, ErrUnbounded) {
-		t.Fatalf("literal reading: %v, want a refusal", err)
+	// As written, the oracle reaches L1 8 (4 changed tuples, Example
+	// 8.3's pair); the exact search over minimal balanced move sets gives
+	// maxT 4, so 2·maxT = 8 is tight here.
+	lit, err := BlowfishBound(s, g, false)
+	if err != nil || lit.MaxT != 4 {
+		t.Fatalf("literal reading: %+v, %v; want maxT 4", lit, err)
+	}
+}
+
+// TestBlowfishOverlappingAgainstOracle: the exact search over minimal
+// balanced move sets bounds Def. 4.1 (as written) for overlapping counts.
+func TestBlowfishOverlappingAgainstOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 2))
+	const n = 4
+	checked, tight := 0, 0
+	for trial := 0; checked < 50 && trial < 400; trial++ {
+		d := randomDomain(r)
+		s := d.system()
+		s.Constraints = []Constraint{randomConstraint(r, d, s), randomConstraint(r, d, s)}
+		got, err := BlowfishBound(s, &Secrets{Kind: SecretsFull, Column: -1}, false)
+		if errors.Is(err, ErrUnbounded) || (err == nil && got.Exact) {
+			continue // refused, or disjoint (tested above)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		g, edge, gname := secretsFor(r, d)
+		if g.Kind != SecretsFull {
+			if got, err = BlowfishBound(s, g, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w, err := oracle.BlowfishMaxL1(oracle.BlowfishPolicy{Domain: d.size(), N: n, Edge: edge, Counts: predicates(withoutTotal(s), d)}, histogramQuery(d.size()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(w.MaxT) > got.MaxT || w.L1 > 2*got.MaxT {
+			t.Fatalf("trial %d %v %s, %s: oracle maxT %d L1 %d > bound %d (%s); witness %v → %v", trial, d.sizes, gname, s.allNames(), w.MaxT, w.L1, got.MaxT, got.Method, w.D1, w.D2)
+		}
+		if int64(w.MaxT) == got.MaxT {
+			tight++
+		}
+	}
+	t.Logf("%d overlapping policies checked, bound attained by the oracle in %d", checked, tight)
+	if checked < 30 {
+		t.Errorf("only %d overlapping cases", checked)
 	}
 }
