@@ -228,11 +228,17 @@ func TestBlowfishConstraintsAgainstOracle(t *testing.T) {
 				s.Constraints = append(s.Constraints, constraints.Constraint{Name: fmt.Sprint("count ", reg), Kind: constraints.KindCount, Count: p})
 			}
 		}
+		if len(d) > 1 && r.IntN(3) == 0 {
+			// A second marginal on another column: overlapping counts.
+			c2 := (c + 1) % len(d)
+			s.Constraints = append(s.Constraints, constraints.Constraint{Name: "marginal 2", Kind: constraints.KindMarginal, Columns: []int{c2}})
+		}
 		var preds []func(int) bool
 		for _, ct := range s.Constraints {
 			if ct.Kind == constraints.KindMarginal {
-				for v := range d[c] {
-					preds = append(preds, func(x int) bool { return d.tuple(x)[c] == v })
+				mc := ct.Columns[0]
+				for v := range d[mc] {
+					preds = append(preds, func(x int) bool { return d.tuple(x)[mc] == v })
 				}
 				continue
 			}
