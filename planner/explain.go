@@ -84,7 +84,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		StatementClass: "private_aggregate",
 		Dataset:        pl.Dataset.Name,
 		Model:          pl.Dataset.Model,
-		Neighbors:      pl.Dataset.Neighbors,
+		Neighbors:      neighborsWord(pl.Dataset),
 		Epsilon:        pl.Budget.Epsilon,
 		Delta:          pl.Budget.Delta,
 		MaxRowsPerUnit: pl.Backend.MaxRowsPerUnit,

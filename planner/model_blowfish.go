@@ -295,3 +295,19 @@ func (b *builder) settleBlowfish(eps float64, ds *policies.Dataset) error {
 	b.notes = append(b.notes, fmt.Sprintf("aggregates of sensitivity 0 are exact and take no ε; ε = %g is split over the %d noisy ones", eps, len(noisy)))
 	return nil
 }
+
+// neighborsWord names the neighbour relation explain reports: the dp
+// setting, or the model's own relation (neighbors does not apply to
+// blowfish and induced datasets).
+func neighborsWord(ds *policies.Dataset) string {
+	switch ds.Model {
+	case policies.ModelBlowfish:
+		if ds.Compensation == policies.CompensationSecretsOnly {
+			return "blowfish (secrets-only)"
+		}
+		return "blowfish"
+	case policies.ModelInduced:
+		return "induced"
+	}
+	return ds.Neighbors
+}
