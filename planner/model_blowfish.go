@@ -190,8 +190,8 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		if err != nil {
 			return 0, err
 		}
-		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %d from the Graver basis of the published constraints (largest L1 %d, largest one-sided %d; %s)",
-			label, sens, an.Induced.MaxL1, an.Induced.MaxHalf, an.Induced.Method))
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %g from the Graver basis of the published constraints (largest L1 %d, largest one-sided %d; %s)",
+			label, float64(sens)*quantumOf(s), an.Induced.MaxL1, an.Induced.MaxHalf, an.Induced.Method))
 		return sens, nil
 	}
 
@@ -219,7 +219,7 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — no edge of the secret graph (%s) can change it: it reads only columns the secrets keep fixed (or none); returned exactly, no budget charged for it",
 			label, describeSecrets(ds.Secrets)))
 	} else {
-		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = maxT %d × per-change contribution %d (%s)", label, bf.MaxT, per, bf.Method))
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = maxT %d × per-change contribution %g (%s)", label, bf.MaxT, float64(per)*quantumOf(s), bf.Method))
 	}
 	return sens, nil
 }
