@@ -392,6 +392,7 @@ func (d *Dataset) privateTable() *Table {
 // dataset's private table (which must be unique and hold one row per
 // unit) and runs the load-time sensitivity analysis.
 func (c *checker) checkConstraintSystem(dp string, d *Dataset) {
+	d.Analysis = nil // a failed re-validation must not keep an old bound
 	nPrivate := 0
 	for _, t := range d.Tables {
 		if !t.Public {
