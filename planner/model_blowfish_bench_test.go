@@ -8,7 +8,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
-
 func benchPolicyBytes(model string) []byte {
 	if model == "dp" {
 		return []byte(`version: 1
