@@ -150,6 +150,64 @@ func refuseThreshold(ds *policies.Dataset, col resolved) error {
 		WithHint("threshold key selection is analysed only under model dp; declare the possible values of %s in the policy", col.name)
 }
 
+// whereValues returns the WHERE clause as per-column value sets when it is
+// a conjunction of col = literal and col IN (literals) on the private
+// table (each column at most once); ok is false for anything else.
+func (b *builder) whereValues() (map[string][]ir.Value, bool) {
+	out := map[string][]ir.Value{}
+	alias := b.sc.tables[0].alias
+	var visit func(e ir.Expr) bool
+	add := func(c ir.ColumnRef, vs []ir.Value) bool {
+		name := strings.ToLower(c.Name)
+		if c.Qualifier != alias {
+			return false
+		}
+		if _, dup := out[name]; dup {
+			return false
+		}
+		out[name] = vs
+		return true
+	}
+	visit = func(e ir.Expr) bool {
+		switch n := e.(type) {
+		case nil:
+			return true
+		case ir.And:
+			return visit(n.L) && visit(n.R)
+		case ir.Compare:
+			if n.Op != ir.OpEq {
+				return false
+			}
+			c, okc := n.L.(ir.ColumnRef)
+			l, okl := n.R.(ir.Literal)
+			if !okc || !okl {
+				c, okc = n.R.(ir.ColumnRef)
+				l, okl = n.L.(ir.Literal)
+			}
+			return okc && okl && !l.Value.IsNull() && add(c, []ir.Value{l.Value})
+		case ir.In:
+			c, ok := n.X.(ir.ColumnRef)
+			if !ok || n.Not {
+				return false
+			}
+			var vs []ir.Value
+			for _, x := range n.List {
+				l, ok := x.(ir.Literal)
+				if !ok || l.Value.IsNull() {
+					return false
+				}
+				vs = append(vs, l.Value)
+			}
+			return add(c, vs)
+		}
+		return false
+	}
+	if !visit(b.plan.Backend.Where) {
+		return nil, false
+	}
+	return out, true
+}
+
 // blowfishSensitivity is the sensitivity of one aggregate under a blowfish
 // or induced dataset, from the analysis done when the policy was loaded.
 func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table, s aggShape) (int64, error) {
@@ -174,9 +232,10 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	}
 	agg := sensitivity.Aggregate{Kind: s.Kind, Lo: s.Lo, Hi: s.Hi}
 
-	// A count or histogram without WHERE or join, grouped within a
-	// published marginal, is published data: every neighbour keeps it.
-	if ba.Kind == ir.CountRows && len(where) == 0 && an.PublishedCovers(group) {
+	// A COUNT(*) (or histogram) without joins whose groups and WHERE
+	// (= / IN on domain values) are unions of published cells is published
+	// data: every neighbour keeps it.
+	if conds, ok := b.whereValues(); ok && ba.Kind == ir.CountRows && len(b.plan.Backend.Joins) == 0 && an.PublishedQuery(group, conds) {
 		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — it is determined by the published constraints (%s), which every neighbour keeps; returned exactly, no budget charged for it",
 			label, strings.Join(an.Constraints, "; ")))
 		if an.Blowfish != nil {

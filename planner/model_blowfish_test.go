@@ -39,6 +39,15 @@ func TestBlowfishSensitivities(t *testing.T) {
 		// Published marginals: exact and free.
 		{"published marginal", "SELECT sex, COUNT(*) FROM persons GROUP BY sex", []float64{0}, 0},
 		{"published total", "SELECT COUNT(*) FROM persons", []float64{0}, 0},
+		// Counts that are sums of published cells: exact and free.
+		{"count within a published marginal", "SELECT COUNT(*) FROM persons WHERE sex = 'F'", []float64{0}, 0},
+		{"histogram within a published marginal", "SELECT region, COUNT(*) FROM persons WHERE region IN ('n', 'e') GROUP BY region", []float64{0}, 0},
+		{"cell of the unpublished 2-D table", "SELECT COUNT(*) FROM persons WHERE sex = 'F' AND region = 'n'", []float64{2}, 0.5},
+		{"value outside the domain", "SELECT COUNT(*) FROM persons WHERE sex = 'X'", []float64{2}, 0.5},
+		{"published pair count", "SELECT COUNT(*) FROM rt WHERE r IN (2, 1)", []float64{0}, 0},
+		// Not published: max(‖g⁺‖₁, ‖g⁻‖₁) of the alternating vector over 6 values = 3.
+		{"unpublished pair count", "SELECT COUNT(*) FROM rt WHERE r IN (1, 3)", []float64{3}, 0.5},
+		{"blowfish count of a published city", "SELECT COUNT(*) FROM homes WHERE city = 'p'", []float64{0}, 0},
 		// kifer §4.1 chain over 6 values: k = 6.
 		{"chain histogram", "SELECT r, COUNT(*) FROM rt GROUP BY r", []float64{6}, 0.5},
 		// blowfish distance θ = 5 on x, no constraints.

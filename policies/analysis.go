@@ -23,12 +23,22 @@ type Analysis struct {
 	Published [][]string
 	// Constraints are the declared constraints in the policy's words.
 	Constraints []string
+
+	// domains are the resolved domains of the table's columns; counts are
+	// the published count constraints as per-column value sets.
+	domains map[string][]ir.Value
+	counts  []map[string][]ir.Value
 }
 
 // analyze builds the constraint system of d's private table t and runs the
 // load-time analysis for d's model.
 func analyze(d *Dataset, t *Table) (*Analysis, error) {
-	an := &Analysis{}
+	an := &Analysis{domains: map[string][]ir.Value{}}
+	for _, cn := range t.ColumnNames {
+		if col := t.Columns[cn]; col.Domain != nil && len(col.Domain.Resolved) > 0 {
+			an.domains[cn] = col.Domain.Resolved
+		}
+	}
 	s := &constraints.System{}
 	colIndex := map[string]int{}
 	addCol := func(name string) int {
@@ -78,11 +88,19 @@ func analyze(d *Dataset, t *Table) (*Analysis, error) {
 			continue
 		}
 		p := constraints.Predicate{Allowed: make([][]bool, len(s.Columns))}
+		published := map[string][]ir.Value{}
 		for _, cond := range ct.Count {
 			col := t.Column(cond.Column)
-			p.Allowed[colIndex[cond.Column]] = allowed(col, cond)
+			a := allowed(col, cond)
+			p.Allowed[colIndex[cond.Column]] = a
+			for j, ok := range a {
+				if ok {
+					published[cond.Column] = append(published[cond.Column], col.Domain.Resolved[j])
+				}
+			}
 		}
 		s.Constraints[i].Count = p
+		an.counts = append(an.counts, published)
 	}
 	for _, cn := range t.ColumnNames {
 		if _, ok := colIndex[cn]; !ok && cn != t.Unit {
@@ -186,12 +204,86 @@ func inBucket(bucket []any, v ir.Value, typ string) bool {
 // PublishedCovers reports whether a count or histogram without WHERE,
 // grouped by cols, is determined by the published constraints.
 func (an *Analysis) PublishedCovers(cols []string) bool {
+	return an.PublishedQuery(cols, nil)
+}
+
+// PublishedQuery reports whether COUNT(*) grouped by group with the WHERE
+// clause "every column of where takes one of its listed values" (a
+// conjunction of = and IN, false on NULL) is determined by the published
+// constraints, so that every neighbour (induced or blowfish) gives the same
+// answer:
+//   - group and the WHERE columns lie within one published marginal and
+//     every listed value is in its column's declared domain: each output
+//     cell is a sum of published cells;
+//   - or there is no GROUP BY and the WHERE selects exactly the tuples of
+//     a published count.
+func (an *Analysis) PublishedQuery(group []string, where map[string][]ir.Value) bool {
+	for c, vs := range where {
+		for _, v := range vs {
+			if !containsValue(an.domains[c], v) {
+				return false
+			}
+		}
+	}
 	for _, p := range an.Published {
 		ok := true
-		for _, c := range cols {
+		for _, c := range group {
+			ok = ok && slices.Contains(p, c)
+		}
+		for c := range where {
 			ok = ok && slices.Contains(p, c)
 		}
 		if ok {
+			return true
+		}
+	}
+	if len(group) > 0 || len(where) == 0 {
+		return false
+	}
+	for _, cnt := range an.counts {
+		if sameSelection(an.domains, cnt, where) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameSelection reports whether two conjunctions of per-column value sets
+// restrict the same columns to the same values of their declared domains.
+func sameSelection(domains map[string][]ir.Value, a, b map[string][]ir.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	covers := func(x, y map[string][]ir.Value) bool {
+		for c, vs := range x {
+			ws, ok := y[c]
+			if !ok {
+				return false // NULLs: an absent column also admits them
+			}
+			for _, d := range domains[c] {
+				if containsValue(vs, d) != containsValue(ws, d) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return covers(a, b) && covers(b, a)
+}
+
+// containsValue compares numbers by value (3 = 3.0) and everything else
+// exactly.
+func containsValue(vs []ir.Value, v ir.Value) bool {
+	for _, w := range vs {
+		if v.IsNumber() && w.IsNumber() {
+			x, _ := v.AsFloat()
+			y, _ := w.AsFloat()
+			if x == y {
+				return true
+			}
+			continue
+		}
+		if v == w {
 			return true
 		}
 	}
