@@ -30,6 +30,15 @@ type Induced struct {
 	Exact bool
 	// Atoms is the number of atoms the counts cut the domain into.
 	Atoms int
+
+	// For CountBound (nil when a closed form was used): the system, its
+	// atoms, the atom-level Graver basis, and the atoms whose non-zero
+	// column holds two or more tuples (their swaps are Graver elements).
+	sys       *System
+	at        *Atoms
+	basis     []Vector
+	swapAtom  []bool
+	haveBasis bool
 }
 
 // InducedBound analyses s under Kifer–Machanavajjhala induced neighbours.
@@ -47,8 +56,9 @@ func InducedBound(s *System) (Induced, error) {
 	if len(s.Constraints) == 0 {
 		return Induced{MaxL1: 1, MaxHalf: 1, Method: "no constraints: a move adds or removes one row", Exact: true}, nil
 	}
-	if r, ok := rowsAndColumnsOnly(s); ok {
-		return r, nil
+	closed, isClosed := rowsAndColumnsOnly(s)
+	if isClosed && closed.Atoms > MaxGraverAtoms {
+		return closed, nil
 	}
 	at, err := s.atoms()
 	if err != nil {
@@ -56,14 +66,28 @@ func InducedBound(s *System) (Induced, error) {
 	}
 	m := len(at.Size)
 	swap := int64(0)
+	swapAtom := make([]bool, m)
 	for a := range m {
 		if (at.Size[a] > 1 || s.OtherColumns) && !zeroColumn(at.A, a) {
 			swap = 2
+			swapAtom[a] = true
 		}
+	}
+	if isClosed {
+		// Small table: keep its basis for per-predicate counts too.
+		if gs, err := graverBasis(dedupRows(at.A), m, graverWork); err == nil {
+			closed.sys, closed.at, closed.basis, closed.swapAtom, closed.haveBasis = s, at, gs, swapAtom, true
+		}
+		return closed, nil
 	}
 	if r, ok := chain(s, at); ok {
 		r.MaxL1 = max(r.MaxL1, swap)
 		r.MaxHalf = max(r.MaxHalf, swap/2)
+		if m <= MaxGraverAtoms {
+			if gs, err := graverBasis(dedupRows(at.A), m, graverWork); err == nil {
+				r.sys, r.at, r.basis, r.swapAtom, r.haveBasis = s, at, gs, swapAtom, true
+			}
+		}
 		return r, nil
 	}
 	if m > MaxGraverAtoms {
@@ -79,6 +103,7 @@ func InducedBound(s *System) (Induced, error) {
 	}
 	l1, half := graverStats(gs)
 	return Induced{
+		sys: s, at: at, basis: gs, swapAtom: swapAtom, haveBasis: true,
 		MaxL1: max(l1, swap), MaxHalf: max(half, swap/2), Atoms: m, Exact: true,
 		Method: fmt.Sprintf("Graver basis of the constraints over %d atoms (%d elements), computed at load", m, len(gs)),
 	}, nil
@@ -225,4 +250,65 @@ func chain(s *System, at *Atoms) (Induced, bool) {
 		MaxL1: int64(k), MaxHalf: int64((k + 1) / 2), Exact: true, Atoms: len(at.Size),
 		Method: fmt.Sprintf("chain of %d published pair counts over %d values of %s: k (kifer2011 §4.1)", k-1, k, s.Columns[col].Name),
 	}, true
+}
+
+// CountBound is the sensitivity of one count whose predicate is q on the
+// System's columns (t indexes each column's domain) and, when
+// restrictsOther, also restricts columns outside the System. ok is false
+// when no Graver basis was kept (a closed form was used): use MaxHalf.
+//
+// Proof. The full-domain Graver basis is the atom-level basis spread over
+// each atom's tuples with one sign per atom, plus swaps inside atoms (see
+// InducedBound). For a spread g the count changes by Σ_{t∈q} g_t; the
+// largest value puts an atom's positive mass on tuples in q whenever the
+// atom meets q, and its negative mass outside q unless the atom lies
+// inside q: Σ_{g_a>0, a∩q≠∅} g_a − Σ_{g_a<0, a⊆q} |g_a| (and the same for
+// −g, also in the basis). A swap changes the count by 1 only when q splits
+// its atom. With columns outside the System restricted, no atom lies
+// inside q (the other column can fail) and every swap atom meeting q is
+// split.
+func (r Induced) CountBound(q func(t []int) bool, restrictsOther bool) (int64, bool) {
+	if !r.haveBasis {
+		return 0, false
+	}
+	m := len(r.at.Size)
+	anyIn := make([]bool, m)
+	allIn := make([]bool, m)
+	for a := range allIn {
+		allIn[a] = !restrictsOther
+	}
+	i := 0
+	if err := r.sys.tuples(func(t []int) {
+		a := r.at.Of[i]
+		i++
+		if q(t) {
+			anyIn[a] = true
+		} else {
+			allIn[a] = false
+		}
+	}); err != nil {
+		return 0, false
+	}
+	var best int64
+	for a := range m {
+		if r.swapAtom[a] && anyIn[a] && !allIn[a] {
+			best = 1
+		}
+	}
+	for _, g := range r.basis {
+		for _, sign := range []int64{1, -1} {
+			var v int64
+			for a, x := range g {
+				x *= sign
+				switch {
+				case x > 0 && anyIn[a]:
+					v += x
+				case x < 0 && allIn[a]:
+					v += x
+				}
+			}
+			best = max(best, v)
+		}
+	}
+	return best, true
 }

@@ -520,3 +520,135 @@ func TestBlowfishOverlappingAgainstOracle(t *testing.T) {
 		t.Errorf("only %d overlapping cases", checked)
 	}
 }
+
+// subSystem keeps only the columns the constraints use (as the policy
+// loader does) and reports the kept column indices.
+func subSystem(d domain, s *System) (*System, []int) {
+	used := map[int]bool{}
+	for _, c := range s.Constraints {
+		for _, col := range c.Columns {
+			used[col] = true
+		}
+		for col, a := range c.Count.Allowed {
+			if a != nil {
+				used[col] = true
+			}
+		}
+	}
+	var keep []int
+	pos := map[int]int{}
+	for col := range d.sizes {
+		if used[col] {
+			pos[col] = len(keep)
+			keep = append(keep, col)
+		}
+	}
+	out := &System{OtherColumns: len(keep) < len(d.sizes)}
+	for _, col := range keep {
+		out.Columns = append(out.Columns, s.Columns[col])
+	}
+	for _, c := range s.Constraints {
+		nc := Constraint{Name: c.Name, Kind: c.Kind}
+		for _, col := range c.Columns {
+			nc.Columns = append(nc.Columns, pos[col])
+		}
+		if c.Kind == KindCount {
+			nc.Count.Allowed = make([][]bool, len(keep))
+			for col, a := range c.Count.Allowed {
+				if a != nil {
+					nc.Count.Allowed[pos[col]] = a
+				}
+			}
+		}
+		out.Constraints = append(out.Constraints, nc)
+	}
+	return out, keep
+}
+
+// TestInducedCountAgainstOracle: the per-predicate count bound is ≥ the
+// oracle for random conjunctive predicates (also on columns outside the
+// constraints), and equal to it when every Graver element fits in n rows.
+func TestInducedCountAgainstOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 8))
+	const n = 4
+	checked, tight, looser := 0, 0, 0
+	for trial := range 150 {
+		d := randomDomain(r)
+		full := d.system()
+		for range 1 + r.IntN(2) {
+			full.Constraints = append(full.Constraints, randomConstraint(r, d, full))
+		}
+		s, keep := subSystem(d, full)
+		got, err := InducedBound(s)
+		if err != nil {
+			continue
+		}
+		// A random conjunction over all columns.
+		allowed := make([][]bool, len(d.sizes))
+		for c := range d.sizes {
+			if r.IntN(2) == 0 {
+				a := make([]bool, d.sizes[c])
+				for v := range a {
+					a[v] = r.IntN(2) == 0
+				}
+				allowed[c] = a
+			}
+		}
+		// As the planner does: a restriction of another column that admits
+		// its whole domain is none; one that admits nothing empties q.
+		restrictsOther, empty := false, false
+		for c, a := range allowed {
+			if a != nil && !slices.Contains(keep, c) {
+				restrictsOther = restrictsOther || slices.Contains(a, false)
+				empty = empty || !slices.Contains(a, true)
+			}
+		}
+		bound, ok := got.CountBound(func(t []int) bool {
+			for i, c := range keep {
+				if allowed[c] != nil && !allowed[c][t[i]] {
+					return false
+				}
+			}
+			return true
+		}, restrictsOther)
+		if !ok {
+			bound = got.MaxHalf
+		}
+		if empty {
+			bound = 0
+		}
+		where := make([]bool, d.size())
+		for v := range where {
+			tv := d.tuple(v)
+			where[v] = true
+			for c, a := range allowed {
+				if a != nil && !a[tv[c]] {
+					where[v] = false
+				}
+			}
+		}
+		w, err := oracle.MaxL1(oracle.Space{Domain: d.size(), MaxUnits: n, RowsPerUnit: 1}, oracle.Induced(predicates(full, d)), oracle.Aggregate{Where: where}.Query())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if w.L1 > bound {
+			t.Fatalf("trial %d %v %s where %v: oracle %d > count bound %d; witness %v → %v", trial, d.sizes, full.allNames(), allowed, w.L1, bound, w.D1, w.D2)
+		}
+		if bound > got.MaxHalf {
+			t.Fatalf("trial %d: count bound %d above MaxHalf %d", trial, bound, got.MaxHalf)
+		}
+		if got.MaxHalf <= n {
+			if w.L1 == bound {
+				tight++
+			} else {
+				looser++
+				t.Errorf("trial %d %v %s where %v: oracle %d, count bound %d (not tight)", trial, d.sizes, full.allNames(), allowed, w.L1, bound)
+			}
+		}
+	}
+	t.Logf("%d checked, %d tight, %d looser than the oracle", checked, tight, looser)
+	if checked < 80 {
+		t.Errorf("only %d checked", checked)
+	}
+}

@@ -42,11 +42,18 @@ func TestBlowfishSensitivities(t *testing.T) {
 		// Counts that are sums of published cells: exact and free.
 		{"count within a published marginal", "SELECT COUNT(*) FROM persons WHERE sex = 'F'", []float64{0}, 0},
 		{"histogram within a published marginal", "SELECT region, COUNT(*) FROM persons WHERE region IN ('n', 'e') GROUP BY region", []float64{0}, 0},
-		{"cell of the unpublished 2-D table", "SELECT COUNT(*) FROM persons WHERE sex = 'F' AND region = 'n'", []float64{2}, 0.5},
+		// One cell of the 2×5 table: every alternating cycle moves a cell by ±1.
+		{"cell of the unpublished 2-D table", "SELECT COUNT(*) FROM persons WHERE sex = 'F' AND region = 'n'", []float64{1}, 0.5},
+		// Two cells of one row: a cycle enters a row once with + and once
+		// with −, so their sum moves by at most 1.
+		{"two cells of a row", "SELECT COUNT(*) FROM persons WHERE sex = 'F' AND region IN ('n', 'e')", []float64{1}, 0.5},
 		{"value outside the domain", "SELECT COUNT(*) FROM persons WHERE sex = 'X'", []float64{2}, 0.5},
 		{"published pair count", "SELECT COUNT(*) FROM rt WHERE r IN (2, 1)", []float64{0}, 0},
-		// Not published: max(‖g⁺‖₁, ‖g⁻‖₁) of the alternating vector over 6 values = 3.
-		{"unpublished pair count", "SELECT COUNT(*) FROM rt WHERE r IN (1, 3)", []float64{3}, 0.5},
+		// Not published: the alternating vector ±(1,−1,1,−1,1,−1) moves
+		// r ∈ {1, 3} by 2; r ∈ {1, 3, 5} by 3.
+		{"unpublished pair count", "SELECT COUNT(*) FROM rt WHERE r IN (1, 3)", []float64{2}, 0.5},
+		{"odd values", "SELECT COUNT(*) FROM rt WHERE r IN (1, 3, 5)", []float64{3}, 0.5},
+		{"one value", "SELECT COUNT(*) FROM rt WHERE r = 4", []float64{1}, 0.5},
 		{"blowfish count of a published city", "SELECT COUNT(*) FROM homes WHERE city = 'p'", []float64{0}, 0},
 		// kifer §4.1 chain over 6 values: k = 6.
 		{"chain histogram", "SELECT r, COUNT(*) FROM rt GROUP BY r", []float64{6}, 0.5},

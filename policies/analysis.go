@@ -26,8 +26,10 @@ type Analysis struct {
 
 	// domains are the resolved domains of the table's columns; counts are
 	// the published count constraints as per-column value sets.
-	domains map[string][]ir.Value
-	counts  []map[string][]ir.Value
+	domains  map[string][]ir.Value
+	counts   []map[string][]ir.Value
+	sys      *constraints.System
+	colIndex map[string]int
 }
 
 // analyze builds the constraint system of d's private table t and runs the
@@ -107,6 +109,7 @@ func analyze(d *Dataset, t *Table) (*Analysis, error) {
 			s.OtherColumns = true
 		}
 	}
+	an.sys, an.colIndex = s, colIndex
 	switch d.Model {
 	case ModelInduced:
 		r, err := constraints.InducedBound(s)
@@ -299,4 +302,53 @@ func (an *Analysis) String() string {
 		return fmt.Sprintf("blowfish: maxT %d (%s)", an.Blowfish.MaxT, an.Blowfish.Method)
 	}
 	return "no analysis"
+}
+
+// InducedCount is the induced sensitivity of COUNT(*) with the WHERE clause
+// "every column of where takes one of its listed values" (= / IN), from
+// the Graver basis kept at load (constraints.Induced.CountBound). ok is
+// false when no refinement applies (then MaxHalf holds): another model, a
+// closed form without a basis, or a listed value outside a declared
+// domain.
+func (an *Analysis) InducedCount(where map[string][]ir.Value) (int64, bool) {
+	if an.Induced == nil {
+		return 0, false
+	}
+	allowed := map[int][]bool{}
+	restrictsOther := false
+	for c, vs := range where {
+		dom, ok := an.domains[c]
+		if !ok {
+			restrictsOther = true // no declared domain: assume it splits atoms
+			continue
+		}
+		a := make([]bool, len(dom))
+		all, none := true, true
+		for i, d := range dom {
+			a[i] = containsValue(vs, d)
+			all = all && a[i]
+			none = none && !a[i]
+		}
+		for _, v := range vs {
+			if !containsValue(dom, v) {
+				return 0, false
+			}
+		}
+		if none {
+			return 0, true // selects no tuple of the declared domain
+		}
+		if i, ok := an.colIndex[c]; ok {
+			allowed[i] = a
+		} else if !all {
+			restrictsOther = true
+		}
+	}
+	return an.Induced.CountBound(func(t []int) bool {
+		for i, a := range allowed {
+			if !a[t[i]] {
+				return false
+			}
+		}
+		return true
+	}, restrictsOther)
 }
