@@ -215,9 +215,9 @@ func (an *Analysis) PublishedCovers(cols []string) bool {
 // conjunction of = and IN, false on NULL) is determined by the published
 // constraints, so that every neighbour (induced or blowfish) gives the same
 // answer:
-//   - group and the WHERE columns lie within one published marginal and
-//     every listed value is in its column's declared domain: each output
-//     cell is a sum of published cells;
+//   - group and the WHERE columns are exactly one published marginal's
+//     columns and every listed value is in its column's declared domain:
+//     each output cell is one published cell or a sum of them;
 //   - or there is no GROUP BY and the WHERE selects exactly the tuples of
 //     a published count.
 func (an *Analysis) PublishedQuery(group []string, where map[string][]ir.Value) bool {
@@ -228,12 +228,19 @@ func (an *Analysis) PublishedQuery(group []string, where map[string][]ir.Value) 
 			}
 		}
 	}
-	for _, p := range an.Published {
-		ok := true
-		for _, c := range group {
-			ok = ok && slices.Contains(p, c)
+	// The GROUP BY and WHERE columns must be exactly the marginal's
+	// columns: summing published cells over a free marginal column would
+	// miss the rows whose value there is NULL (in no published cell), and
+	// those rows are not public.
+	used := slices.Clone(group)
+	for c := range where {
+		if !slices.Contains(used, c) {
+			used = append(used, c)
 		}
-		for c := range where {
+	}
+	for _, p := range an.Published {
+		ok := len(used) == len(p)
+		for _, c := range used {
 			ok = ok && slices.Contains(p, c)
 		}
 		if ok {

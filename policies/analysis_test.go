@@ -3,6 +3,8 @@ package policies
 import (
 	"strings"
 	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
 const analysisHead = `version: 1
@@ -77,5 +79,37 @@ func TestAnalysisRefusals(t *testing.T) {
 				t.Errorf("error %v has no file:line", err)
 			}
 		})
+	}
+}
+
+// TestPublishedQuery: only queries whose cells are published cells (or
+// unions of them over listed values) count as published; summing over a
+// free marginal column would add rows whose value there is NULL.
+func TestPublishedQuery(t *testing.T) {
+	p, err := LoadBytes("t.yaml", []byte(analysisHead+"    model: induced\n    constraints: [{marginal: [sex, region]}, {count: {age: [1, 2]}}]\n"+analysisTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := p.Datasets["d"].Analysis
+	F, n := ir.String("F"), ir.String("n")
+	cases := []struct {
+		name  string
+		group []string
+		where map[string][]ir.Value
+		want  bool
+	}{
+		{"full marginal", []string{"sex", "region"}, nil, true},
+		{"one cell", nil, map[string][]ir.Value{"sex": {F}, "region": {n}}, true},
+		{"group within, filter the rest", []string{"region"}, map[string][]ir.Value{"sex": {F}}, true},
+		{"coarser marginal (NULL regions)", []string{"sex"}, nil, false},
+		{"COUNT(*) without total", nil, nil, false},
+		{"value outside the domain", nil, map[string][]ir.Value{"sex": {ir.String("X")}, "region": {n}}, false},
+		{"the published count", nil, map[string][]ir.Value{"age": {ir.Int(2), ir.Int(1)}}, true},
+		{"a different count", nil, map[string][]ir.Value{"age": {ir.Int(1)}}, false},
+	}
+	for _, c := range cases {
+		if got := an.PublishedQuery(c.group, c.where); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
