@@ -359,3 +359,14 @@ func (an *Analysis) InducedCount(where map[string][]ir.Value) (int64, bool) {
 		return true
 	}, restrictsOther)
 }
+
+// ConstrainedColumns lists the columns the published constraints read (in
+// the analysis' order). The analysis assumes every row holds a declared
+// domain value in each of them; serve verifies it before answering.
+func (an *Analysis) ConstrainedColumns() []string {
+	out := make([]string, len(an.colIndex))
+	for c, i := range an.colIndex {
+		out[i] = c
+	}
+	return out
+}

@@ -141,5 +141,5 @@ func (p *proxy) wait(ctx context.Context) error {
 // structures read once at load (never per query).
 func prepareBackend(ctx context.Context, pol *policies.Policy, be connect.Backend, log *slog.Logger) error {
 	connect.MarkUniqueUnits(ctx, pol, be, log)
-	return nil
+	return verifyConstrainedDomains(ctx, pol, be)
 }
