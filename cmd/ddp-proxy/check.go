@@ -175,5 +175,10 @@ func checkAgainstBackend(ctx context.Context, pol *policies.Policy) ([]string, e
 			}
 		}
 	}
+	if len(probs) == 0 { // the tables exist: constrained columns must hold only their domains
+		if err := verifyConstrainedDomains(ctx, pol, be); err != nil {
+			probs = append(probs, err.Error())
+		}
+	}
 	return probs, nil
 }

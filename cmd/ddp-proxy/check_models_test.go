@@ -1,6 +1,8 @@
 package main
 
 import (
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,5 +46,39 @@ datasets:
 	out, errOut, code := runCmd(t, "check", good)
 	if code != 0 || !strings.Contains(out, "d (model induced): induced neighbours: largest Graver L1 4 (row and column sums of a 2×4 table") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestCheckConnectDomains: check --connect reports a constrained column
+// holding an undeclared value.
+func TestCheckConnectDomains(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "d.db")
+	db, err := sql.Open("sqlite3", "file:"+dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"CREATE TABLE t (id INTEGER, sex TEXT)", "INSERT INTO t VALUES (1, 'F'), (2, NULL)"} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	p := filepath.Join(dir, "p.yaml")
+	os.WriteFile(p, []byte(fmt.Sprintf(`version: 1
+backend: {driver: sqlite, dsn: %q}
+datasets:
+  d:
+    model: induced
+    constraints: [{marginal: [sex]}]
+    tables:
+      t:
+        unit: id
+        columns:
+          sex: {type: text, domain: {values: [F, M]}}
+`, dbPath)), 0o600)
+	_, errOut, code := runCmd(t, "check", "--connect", p)
+	if code != 1 || !strings.Contains(errOut, "t.sex holds NULL or values outside its declared domain") {
+		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 }
