@@ -267,6 +267,14 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		if err != nil {
 			return 0, err
 		}
+		if sec := ds.Secrets; sec.Kind == policies.SecretsPartition && sec.Column != "" &&
+			len(where) == 1 && where[0] == sec.Column &&
+			bucketAligned(b.plan.Backend.Where, b.sc.tables[0].alias, sec, main.Column(sec.Column)) {
+			// The WHERE clause is a union of partition cells: no secret
+			// pair moves a row into or out of it.
+			where = nil
+			b.notes = append(b.notes, fmt.Sprintf("%s: the WHERE clause on %s is a union of its partition buckets", label, sec.Column))
+		}
 		reach = g.Reach(where, group, value)
 	} else {
 		reach = sensitivity.AnyChange(where, group, value)
@@ -307,6 +315,26 @@ func secretGraph(ds *policies.Dataset, main *policies.Table, s aggShape) (sensit
 	switch sec.Kind {
 	case policies.SecretsPartition:
 		g.Partition = sec.Columns // empty for buckets: the column changes within its bucket
+		if ranges, ok := sec.BucketRanges(); ok {
+			// A value moves only within its bucket (values outside every
+			// bucket are cells of their own): by at most the widest
+			// bucket, converted to lattice units like θ below.
+			var width float64
+			for _, r := range ranges {
+				width = max(width, r[1]-r[0])
+			}
+			col := main.Column(sec.Column)
+			q := quantumOf(s)
+			var step float64
+			if col != nil && col.Type == policies.TypeInteger && q == 1 {
+				step = math.Floor(width)
+			} else {
+				step = math.Ceil(width / q)
+			}
+			if step >= 1 && step < 1<<62 {
+				g.Step = int64(step)
+			}
+		}
 	case policies.SecretsDistance:
 		col := main.Column(sec.Column)
 		q := quantumOf(s)

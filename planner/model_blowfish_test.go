@@ -70,6 +70,16 @@ func TestBlowfishSensitivities(t *testing.T) {
 		{"marginal literal histogram", "SELECT rooms, COUNT(*) FROM homes GROUP BY rooms", []float64{6}, 0.5},
 		{"marginal literal sum", "SELECT SUM(rooms) FROM homes", []float64{27}, 0.5},
 		{"marginal literal city histogram (published)", "SELECT city, COUNT(*) FROM homes GROUP BY city", []float64{0}, 0},
+		// Bucketed partition of age: WHERE clauses that are unions of
+		// buckets are untouched by secret pairs.
+		{"bucket-aligned count", "SELECT COUNT(*) FROM folks WHERE age BETWEEN 18 AND 64", []float64{0}, 0},
+		{"bucket-aligned union", "SELECT COUNT(*) FROM folks WHERE age < 18 OR age >= 65", []float64{0}, 0},
+		{"not aligned", "SELECT COUNT(*) FROM folks WHERE age >= 21", []float64{1}, 0.5},
+		{"aligned filter, other column grouped", "SELECT sex, COUNT(*) FROM folks WHERE age >= 65 GROUP BY sex", []float64{2}, 0.5},
+		// A secret pair moves age within its bucket: by at most the widest
+		// bucket, 120 − 65 = 55.
+		{"bucket sum", "SELECT SUM(age) FROM folks WHERE age BETWEEN 0 AND 17", []float64{55}, 0.5},
+		{"bucket sum, filter not aligned", "SELECT SUM(age) FROM folks WHERE age > 30", []float64{120}, 0.5},
 		// secrets-only, attribute, disjoint marginals of sizes 3 and 2:
 		// Thm 8.5, maxT = 3; c(q) uses G's edges.
 		{"secrets-only histogram", "SELECT rooms, COUNT(*) FROM flats GROUP BY rooms", []float64{6}, 0.5},

@@ -652,3 +652,21 @@ func inDomain(col *Column, sql string) bool {
 	}
 	return false
 }
+
+// BucketRanges returns the inclusive [lo, hi] ranges of a bucketed
+// partition of a number column (ok false for other secrets).
+func (s *Secrets) BucketRanges() ([][2]float64, bool) {
+	if s == nil || s.Kind != SecretsPartition || s.Column == "" || len(s.Buckets) == 0 {
+		return nil, false
+	}
+	var out [][2]float64
+	for _, b := range s.Buckets {
+		lo, ok1 := asFloat(b, 0)
+		hi, ok2 := asFloat(b, 1)
+		if len(b) != 2 || !ok1 || !ok2 {
+			return nil, false
+		}
+		out = append(out, [2]float64{lo, hi})
+	}
+	return out, true
+}

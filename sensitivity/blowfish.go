@@ -166,10 +166,12 @@ type Secrets struct {
 	// {columns: [...]}); empty for a bucketed partition, whose column
 	// changes within its bucket.
 	Partition []string
-	// Column is the distance column.
+	// Column is the distance column, or the column of a bucketed
+	// partition.
 	Column string
-	// Step is θ in lattice units of Column's sums: a change of Column by
-	// at most θ changes its quantized value by at most Step.
+	// Step bounds the change of Column's quantized value along an edge, in
+	// lattice units: θ for distance secrets, the widest bucket for a
+	// bucketed partition (0: unbounded).
 	Step int64
 }
 
@@ -201,7 +203,7 @@ func (g Secrets) Reach(where, group []string, value string) Reach {
 	}
 	if value != "" && g.Changeable(value) {
 		r.Value = true
-		if g.Kind == SecretsDistance {
+		if g.Kind == SecretsDistance || (g.Kind == SecretsPartition && value == g.Column && g.Step > 0) {
 			r.ValueStep = max(g.Step, 1)
 		}
 	}

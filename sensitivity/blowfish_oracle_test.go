@@ -131,6 +131,29 @@ func randomGraph(r *rand.Rand, d bfDomain, scale int64, valueCol string) (Secret
 		}
 	case 2:
 		c := r.IntN(len(d))
+		if r.IntN(2) == 0 {
+			// Bucketed partition of column c: contiguous buckets of index
+			// values; the summed value moves by at most scale × the widest
+			// bucket's index span when c is the summed column.
+			bucket := make([]int, d[c])
+			widest, start := 0, 0
+			for v := 1; v < d[c]; v++ {
+				if r.IntN(2) == 0 {
+					bucket[v] = bucket[v-1] + 1
+					start = v
+				} else {
+					bucket[v] = bucket[v-1]
+				}
+				widest = max(widest, v-start)
+			}
+			var step int64
+			if colName(c) == valueCol {
+				step = scale * int64(widest)
+			}
+			return Secrets{Kind: SecretsPartition, Column: colName(c), Step: step},
+				&constraints.Secrets{Kind: constraints.SecretsPartition, Column: c, Bucket: bucket},
+				func(x, y int) bool { return bucket[d.tuple(x)[c]] == bucket[d.tuple(y)[c]] }
+		}
 		return Secrets{Kind: SecretsPartition, Partition: []string{colName(c)}},
 			&constraints.Secrets{Kind: constraints.SecretsPartition, Columns: []int{c}, Column: -1},
 			func(x, y int) bool { return d.tuple(x)[c] == d.tuple(y)[c] }
