@@ -90,6 +90,8 @@ func buildDatabase(ctx context.Context, path string) (err error) {
 		categoriesTable(),
 		checkinsTable(social.checkins),
 		friendshipsTable(social.friendships),
+		payrollTable(generatePayroll()),
+		publishedTable(people),
 	}
 	for _, t := range tables {
 		if err := t.write(ctx, db); err != nil {

@@ -45,7 +45,7 @@ func TestPolicy(t *testing.T) {
 		t.Fatalf("no user %s", demo.DemoUser)
 	}
 	want := policies.Budget{Epsilon: 10, Delta: 1e-5}
-	if len(u.Budgets) != 3 || u.Budgets["census"] != want || u.Budgets["social"] != want || u.Budgets["social_ddp"] != want {
+	if u.Budgets["census"] != want || u.Budgets["social"] != want || u.Budgets["social_ddp"] != want {
 		t.Errorf("budgets %v, want census, social and social_ddp %v", u.Budgets, want)
 	}
 	if u.DefaultEpsilon != 0.1 || u.MaxEpsilon != 1 || u.DeltaPerQuery != 1e-6 {

@@ -36,6 +36,9 @@ type Explanation struct {
 	// field names must not collide with each other or with the above.
 	*ExplainBlowfish
 	*ExplainDependence
+	// Synopsis is set for a range count answered from a synopsis
+	// (synopsis.go).
+	Synopsis *ExplainSynopsis `json:"synopsis,omitempty"`
 }
 
 // ExplainCol is one output column.
@@ -81,7 +84,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		StatementClass: "private_aggregate",
 		Dataset:        pl.Dataset.Name,
 		Model:          pl.Dataset.Model,
-		Neighbors:      pl.Dataset.Neighbors,
+		Neighbors:      neighborsWord(pl.Dataset),
 		Epsilon:        pl.Budget.Epsilon,
 		Delta:          pl.Budget.Delta,
 		MaxRowsPerUnit: pl.Backend.MaxRowsPerUnit,
@@ -141,6 +144,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		}
 		x.Columns = append(x.Columns, c)
 	}
+	x.Synopsis = pl.Synopsis.explain(&x)
 	return x
 }
 

@@ -1,13 +1,406 @@
 package planner
 
 import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sensitivity"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // ExplainBlowfish is what explain adds for the blowfish and induced models.
-type ExplainBlowfish struct{}
+type ExplainBlowfish struct {
+	// Secrets describes the secret graph G (blowfish).
+	Secrets string `json:"secrets,omitempty"`
+	// Constraints are the published constraints in the policy's words.
+	Constraints []string `json:"constraints,omitempty"`
+	// Reading names the neighbour relation in force.
+	Reading string `json:"reading,omitempty"`
+	// MaxTupleChanges is maxT: the most tuples that differ between
+	// neighbours (blowfish).
+	MaxTupleChanges int64 `json:"max_tuple_changes,omitempty"`
+	// PolicyGraph holds α and ξ of He et al. Def. 8.3 (blowfish with
+	// compensation: secrets-only and constraints).
+	PolicyGraph *ExplainPolicyGraph `json:"policy_graph,omitempty"`
+	// GraverMaxL1 is the largest L1 norm over the Graver basis (induced).
+	GraverMaxL1 *int64 `json:"graver_max_l1,omitempty"`
+	// PerChange is c(q) per true aggregate (blowfish): the largest change
+	// of the aggregate when one tuple changes.
+	PerChange []ExplainPerChange `json:"per_change_contribution,omitempty"`
+	// Rule names the theorem or rule behind the bound.
+	Rule string `json:"rule,omitempty"`
+}
 
+// ExplainPolicyGraph is α (longest simple cycle) and ξ (longest simple
+// v⁺→v⁻ path) of the policy graph.
+type ExplainPolicyGraph struct {
+	Alpha int64 `json:"alpha"`
+	Xi    int64 `json:"xi"`
+}
+
+// ExplainPerChange is c(q) of one true aggregate, in output units.
+type ExplainPerChange struct {
+	Aggregate    string  `json:"aggregate"`
+	Contribution float64 `json:"contribution"`
+}
+
+// explainBlowfish fills the plan's model fields once.
+func (b *builder) explainBlowfish(ds *policies.Dataset) *ExplainBlowfish {
+	if b.plan.Blowfish != nil {
+		return b.plan.Blowfish
+	}
+	an := ds.Analysis
+	x := &ExplainBlowfish{Constraints: an.Constraints}
+	switch {
+	case an.Induced != nil:
+		x.Reading = "induced neighbours (Kifer–Machanavajjhala Def. 4.4): a neighbour is a minimal change of the table that keeps every published count"
+		l1 := an.Induced.MaxL1
+		x.GraverMaxL1 = &l1
+		x.Rule = an.Induced.Method
+	case an.Blowfish != nil:
+		x.Secrets = describeSecrets(ds.Secrets)
+		x.MaxTupleChanges = an.Blowfish.MaxT
+		x.Rule = an.Blowfish.Method
+		switch {
+		case len(ds.Constraints) == 0 || an.Blowfish.Alpha < 0 && an.Blowfish.SecretsOnly:
+			x.Reading = "blowfish without constraints (He et al. §5): a neighbour changes one tuple along an edge of G"
+		case ds.Compensation == policies.CompensationSecretsOnly:
+			x.Reading = "blowfish, compensation: secrets-only — WEAKER guarantee: neighbours may only change tuples along secret pairs, so compensating changes of other values are not hidden (DESIGN.md: Thms 8.5/8.6 need this)"
+			x.PolicyGraph = &ExplainPolicyGraph{Alpha: an.Blowfish.Alpha, Xi: an.Blowfish.Xi}
+		default:
+			x.Reading = "blowfish (He et al. Def. 4.1 as written): compensating changes may take any value"
+		}
+	}
+	b.plan.Blowfish = x
+	return x
+}
+
+func describeSecrets(s *policies.Secrets) string {
+	switch s.Kind {
+	case policies.SecretsPartition:
+		if len(s.Columns) > 0 {
+			return "partition by " + strings.Join(s.Columns, ", ")
+		}
+		return fmt.Sprintf("partition of %s into %d buckets", s.Column, len(s.Buckets))
+	case policies.SecretsDistance:
+		return fmt.Sprintf("distance on %s, θ = %g", s.Column, s.Theta)
+	}
+	return s.Kind
+}
+
+// queryColumns returns the private-table columns the query filters on and
+// groups by. A joined public table's columns are functions of the private
+// join column, so they count as that column; an inner join also filters.
+func (b *builder) queryColumns(s aggShape) (where, group []string) {
+	add := func(list []string, c string) []string {
+		if !slices.Contains(list, c) {
+			list = append(list, c)
+		}
+		return list
+	}
+	var joinCols []string
+	for _, j := range b.plan.Backend.Joins {
+		for _, c := range []ir.ColumnRef{j.Left, j.Right} {
+			if c.Qualifier == b.sc.tables[0].alias {
+				joinCols = add(joinCols, strings.ToLower(c.Name))
+			}
+		}
+	}
+	for _, c := range joinCols {
+		where = add(where, c)
+	}
+	ir.Walk(b.plan.Backend.Where, func(e ir.Expr) bool {
+		if c, ok := e.(ir.ColumnRef); ok {
+			if c.Qualifier == b.sc.tables[0].alias {
+				where = add(where, strings.ToLower(c.Name))
+			}
+		}
+		return true
+	})
+	if ba := b.plan.Backend.Aggs[s.Index]; ba.Kind == ir.CountValues && ba.Column != nil {
+		// COUNT(col) skips NULLs: col acts as a filter.
+		if ba.Column.Qualifier == b.sc.tables[0].alias {
+			where = add(where, strings.ToLower(ba.Column.Name))
+		}
+	}
+	for _, g := range b.groupCols {
+		if g.table == 0 {
+			group = add(group, g.name)
+		} else {
+			for _, c := range joinCols {
+				group = add(group, c)
+			}
+		}
+	}
+	return where, group
+}
+
+// refuseThreshold refuses threshold key selection under blowfish and
+// induced: it is an (ε, δ)-DP mechanism whose δ analysis assumes plain DP
+// neighbours.
+func refuseThreshold(ds *policies.Dataset, col resolved) error {
+	if ds.Model != policies.ModelBlowfish && ds.Model != policies.ModelInduced {
+		return nil
+	}
+	return sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY %s needs a declared domain under model %s", col.name, ds.Model).
+		WithHint("threshold key selection is analysed only under model dp; declare the possible values of %s in the policy", col.name)
+}
+
+// whereValues returns the WHERE clause as per-column value sets when it is
+// a conjunction of col = literal and col IN (literals) on the private
+// table (each column at most once); ok is false for anything else.
+func (b *builder) whereValues() (map[string][]ir.Value, bool) {
+	out := map[string][]ir.Value{}
+	alias := b.sc.tables[0].alias
+	var visit func(e ir.Expr) bool
+	add := func(c ir.ColumnRef, vs []ir.Value) bool {
+		name := strings.ToLower(c.Name)
+		if c.Qualifier != alias {
+			return false
+		}
+		if _, dup := out[name]; dup {
+			return false
+		}
+		out[name] = vs
+		return true
+	}
+	visit = func(e ir.Expr) bool {
+		switch n := e.(type) {
+		case nil:
+			return true
+		case ir.And:
+			return visit(n.L) && visit(n.R)
+		case ir.Compare:
+			if n.Op != ir.OpEq {
+				return false
+			}
+			c, okc := n.L.(ir.ColumnRef)
+			l, okl := n.R.(ir.Literal)
+			if !okc || !okl {
+				c, okc = n.R.(ir.ColumnRef)
+				l, okl = n.L.(ir.Literal)
+			}
+			return okc && okl && !l.Value.IsNull() && add(c, []ir.Value{l.Value})
+		case ir.In:
+			c, ok := n.X.(ir.ColumnRef)
+			if !ok || n.Not {
+				return false
+			}
+			var vs []ir.Value
+			for _, x := range n.List {
+				l, ok := x.(ir.Literal)
+				if !ok || l.Value.IsNull() {
+					return false
+				}
+				vs = append(vs, l.Value)
+			}
+			return add(c, vs)
+		}
+		return false
+	}
+	if !visit(b.plan.Backend.Where) {
+		return nil, false
+	}
+	return out, true
+}
+
+// blowfishSensitivity is the sensitivity of one aggregate under a blowfish
+// or induced dataset, from the analysis done when the policy was loaded.
 func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table, s aggShape) (int64, error) {
-	return 0, sqlerr.New(sqlerr.FeatureNotSupported, "dataset %s uses model %s, which this version cannot answer", ds.Name, ds.Model)
+	an := ds.Analysis
+	if an == nil {
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "dataset %s (model %s) has no constraint analysis; the policy did not load through the validator", ds.Name, ds.Model)
+	}
+	if b.plan.Keys.Mode == KeysThreshold {
+		return 0, refuseThreshold(ds, b.missingDomain())
+	}
+	x := b.explainBlowfish(ds)
+	ba := b.plan.Backend.Aggs[s.Index]
+	label := b.plan.Aggs[s.Index].Label
+	where, group := b.queryColumns(s)
+	value := ""
+	if ba.Kind == ir.SumClamped {
+		if ba.Column.Qualifier != b.sc.tables[0].alias {
+			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "SUM/AVG of a joined public column is not supported under model %s", ds.Model).
+				WithHint("sum a column of the private table %s", main.Name)
+		}
+		value = strings.ToLower(ba.Column.Name)
+	}
+	agg := sensitivity.Aggregate{Kind: s.Kind, Lo: s.Lo, Hi: s.Hi}
+
+	// A COUNT(*) (or histogram) without joins whose groups and WHERE
+	// (= / IN on domain values) are unions of published cells is published
+	// data: every neighbour keeps it.
+	if conds, ok := b.whereValues(); ok && ba.Kind == ir.CountRows && len(b.plan.Backend.Joins) == 0 && an.PublishedQuery(group, conds) {
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — it is determined by the published constraints (%s), which every neighbour keeps; returned exactly, no budget charged for it",
+			label, strings.Join(an.Constraints, "; ")))
+		if an.Blowfish != nil {
+			x.PerChange = append(x.PerChange, ExplainPerChange{Aggregate: label})
+		}
+		return 0, nil
+	}
+
+	if an.Induced != nil {
+		if conds, ok := b.whereValues(); ok && ba.Kind == ir.CountRows && s.Kind == sensitivity.KindCount && len(b.plan.Backend.Joins) == 0 {
+			if sens, ok := an.InducedCount(conds); ok {
+				b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %d = the largest change of this count over the Graver basis of the published constraints (per-predicate bound, computed from the basis kept at load)", label, sens))
+				return sens, nil
+			}
+		}
+		sens, err := sensitivity.Induced(sensitivity.InducedBounds{MaxL1: an.Induced.MaxL1, MaxHalf: an.Induced.MaxHalf}, agg)
+		if err != nil {
+			return 0, err
+		}
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %g from the Graver basis of the published constraints (largest L1 %d, largest one-sided %d; %s)",
+			label, float64(sens)*quantumOf(s), an.Induced.MaxL1, an.Induced.MaxHalf, an.Induced.Method))
+		return sens, nil
+	}
+
+	bf := an.Blowfish
+	var reach sensitivity.Reach
+	if bf.SecretsOnly {
+		g, err := secretGraph(ds, main, s)
+		if err != nil {
+			return 0, err
+		}
+		if sec := ds.Secrets; sec.Kind == policies.SecretsPartition && sec.Column != "" &&
+			len(where) == 1 && where[0] == sec.Column &&
+			bucketAligned(b.plan.Backend.Where, b.sc.tables[0].alias, sec, main.Column(sec.Column)) {
+			// The WHERE clause is a union of partition cells: no secret
+			// pair moves a row into or out of it.
+			where = nil
+			b.notes = append(b.notes, fmt.Sprintf("%s: the WHERE clause on %s is a union of its partition buckets", label, sec.Column))
+		}
+		reach = g.Reach(where, group, value)
+	} else {
+		reach = sensitivity.AnyChange(where, group, value)
+	}
+	per, err := sensitivity.PerChange(agg, reach)
+	if err != nil {
+		return 0, err
+	}
+	sens, err := sensitivity.Blowfish(bf.MaxT, per)
+	if err != nil {
+		return 0, err
+	}
+	x.PerChange = append(x.PerChange, ExplainPerChange{Aggregate: label, Contribution: float64(per) * quantumOf(s)})
+	if sens == 0 {
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — no edge of the secret graph (%s) can change it: it reads only columns the secrets keep fixed (or none); returned exactly, no budget charged for it",
+			label, describeSecrets(ds.Secrets)))
+	} else {
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = maxT %d × per-change contribution %g (%s)", label, bf.MaxT, float64(per)*quantumOf(s), bf.Method))
+	}
+	return sens, nil
+}
+
+func quantumOf(s aggShape) float64 {
+	if s.Quantum == 0 {
+		return 1
+	}
+	return s.Quantum
+}
+
+// secretGraph describes ds's secrets for the per-change calculus. θ is
+// converted to lattice units of the aggregate: an integer column's values
+// move by at most ⌊θ⌋ (clamping is 1-Lipschitz); a real column's
+// quantized value FLOOR(clamp(x)/γ + 0.5) is monotone and shifts by one per
+// γ, so it moves by at most ⌈θ/γ⌉.
+func secretGraph(ds *policies.Dataset, main *policies.Table, s aggShape) (sensitivity.Secrets, error) {
+	sec := ds.Secrets
+	g := sensitivity.Secrets{Kind: sec.Kind, Column: sec.Column}
+	switch sec.Kind {
+	case policies.SecretsPartition:
+		g.Partition = sec.Columns // empty for buckets: the column changes within its bucket
+		if ranges, ok := sec.BucketRanges(); ok {
+			// A value moves only within its bucket (values outside every
+			// bucket are cells of their own): by at most the widest
+			// bucket, converted to lattice units like θ below.
+			var width float64
+			for _, r := range ranges {
+				width = max(width, r[1]-r[0])
+			}
+			col := main.Column(sec.Column)
+			q := quantumOf(s)
+			var step float64
+			if col != nil && col.Type == policies.TypeInteger && q == 1 {
+				step = math.Floor(width)
+			} else {
+				step = math.Ceil(width / q)
+			}
+			if step >= 1 && step < 1<<62 {
+				g.Step = int64(step)
+			}
+		}
+	case policies.SecretsDistance:
+		col := main.Column(sec.Column)
+		q := quantumOf(s)
+		var step float64
+		if col != nil && col.Type == policies.TypeInteger && q == 1 {
+			step = math.Floor(sec.Theta)
+		} else {
+			step = math.Ceil(sec.Theta / q)
+		}
+		if !(step < 1<<62) {
+			step = 1 << 62
+		}
+		g.Step = max(int64(step), 1)
+	}
+	return g, nil
+}
+
+// settleBlowfish runs after calibration: aggregates of sensitivity 0 are
+// released exactly and need no share of ε, so ε is split over the others
+// only; a query whose aggregates all have sensitivity 0 costs nothing.
+func (b *builder) settleBlowfish(eps float64, ds *policies.Dataset) error {
+	if ds.Model != policies.ModelBlowfish && ds.Model != policies.ModelInduced {
+		return nil
+	}
+	var noisy []int
+	for i, a := range b.plan.Aggs {
+		if a.Sensitivity > 0 {
+			noisy = append(noisy, i)
+		}
+	}
+	if len(noisy) == len(b.plan.Aggs) {
+		return nil
+	}
+	for i := range b.plan.Aggs {
+		b.plan.Aggs[i].Epsilon = 0
+	}
+	if len(noisy) == 0 {
+		b.plan.Budget.Epsilon = 0
+		b.notes = append(b.notes, "every aggregate has sensitivity 0 under this policy: the answer is exact and charges ε = 0")
+		return nil
+	}
+	for _, i := range noisy {
+		a := &b.plan.Aggs[i]
+		a.Epsilon = eps / float64(len(noisy))
+		sc, err := scaleFor(a.Sensitivity, eps, len(noisy))
+		if err != nil {
+			return sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "cannot calibrate noise for "+a.Label)
+		}
+		a.Scale = sc
+	}
+	b.notes = append(b.notes, fmt.Sprintf("aggregates of sensitivity 0 are exact and take no ε; ε = %g is split over the %d noisy ones", eps, len(noisy)))
+	return nil
+}
+
+// neighborsWord names the neighbour relation explain reports: the dp
+// setting, or the model's own relation (neighbors does not apply to
+// blowfish and induced datasets).
+func neighborsWord(ds *policies.Dataset) string {
+	switch ds.Model {
+	case policies.ModelBlowfish:
+		if ds.Compensation == policies.CompensationSecretsOnly {
+			return "blowfish (secrets-only)"
+		}
+		return "blowfish"
+	case policies.ModelInduced:
+		return "induced"
+	}
+	return ds.Neighbors
 }

@@ -244,6 +244,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		}
 	default:
 		col := b.missingDomain()
+		if err := refuseThreshold(ds, col); err != nil {
+			return nil, err
+		}
 		if user.DeltaPerQuery <= 0 || limit.Delta <= 0 {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 				"GROUP BY %s needs a declared domain: %s", col.name, domainPath(sc, col)).
@@ -256,8 +259,16 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	}
 	pl.Budget = policies.Budget{Epsilon: eps, Delta: delta}
 
-	if err := b.calibrate(eps, ds, main); err != nil {
+	if err := b.planSynopsis(); err != nil {
 		return nil, err
+	}
+	if pl.Synopsis == nil {
+		if err := b.calibrate(eps, ds, main); err != nil {
+			return nil, err
+		}
+		if err := b.settleBlowfish(eps, ds); err != nil {
+			return nil, err
+		}
 	}
 	if pl.Keys.Mode == KeysThreshold {
 		tau, err := threshold(main.MaxRowsPerUnit, pl.Aggs[pl.Keys.CountAgg].Scale, delta)
@@ -267,9 +278,6 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		pl.Keys.Threshold = tau
 		pl.Notes = append(pl.Notes, fmt.Sprintf(
 			"group keys are not declared: a key is released only if its noisy count is at least %d (threshold selection, δ = %g)", tau, delta))
-	}
-	if err := b.planSynopsis(); err != nil {
-		return nil, err
 	}
 	pl.Notes = append(b.notes, pl.Notes...)
 	pl.CacheKey = cacheKey(pl)

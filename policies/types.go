@@ -137,6 +137,9 @@ type Dataset struct {
 	Secrets      *Secrets      `yaml:"secrets"`
 	Constraints  []*Constraint `yaml:"constraints"`
 	Compensation string        `yaml:"compensation"`
+	// Analysis is the load-time analysis of secrets and constraints
+	// (policies/analysis.go); nil for other models.
+	Analysis *Analysis `yaml:"-"`
 	// Synopses are range-count synopses released once and answered from
 	// (policies/synopsis.go).
 	Synopses []*Synopsis `yaml:"synopses"`

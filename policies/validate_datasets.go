@@ -53,6 +53,9 @@ func (p *Policy) checkDatasets(c *checker) {
 		if !private {
 			c.add(dp+".tables", "dataset has no private table (all are public: true); a dataset exists to protect the units of a private table")
 		}
+		if d.Model == ModelBlowfish || d.Model == ModelInduced {
+			c.checkConstraintSystem(dp, d) // needs the resolved column domains
+		}
 		d.Fingerprint = d.fingerprint()
 	}
 }

@@ -64,6 +64,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d datasets, %d private and %d public tables, %d users)\n",
 		fs.Arg(0), len(pol.Datasets), private, public, len(pol.Users))
+	for _, dn := range pol.DatasetNames {
+		if an := pol.Datasets[dn].Analysis; an != nil { // blowfish/induced: the load-time bound
+			fmt.Fprintf(stdout, "  %s (model %s): %s\n", dn, pol.Datasets[dn].Model, an)
+		}
+	}
 	return nil
 }
 
@@ -168,6 +173,11 @@ func checkAgainstBackend(ctx context.Context, pol *policies.Policy, noteOut io.W
 			if t.Key != "" && !have[strings.ToLower(t.Key)] {
 				add(tpath+".key", "key column %s does not exist in backend table %s", t.Key, t.Name)
 			}
+		}
+	}
+	if len(probs) == 0 { // the tables exist: constrained columns must hold only their domains
+		if err := verifyConstrainedDomains(ctx, pol, be); err != nil {
+			probs = append(probs, err.Error())
 		}
 	}
 	more, notes := checkDependence(ctx, pol, be)

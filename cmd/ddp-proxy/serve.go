@@ -297,5 +297,8 @@ func (p *proxy) wait(ctx context.Context) error {
 // structures read once at load (never per query).
 func prepareBackend(ctx context.Context, pol *policies.Policy, be connect.Backend, log *slog.Logger) error {
 	connect.MarkUniqueUnits(ctx, pol, be, log)
+	if err := verifyConstrainedDomains(ctx, pol, be); err != nil {
+		return err
+	}
 	return loadDependence(ctx, pol, be, log)
 }

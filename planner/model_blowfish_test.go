@@ -1,0 +1,153 @@
+package planner_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+func loadBlowfish(t *testing.T) *planner.Planner {
+	t.Helper()
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol, err := policies.Load("testdata/blowfish.yaml")
+	if err != nil {
+		t.Fatalf("loading policy: %v", err)
+	}
+	return planner.New(pol)
+}
+
+// TestBlowfishSensitivities: explain's numbers equal hand-derived values.
+func TestBlowfishSensitivities(t *testing.T) {
+	p := loadBlowfish(t)
+	tests := []struct {
+		name string
+		sql  string
+		sens []float64 // per true aggregate, output units
+		eps  float64   // charged
+	}{
+		// induced, rows and columns of a 2×5 table: min(2r, 2c) = 4; a
+		// count changes by at most min(r, c) = 2.
+		{"induced histogram", "SELECT sex, region, COUNT(*) FROM persons GROUP BY sex, region", []float64{4}, 0.5},
+		{"induced histogram by region, filtered", "SELECT region, COUNT(*) FROM persons WHERE age > 3 GROUP BY region", []float64{4}, 0.5},
+		{"induced filtered count", "SELECT COUNT(*) FROM persons WHERE age > 30", []float64{2}, 0.5},
+		{"induced sum", "SELECT SUM(age) FROM persons", []float64{200}, 0.5},
+		{"induced grouped sum", "SELECT sex, SUM(age) FROM persons GROUP BY sex", []float64{400}, 0.5},
+		// Published marginals: exact and free.
+		{"published marginal", "SELECT sex, COUNT(*) FROM persons GROUP BY sex", []float64{0}, 0},
+		{"published total", "SELECT COUNT(*) FROM persons", []float64{0}, 0},
+		// Counts that are sums of published cells: exact and free.
+		{"count within a published marginal", "SELECT COUNT(*) FROM persons WHERE sex = 'F'", []float64{0}, 0},
+		{"histogram within a published marginal", "SELECT region, COUNT(*) FROM persons WHERE region IN ('n', 'e') GROUP BY region", []float64{0}, 0},
+		// One cell of the 2×5 table: every alternating cycle moves a cell by ±1.
+		{"cell of the unpublished 2-D table", "SELECT COUNT(*) FROM persons WHERE sex = 'F' AND region = 'n'", []float64{1}, 0.5},
+		// Two cells of one row: a cycle enters a row once with + and once
+		// with −, so their sum moves by at most 1.
+		{"two cells of a row", "SELECT COUNT(*) FROM persons WHERE sex = 'F' AND region IN ('n', 'e')", []float64{1}, 0.5},
+		{"value outside the domain", "SELECT COUNT(*) FROM persons WHERE sex = 'X'", []float64{2}, 0.5},
+		{"published pair count", "SELECT COUNT(*) FROM rt WHERE r IN (2, 1)", []float64{0}, 0},
+		// Not published: the alternating vector ±(1,−1,1,−1,1,−1) moves
+		// r ∈ {1, 3} by 2; r ∈ {1, 3, 5} by 3.
+		{"unpublished pair count", "SELECT COUNT(*) FROM rt WHERE r IN (1, 3)", []float64{2}, 0.5},
+		{"odd values", "SELECT COUNT(*) FROM rt WHERE r IN (1, 3, 5)", []float64{3}, 0.5},
+		{"one value", "SELECT COUNT(*) FROM rt WHERE r = 4", []float64{1}, 0.5},
+		{"blowfish count of a published city", "SELECT COUNT(*) FROM homes WHERE city = 'p'", []float64{0}, 0},
+		// kifer §4.1 chain over 6 values: k = 6.
+		{"chain histogram", "SELECT r, COUNT(*) FROM rt GROUP BY r", []float64{6}, 0.5},
+		// blowfish distance θ = 5 on x, no constraints.
+		{"distance sum", "SELECT SUM(x) FROM visits", []float64{5}, 0.5},
+		{"distance sum grouped by kind", "SELECT kind, SUM(x) FROM visits GROUP BY kind", []float64{5}, 0.5},
+		{"distance histogram of x", "SELECT x, COUNT(*) FROM visits GROUP BY x", []float64{2}, 0.5},
+		{"distance count filtered on x", "SELECT COUNT(*) FROM visits WHERE x < 50", []float64{1}, 0.5},
+		{"distance sum filtered on x", "SELECT SUM(x) FROM visits WHERE x < 50", []float64{100}, 0.5},
+		{"untouched histogram", "SELECT kind, COUNT(*) FROM visits GROUP BY kind", []float64{0}, 0},
+		{"untouched sum", "SELECT SUM(y) FROM visits WHERE kind = 'a'", []float64{0}, 0},
+		{"mixed: zero part takes no ε", "SELECT COUNT(*), SUM(x) FROM visits", []float64{0, 5}, 0.5},
+		// blowfish literal, one marginal over 3 cities: maxT = 3.
+		{"marginal literal histogram", "SELECT rooms, COUNT(*) FROM homes GROUP BY rooms", []float64{6}, 0.5},
+		{"marginal literal sum", "SELECT SUM(rooms) FROM homes", []float64{27}, 0.5},
+		{"marginal literal city histogram (published)", "SELECT city, COUNT(*) FROM homes GROUP BY city", []float64{0}, 0},
+		// Bucketed partition of age: WHERE clauses that are unions of
+		// buckets are untouched by secret pairs.
+		{"bucket-aligned count", "SELECT COUNT(*) FROM folks WHERE age BETWEEN 18 AND 64", []float64{0}, 0},
+		{"bucket-aligned union", "SELECT COUNT(*) FROM folks WHERE age < 18 OR age >= 65", []float64{0}, 0},
+		{"not aligned", "SELECT COUNT(*) FROM folks WHERE age >= 21", []float64{1}, 0.5},
+		{"aligned filter, other column grouped", "SELECT sex, COUNT(*) FROM folks WHERE age >= 65 GROUP BY sex", []float64{2}, 0.5},
+		// A secret pair moves age within its bucket: by at most the widest
+		// bucket, 120 − 65 = 55.
+		{"bucket sum", "SELECT SUM(age) FROM folks WHERE age BETWEEN 0 AND 17", []float64{55}, 0.5},
+		{"bucket sum, filter not aligned", "SELECT SUM(age) FROM folks WHERE age > 30", []float64{120}, 0.5},
+		// secrets-only, attribute, disjoint marginals of sizes 3 and 2:
+		// Thm 8.5, maxT = 3; c(q) uses G's edges.
+		{"secrets-only histogram", "SELECT rooms, COUNT(*) FROM flats GROUP BY rooms", []float64{6}, 0.5},
+		{"secrets-only count", "SELECT COUNT(*) FROM flats WHERE rooms > 3", []float64{3}, 0.5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pl, err := plan(t, p, tc.sql, planArgs{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.Aggs) != len(tc.sens) {
+				t.Fatalf("%d aggregates, want %d", len(pl.Aggs), len(tc.sens))
+			}
+			for i, a := range pl.Aggs {
+				if got := float64(a.Sensitivity) * a.Quantum; got != tc.sens[i] {
+					t.Errorf("%s: sensitivity %g, want %g (notes %v)", a.Label, got, tc.sens[i], pl.Notes)
+				}
+				if a.Sensitivity == 0 && a.Epsilon != 0 {
+					t.Errorf("%s: exact aggregate takes ε %g", a.Label, a.Epsilon)
+				}
+			}
+			if pl.Budget.Epsilon != tc.eps {
+				t.Errorf("charged ε %g, want %g", pl.Budget.Epsilon, tc.eps)
+			}
+		})
+	}
+}
+
+func TestBlowfishExplainJSON(t *testing.T) {
+	p := loadBlowfish(t)
+	pl, err := plan(t, p, "SELECT rooms, COUNT(*) FROM flats GROUP BY rooms", planArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(pl.Explain(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"secrets", "constraints", "max_tuple_changes", "policy_graph", "per_change_contribution", "reading", "rule"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("explain --json lacks %q: %s", k, b)
+		}
+	}
+	if pg := m["policy_graph"].(map[string]any); pg["alpha"] != 3.0 || pg["xi"] != 1.0 {
+		t.Errorf("policy_graph %v, want alpha 3 xi 1", pg)
+	}
+	if !strings.Contains(m["reading"].(string), "WEAKER") {
+		t.Errorf("reading %q does not label the weaker guarantee", m["reading"])
+	}
+	pl, err = plan(t, p, "SELECT sex, region, COUNT(*) FROM persons GROUP BY sex, region", planArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(pl.Explain(nil))
+	if !strings.Contains(string(b), `"graver_max_l1":4`) || !strings.Contains(string(b), "Lemma 4.1") {
+		t.Errorf("induced explain: %s", b)
+	}
+}
+
+func TestBlowfishRefusals(t *testing.T) {
+	p := loadBlowfish(t)
+	_, err := plan(t, p, "SELECT job, COUNT(*) FROM persons GROUP BY job", planArgs{})
+	if err == nil || !strings.Contains(sqlerr.As(err).Message, "needs a declared domain") {
+		t.Fatalf("threshold selection under induced: %v", err)
+	}
+}
