@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
@@ -132,9 +133,9 @@ func (g *graph) summary(s *policies.DependenceStructure, weighted bool) (maxDeg 
 			continue
 		}
 		var sum float64
-		for _, r := range m {
-			sum += r
-			if weighted {
+		if weighted {
+			sum = exactSum(m)
+			for _, r := range m {
 				rhos = append(rhos, r)
 			}
 		}
@@ -152,6 +153,22 @@ func (g *graph) summary(s *policies.DependenceStructure, weighted bool) (maxDeg 
 	}
 	s.MaxWeightedDegree = maxW
 	return maxDeg, maxW
+}
+
+// exactSum is the smallest float64 ≥ the exact sum of the weights read as
+// the shortest decimals of their floats (as declared: 0.1 is 1/10). Float
+// addition in map order could land below the exact sum, and the multiplier
+// must never come out below 1 + Σρ through rounding.
+func exactSum[K comparable](m map[K]float64) float64 {
+	sum := new(big.Rat)
+	var r big.Rat
+	for _, w := range m {
+		if _, ok := r.SetString(strconv.FormatFloat(w, 'g', -1, 64)); !ok {
+			r.SetFloat64(w)
+		}
+		sum.Add(sum, &r)
+	}
+	return roundUp(sum)
 }
 
 // roundUp is the smallest float64 ≥ the exact rational r.

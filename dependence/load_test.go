@@ -258,7 +258,7 @@ func TestLoad50kEdges(t *testing.T) {
 		t.Errorf("max weighted degree %v L %d, want %v %d", s.MaxWeightedDegree, s.L, wantW, wantD+1)
 	}
 	m, _ := s.Solver.Multiplier(1)
-	if m.M < 1+wantW || m.M > (1+wantW)*(1+1e-15) {
+	if m.M < 1+wantW || m.M > (1+wantW)*(1+1e-12) {
 		t.Errorf("multiplier %v, want 1 + %v", m.M, wantW)
 	}
 	t.Logf("50,000 edges: %v (%s)", took, s.Source)
