@@ -7,11 +7,14 @@ type Example struct {
 	// Refused is true for an example that shows what the proxy refuses;
 	// Title says why.
 	Refused bool
+	// Free is true for an example answered exactly at no cost (the answer
+	// is already published).
+	Free bool
 }
 
 // Examples returns example queries to print for a newcomer, simplest
 // first. The first works as typed in psql. Every example but the refused
-// one is answered with noise and spends the user's default ε.
+// and the free one is answered with noise and spends the session's ε.
 func Examples() []Example {
 	return []Example{
 		{
@@ -33,6 +36,19 @@ func Examples() []Example {
 		{
 			Title: "The same question under dependent DP: friends' check-ins depend on yours, so more noise (compare EXPLAIN of both)",
 			SQL:   "SELECT venue_category, COUNT(*) FROM checkins_ddp WHERE checkin_time >= '2010-01-01' GROUP BY venue_category;",
+		},
+		{
+			Title: "Published census totals (model induced): sex counts were published exactly, so they are answered exactly and free",
+			SQL:   "SELECT sex, COUNT(*) FROM census_published GROUP BY sex;",
+			Free:  true,
+		},
+		{
+			Title: "The unpublished sex x race table: noise covers every change that keeps the published totals (sensitivity 4, not 1)",
+			SQL:   "SELECT sex, race, COUNT(*) FROM census_published GROUP BY sex, race;",
+		},
+		{
+			Title: "Salaries under Blowfish distance secrets: the first range count releases a synopsis, later ranges at the same ε are free",
+			SQL:   "SELECT COUNT(*) FROM salaries WHERE salary BETWEEN 40000 AND 60000;",
 		},
 		{
 			Title:   "Refused: reading rows of a private table (only aggregates are answered; SQLSTATE 42501)",

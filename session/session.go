@@ -234,14 +234,22 @@ func (s *Session) privateResult(pl *planner.Plan, res *release.Result) Result {
 // (DESIGN.md: every answer states its cost).
 func costNotice(pl *planner.Plan, res *release.Result) string {
 	var b strings.Builder
-	if res.Cached {
+	switch {
+	case res.Cached && pl.Synopsis != nil:
+		fmt.Fprintf(&b, "ddp: answered from the %s synopsis of %s.%s released earlier at ε = %g, at no cost; ε left on %s: %g",
+			pl.Synopsis.Spec.Mechanism, pl.Synopsis.Spec.Table, pl.Synopsis.Spec.Column, pl.Synopsis.Epsilon, pl.Dataset.Name, res.Remaining.Epsilon)
+	case res.Cached:
 		fmt.Fprintf(&b, "ddp: repeated query answered from the earlier release at no cost; ε left on %s: %g", pl.Dataset.Name, res.Remaining.Epsilon)
-	} else {
+	default:
 		fmt.Fprintf(&b, "ddp: spent ε = %g", res.Charged.Epsilon)
 		if res.Charged.Delta > 0 {
 			fmt.Fprintf(&b, ", δ = %g", res.Charged.Delta)
 		}
 		fmt.Fprintf(&b, " on %s; ε left: %g", pl.Dataset.Name, res.Remaining.Epsilon)
+		if pl.Synopsis != nil {
+			fmt.Fprintf(&b, " (this released the %s synopsis of %s.%s: later range counts on it at ε = %g are free)",
+				pl.Synopsis.Spec.Mechanism, pl.Synopsis.Spec.Table, pl.Synopsis.Spec.Column, pl.Synopsis.Epsilon)
+		}
 	}
 	for _, c := range res.Columns {
 		switch c.Aggregate {
@@ -252,7 +260,7 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 			if c.Scale == 0 {
 				fmt.Fprintf(&b, "; %s: exact", c.Name)
 			} else {
-				fmt.Fprintf(&b, "; %s: noise scale %g, 95%% within ±%g", c.Name, c.Scale, c.CI95)
+				fmt.Fprintf(&b, "; %s: noise scale %.4g, 95%% within ±%.4g", c.Name, c.Scale, c.CI95)
 			}
 		}
 	}
