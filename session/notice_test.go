@@ -1,0 +1,47 @@
+package session
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/release"
+)
+
+// The cost notice says what the answer cost and where it came from: a
+// fresh release, a repeat of one, or a range synopsis released earlier.
+func TestCostNotice(t *testing.T) {
+	ds := &policies.Dataset{Name: "payroll"}
+	syn := &planner.SynopsisPlan{Spec: &policies.Synopsis{Table: "salaries", Column: "salary", Mechanism: "ordered_hierarchical"}, Epsilon: 0.5}
+	cols := []release.Column{{Name: "count", Aggregate: "count", Scale: 42.08369619795086, CI95: 189}}
+	cases := []struct {
+		name string
+		pl   *planner.Plan
+		res  *release.Result
+		want []string
+		not  []string
+	}{
+		{"fresh", &planner.Plan{Dataset: ds}, &release.Result{Columns: cols, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},
+			[]string{"spent ε = 0.5 on payroll; ε left: 9.5", "count: noise scale 42.08, 95% within ±189"}, []string{"synopsis", "no cost"}},
+		{"repeat", &planner.Plan{Dataset: ds}, &release.Result{Columns: cols, Cached: true, Remaining: policies.Budget{Epsilon: 9.5}},
+			[]string{"repeated query answered from the earlier release at no cost; ε left on payroll: 9.5"}, []string{"spent"}},
+		{"synopsis released", &planner.Plan{Dataset: ds, Synopsis: syn}, &release.Result{Columns: cols, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},
+			[]string{"spent ε = 0.5 on payroll", "released the ordered_hierarchical synopsis of salaries.salary: later range counts on it at ε = 0.5 are free"}, []string{"no cost"}},
+		{"synopsis reused", &planner.Plan{Dataset: ds, Synopsis: syn}, &release.Result{Columns: cols, Cached: true, Remaining: policies.Budget{Epsilon: 9.5}},
+			[]string{"answered from the ordered_hierarchical synopsis of salaries.salary released earlier at ε = 0.5, at no cost; ε left on payroll: 9.5"}, []string{"spent", "repeated query"}},
+	}
+	for _, c := range cases {
+		got := costNotice(c.pl, c.res)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: notice %q lacks %q", c.name, got, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%s: notice %q contains %q", c.name, got, n)
+			}
+		}
+	}
+}
