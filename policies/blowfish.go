@@ -131,6 +131,7 @@ func (s *Secrets) UnmarshalYAML(n *yaml.Node) error {
 //   - rows_and_columns: [sex, region] # both one-way marginals of a 2-D table
 //   - count: {region: [north, east]} # one count: a conjunction of per-column
 //   - count: {sex: F, age: {range: [18, 64]}} # equality / IN / inclusive range
+//   - count: "sex = 'F' AND age BETWEEN 18 AND 64" # the same, in SQL
 type Constraint struct {
 	// Kind is one of the Constraint* constants.
 	Kind string `yaml:"-" json:"kind"`
@@ -194,8 +195,19 @@ func (ct *Constraint) UnmarshalYAML(n *yaml.Node) error {
 		}
 	case ConstraintCount:
 		ct.Kind = ConstraintCount
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
+			conds, err := parseCountPredicate(v.Value)
+			if err != nil {
+				return lineError(v, "%v", err)
+			}
+			for i := range conds {
+				conds[i].Line = v.Line
+			}
+			ct.Count = conds
+			return nil
+		}
 		if v.Kind != yaml.MappingNode {
-			return lineError(v, "count: expected a mapping of column: value, column: [values] or column: {range: [lo, hi]}")
+			return lineError(v, "count: expected a SQL predicate string or a mapping of column: value, column: [values] or column: {range: [lo, hi]}")
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			ck, cv := v.Content[i], deref(v.Content[i+1])
