@@ -20,6 +20,7 @@ import (
 //	secrets: attribute
 //	secrets: {partition: {columns: [city]}}
 //	secrets: {partition: {column: age, buckets: [[0, 17], [18, 64], [65, 120]]}}
+//	secrets: {partition: {column: age, buckets: 10}}  # [lo, lo+9], ... over the range domain
 //	secrets: {distance: {column: salary, theta: 1000}}
 type Secrets struct {
 	// Kind is one of the Secrets* constants.
@@ -38,6 +39,11 @@ type Secrets struct {
 	// for a text or boolean column it is a list of values. Two tuples are
 	// a secret pair iff their Column values fall in the same bucket.
 	Buckets [][]any `yaml:"-"`
+	// BucketWidth is the shorthand buckets: w for an integer column with a
+	// declared range domain [lo, hi]: the buckets [lo, lo+w−1], [lo+w,
+	// lo+2w−1], ... (the last one cut at hi). Validation expands it into
+	// Buckets.
+	BucketWidth int64 `yaml:"-"`
 
 	// Line is the line of the secrets key's value (for messages).
 	Line int `yaml:"-" json:"-"`
@@ -93,6 +99,12 @@ func (s *Secrets) UnmarshalYAML(n *yaml.Node) error {
 					return lineError(f, "secrets.partition.column: expected a column name")
 				}
 			case "buckets":
+				if f.Kind == yaml.ScalarNode {
+					if err := f.Decode(&s.BucketWidth); err != nil || s.BucketWidth < 1 {
+						return lineError(f, "secrets.partition.buckets: a width is a positive integer (buckets: 10), or give the buckets as a list")
+					}
+					continue
+				}
 				if err := f.Decode(&s.Buckets); err != nil {
 					return lineError(f, "secrets.partition.buckets: expected a list of buckets, each a list ([lo, hi] for a number column, values for a text column)")
 				}
@@ -526,6 +538,20 @@ func (c *checker) checkSecrets(sp string, s *Secrets, t *Table) bool {
 }
 
 func (c *checker) checkBuckets(bp string, s *Secrets, col *Column) bool {
+	if s.BucketWidth > 0 && len(s.Buckets) == 0 {
+		if col.Type != TypeInteger || col.Domain == nil || len(col.Domain.Range) != 2 {
+			c.addAt(s.Line, bp, "buckets: %d (a width) needs an integer column with domain: {range: [lo, hi]}; otherwise list the buckets", s.BucketWidth)
+			return false
+		}
+		lo, hi := col.Domain.Range[0], col.Domain.Range[1]
+		for a := lo; a <= hi; a += s.BucketWidth {
+			b := min(a+s.BucketWidth-1, hi)
+			s.Buckets = append(s.Buckets, []any{int(a), int(b)})
+			if b == hi {
+				break
+			}
+		}
+	}
 	if len(s.Buckets) == 0 {
 		c.addAt(s.Line, bp, "a bucketed partition needs buckets: a list of [lo, hi] ranges (number column) or value lists (text column)")
 		return false

@@ -66,3 +66,37 @@ func TestCountPredicateRefusals(t *testing.T) {
 		}
 	}
 }
+
+// buckets: w is the list of width-w buckets over the range domain.
+func TestBucketWidth(t *testing.T) {
+	load := func(buckets string) (*Dataset, error) {
+		pol, err := LoadBytes("t.yaml", []byte(analysisHead+"    model: blowfish\n    secrets: {partition: {column: age, buckets: "+buckets+"}}\n"+analysisTable))
+		if err != nil {
+			return nil, err
+		}
+		return pol.Datasets["d"], nil
+	}
+	a, err := load("4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := load("[[0, 3], [4, 7], [8, 9]]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Secrets.Buckets, b.Secrets.Buckets) {
+		t.Errorf("buckets: 4 over [0, 9] = %v, want %v", a.Secrets.Buckets, b.Secrets.Buckets)
+	}
+	if a.Analysis.String() != b.Analysis.String() {
+		t.Errorf("analysis %q, want %q", a.Analysis.String(), b.Analysis.String())
+	}
+	for _, bad := range []string{"0", "-2", "x"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "width") {
+			t.Errorf("buckets: %s: error %v, want a width problem", bad, err)
+		}
+	}
+	pol := analysisHead + "    model: blowfish\n    secrets: {partition: {column: region, buckets: 2}}\n" + analysisTable
+	if _, err := LoadBytes("t.yaml", []byte(pol)); err == nil || !strings.Contains(err.Error(), "needs an integer column") {
+		t.Errorf("width buckets on a text column: %v", err)
+	}
+}
