@@ -80,6 +80,9 @@ type DependenceEdges struct {
 	Rho       *float64         `yaml:"rho" json:"rho,omitempty"`
 	RhoColumn string           `yaml:"rho_column" json:"rho_column,omitempty"`
 	Model     *DependenceModel `yaml:"model" json:"model,omitempty"`
+	// RhoMethod may also be written next to model (edges.rho_method)
+	// instead of inside it; validation moves it into Model.
+	RhoMethod string `yaml:"rho_method" json:"-"`
 	// Directed edges a → b mean ρ_ab only (a's change reaches b); otherwise
 	// every row gives ρ_ab and ρ_ba.
 	Directed bool `yaml:"directed" json:"directed,omitempty"`
@@ -315,6 +318,16 @@ func (c *checker) checkEdges(ep string, e *DependenceEdges) {
 		set++
 		if c.checkIdent(ep+".rho_column", "column", e.RhoColumn) && slices.Contains(e.Columns, e.RhoColumn) {
 			c.add(ep+".rho_column", "rho_column must not be one of the unit columns")
+		}
+	}
+	if e.RhoMethod != "" {
+		switch {
+		case e.Model == nil:
+			c.add(ep+".rho_method", "rho_method chooses how ρ is computed from model: give model: {a, b, c, columns, grid}")
+		case e.Model.RhoMethod != "" && e.Model.RhoMethod != e.RhoMethod:
+			c.add(ep+".rho_method", "rho_method is %s here and %s in model; give it once", e.RhoMethod, e.Model.RhoMethod)
+		default:
+			e.Model.RhoMethod = e.RhoMethod
 		}
 	}
 	if e.Model != nil {
