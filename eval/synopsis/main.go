@@ -28,8 +28,20 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/synopsis"
 )
 
+// DefaultAdultCSV is the shared copy of UCI Adult next to the repository
+// (../shared/data/adult, from the repository root or from this package's
+// directory, as `go test` runs), or "" when none is found.
+func DefaultAdultCSV() string {
+	for _, p := range []string{"../shared/data/adult/adult.csv", "../../../shared/data/adult/adult.csv", "/work/shared/data/adult/adult.csv"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "../shared/data/adult/adult.csv"
+}
+
 func main() {
-	data := flag.String("data", "/work/shared/data/adult/adult.csv", "Adult CSV with a header line (see its README)")
+	data := flag.String("data", DefaultAdultCSV(), "Adult CSV with a header line (see its README)")
 	column := flag.String("column", "capital-loss", "ordinal integer column")
 	lo := flag.Int64("lo", 0, "domain lower bound")
 	hi := flag.Int64("hi", 4356, "domain upper bound")

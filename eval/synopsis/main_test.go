@@ -13,7 +13,7 @@ import (
 func adultCSV(t *testing.T) string {
 	p := os.Getenv("DDP_ADULT_CSV")
 	if p == "" {
-		p = "/work/shared/data/adult/adult.csv"
+		p = DefaultAdultCSV()
 	}
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("Adult data not found at %s (set DDP_ADULT_CSV): %v", p, err)
