@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ddp-proxy/ddp-proxy/constraints"
+	"github.com/ddp-proxy/ddp-proxy/sensitivity"
 )
 
 // Secrets is a Blowfish secret graph G over the tuple domain: which changes
@@ -49,12 +50,13 @@ type Secrets struct {
 	Line int `yaml:"-" json:"-"`
 }
 
-// Secret graph kinds.
+// Secret graph kinds (the spellings of the secrets key; sensitivity owns
+// them, as the leaf package every model's calculus shares).
 const (
-	SecretsFull      = "full"      // complete graph: plain DP on tuples
-	SecretsAttribute = "attribute" // change one attribute of a tuple
-	SecretsPartition = "partition" // change within a cell of a partition
-	SecretsDistance  = "distance"  // change one ordinal column by at most θ
+	SecretsFull      = sensitivity.SecretsFull      // complete graph: plain DP on tuples
+	SecretsAttribute = sensitivity.SecretsAttribute // change one attribute of a tuple
+	SecretsPartition = sensitivity.SecretsPartition // change within a cell of a partition
+	SecretsDistance  = sensitivity.SecretsDistance  // change one ordinal column by at most θ
 )
 
 // UnmarshalYAML decodes the word or one-key map forms of Secrets. Problems
