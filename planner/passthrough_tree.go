@@ -97,9 +97,30 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 				ranges[a.Aliasname] = true
 			}
 		case *pg.Node_SelectStmt:
+			star := false
 			for _, t := range x.SelectStmt.TargetList {
 				if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil {
 					okStars[cr] = true
+					if f := cr.Fields; len(f) > 0 && f[len(f)-1].GetAStar() != nil {
+						star = true
+					}
+				}
+			}
+			// A position (ORDER BY 10) over a star addresses a column
+			// by number: it may be a statistics column (pg_class's 10th
+			// is relpages), and sorting by it ranks tables by size even
+			// though the values are blanked afterwards.
+			if star {
+				var positional []*pg.Node
+				for _, sb := range x.SelectStmt.SortClause {
+					positional = append(positional, sb.GetSortBy().GetNode())
+				}
+				positional = append(positional, x.SelectStmt.DistinctClause...)
+				positional = append(positional, x.SelectStmt.GroupClause...)
+				for _, e := range positional {
+					if c := e.GetAConst(); c != nil && c.GetIval() != nil {
+						refuse("ORDER BY, GROUP BY or DISTINCT ON by column position over SELECT * is not allowed in catalog queries through the privacy proxy (the position may be a statistics column)")
+					}
 				}
 			}
 		}

@@ -342,6 +342,31 @@ func TestCatalogStatisticsBlanked(t *testing.T) {
 			t.Errorf("%s: forwarded %q, want %q", sql, pl.SQL, want)
 		}
 	}
+	// A column position over a star may be a statistics column: sorting
+	// (or grouping, DISTINCT ON) by it ranks tables by their size even
+	// though the values come back blank. pg_class's 10th column is
+	// relpages.
+	for _, sql := range []string{
+		"SELECT * FROM pg_class ORDER BY 10",
+		"SELECT * FROM (SELECT * FROM pg_class) c ORDER BY 10 DESC",
+		"SELECT c.* FROM pg_class c ORDER BY 11, 2",
+		"SELECT DISTINCT ON (10) * FROM pg_class",
+		"SELECT relname FROM pg_class WHERE oid IN (SELECT oid FROM (SELECT * FROM pg_class ORDER BY 10 LIMIT 1) x)",
+	} {
+		_, err := plan(t, p, sql, planArgs{})
+		if se := sqlerr.As(err); err == nil || se.Code.SQLState != "42501" || !strings.Contains(se.Message, "position") {
+			t.Errorf("%s: %v, want a 42501 refusal naming the position", sql, err)
+		}
+	}
+	// Positions over named columns, and names over a star, are fine.
+	for _, sql := range []string{
+		"SELECT relname, relkind FROM pg_class ORDER BY 2, 1",
+		"SELECT * FROM pg_class ORDER BY relname",
+	} {
+		if _, err := plan(t, p, sql, planArgs{}); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
 	// Names that merely contain a statistics column name are fine.
 	if _, err := plan(t, p, "SELECT relname AS my_reltuples_x FROM pg_class", planArgs{}); err != nil {
 		t.Errorf("identifier containing reltuples: %v", err)
