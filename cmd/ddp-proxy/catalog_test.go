@@ -152,10 +152,7 @@ func catalogBackends(t *testing.T) map[string]func(*testing.T) catalogBackend {
 // TestCatalogWithPsql runs psql's \d, \d+, \l and \dt against both
 // backends and checks what psql prints.
 func TestCatalogWithPsql(t *testing.T) {
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		t.Skip("psql is not installed")
-	}
+	psql := clientBinary(t, "postgresql-client", "psql")
 	for name, start := range catalogBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			b := start(t)

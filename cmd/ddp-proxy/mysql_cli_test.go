@@ -13,12 +13,7 @@ import (
 // as the script, returning stdout, stderr and whether it exited 0.
 func mariadbCLI(t *testing.T, addr, user, pw, db, script string, extra ...string) (string, string, bool) {
 	t.Helper()
-	bin, err := exec.LookPath("mariadb")
-	if err != nil {
-		if bin, err = exec.LookPath("mysql"); err != nil {
-			t.Skip("neither mariadb nor mysql client is installed (apt-get install mariadb-client)")
-		}
-	}
+	bin := clientBinary(t, "mariadb-client", "mariadb", "mysql")
 	host, port, _ := net.SplitHostPort(addr)
 	args := append([]string{"-h", host, "-P", port, "-u", user, "-p" + pw, "--batch", "--skip-ssl"}, extra...)
 	if db != "" {
@@ -30,7 +25,7 @@ func mariadbCLI(t *testing.T, addr, user, pw, db, script string, extra ...string
 	cmd.Stdin = strings.NewReader(script)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("mariadb client timed out; stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	}

@@ -148,10 +148,7 @@ func TestServeWithLibPQAndBudgetExhaustion(t *testing.T) {
 }
 
 func TestServeWithPsql(t *testing.T) {
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		t.Skip("psql is not installed")
-	}
+	psql := clientBinary(t, "postgresql-client", "psql")
 	addr, _ := startDemo(t)
 	host, port, _ := strings.Cut(addr, ":")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
