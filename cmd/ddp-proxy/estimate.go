@@ -158,7 +158,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		home[k] = best
 		m := make([]float64, len(u.values))
 		for i, vs := range u.values {
-			m[i] = medianOf(vs)
+			m[i] = estimate.Median(vs)
 		}
 		median[k] = m
 	}
@@ -504,15 +504,6 @@ func unitKey(v ir.Value) ir.Value {
 	return v
 }
 
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
 
 func splitList(s string) []string {
 	var out []string

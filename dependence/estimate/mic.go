@@ -252,3 +252,16 @@ func superclumps(ends []int, n, limit int) []int {
 	}
 	return out
 }
+
+// Median is the median of v (the mean of the two middle values for an
+// even count); v is not modified. It summarises a unit's rows into one
+// attribute value before MIC compares related units.
+func Median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

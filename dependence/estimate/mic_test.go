@@ -96,3 +96,18 @@ func TestMICTiesAndErrors(t *testing.T) {
 		t.Error("NaN accepted")
 	}
 }
+
+func TestMedian(t *testing.T) {
+	in := []float64{5, 1, 3, 2}
+	for _, c := range []struct {
+		v    []float64
+		want float64
+	}{{[]float64{7}, 7}, {[]float64{3, 1, 2}, 2}, {in, 2.5}} {
+		if got := Median(c.v); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.v, got, c.want)
+		}
+	}
+	if in[0] != 5 || in[1] != 1 {
+		t.Errorf("Median sorted its argument: %v", in)
+	}
+}

@@ -169,7 +169,7 @@ func buildSocial(cks []rawCheckin, rawEdges [][2]int64, source string, g estimat
 			}
 		}
 		d.home = append(d.home, best)
-		d.median = append(d.median, []float64{median(lats), median(lons)})
+		d.median = append(d.median, []float64{estimate.Median(lats), estimate.Median(lons)})
 	}
 	d.friends = make([][]int, len(ids))
 	seen := map[[2]int]bool{}
@@ -194,15 +194,6 @@ func buildSocial(cks []rawCheckin, rawEdges [][2]int64, source string, g estimat
 	return d, nil
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
 
 func (d *socialData) maxDegree() int {
 	m := 0
