@@ -504,7 +504,6 @@ func unitKey(v ir.Value) ir.Value {
 	return v
 }
 
-
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {

@@ -194,7 +194,6 @@ func buildSocial(cks []rawCheckin, rawEdges [][2]int64, source string, g estimat
 	return d, nil
 }
 
-
 func (d *socialData) maxDegree() int {
 	m := 0
 	for _, f := range d.friends {
