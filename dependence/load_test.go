@@ -200,10 +200,14 @@ func social50k(t testing.TB, n int) (*sqlite.Backend, float64, int) {
 	st, _ := tx.Prepare(`INSERT INTO friendships VALUES (?, ?, ?)`)
 	r := rand.New(rand.NewPCG(11, 12))
 	users := n / 5
-	w := map[[2]int]float64{}
+	// Weights are whole thousandths, summed exactly in integers below, so
+	// the expected maximum is the exact decimal sum (float sums would
+	// depend on the order of addition).
+	w := map[[2]int]int{}
 	for range n {
 		a, b := r.IntN(users), r.IntN(users)
-		x := float64(r.IntN(1000)) / 1000
+		xi := r.IntN(1000)
+		x := float64(xi) / 1000
 		if _, err := st.Exec(a, b, x); err != nil {
 			t.Fatal(err)
 		}
@@ -211,23 +215,24 @@ func social50k(t testing.TB, n int) (*sqlite.Backend, float64, int) {
 			continue
 		}
 		k := [2]int{min(a, b), max(a, b)}
-		w[k] = max(w[k], x)
+		w[k] = max(w[k], xi)
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	sum, deg := map[int]float64{}, map[int]int{}
+	sum, deg := map[int]int{}, map[int]int{}
 	for k, x := range w {
 		sum[k[0]] += x
 		sum[k[1]] += x
 		deg[k[0]]++
 		deg[k[1]]++
 	}
-	maxW, maxD := 0.0, 0
+	maxSum, maxD := 0, 0
 	for u, s := range sum {
-		maxW = max(maxW, s)
+		maxSum = max(maxSum, s)
 		maxD = max(maxD, deg[u])
 	}
+	maxW := float64(maxSum) / 1000
 	be, err := sqlite.Open(context.Background(), path, backends.Options{})
 	if err != nil {
 		t.Fatal(err)
