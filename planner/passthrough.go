@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -93,27 +94,11 @@ func passthroughFunctionAllowed(name string) bool {
 	return passthroughFunctions[n]
 }
 
-// StatisticsColumns are catalog columns that hold row counts, sizes or
-// activity counters of tables, i.e. facts about private data (DESIGN.md
-// safety rules). A pass-through statement that names one is refused, and a
-// result column with one of these names is blanked by the session, which
-// covers SELECT * FROM pg_class.
-var StatisticsColumns = map[string]bool{
-	"reltuples": true, "relpages": true, "relallvisible": true, "relallfrozen": true,
-	"n_live_tup": true, "n_dead_tup": true, "n_tup_ins": true, "n_tup_upd": true, "n_tup_del": true,
-	"n_mod_since_analyze": true, "n_ins_since_vacuum": true, "seq_tup_read": true, "idx_tup_fetch": true,
-	"table_rows": true, "data_length": true, "avg_row_length": true, "index_length": true, "data_free": true,
-	"most_common_vals": true, "most_common_freqs": true, "histogram_bounds": true, "n_distinct": true,
-	"null_frac": true, "avg_width": true, "correlation": true,
-	// pg_sequences.last_value counts the rows inserted through a sequence.
-	"last_value": true,
-}
-
 // mentionsStatistics reports whether the statement text names a statistics
 // column (as an identifier, in any case, quoted or not).
 func mentionsStatistics(text string) string {
 	lower := strings.ToLower(text)
-	for c := range StatisticsColumns {
+	for _, c := range catalog.StatisticsColumns() {
 		for i := strings.Index(lower, c); i >= 0; {
 			before := i == 0 || !isIdentByte(lower[i-1])
 			after := i+len(c) >= len(lower) || !isIdentByte(lower[i+len(c)])

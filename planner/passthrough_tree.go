@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -32,7 +33,7 @@ func isSizeFunction(name string) bool {
 //   - a column alias list (FROM pg_class AS c(a, b, ...), WITH x(a, ...))
 //     renames them before a SELECT * shows them.
 //
-// Statistics columns (StatisticsColumns) become NULL wherever they are
+// Statistics columns (catalog.IsStatistics) become NULL wherever they are
 // referenced, keeping their output names, so pgjdbc's getIndexInfo gets
 // a NULL CARDINALITY instead of an error; with blankSizes, size functions
 // become NULL::bigint.
@@ -132,7 +133,7 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
 		if rt := n.GetResTarget(); rt != nil && rt.Name == "" {
 			if cr := rt.GetVal().GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
-				if name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval(); StatisticsColumns[name] {
+				if name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval(); catalog.IsStatistics(name) {
 					rt.Name = name
 				}
 			}
@@ -158,7 +159,7 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 				refuse("a row value (x.* outside a select list) of a catalog query is not allowed through the privacy proxy")
 			case name != "" && ranges[name] && (len(f) == 1 || !qualifiers[f[len(f)-2].GetString_().GetSval()]):
 				refuse("a whole-row reference (%s) in a catalog query is not allowed through the privacy proxy", name)
-			case StatisticsColumns[name]:
+			case catalog.IsStatistics(name):
 				n.Node = nullOf(statisticsType[name]).Node
 				changed = true
 			}
@@ -166,7 +167,7 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 		}
 		if ind := n.GetAIndirection(); ind != nil {
 			for _, x := range ind.Indirection {
-				if StatisticsColumns[x.GetString_().GetSval()] {
+				if catalog.IsStatistics(x.GetString_().GetSval()) {
 					n.Node = nullOf(statisticsType[x.GetString_().GetSval()]).Node
 					changed = true
 					return

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"regexp"
 	"strings"
 
@@ -22,16 +23,6 @@ var infoSchemaAllowed = map[string]bool{
 	"routines": true, "parameters": true, "triggers": true, "events": true,
 	"character_sets": true, "collations": true, "collation_character_set_applicability": true,
 	"engines": true, "keywords": true, "column_privileges": true, "table_privileges": true, "schema_privileges": true,
-}
-
-// mysqlStatisticsColumns extend planner.StatisticsColumns with MySQL
-// catalog columns that reveal counts about private data: AUTO_INCREMENT
-// (rows ever inserted), index CARDINALITY (distinct values), CHECKSUM,
-// UPDATE_TIME / CHECK_TIME (when data changed), InnoDB NUM_ROWS. They are
-// refused when named and blanked when selected with *.
-var mysqlStatisticsColumns = map[string]bool{
-	"auto_increment": true, "cardinality": true, "checksum": true, "update_time": true, "check_time": true,
-	"num_rows": true, "max_data_length": true, "clust_index_size": true, "other_index_size": true, "modified_counter": true,
 }
 
 var (
@@ -71,7 +62,7 @@ func (ms *mySession) checkCatalog(st *ir.Statement) error {
 			"ORDER BY or GROUP BY a column position with SELECT * on information_schema is not allowed through the privacy proxy (it could sort by statistics columns)").
 			WithHint("name the columns to select and sort by")
 	}
-	for c := range mysqlStatisticsColumns {
+	for _, c := range catalog.StatisticsColumns() {
 		if containsIdent(lower, c) {
 			return sqlerr.New(sqlerr.InsufficientPrivilege,
 				"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", strings.ToUpper(c))
@@ -126,7 +117,7 @@ func (ms *mySession) blankMySQLStatistics(r *Result) {
 	tableCol, schemaCol, columnCol := -1, -1, -1
 	for i, c := range r.Columns {
 		switch n := strings.ToLower(c.Name); {
-		case mysqlStatisticsColumns[n]:
+		case catalog.IsStatistics(n):
 			for _, row := range r.Rows {
 				row[i] = ir.Null()
 			}

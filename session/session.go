@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"math"
 	"sort"
 	"strconv"
@@ -171,7 +172,7 @@ func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value) 
 	r := Result{Rows: rows, Tag: "SELECT " + strconv.Itoa(len(rows))}
 	for i, c := range cols {
 		r.Columns = append(r.Columns, Column{Name: c.Name, Type: backendType(c.Type)})
-		if planner.StatisticsColumns[strings.ToLower(c.Name)] {
+		if catalog.IsStatistics(c.Name) {
 			// SELECT * FROM pg_class and the like: the column stays (clients
 			// expect it) but its statistics are blanked.
 			for _, row := range rows {
