@@ -20,6 +20,9 @@ var statistics = map[string]bool{
 	"most_common_elems": true, "most_common_elem_freqs": true, "elem_count_histogram": true,
 	// pg_sequences.last_value counts the rows inserted through a sequence.
 	"last_value": true,
+	// Transaction-counter positions (pg_class, pg_database): they advance
+	// with every write of every session.
+	"relfrozenxid": true, "relminmxid": true, "datfrozenxid": true, "datminmxid": true,
 	// MySQL / MariaDB information_schema.TABLES and STATISTICS:
 	// AUTO_INCREMENT counts rows ever inserted, CARDINALITY distinct values,
 	// CHECKSUM and UPDATE_TIME/CHECK_TIME tell when and how data changed.
