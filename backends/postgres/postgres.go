@@ -19,6 +19,7 @@ import (
 // backends.Engine (Dialect, Aggregate, Rows, Close, Ping) plus Columns.
 type Backend struct {
 	*backends.Engine
+	catalog catalogCache
 }
 
 // New prepares a pool for dsn (a URL or key=value string, as lib/pq
