@@ -23,11 +23,35 @@ func isCatalogRelation(name string) bool {
 	return strings.HasPrefix(strings.ToLower(name), "pg_")
 }
 
-// checkCatalogRelation refuses the catalog relations that hold statistics
-// about private data (DESIGN.md safety rules): column statistics and
-// activity counters reveal counts, values and frequencies.
-func checkCatalogRelation(r ir.TableRef) error {
+// checkCatalogRelation refuses the catalog relations a pass-through
+// statement may not read. On a PostgreSQL backend this is the allow-list
+// catalog.PostgresRelation (fail closed); on the others, the relations
+// known to hold statistics or secrets are refused.
+func checkCatalogRelation(r ir.TableRef, backend string) error {
 	n := strings.ToLower(r.Name)
+	if backend == "postgres" {
+		name := n
+		if r.Schema != "" {
+			name = strings.ToLower(r.Schema) + "." + n
+		}
+		switch catalog.PostgresRelation(r.Schema, r.Name) {
+		case catalog.Definitions, catalog.Blanked:
+			return nil
+		case catalog.Statistics:
+			return sqlerr.New(sqlerr.InsufficientPrivilege,
+				"catalog relation %s holds statistics about private data and is not readable through the privacy proxy", name).
+				WithHint("ask the proxy for a noisy COUNT(*) instead; table and column definitions are in pg_class and pg_attribute")
+		case catalog.Activity:
+			return sqlerr.New(sqlerr.InsufficientPrivilege,
+				"catalog relation %s describes other sessions' activity and is not readable through the privacy proxy", name)
+		case catalog.Secret:
+			return sqlerr.New(sqlerr.InsufficientPrivilege,
+				"catalog relation %s holds server secrets or data and is not readable through the privacy proxy", name)
+		}
+		return sqlerr.New(sqlerr.InsufficientPrivilege,
+			"catalog relation %s is not on the privacy proxy's list of catalog relations that hold only definitions", name).
+			WithHint("the proxy forwards the catalogs that psql, pgjdbc and SQLAlchemy read (pg_class, pg_attribute, pg_type, information_schema, ...)")
+	}
 	// pg_statistic_ext itself is allowed: it holds only the definitions of
 	// extended statistics (columns, kinds), which psql's \d lists; their
 	// values are in pg_statistic_ext_data.
@@ -43,6 +67,34 @@ func checkCatalogRelation(r ir.TableRef) error {
 			"catalog relation %s holds server secrets or data and is not readable through the privacy proxy", n)
 	}
 	return nil
+}
+
+// refuseFunction is the refusal of a function that is not on the
+// pass-through allow-list, with the reason when it is a known kind.
+func refuseFunction(f string) error {
+	n := strings.TrimPrefix(strings.ToLower(f), "pg_catalog.")
+	for _, p := range activityFunctionPrefixes {
+		if strings.HasPrefix(n, p) {
+			return sqlerr.New(sqlerr.InsufficientPrivilege,
+				"function %s describes other sessions' activity (transactions, locks, backends) and is not allowed through the privacy proxy", f)
+		}
+	}
+	if strings.HasPrefix(n, "pg_stat") {
+		return sqlerr.New(sqlerr.InsufficientPrivilege,
+			"function %s reads statistics about private data and is not allowed through the privacy proxy", f).
+			WithHint("ask the proxy for a noisy COUNT(*) instead")
+	}
+	return sqlerr.New(sqlerr.InsufficientPrivilege, "function %s is not allowed through the privacy proxy", f)
+}
+
+// activityFunctionPrefixes name functions about other sessions' activity.
+// They only choose the message: every function off the allow-list is
+// refused anyway.
+var activityFunctionPrefixes = []string{
+	"txid_", "pg_current_xact_id", "pg_current_snapshot", "pg_snapshot_", "pg_xact_", "pg_visible_in_snapshot",
+	"pg_advisory_", "pg_try_advisory_", "pg_notification_queue_usage", "pg_backend_pid", "pg_blocking_pids",
+	"pg_safe_snapshot_blocking_pids", "pg_current_wal", "pg_last_wal", "pg_last_xact", "pg_control_",
+	"pg_lock_status", "pg_get_replication", "pg_stat_get_activity", "pg_stat_get_backend",
 }
 
 // passthroughFunctions are the functions a pass-through statement may
@@ -66,8 +118,12 @@ var passthroughFunctions = map[string]bool{
 	"version": true, "current_database": true, "current_schema": true, "current_schemas": true,
 	"current_user": true, "session_user": true, "current_setting": true, "current_catalog": true,
 	"database": true, "schema": true, "user": true, "connection_id": true, "last_insert_id": true,
-	"pg_backend_pid": true, "inet_server_addr": true, "inet_server_port": true, "pg_postmaster_start_time": true,
-	"pg_is_in_recovery": true, "txid_current": true,
+	// Not pg_backend_pid nor txid_current: the proxy pools backend
+	// connections, so they describe other sessions (which pooled backend
+	// served them, how fast the server writes). pg_postmaster_start_time
+	// stays: when the server started says nothing about data or sessions.
+	"inet_server_addr": true, "inet_server_port": true, "pg_postmaster_start_time": true,
+	"pg_is_in_recovery": true,
 	// Catalog formatting and visibility used by psql, pgjdbc and SQLAlchemy.
 	"format_type": true, "pg_get_userbyid": true, "pg_get_expr": true, "pg_get_indexdef": true,
 	"pg_get_constraintdef": true, "pg_get_viewdef": true, "pg_get_triggerdef": true, "pg_get_ruledef": true,

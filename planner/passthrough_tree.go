@@ -23,26 +23,50 @@ func isSizeFunction(name string) bool {
 	return sizeFunctions[strings.TrimPrefix(strings.ToLower(name), "pg_catalog.")]
 }
 
-// checkCatalogTree inspects a pass-through statement that reads the
-// PostgreSQL catalog (one statement) on its parse tree, and returns the
-// text to forward. Statistics columns are refused by name elsewhere
-// (mentionsStatistics) and blanked by name in SELECT * results; this
-// closes the ways to read them without naming them:
-//   - a whole-row reference (SELECT c FROM pg_class c, ROW(c.*),
-//     array_agg(x) over a subquery x) carries every column;
-//   - a column alias list (FROM pg_class AS c(a, b, ...), WITH x(a, ...))
-//     renames them before a SELECT * shows them.
+// treeCheck says what checkCatalogTree does to one statement.
+type treeCheck struct {
+	// catalog: the statement reads PostgreSQL's catalog, so every check
+	// and rewrite below applies. Otherwise (a public table, or no
+	// relation) only system columns are refused and sizes blanked; its
+	// statistics names were refused by mentionsStatistics already.
+	catalog bool
+	// sizes: size functions become NULL::bigint.
+	sizes bool
+	// cols cuts the column catalogs to the declared columns (nil: no cut).
+	cols *declaredColumns
+	// rels describes the backend's catalog relations that hold statistics
+	// columns (catalog.Blanked and any other the server has). nil: a
+	// statement that reads a catalog.Blanked relation is refused.
+	rels *catalog.Relations
+}
+
+// checkCatalogTree inspects a pass-through statement to PostgreSQL (one
+// statement) on its parse tree, and returns the text to forward.
 //
-// Statistics columns (catalog.IsStatistics) become NULL wherever they are
-// referenced, keeping their output names, so pgjdbc's getIndexInfo gets
-// a NULL CARDINALITY instead of an error; with blankSizes, size functions
-// become NULL::bigint.
+// What makes a catalog query safe is the derived-table rewrite
+// (blankRelations): every reference to a catalog relation that holds a
+// statistics or activity column (pg_class, pg_database, pg_sequences) is
+// replaced by a derived table that projects the relation's columns, as the
+// backend describes them, with those columns replaced by typed NULLs and
+// the original name or alias kept. USING, NATURAL, *, whole-row values,
+// row comparisons and set operations downstream can then only see NULLs.
+//
+// Before it, as defence in depth and for clearer messages:
+//   - a whole-row reference (SELECT c FROM pg_class c, ROW(c.*),
+//     array_agg(x) over a subquery x), a column alias list (FROM pg_class
+//     AS c(a, b, ...), WITH x(a, ...)) and a column position over SELECT *
+//     are refused;
+//   - system columns (xmin, xmax, cmin, cmax, ctid) are refused: they
+//     show transaction ids, hence other sessions' write rate;
+//   - statistics columns (catalog.IsStatistics) become NULL wherever they
+//     are named, keeping their output names, so pgjdbc's getIndexInfo
+//     gets a NULL CARDINALITY instead of an error; with sizes, size
+//     functions become NULL::bigint.
 //
 // Column lists are cut to what the policy declares: a reference to
 // pg_attribute or information_schema.columns reads a filtered subquery
-// in which a declared table with a column list shows only those columns
-// (cols; nil: no restriction).
-func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out string, err error) {
+// in which a declared table with a column list shows only those columns.
+func checkCatalogTree(text string, tc treeCheck) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", sqlerr.New(sqlerr.FeatureNotSupported, "this catalog query cannot be checked for statistics and is not forwarded")
@@ -52,10 +76,6 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 	if err != nil || len(tree.Stmts) != 1 {
 		return "", sqlerr.New(sqlerr.FeatureNotSupported, "this catalog query cannot be checked for statistics and is not forwarded")
 	}
-	// Pass 1: range names, and the stars that stand alone in a select list.
-	ranges := map[string]bool{}     // names of ranges of composite rows
-	qualifiers := map[string]bool{} // every name that can qualify a column
-	okStars := map[*pg.ColumnRef]bool{}
 	var refusal error
 	refuse := func(format string, args ...any) {
 		if refusal == nil {
@@ -63,6 +83,64 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 				WithHint("name the catalog columns you need; statistics columns (reltuples, relpages, ...) are not readable")
 		}
 	}
+	changed := false
+	if tc.catalog {
+		changed = checkImplicitReferences(tree, tc.cols, refuse)
+	}
+	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
+		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
+			if name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval(); systemColumns[name] {
+				refusal = sqlerr.New(sqlerr.InsufficientPrivilege,
+					"system column %s is not readable through the privacy proxy: transaction ids and row positions reveal other sessions' writes", name).
+					WithHint("select the catalog's ordinary columns (oid, relname, ...)")
+			}
+			return
+		}
+		if f := n.GetFuncCall(); f != nil && tc.sizes {
+			var parts []string
+			for _, p := range f.Funcname {
+				parts = append(parts, p.GetString_().GetSval())
+			}
+			if isSizeFunction(strings.Join(parts, ".")) {
+				n.Node = nullOf("int8").Node
+				changed = true
+			}
+		}
+	})
+	if refusal != nil {
+		return "", refusal
+	}
+	if tc.catalog {
+		blanked, err := blankRelations(tree, tc.rels)
+		if err != nil {
+			return "", err
+		}
+		changed = changed || blanked
+	}
+	if !changed {
+		return text, nil
+	}
+	out, err = pg.Deparse(tree)
+	if err != nil {
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "this catalog query cannot be rewritten without its statistics and is not forwarded")
+	}
+	return out, nil
+}
+
+// systemColumns are PostgreSQL's system columns that describe the
+// history of a row (the transactions that wrote it, its position). tableoid
+// is not among them: it is the table's own oid.
+var systemColumns = map[string]bool{"xmin": true, "xmax": true, "cmin": true, "cmax": true, "ctid": true}
+
+// checkImplicitReferences refuses whole-row references, column alias
+// lists and positions over SELECT * in a catalog query, replaces named
+// statistics columns by NULL and cuts the column catalogs to the declared
+// columns. It reports whether it changed the tree.
+func checkImplicitReferences(tree *pg.ParseResult, cols *declaredColumns, refuse func(string, ...any)) bool {
+	// Pass 1: range names, and the stars that stand alone in a select list.
+	ranges := map[string]bool{}     // names of ranges of composite rows
+	qualifiers := map[string]bool{} // every name that can qualify a column
+	okStars := map[*pg.ColumnRef]bool{}
 	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
 		switch x := n.Node.(type) {
 		case *pg.Node_RangeVar:
@@ -88,6 +166,10 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 			if a := x.RangeFunction.Alias; a != nil {
 				qualifiers[a.Aliasname] = true
 			}
+		case *pg.Node_RangeTableSample:
+			// TABLESAMPLE needs a table, not the derived table that
+			// blanks statistics; no client samples the catalog.
+			refuse("TABLESAMPLE in catalog queries is not allowed through the privacy proxy")
 		case *pg.Node_CommonTableExpr:
 			ranges[x.CommonTableExpr.Ctename] = true
 			if len(x.CommonTableExpr.Aliascolnames) > 0 {
@@ -98,32 +180,7 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 				ranges[a.Aliasname] = true
 			}
 		case *pg.Node_SelectStmt:
-			star := false
-			for _, t := range x.SelectStmt.TargetList {
-				if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil {
-					okStars[cr] = true
-					if f := cr.Fields; len(f) > 0 && f[len(f)-1].GetAStar() != nil {
-						star = true
-					}
-				}
-			}
-			// A position (ORDER BY 10) over a star addresses a column
-			// by number: it may be a statistics column (pg_class's 10th
-			// is relpages), and sorting by it ranks tables by size even
-			// though the values are blanked afterwards.
-			if star {
-				var positional []*pg.Node
-				for _, sb := range x.SelectStmt.SortClause {
-					positional = append(positional, sb.GetSortBy().GetNode())
-				}
-				positional = append(positional, x.SelectStmt.DistinctClause...)
-				positional = append(positional, x.SelectStmt.GroupClause...)
-				for _, e := range positional {
-					if c := e.GetAConst(); c != nil && c.GetIval() != nil {
-						refuse("ORDER BY, GROUP BY or DISTINCT ON by column position over SELECT * is not allowed in catalog queries through the privacy proxy (the position may be a statistics column)")
-					}
-				}
-			}
+			selectStars(x.SelectStmt, okStars, refuse)
 		}
 	})
 	for r := range ranges {
@@ -139,8 +196,8 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 			}
 		}
 	})
-	// Pass 2: whole-row references; statistics columns and size functions
-	// become NULL; column catalogs are filtered.
+	// Pass 2: whole-row references; statistics columns become NULL;
+	// column catalogs are filtered.
 	changed := false
 	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
 		if rv := n.GetRangeVar(); rv != nil && cols != nil {
@@ -174,33 +231,160 @@ func checkCatalogTree(text string, blankSizes bool, cols *declaredColumns) (out 
 				}
 			}
 		}
-		if f := n.GetFuncCall(); f != nil && blankSizes {
-			var parts []string
-			for _, p := range f.Funcname {
-				parts = append(parts, p.GetString_().GetSval())
-			}
-			if isSizeFunction(strings.Join(parts, ".")) {
-				n.Node = nullOf("int8").Node
-				changed = true
+	})
+	return changed
+}
+
+// selectStars records the stars that stand alone in the select lists of
+// s and of the branches of its set operation (which are SelectStmts, not
+// Nodes), and refuses positions over them. It reports whether s's output
+// has a star.
+func selectStars(s *pg.SelectStmt, okStars map[*pg.ColumnRef]bool, refuse func(string, ...any)) bool {
+	if s == nil {
+		return false
+	}
+	l := selectStars(s.Larg, okStars, refuse)
+	r := selectStars(s.Rarg, okStars, refuse)
+	star := l || r
+	for _, t := range s.TargetList {
+		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil {
+			okStars[cr] = true
+			if f := cr.Fields; len(f) > 0 && f[len(f)-1].GetAStar() != nil {
+				star = true
 			}
 		}
+	}
+	// A position (ORDER BY 10) over a star addresses a column by number:
+	// it may be a statistics column (pg_class's 10th is relpages), and
+	// sorting by it ranks tables by size even though the values are
+	// blanked afterwards.
+	if !star {
+		return false
+	}
+	var positional []*pg.Node
+	for _, sb := range s.SortClause {
+		positional = append(positional, sb.GetSortBy().GetNode())
+	}
+	positional = append(positional, s.DistinctClause...)
+	positional = append(positional, s.GroupClause...)
+	for _, e := range positional {
+		if c := e.GetAConst(); c != nil && c.GetIval() != nil {
+			refuse("ORDER BY, GROUP BY or DISTINCT ON by column position over SELECT * is not allowed in catalog queries through the privacy proxy (the position may be a statistics column)")
+		}
+	}
+	return true
+}
+
+// blankRelations replaces every reference to a catalog relation that rels
+// describes (one with statistics or activity columns) by a derived table
+// that projects its columns with those replaced by typed NULLs, under the
+// reference's alias or, without one, the relation's name:
+//
+//	pg_catalog.pg_class c → (SELECT oid, relname, ..., NULL::pg_catalog.float4 AS reltuples, ...
+//	                         FROM pg_catalog.pg_class) AS c
+//
+// Column references qualified with the schema (pg_catalog.pg_class.relname,
+// as SQLAlchemy writes them) lose the schema, since a derived table's name
+// cannot be qualified. With rels nil, a reference to a catalog.Blanked
+// relation is refused (fail closed). It reports whether it changed the tree.
+func blankRelations(tree *pg.ParseResult, rels *catalog.Relations) (bool, error) {
+	ctes := map[string]bool{}
+	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
+		if c := n.GetCommonTableExpr(); c != nil {
+			ctes[c.Ctename] = true
+		}
+	})
+	var refusal error
+	rewritten := map[string]bool{} // relation names replaced by derived tables
+	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
+		rv := n.GetRangeVar()
+		if rv == nil || refusal != nil {
+			return
+		}
+		schema := rv.Schemaname
+		switch {
+		case schema == "" && strings.HasPrefix(rv.Relname, "pg_"):
+			if ctes[rv.Relname] {
+				// The name may be the WITH query or the catalog relation,
+				// depending on scope: do not guess.
+				refusal = sqlerr.New(sqlerr.InsufficientPrivilege,
+					"a WITH query named like the catalog relation %s is not allowed in catalog queries through the privacy proxy", rv.Relname).
+					WithHint("rename the WITH query")
+				return
+			}
+			schema = "pg_catalog"
+		case schema == "pg_catalog" || schema == "information_schema":
+		default:
+			return
+		}
+		rel := rels.Lookup(schema, rv.Relname)
+		if rel == nil {
+			if rels == nil && catalog.PostgresRelation(schema, rv.Relname) == catalog.Blanked {
+				refusal = sqlerr.New(sqlerr.FeatureNotSupported,
+					"catalog relation %s.%s has statistics columns, and without the backend's description of its columns it cannot be read with them blanked", schema, rv.Relname).
+					WithHint("the proxy reads that description from the backend when it serves the query; an offline explain cannot")
+			}
+			return
+		}
+		alias := rv.Alias
+		if alias == nil {
+			alias = &pg.Alias{Aliasname: rv.Relname}
+		}
+		n.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{Subquery: derivedTable(rel), Alias: alias}}
+		rewritten[rv.Relname] = true
 	})
 	if refusal != nil {
-		return "", refusal
+		return false, refusal
 	}
-	if !changed {
-		return text, nil
+	if len(rewritten) == 0 {
+		return false, nil
 	}
-	out, err = pg.Deparse(tree)
-	if err != nil {
-		return "", sqlerr.New(sqlerr.FeatureNotSupported, "this catalog query cannot be rewritten without its statistics and is not forwarded")
+	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
+		cr := n.GetColumnRef()
+		if cr == nil || len(cr.Fields) < 3 {
+			return
+		}
+		f := cr.Fields
+		schema, rel := f[len(f)-3].GetString_().GetSval(), f[len(f)-2].GetString_().GetSval()
+		if (schema == "pg_catalog" || schema == "information_schema") && rewritten[rel] {
+			cr.Fields = f[len(f)-2:]
+		}
+	})
+	return true, nil
+}
+
+// derivedTable is the SELECT that reads rel with its statistics columns
+// replaced by NULLs of their own types (so that expressions over them
+// still resolve: round(reltuples), the UNION of two catalog queries).
+func derivedTable(rel *catalog.Relation) *pg.Node {
+	targets := make([]*pg.Node, 0, len(rel.Columns))
+	for _, c := range rel.Columns {
+		if catalog.IsStatistics(c.Name) {
+			null := &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{
+				Arg:      &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true}}},
+				TypeName: &pg.TypeName{Names: []*pg.Node{pg.MakeStrNode(c.TypeSchema), pg.MakeStrNode(c.Type)}, Typemod: -1},
+			}}}
+			targets = append(targets, pg.MakeResTargetNodeWithNameAndVal(c.Name, null, -1))
+			continue
+		}
+		targets = append(targets, pg.MakeResTargetNodeWithVal(pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode(c.Name)}, -1), -1))
 	}
-	return out, nil
+	return &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{
+		TargetList: targets,
+		FromClause: []*pg.Node{{Node: &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
+			Schemaname: rel.Schema, Relname: rel.Name, Inh: true, Relpersistence: "p", Location: -1,
+		}}}},
+		LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
+		Op:          pg.SetOperation_SETOP_NONE,
+	}}}
 }
 
 // statisticsType is the type of a blanked statistics column, so that
 // expressions over it still resolve (round(reltuples)); "" is untyped.
-var statisticsType = map[string]string{"reltuples": "float4", "relpages": "int4", "relallvisible": "int4", "relallfrozen": "int4"}
+var statisticsType = map[string]string{
+	"reltuples": "float4", "relpages": "int4", "relallvisible": "int4", "relallfrozen": "int4",
+	"relfrozenxid": "xid", "relminmxid": "xid", "datfrozenxid": "xid", "datminmxid": "xid", "last_value": "int8",
+}
 
 // nullOf is NULL, cast to the pg_catalog type t unless t is "".
 func nullOf(t string) *pg.Node {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -39,6 +40,12 @@ type Request struct {
 	Dialect string
 	// Statement must be a StmtSelect whose parameters are bound.
 	Statement *ir.Statement
+	// Catalog is the PostgreSQL backend's description of its catalog
+	// relations that hold statistics columns (the postgres backend's
+	// CatalogRelations). A catalog pass-through reads them through derived
+	// tables built from it; without it, a statement that reads one of them
+	// is refused.
+	Catalog *catalog.Relations
 }
 
 // Plan plans a StmtSelect. Session, explain and refused statements are the
@@ -68,7 +75,7 @@ func (p *Planner) classify(st *ir.Statement) (bool, error) {
 	private := false
 	for _, r := range st.Relations {
 		if isCatalogSchema(r.Schema) || (r.Schema == "" && isCatalogRelation(r.Name)) {
-			if err := checkCatalogRelation(r); err != nil {
+			if err := checkCatalogRelation(r, backendDialect(p.pol)); err != nil {
 				return false, err
 			}
 			continue
@@ -117,10 +124,12 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 			readsCatalog = true
 		}
 	}
-	treeChecked := backendDialect(p.pol) == "postgres" && readsCatalog
-	if c := mentionsStatistics(st.Text); c != "" && !treeChecked {
-		// A catalog query to PostgreSQL gets its statistics columns
-		// blanked on the parse tree (checkCatalogTree) instead.
+	// A pass-through to PostgreSQL is checked on its parse tree when the
+	// client speaks PostgreSQL too (a MySQL client's text with no relation
+	// is not PostgreSQL's grammar); a catalog query gets its statistics
+	// blanked there, so only other statements are refused for naming them.
+	pgTree := backendDialect(p.pol) == "postgres" && req.Dialect != "mysql"
+	if c := mentionsStatistics(st.Text); c != "" && !(pgTree && readsCatalog) {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
 			"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", c)
 	}
@@ -131,11 +140,11 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 			continue
 		}
 		if !passthroughFunctionAllowed(f) {
-			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "function %s is not allowed through the privacy proxy", f)
+			return nil, refuseFunction(f)
 		}
 	}
-	if treeChecked || sizes {
-		text, err := checkCatalogTree(st.Text, sizes, p.declaredColumns())
+	if pgTree || sizes {
+		text, err := checkCatalogTree(st.Text, treeCheck{catalog: readsCatalog, sizes: sizes, cols: p.declaredColumns(), rels: req.Catalog})
 		if err != nil {
 			return nil, err
 		}

@@ -30,6 +30,9 @@ type planArgs struct {
 	user    string
 	eps     float64
 	dialect parser.Dialect
+	// noCatalog plans without the backend's catalog description
+	// (planner.SmallCatalog otherwise).
+	noCatalog bool
 }
 
 func plan(t *testing.T, p *planner.Planner, sql string, a planArgs) (*planner.Plan, error) {
@@ -49,7 +52,11 @@ func plan(t *testing.T, p *planner.Planner, sql string, a planArgs) (*planner.Pl
 	if u == nil {
 		t.Fatalf("no user %s", user)
 	}
-	return p.Plan(planner.Request{User: u, Epsilon: a.eps, Dialect: a.dialect.String(), Statement: &stmts[0]})
+	req := planner.Request{User: u, Epsilon: a.eps, Dialect: a.dialect.String(), Statement: &stmts[0]}
+	if !a.noCatalog {
+		req.Catalog = planner.SmallCatalog()
+	}
+	return p.Plan(req)
 }
 
 // want is one expected noise step, derived by hand from the textbook
@@ -238,7 +245,7 @@ func TestPassthrough(t *testing.T) {
 		"SELECT * FROM zips",
 		"SELECT state, count(*) FROM zips GROUP BY state",
 		"SELECT version()",
-		"SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE pg_catalog.pg_table_is_visible(c.oid)",
+		"SELECT n.nspname FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_type t ON t.typnamespace = n.oid WHERE pg_catalog.pg_type_is_visible(t.oid)",
 		"SELECT table_name FROM information_schema.tables",
 	} {
 		pl, err := plan(t, p, sql, planArgs{})
@@ -329,11 +336,15 @@ func TestHavingHiddenAggregate(t *testing.T) {
 func TestCatalogStatisticsBlanked(t *testing.T) {
 	p := planner.New(loadPolicy(t))
 	for sql, want := range map[string]string{
-		"SELECT relname, reltuples FROM pg_catalog.pg_class":                   "SELECT relname, NULL::real AS reltuples FROM pg_catalog.pg_class",
-		`SELECT c."relpages" FROM pg_class c`:                                  "SELECT NULL::int AS relpages FROM pg_class c",
-		"SELECT RELTUPLES::bigint AS n FROM pg_class WHERE relname = 'people'": "SELECT NULL::real::bigint AS n FROM pg_class WHERE relname = 'people'",
-		"SELECT c.relname FROM pg_class c WHERE c.reltuples > 100":             "SELECT c.relname FROM pg_class c WHERE NULL::real > 100",
-		"SELECT schemaname, last_value FROM pg_catalog.pg_sequences":           "SELECT schemaname, NULL AS last_value FROM pg_catalog.pg_sequences",
+		"SELECT relname, reltuples FROM pg_catalog.pg_class":                   "SELECT relname, NULL::real AS reltuples FROM " + smallPgClass + " pg_class",
+		`SELECT c."relpages" FROM pg_class c`:                                  "SELECT NULL::int AS relpages FROM " + smallPgClass + " c",
+		"SELECT RELTUPLES::bigint AS n FROM pg_class WHERE relname = 'people'": "SELECT NULL::real::bigint AS n FROM " + smallPgClass + " pg_class WHERE relname = 'people'",
+		"SELECT c.relname FROM pg_class c WHERE c.reltuples > 100":             "SELECT c.relname FROM " + smallPgClass + " c WHERE NULL::real > 100",
+		"SELECT schemaname, last_value FROM pg_catalog.pg_sequences": "SELECT schemaname, NULL::bigint AS last_value FROM " +
+			"(SELECT schemaname, sequencename, NULL::bigint AS last_value FROM pg_catalog.pg_sequences) pg_sequences",
+		// pg_proc.prorows is a planner estimate the function's author
+		// declared, not a statistic: not blanked.
+		"SELECT proname, prorows FROM pg_proc": "SELECT proname, prorows FROM pg_proc",
 	} {
 		pl, err := plan(t, p, sql, planArgs{})
 		if err != nil {
@@ -351,6 +362,7 @@ func TestCatalogStatisticsBlanked(t *testing.T) {
 		"SELECT * FROM (SELECT * FROM pg_class) c ORDER BY 10 DESC",
 		"SELECT c.* FROM pg_class c ORDER BY 11, 2",
 		"SELECT DISTINCT ON (10) * FROM pg_class",
+		"SELECT * FROM pg_class UNION SELECT * FROM pg_class ORDER BY 10",
 		"SELECT relname FROM pg_class WHERE oid IN (SELECT oid FROM (SELECT * FROM pg_class ORDER BY 10 LIMIT 1) x)",
 	} {
 		_, err := plan(t, p, sql, planArgs{})
