@@ -159,7 +159,11 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 	if err != nil {
 		return nil, err
 	}
-	pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+	req, err := s.planRequest(ctx, bound)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := s.p.planner.Plan(req)
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	case ir.StmtSession:
 		return s.sessionStatement(ctx, st.Session, st.Text)
 	case ir.StmtExplain:
-		return s.explain(st.Explain, args)
+		return s.explain(ctx, st.Explain, args)
 	}
 	if isBudgetView(st) {
 		return s.budgetView()
@@ -132,7 +132,11 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	if err != nil {
 		return Result{}, err
 	}
-	pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+	req, err := s.planRequest(ctx, bound)
+	if err != nil {
+		return Result{}, err
+	}
+	pl, err := s.p.planner.Plan(req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -144,6 +148,36 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 		return Result{}, err
 	}
 	return s.privateResult(pl, res), nil
+}
+
+// catalogDescriber is implemented by backends whose catalog has relations
+// with statistics columns (PostgreSQL): it describes them, once per pool.
+type catalogDescriber interface {
+	CatalogRelations(ctx context.Context) (*catalog.Relations, error)
+}
+
+// planRequest is the planner's request for a bound statement. When the
+// statement reads a catalog relation of a backend that describes its
+// catalog, the description comes along: the planner reads relations with
+// statistics columns through derived tables built from it.
+func (s *Session) planRequest(ctx context.Context, st *ir.Statement) (planner.Request, error) {
+	req := planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: st}
+	cd, ok := s.p.backend.(catalogDescriber)
+	if !ok {
+		return req, nil
+	}
+	for _, r := range st.Relations {
+		schema := strings.ToLower(r.Schema)
+		if schema == "pg_catalog" || schema == "information_schema" || schema == "" && strings.HasPrefix(strings.ToLower(r.Name), "pg_") {
+			rels, err := cd.CatalogRelations(ctx)
+			if err != nil {
+				return req, err
+			}
+			req.Catalog = rels
+			break
+		}
+	}
+	return req, nil
 }
 
 // bindStatement returns st with its parameters bound (a copy; cached
@@ -268,7 +302,7 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 	return b.String()
 }
 
-func (s *Session) explain(inner *ir.Statement, args []ir.Value) (Result, error) {
+func (s *Session) explain(ctx context.Context, inner *ir.Statement, args []ir.Value) (Result, error) {
 	var x planner.Explanation
 	switch {
 	case inner == nil:
@@ -282,7 +316,11 @@ func (s *Session) explain(inner *ir.Statement, args []ir.Value) (Result, error) 
 		if err != nil {
 			return Result{}, err
 		}
-		pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+		req, err := s.planRequest(ctx, bound)
+		if err != nil {
+			return Result{}, err
+		}
+		pl, err := s.p.planner.Plan(req)
 		if err != nil {
 			x = planner.Refusal(err)
 		} else {
