@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
@@ -47,14 +48,39 @@ func newLeakFixture(t *testing.T) *leakFixture {
 	rand.Read(rnd[:])
 	schema := "ddp_catleak_" + hex.EncodeToString(rnd[:])
 	t.Cleanup(func() { raw.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE"); raw.Close() })
+	// One connection, so that its activity statistics can be flushed
+	// (pg_stat_force_next_flush, PostgreSQL 15 and later) and pg_stat_*
+	// shows the row count the attacks on them look for.
+	ctx := context.Background()
+	conn, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %v", err)
+	}
+	defer conn.Close()
 	for _, q := range []string{
 		"CREATE SCHEMA " + schema,
 		"CREATE TABLE " + schema + ".people (id serial PRIMARY KEY, age integer NOT NULL, sex text)",
 		fmt.Sprintf("INSERT INTO %s.people (age, sex) SELECT 20 + g %% 50, CASE WHEN g %% 2 = 0 THEN 'F' ELSE 'M' END FROM generate_series(1, %d) g", schema, leakRows),
+		// Flush the insert's counters before ANALYZE sets the live-row
+		// count (flushed after it, they would be added to it).
+		"SELECT pg_stat_force_next_flush()",
+		"SELECT 1",
 		"ANALYZE " + schema + ".people",
 	} {
-		if _, err := raw.Exec(q); err != nil {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
 			t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %s: %v", q, err)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var n int64
+		if err := raw.QueryRow("SELECT coalesce(pg_stat_get_live_tuples(($1 || '.people')::regclass), 0)", schema).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == leakRows {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pg_stat_get_live_tuples shows %d rows, not %d, after 20 s", n, leakRows)
 		}
 	}
 	var row string
