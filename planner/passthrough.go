@@ -1,9 +1,9 @@
 package planner
 
 import (
-	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )

@@ -1,12 +1,12 @@
 package planner
 
 import (
-	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -89,7 +89,7 @@ func checkCatalogTree(text string, tc treeCheck) (out string, err error) {
 	}
 	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
 		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
-			if name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval(); systemColumns[name] {
+			if name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval(); systemColumns[name] && refusal == nil {
 				refusal = sqlerr.New(sqlerr.InsufficientPrivilege,
 					"system column %s is not readable through the privacy proxy: transaction ids and row positions reveal other sessions' writes", name).
 					WithHint("select the catalog's ordinary columns (oid, relname, ...)")
