@@ -46,12 +46,19 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	// protocol: never interpolate arguments into the text.
 	cfg.InterpolateParams = false
 	cfg.ParseTime = false
+	// Dial through the engine's sockets (connect timeout, keepalives, cut
+	// at the client-side deadline).
+	socks := backends.NewSockets(opts.ConnectTimeout)
+	cfg.DialFunc = socks.DialContext
+	if cfg.Timeout == 0 {
+		cfg.Timeout = socks.ConnectTimeout()
+	}
 	base, err := gomysql.NewConnector(cfg)
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, errors.New("invalid DSN"), "invalid MySQL connection string")
 	}
-	db := sql.OpenDB(&sessionConnector{base: base, timeout: opts.StatementTimeout})
-	return &Backend{Engine: backends.NewEngine(db, sqlrender.MySQL(), opts, classify), database: cfg.DBName}, nil
+	db := sql.OpenDB(&sessionConnector{base: base, timeout: opts.StatementTimeout, socks: socks})
+	return &Backend{Engine: backends.NewEngine(db, sqlrender.MySQL(), opts, classify, socks), database: cfg.DBName}, nil
 }
 
 // Open is New followed by a connection check.
@@ -145,9 +152,14 @@ func classify(err error) (bool, string) {
 type sessionConnector struct {
 	base    driver.Connector
 	timeout time.Duration
+	socks   *backends.Sockets
 }
 
 func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	return c.socks.Connect(ctx, c.open)
+}
+
+func (c *sessionConnector) open(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.base.Connect(ctx)
 	if err != nil {
 		return nil, err

@@ -156,8 +156,17 @@ func restartOnly(old, pol *policies.Policy) []string {
 	if o.MaxConnections != n.MaxConnections {
 		out = append(out, "listen.max_connections")
 	}
+	if o.MaxQueryBytes != n.MaxQueryBytes {
+		out = append(out, "listen.max_query_bytes")
+	}
+	if o.MaxPreparedStatements != n.MaxPreparedStatements || o.MaxPreparedBytes != n.MaxPreparedBytes {
+		out = append(out, "listen.max_prepared_statements/max_prepared_bytes")
+	}
 	if old.Backend.StatementTimeout != pol.Backend.StatementTimeout {
 		out = append(out, "backend.statement_timeout")
+	}
+	if old.Backend.ConnectTimeout != pol.Backend.ConnectTimeout {
+		out = append(out, "backend.connect_timeout")
 	}
 	if old.Backend.MaxOpenConns != pol.Backend.MaxOpenConns {
 		out = append(out, "backend.max_open_conns")
