@@ -68,7 +68,7 @@ func TestQuerySizeLimit(t *testing.T) {
 	if _, err := my.Exec("SET max_allowed_packet = 1073741824"); err == nil {
 		t.Error("SET max_allowed_packet succeeded; the front end would not honour it")
 	}
-	if err := my.QueryRow(pad(limit/2)).Scan(&n); err != nil {
+	if err := my.QueryRow(pad(limit / 2)).Scan(&n); err != nil {
 		t.Fatalf("MySQL front end, a query under the limit: %v", err)
 	}
 	_, err = my.Exec(pad(2 * limit))

@@ -86,7 +86,7 @@ type guard struct {
 	budget int // opaque mode: bytes still allowed; < 0 once lifted
 
 	curStmt  uint32
-	longMsg  bool // the current message is COM_STMT_SEND_LONG_DATA
+	longMsg  bool            // the current message is COM_STMT_SEND_LONG_DATA
 	longData map[uint32]int  // long data bytes per statement since its last execute
 	longOver map[uint32]bool // statements whose long data went over limit
 	err      error
