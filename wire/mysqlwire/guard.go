@@ -177,7 +177,7 @@ func (g *guard) next() error {
 		// never do.
 		g.msgMax = g.limit
 		if seq != 0 {
-			g.msgMax = min(g.limit, handshakeLimit)
+			g.msgMax = handshakeLimit
 		}
 		if err := g.inspect(seq, length); err != nil {
 			return err

@@ -49,12 +49,11 @@ type conn struct {
 	be        *pgproto3.Backend
 	wbuf      []byte
 	sentFatal bool
-	// unread is the body of an oversized message left in the socket.
-	unread   int64
-	sess     Session
-	admitted bool
-	pid      uint32
-	secret   [4]byte
+	unread    int64 // the body of an oversized message, left in the socket
+	sess      Session
+	admitted  bool
+	pid       uint32
+	secret    [4]byte
 
 	stmts   map[string]*statement
 	portals map[string]*portal
