@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,9 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	// at the client-side deadline).
 	socks := backends.NewSockets(opts.ConnectTimeout)
 	cfg.DialFunc = socks.DialContext
+	// The driver logs I/O failures (a cut connection among them) to the
+	// process's standard logger; route them to ours.
+	cfg.Logger = driverLog{opts.Logger}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = socks.ConnectTimeout()
 	}
@@ -220,6 +224,16 @@ func (c *sessionConnector) setup(ctx context.Context, conn driver.Conn) error {
 }
 
 func (c *sessionConnector) Driver() driver.Driver { return c.base.Driver() }
+
+// driverLog adapts slog to go-sql-driver's Logger. The driver's messages
+// are I/O errors, never query text or values.
+type driverLog struct{ log *slog.Logger }
+
+func (l driverLog) Print(v ...any) {
+	if l.log != nil {
+		l.log.Debug("mysql driver", "msg", fmt.Sprint(v...))
+	}
+}
 
 // Database is the DSN's database ("" when it names none).
 func (b *Backend) Database() string { return b.database }

@@ -38,57 +38,95 @@ func await(t *testing.T, limit time.Duration, call func() error) (error, time.Du
 	}
 }
 
-// TestSilentBackend: the network between the proxy and PostgreSQL goes
-// silent (a frozen forwarder: connections stay open, no byte flows).
+// TestSilentBackend: the network between the proxy and its backend goes
+// silent (a frozen forwarder: connections stay open, no byte flows), for
+// PostgreSQL and for MariaDB.
 //
-//   - Mid-query: the private query gets 57014 within the client deadline
-//     (statement timeout + margin) on both front ends, and stays charged:
-//     it had reached the backend.
+//   - Mid-query: the private query gets 57014 (MySQL 3024) within the
+//     client deadline (statement timeout + margin) on both front ends,
+//     and stays charged: it had reached the backend.
 //   - Before a query: 08006 (MySQL 2013) within the deadline, refunded:
 //     nothing was sent.
 //   - Meanwhile other connections — open ones and new ones — get their
 //     local statements (SHOW, SET, the budget view) answered at once.
 //   - Once the network is back, the proxy answers private queries again.
 func TestSilentBackend(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the silent-backend test")
-	}
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("DDP_TEST_POSTGRES_DSN is set but unreachable: %v", err)
-	}
-	defer admin.Close(ctx)
-	table := fmt.Sprintf("ddp_blackhole_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
-	// A view that sleeps: long enough to freeze the network mid-query,
-	// shorter than the 1 s statement timeout.
-	for _, q := range []string{
-		`CREATE TABLE ` + table + `_t (id int PRIMARY KEY, age int)`,
-		`INSERT INTO ` + table + `_t SELECT i, i % 90 FROM generate_series(1, 500) i`,
-		`CREATE VIEW ` + table + ` AS SELECT t.id, t.age FROM ` + table + `_t t, (SELECT pg_sleep(0.7)) s`,
-	} {
-		if _, err := admin.Exec(ctx, q); err != nil {
+	t.Run("postgres", func(t *testing.T) {
+		dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+		if dsn == "" {
+			t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the silent-backend test")
+		}
+		ctx := context.Background()
+		admin, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatalf("DDP_TEST_POSTGRES_DSN is set but unreachable: %v", err)
+		}
+		defer admin.Close(ctx)
+		table := fmt.Sprintf("ddp_blackhole_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+		// A view that sleeps: long enough to freeze the network
+		// mid-query, shorter than the 1 s statement timeout.
+		for _, q := range []string{
+			`CREATE TABLE ` + table + `_t (id int PRIMARY KEY, age int)`,
+			`INSERT INTO ` + table + `_t SELECT i, i % 90 FROM generate_series(1, 500) i`,
+			`CREATE VIEW ` + table + ` AS SELECT t.id, t.age FROM ` + table + `_t t, (SELECT pg_sleep(0.7)) s`,
+		} {
+			if _, err := admin.Exec(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() {
+			admin.Exec(context.Background(), "DROP VIEW IF EXISTS "+table)
+			admin.Exec(context.Background(), "DROP TABLE IF EXISTS "+table+"_t")
+		})
+		u, err := url.Parse(dsn)
+		if err != nil || u.Host == "" {
+			t.Fatalf("DDP_TEST_POSTGRES_DSN must be a postgres:// URL: %v", err)
+		}
+		fw := blackhole.Start(t, u.Host)
+		u.Host = fw.Addr
+		silentBackend(t, "postgres", u.String(), fw, table)
+	})
+	t.Run("mariadb", func(t *testing.T) {
+		dsn := mariaDSN(t)
+		admin, err := sql.Open("mysql", dsn)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	t.Cleanup(func() {
-		admin.Exec(context.Background(), "DROP VIEW IF EXISTS "+table)
-		admin.Exec(context.Background(), "DROP TABLE IF EXISTS "+table+"_t")
+		defer admin.Close()
+		table := fmt.Sprintf("ddp_blackhole_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+		for _, q := range []string{
+			`CREATE TABLE ` + table + `_t (id BIGINT PRIMARY KEY, age BIGINT)`,
+			`INSERT INTO ` + table + `_t SELECT seq, seq % 90 FROM seq_1_to_500`,
+			`CREATE VIEW ` + table + ` AS SELECT t.id, t.age FROM ` + table + `_t t JOIN (SELECT SLEEP(0.7) AS s) z`,
+		} {
+			if _, err := admin.Exec(q); err != nil {
+				t.Fatalf("%s is set but the server is unusable: %v", mysqlDSNEnv, err)
+			}
+		}
+		t.Cleanup(func() {
+			admin.Exec("DROP VIEW IF EXISTS " + table)
+			admin.Exec("DROP TABLE IF EXISTS " + table + "_t")
+		})
+		cfg, err := gomysql.ParseDSN(dsn)
+		if err != nil || cfg.Net != "tcp" {
+			t.Fatalf("%s must be a tcp(host:port) DSN: %v", mysqlDSNEnv, err)
+		}
+		fw := blackhole.Start(t, cfg.Addr)
+		cfg.Addr = fw.Addr
+		silentBackend(t, "mysql", cfg.FormatDSN(), fw, table)
 	})
+}
 
-	u, err := url.Parse(dsn)
-	if err != nil || u.Host == "" {
-		t.Fatalf("DDP_TEST_POSTGRES_DSN must be a postgres:// URL: %v", err)
-	}
-	fw := blackhole.Start(t, u.Host)
-	u.Host = fw.Addr
+// silentBackend serves table (id, age; slow to read) through the backend
+// at dsn, which reaches the database through fw, and runs the scenario.
+func silentBackend(t *testing.T, driver, dsn string, fw *blackhole.Forwarder, table string) {
+	ctx := context.Background()
 	const timeout = time.Second
 	deadline := backends.ClientTimeout(timeout)
 	dir := t.TempDir()
 	t.Setenv("DDP_TEST_BLACKHOLE_PW", "pw")
 	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(`version: 1
-backend: {driver: postgres, dsn: %q, statement_timeout: 1s, connect_timeout: 2s, max_open_conns: 2}
+backend: {driver: %s, dsn: %q, statement_timeout: 1s, connect_timeout: 2s, max_open_conns: 2}
 listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
 ledger: {path: ledger.db}
 users:
@@ -103,7 +141,7 @@ datasets:
         unit: id
         columns:
           age: {type: integer, bounds: [0, 100]}
-`, u.String(), table)))
+`, driver, dsn, table)))
 	if err != nil {
 		t.Fatal(err)
 	}
