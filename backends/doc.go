@@ -9,7 +9,9 @@
 // sqlite (ncruces/go-sqlite3) and mysql (go-sql-driver/mysql, MySQL 8 and
 // MariaDB). Each is a thin layer over
 // Engine: it opens the pool, configures every session (statement timeout,
-// case-sensitive LIKE) and classifies its driver's errors.
+// case-sensitive LIKE) and classifies its driver's errors. The network
+// drivers dial through Sockets (connect timeout, keepalives), which lets
+// the Engine cut a connection whose backend went silent.
 //
 // This package and its sub-packages must never import the planner, the
 // privacy code (sensitivity, constraints, noise, ledger) or the wire front

@@ -3,8 +3,10 @@ package backends
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
@@ -27,21 +29,45 @@ type Classifier func(err error) (timeout bool, driverCode string)
 // to the driver every failure is QueryCanceled (the caller's ctx ended),
 // StatementTimeout, or BackendFailed — even a connection loss, because the
 // server may have started executing.
+//
+// Every call is bounded on the client side too, by ClientTimeout of the
+// statement timeout: the checkout and ping, and then the statement with
+// its row reads. A network connection the deadline catches is cut (see
+// Sockets) and discarded, so a backend that went silent costs the caller
+// that deadline, never a hang, and leaves no stuck connection in the pool.
 type Engine struct {
 	db       *sql.DB
 	dialect  *sqlrender.Dialect
-	timeout  time.Duration
+	deadline time.Duration // client-side bound of one call (0: none)
 	log      *slog.Logger
 	classify Classifier
+	sockets  *Sockets // nil for a local database, which ctx alone interrupts
 }
 
-// NewEngine wraps db. The pool limits of opts are applied to db.
-func NewEngine(db *sql.DB, d *sqlrender.Dialect, opts Options, classify Classifier) *Engine {
+// cancelGrace is how long a driver may take to end a cancelled call by
+// itself (lib/pq's CancelRequest, which also stops the server's work)
+// before its socket is cut.
+const cancelGrace = 2 * time.Second
+
+// ClientTimeout is the client-side bound of a call under a statement
+// timeout: the timeout plus a margin (10%, at least 2 s) for the server's
+// own timeout error to arrive first. 0 means no bound.
+func ClientTimeout(statement time.Duration) time.Duration {
+	if statement <= 0 {
+		return 0
+	}
+	return statement + max(2*time.Second, statement/10)
+}
+
+// NewEngine wraps db. The pool limits of opts are applied to db. sockets
+// is the dialer db's connector dials through (nil for a local database).
+func NewEngine(db *sql.DB, d *sqlrender.Dialect, opts Options, classify Classifier, sockets *Sockets) *Engine {
 	if opts.MaxOpenConns > 0 {
 		db.SetMaxOpenConns(opts.MaxOpenConns)
 		db.SetMaxIdleConns(opts.MaxOpenConns)
 	}
-	return &Engine{db: db, dialect: d, timeout: opts.StatementTimeout, log: opts.logger(), classify: classify}
+	return &Engine{db: db, dialect: d, deadline: ClientTimeout(opts.StatementTimeout), log: opts.logger(),
+		classify: classify, sockets: sockets}
 }
 
 // Dialect names the SQL dialect.
@@ -171,10 +197,11 @@ func (e *Engine) query(ctx context.Context, text string, args []any, each func(*
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	qctx, cancel := e.withTimeout(ctx)
+	qctx, cancel := e.withDeadline(ctx)
 	defer cancel()
-	fail := func(err error) error { return e.execFailure(ctx, qctx, err) }
+	w := e.watch(qctx, conn)
+	defer e.release(conn, w)
+	fail := func(err error) error { return e.execFailure(ctx, qctx, w, err) }
 	rows, err := conn.QueryContext(qctx, text, args...)
 	if err != nil {
 		return fail(err)
@@ -198,17 +225,21 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, e.fail(Canceled(err), "")
 	}
-	cctx, cancel := e.withTimeout(ctx)
+	cctx, cancel := e.withDeadline(ctx)
 	defer cancel()
 	attempts := min(e.db.Stats().Idle+2, 16)
 	var last error
 	for range attempts {
 		conn, err := e.db.Conn(cctx)
-		if err == nil {
-			if err = conn.PingContext(cctx); err == nil {
-				return conn, nil
-			}
-			conn.Close()
+		if err != nil {
+			// No connection could be opened (database/sql already
+			// retried past bad pooled ones): the server is unreachable,
+			// and trying again at once only makes the caller wait.
+			last = err
+			break
+		}
+		if err = e.ping(cctx, conn); err == nil {
+			return conn, nil
 		}
 		last = err
 		if cctx.Err() != nil {
@@ -223,16 +254,115 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, error) {
 	return nil, e.fail(Unavailable(last), "")
 }
 
+// ping checks conn; a connection that fails it is given up.
+func (e *Engine) ping(ctx context.Context, conn *sql.Conn) error {
+	w := e.watch(ctx, conn)
+	err := conn.PingContext(ctx)
+	if w.stop() {
+		e.discard(conn)
+		if err == nil {
+			err = errors.New("backends: ping abandoned at the deadline")
+		}
+		return err
+	}
+	if err != nil {
+		conn.Close()
+	}
+	return err
+}
+
+// release returns conn to the pool, or discards it when its socket was
+// cut: a connection abandoned mid-protocol can never be reused.
+func (e *Engine) release(conn *sql.Conn, w *watcher) {
+	if w.stop() {
+		e.discard(conn)
+		return
+	}
+	conn.Close()
+}
+
+// discard closes conn's driver connection instead of pooling it.
+func (e *Engine) discard(conn *sql.Conn) {
+	// database/sql closes a connection whose Raw callback reports
+	// ErrBadConn.
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	conn.Close()
+}
+
+// watcher cuts one connection's socket when its call's context ends.
+type watcher struct {
+	sk    *socket
+	after func() bool
+
+	mu      sync.Mutex
+	stopped bool
+	grace   *time.Timer
+}
+
+// watch arms the cut-off of conn's socket for ctx: at ctx's deadline at
+// once (the server's own timeout should have answered by then, so the
+// backend or the network is gone), and cancelGrace after a cancellation
+// (the driver's own cancel normally ends the call well before).
+func (e *Engine) watch(ctx context.Context, conn *sql.Conn) *watcher {
+	w := &watcher{}
+	if e.sockets == nil {
+		return w
+	}
+	_ = conn.Raw(func(dc any) error {
+		w.sk = e.sockets.lookup(dc)
+		return nil
+	})
+	if w.sk == nil {
+		// Connections come only from the connector that dials through
+		// e.sockets; this is a bug, and the call runs unbounded.
+		e.log.Error("backend connection without a known socket; the call cannot be cut off at its deadline", "dialect", e.dialect.Name)
+		return w
+	}
+	w.after = context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			w.sk.abort()
+			return
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !w.stopped {
+			w.grace = time.AfterFunc(cancelGrace, w.sk.abort)
+		}
+	})
+	return w
+}
+
+// fired reports whether the socket was cut.
+func (w *watcher) fired() bool { return w.sk != nil && w.sk.cut.Load() }
+
+// stop disarms the watcher and reports whether the socket was cut.
+func (w *watcher) stop() bool {
+	if w.sk == nil {
+		return false
+	}
+	w.after()
+	w.mu.Lock()
+	w.stopped = true
+	if w.grace != nil {
+		w.grace.Stop()
+	}
+	w.mu.Unlock()
+	return w.fired()
+}
+
 // execFailure classifies an error raised once the statement was handed
 // to the driver. The caller's ctx wins over everything: a client cancel
 // makes lib/pq report 57014 too.
-func (e *Engine) execFailure(ctx, qctx context.Context, err error) error {
+func (e *Engine) execFailure(ctx, qctx context.Context, w *watcher, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return e.fail(Canceled(errors.Join(cerr, err)), "")
 	}
 	timeout, code := e.classify(err)
-	if timeout || errors.Is(qctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case timeout:
 		return e.fail(TimedOut(err), code)
+	case w.fired() || errors.Is(qctx.Err(), context.DeadlineExceeded):
+		return e.fail(Unresponsive(err), code)
 	}
 	return e.fail(Failed(err), code)
 }
@@ -242,11 +372,12 @@ func (e *Engine) fail(err *sqlerr.Error, driverCode string) error {
 	return err
 }
 
-func (e *Engine) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if e.timeout <= 0 {
+// withDeadline bounds one call on the client side.
+func (e *Engine) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e.deadline <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(ctx, e.timeout)
+	return context.WithTimeout(ctx, e.deadline)
 }
 
 // Result runs a public or catalog query and returns its columns (with the

@@ -28,3 +28,13 @@ func TimedOut(cause error) *sqlerr.Error {
 func Failed(cause error) *sqlerr.Error {
 	return sqlerr.Wrap(sqlerr.BackendFailed, cause, "the backend failed while running the query")
 }
+
+// Unresponsive reports a statement abandoned at the proxy's own deadline
+// (ClientTimeout): the backend neither answered nor reported its statement
+// timeout, so it or the network to it has gone silent. The statement had
+// been sent, so it counts as run (not refundable).
+func Unresponsive(cause error) *sqlerr.Error {
+	return sqlerr.Wrap(sqlerr.StatementTimeout, cause,
+		"the backend did not answer within the statement timeout; the query was abandoned").
+		WithHint("the database or the network to it may be down; retry later, or ask the operator to check the backend")
+}

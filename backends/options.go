@@ -8,10 +8,14 @@ import (
 // Options configures a backend's connection pool.
 type Options struct {
 	// StatementTimeout bounds every statement (0 = no limit). PostgreSQL
-	// enforces it server side (statement_timeout on every session) and the
-	// client side (a context deadline); SQLite through the context, which
-	// interrupts the running statement.
+	// enforces it server side (statement_timeout on every session), MySQL
+	// too (max_execution_time / max_statement_time), and both are bounded on
+	// the client side by ClientTimeout, which cuts a silent connection;
+	// SQLite through the context, which interrupts the running statement.
 	StatementTimeout time.Duration
+	// ConnectTimeout bounds opening one network connection, handshake and
+	// session setup included (0 = DefaultConnectTimeout).
+	ConnectTimeout time.Duration
 	// MaxOpenConns caps the pool (0 = database/sql's default, unlimited).
 	MaxOpenConns int
 	// Logger receives failures with their internal causes (nil = discard).

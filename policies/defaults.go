@@ -15,12 +15,22 @@ const (
 	DefaultListenMySQL      = "127.0.0.1:13306"
 	DefaultLedgerPath       = "ddp-ledger.db"
 	DefaultStatementTimeout = 30 * time.Second
+	DefaultConnectTimeout   = 10 * time.Second
 	DefaultMaxOpenConns     = 10
 	DefaultEpsilon          = 0.1
 	DefaultMaxEpsilon       = 1.0
 	DefaultMaxRowsPerUnit   = 1
 	// DefaultMaxConnections caps concurrent client connections.
 	DefaultMaxConnections = 100
+	// DefaultMaxQueryBytes caps one client message (statement text or one
+	// execute's parameters): BI SQL is small, and the cap bounds what one
+	// client can make the proxy hold.
+	DefaultMaxQueryBytes         = 4 << 20
+	DefaultMaxPreparedStatements = 1000
+	DefaultMaxPreparedBytes      = 16 << 20
+	// Bounds of max_query_bytes: MySQL's own range of max_allowed_packet.
+	MinQueryBytes = 1 << 10
+	MaxQueryBytes = 1 << 30
 	// ListenOff as a listen address disables that front end.
 	ListenOff = "off"
 )
@@ -67,11 +77,23 @@ func (p *Policy) normalize(c *checker) {
 	if p.Listen.MySQL == "" {
 		p.Listen.MySQL = DefaultListenMySQL
 	}
+	if p.Listen.MaxQueryBytes == 0 && !p.has("listen.max_query_bytes") {
+		p.Listen.MaxQueryBytes = DefaultMaxQueryBytes
+	}
+	if p.Listen.MaxPreparedStatements == 0 && !p.has("listen.max_prepared_statements") {
+		p.Listen.MaxPreparedStatements = DefaultMaxPreparedStatements
+	}
+	if p.Listen.MaxPreparedBytes == 0 && !p.has("listen.max_prepared_bytes") {
+		p.Listen.MaxPreparedBytes = DefaultMaxPreparedBytes
+	}
 	if p.Ledger.Path == "" {
 		p.Ledger.Path = DefaultLedgerPath
 	}
 	if p.Backend.StatementTimeout.Duration == 0 && !p.has("backend.statement_timeout") {
 		p.Backend.StatementTimeout.Duration = DefaultStatementTimeout
+	}
+	if p.Backend.ConnectTimeout.Duration == 0 && !p.has("backend.connect_timeout") {
+		p.Backend.ConnectTimeout.Duration = DefaultConnectTimeout
 	}
 	if p.Backend.MaxOpenConns == 0 && !p.has("backend.max_open_conns") {
 		p.Backend.MaxOpenConns = DefaultMaxOpenConns

@@ -3,6 +3,7 @@ package policies
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestListenSettings(t *testing.T) {
@@ -39,5 +40,47 @@ datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
 	p, err = LoadBytes("/etc/ddp/p.yaml", []byte(base+"listen: {auth: cleartext, tls_cert: c.pem, tls_key: k.pem}\n"))
 	if err != nil || p.Listen.Auth != AuthCleartext {
 		t.Fatalf("cleartext with TLS: %v", err)
+	}
+}
+
+// TestLimits: the size limits of the front ends and the backend connect
+// timeout have defaults, take explicit values, and refuse nonsense at
+// their line.
+func TestLimits(t *testing.T) {
+	t.Setenv("DDP_TEST_PASSWORD", "pw")
+	base := `version: 1
+users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
+datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
+`
+	p, err := LoadBytes("p.yaml", []byte(base+"backend: {driver: sqlite, dsn: x.db}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen.MaxQueryBytes != 4<<20 || p.Listen.MaxPreparedStatements != 1000 || p.Listen.MaxPreparedBytes != 16<<20 ||
+		p.Backend.ConnectTimeout.Duration != 10*time.Second {
+		t.Fatalf("defaults: %+v %+v", p.Listen, p.Backend)
+	}
+	p, err = LoadBytes("p.yaml", []byte(base+`backend: {driver: sqlite, dsn: x.db, connect_timeout: 3s}
+listen: {max_query_bytes: 65536, max_prepared_statements: 5, max_prepared_bytes: 100000}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen.MaxQueryBytes != 65536 || p.Listen.MaxPreparedStatements != 5 || p.Listen.MaxPreparedBytes != 100000 ||
+		p.Backend.ConnectTimeout.Duration != 3*time.Second {
+		t.Fatalf("explicit: %+v %+v", p.Listen, p.Backend)
+	}
+	_, err = LoadBytes("p.yaml", []byte(base+`backend: {driver: sqlite, dsn: x.db, connect_timeout: 0s}
+listen: {max_query_bytes: 100, max_prepared_statements: 0, max_prepared_bytes: 0}
+`))
+	for _, want := range []string{
+		"p.yaml:4: backend.connect_timeout: connect_timeout must be positive",
+		"p.yaml:5: listen.max_query_bytes: max_query_bytes must be between 1024 and 1073741824",
+		"p.yaml:5: listen.max_prepared_statements: max_prepared_statements must be at least 1",
+		"p.yaml:5: listen.max_prepared_bytes: max_prepared_bytes must be at least 1024",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad limits: %v; want %q", err, want)
+		}
 	}
 }

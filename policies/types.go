@@ -35,8 +35,12 @@ type Backend struct {
 	// DSN is the driver's connection string; ${VAR} is expanded from the
 	// environment at load time.
 	DSN string `yaml:"dsn"`
-	// StatementTimeout bounds every backend statement (default 30s).
+	// StatementTimeout bounds every backend statement (default 30s). The
+	// proxy gives up on a backend that does not answer at all shortly after
+	// it (backends.ClientTimeout).
 	StatementTimeout Duration `yaml:"statement_timeout"`
+	// ConnectTimeout bounds opening one backend connection (default 10s).
+	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// MaxOpenConns is the connection pool size (default 10).
 	MaxOpenConns int `yaml:"max_open_conns"`
 }
@@ -58,6 +62,15 @@ type Listen struct {
 	TLSKey  string `yaml:"tls_key"`
 	// MaxConnections caps concurrent client connections (default 100).
 	MaxConnections int `yaml:"max_connections"`
+	// MaxQueryBytes caps one client message: a statement's text, or one
+	// execute's bound parameters (default 4 MiB). It is the MySQL front
+	// end's max_allowed_packet.
+	MaxQueryBytes int `yaml:"max_query_bytes"`
+	// MaxPreparedStatements and MaxPreparedBytes cap what one connection
+	// may keep prepared: the number of statements (default 1000) and the
+	// total size of their text (default 16 MiB).
+	MaxPreparedStatements int `yaml:"max_prepared_statements"`
+	MaxPreparedBytes      int `yaml:"max_prepared_bytes"`
 }
 
 // Authentication modes of Listen.Auth.

@@ -80,6 +80,9 @@ func (p *Policy) checkTop(c *checker) {
 	if d := p.Backend.StatementTimeout.Duration; d <= 0 {
 		c.add("backend.statement_timeout", "statement_timeout must be positive (e.g. 30s), not %s", d)
 	}
+	if d := p.Backend.ConnectTimeout.Duration; d <= 0 {
+		c.add("backend.connect_timeout", "connect_timeout must be positive (e.g. 10s), not %s", d)
+	}
 	if p.Backend.MaxOpenConns < 1 {
 		c.add("backend.max_open_conns", "max_open_conns must be at least 1, not %d", p.Backend.MaxOpenConns)
 	}
@@ -94,6 +97,15 @@ func (p *Policy) checkTop(c *checker) {
 	}
 	if p.Listen.MaxConnections < 0 {
 		c.add("listen.max_connections", "max_connections must be positive, not %d", p.Listen.MaxConnections)
+	}
+	if n := p.Listen.MaxQueryBytes; n < MinQueryBytes || n > MaxQueryBytes {
+		c.add("listen.max_query_bytes", "max_query_bytes must be between %d and %d (1 GiB), not %d", MinQueryBytes, MaxQueryBytes, n)
+	}
+	if n := p.Listen.MaxPreparedStatements; n < 1 {
+		c.add("listen.max_prepared_statements", "max_prepared_statements must be at least 1, not %d", n)
+	}
+	if n := p.Listen.MaxPreparedBytes; n < MinQueryBytes {
+		c.add("listen.max_prepared_bytes", "max_prepared_bytes must be at least %d, not %d", MinQueryBytes, n)
 	}
 	c.checkListen("listen.postgres", p.Listen.Postgres)
 	c.checkListen("listen.mysql", p.Listen.MySQL)

@@ -19,7 +19,10 @@ import (
 // (Connector/J's and MariaDB Connector/J's SELECT @@..., pymysql's
 // @@version_comment, the mysql CLI's status line). They describe the
 // proxy's session, never the backend's.
-func defaultMySQLVars() map[string]string {
+//
+// maxPacket is max_allowed_packet: the MySQL front end's command limit, so
+// connectors that split long parameters by it stay under it.
+func defaultMySQLVars(maxPacket int) map[string]string {
 	return map[string]string{
 		"version": mysqlwire.ServerVersion, "version_comment": "ddp-proxy privacy proxy (aggregate queries answered with differential privacy)",
 		"version_compile_os": "Linux", "version_compile_machine": "x86_64",
@@ -29,7 +32,7 @@ func defaultMySQLVars() map[string]string {
 		"collation_connection": "utf8mb4_general_ci", "collation_server": "utf8mb4_general_ci", "collation_database": "utf8mb4_general_ci",
 		"init_connect": "", "interactive_timeout": "28800", "wait_timeout": "28800", "net_write_timeout": "60", "net_read_timeout": "30",
 		"license": "GPL", "lower_case_table_names": "0", "lower_case_file_system": "OFF",
-		"max_allowed_packet": "67108864", "net_buffer_length": "16384", "performance_schema": "0",
+		"max_allowed_packet": strconv.Itoa(maxPacket), "net_buffer_length": "16384", "performance_schema": "0",
 		"query_cache_size": "0", "query_cache_type": "OFF", "have_query_cache": "NO", "have_ssl": "DISABLED",
 		"sql_mode":         "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
 		"system_time_zone": "UTC", "time_zone": "SYSTEM", "transaction_isolation": "REPEATABLE-READ", "tx_isolation": "REPEATABLE-READ",
@@ -159,11 +162,14 @@ func (ms *mySession) set(st ir.Setting) error {
 			ms.vars[v] = cs
 		}
 		return nil
-	case "version", "version_comment", "read_only", "transaction_read_only", "tx_read_only", "have_ssl", "hostname", "port", "license":
+	case "version", "version_comment", "read_only", "transaction_read_only", "tx_read_only", "have_ssl", "hostname", "port", "license",
+		// The front end enforces max_allowed_packet: reporting another
+		// value would mislead connectors.
+		"max_allowed_packet":
 		return sqlerr.New(sqlerr.InsufficientPrivilege, "variable %s cannot be changed through the privacy proxy", st.Name)
 	}
 	if st.Default {
-		if v, ok := defaultMySQLVars()[name]; ok {
+		if v, ok := defaultMySQLVars(ms.p.current().maxPacket)[name]; ok {
 			ms.vars[name] = v
 		}
 		return nil

@@ -32,6 +32,10 @@ type Config struct {
 	// InfoSchema answers MySQL information_schema queries on a backend
 	// that is not MySQL (session/mysqlcatalog.Query); nil refuses them.
 	InfoSchema InfoSchemaFunc
+	// MaxAllowedPacket is what MySQL sessions report as max_allowed_packet:
+	// the MySQL front end's command limit, fixed when it started (0: the
+	// policy's listen.max_query_bytes).
+	MaxAllowedPacket int
 }
 
 // Proxy is shared by all sessions. A policy reload (SetPolicy) makes a new
@@ -50,6 +54,8 @@ type Proxy struct {
 	log     *slog.Logger
 	info    InfoSchemaFunc
 	catalog emulated // the PostgreSQL catalog for backends without one (catalog.go)
+	// maxPacket is max_allowed_packet for MySQL sessions.
+	maxPacket int
 }
 
 // New returns a Proxy.
@@ -67,6 +73,11 @@ func New(cfg Config) *Proxy {
 		cache:   parser.NewCache(4096),
 		log:     log,
 		info:    cfg.InfoSchema,
+
+		maxPacket: cfg.MaxAllowedPacket,
+	}
+	if p.maxPacket <= 0 {
+		p.maxPacket = cfg.Policy.Listen.MaxQueryBytes
 	}
 	if d := sqlrender.ByName(cfg.Policy.Backend.Driver); d != nil {
 		p.render = d.Preview
@@ -103,6 +114,8 @@ func (p *Proxy) SetPolicy(pol *policies.Policy) {
 		render:  cur.render,
 		log:     cur.log,
 		info:    cur.info,
+
+		maxPacket: cur.maxPacket,
 	})
 }
 

@@ -55,6 +55,14 @@ var (
 	InvalidTextRepresentation   = Code{"invalid_text_representation", "22P02", 1366, "HY000"}
 	InvalidBinaryRepresentation = Code{"invalid_binary_representation", "22P03", 1366, "HY000"}
 	AdminShutdown               = Code{"admin_shutdown", "57P01", 1053, "08S01"}
+
+	// Size limits of the front ends (program_limit_exceeded). A message
+	// over the limit ends the connection (MySQL's ER_NET_PACKET_TOO_LARGE);
+	// the per-connection caps on prepared statements and parameters fail
+	// one statement and leave the connection usable.
+	PacketTooLarge            = Code{"packet_too_large", "54000", 1153, "08S01"}
+	TooManyPreparedStatements = Code{"too_many_prepared_statements", "54000", 1461, "42000"}
+	ProgramLimitExceeded      = Code{"program_limit_exceeded", "54000", 1105, "HY000"}
 )
 
 // All lists every code; the wire mapping tests iterate it.
@@ -67,6 +75,7 @@ var All = []Code{
 	TooManyConnections, Internal,
 	DuplicatePreparedStatement, InvalidStatementName, DuplicateCursor, InvalidCursorName,
 	InvalidTextRepresentation, InvalidBinaryRepresentation, AdminShutdown,
+	PacketTooLarge, TooManyPreparedStatements, ProgramLimitExceeded,
 }
 
 // Error is a client-visible failure.

@@ -36,6 +36,7 @@ var (
 func Open(ctx context.Context, cfg policies.Backend, log *slog.Logger) (Backend, error) {
 	opts := backends.Options{
 		StatementTimeout: cfg.StatementTimeout.Duration,
+		ConnectTimeout:   cfg.ConnectTimeout.Duration,
 		MaxOpenConns:     cfg.MaxOpenConns,
 		Logger:           log,
 	}

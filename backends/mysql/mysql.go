@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -46,12 +47,22 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	// protocol: never interpolate arguments into the text.
 	cfg.InterpolateParams = false
 	cfg.ParseTime = false
+	// Dial through the engine's sockets (connect timeout, keepalives, cut
+	// at the client-side deadline).
+	socks := backends.NewSockets(opts.ConnectTimeout)
+	cfg.DialFunc = socks.DialContext
+	// The driver logs I/O failures (a cut connection among them) to the
+	// process's standard logger; route them to ours.
+	cfg.Logger = driverLog{opts.Logger}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = socks.ConnectTimeout()
+	}
 	base, err := gomysql.NewConnector(cfg)
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, errors.New("invalid DSN"), "invalid MySQL connection string")
 	}
-	db := sql.OpenDB(&sessionConnector{base: base, timeout: opts.StatementTimeout})
-	return &Backend{Engine: backends.NewEngine(db, sqlrender.MySQL(), opts, classify), database: cfg.DBName}, nil
+	db := sql.OpenDB(&sessionConnector{base: base, timeout: opts.StatementTimeout, socks: socks})
+	return &Backend{Engine: backends.NewEngine(db, sqlrender.MySQL(), opts, classify, socks), database: cfg.DBName}, nil
 }
 
 // Open is New followed by a connection check.
@@ -145,9 +156,14 @@ func classify(err error) (bool, string) {
 type sessionConnector struct {
 	base    driver.Connector
 	timeout time.Duration
+	socks   *backends.Sockets
 }
 
 func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	return c.socks.Connect(ctx, c.open)
+}
+
+func (c *sessionConnector) open(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.base.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -208,6 +224,16 @@ func (c *sessionConnector) setup(ctx context.Context, conn driver.Conn) error {
 }
 
 func (c *sessionConnector) Driver() driver.Driver { return c.base.Driver() }
+
+// driverLog adapts slog to go-sql-driver's Logger. The driver's messages
+// are I/O errors, never query text or values.
+type driverLog struct{ log *slog.Logger }
+
+func (l driverLog) Print(v ...any) {
+	if l.log != nil {
+		l.log.Debug("mysql driver", "msg", fmt.Sprint(v...))
+	}
+}
 
 // Database is the DSN's database ("" when it names none).
 func (b *Backend) Database() string { return b.database }

@@ -38,8 +38,10 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	} else if opts.StatementTimeout > 0 {
 		setup += "; SET statement_timeout = 1"
 	}
-	db := sql.OpenDB(&sessionConnector{base: base, setup: setup})
-	return &Backend{Engine: backends.NewEngine(db, sqlrender.Postgres(), opts, classify)}, nil
+	socks := backends.NewSockets(opts.ConnectTimeout)
+	base.Dialer(socks)
+	db := sql.OpenDB(&sessionConnector{base: base, setup: setup, socks: socks})
+	return &Backend{Engine: backends.NewEngine(db, sqlrender.Postgres(), opts, classify, socks)}, nil
 }
 
 // Open is New followed by a connection check; a server that cannot be
@@ -100,12 +102,18 @@ func classify(err error) (bool, string) {
 
 // sessionConnector configures every new session before database/sql
 // hands it out, so no pooled connection ever runs without the timeout.
+// Connections are dialed through socks, under its connect timeout.
 type sessionConnector struct {
 	base  driver.Connector
 	setup string
+	socks *backends.Sockets
 }
 
 func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	return c.socks.Connect(ctx, c.open)
+}
+
+func (c *sessionConnector) open(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.base.Connect(ctx)
 	if err != nil {
 		return nil, err

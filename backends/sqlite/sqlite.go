@@ -30,7 +30,7 @@ func Open(ctx context.Context, path string, opts backends.Options) (*Backend, er
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "invalid SQLite database path")
 	}
-	b := &Backend{Engine: backends.NewEngine(db, sqlrender.SQLite(), opts, classify)}
+	b := &Backend{Engine: backends.NewEngine(db, sqlrender.SQLite(), opts, classify, nil)}
 	if err := b.checkLike(ctx); err != nil {
 		b.Close()
 		return nil, err

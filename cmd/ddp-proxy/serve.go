@@ -156,8 +156,17 @@ func restartOnly(old, pol *policies.Policy) []string {
 	if o.MaxConnections != n.MaxConnections {
 		out = append(out, "listen.max_connections")
 	}
+	if o.MaxQueryBytes != n.MaxQueryBytes {
+		out = append(out, "listen.max_query_bytes")
+	}
+	if o.MaxPreparedStatements != n.MaxPreparedStatements || o.MaxPreparedBytes != n.MaxPreparedBytes {
+		out = append(out, "listen.max_prepared_statements/max_prepared_bytes")
+	}
 	if old.Backend.StatementTimeout != pol.Backend.StatementTimeout {
 		out = append(out, "backend.statement_timeout")
+	}
+	if old.Backend.ConnectTimeout != pol.Backend.ConnectTimeout {
+		out = append(out, "backend.connect_timeout")
 	}
 	if old.Backend.MaxOpenConns != pol.Backend.MaxOpenConns {
 		out = append(out, "backend.max_open_conns")
@@ -199,7 +208,7 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 	}
 	eng := release.New(be, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
 	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
-		InfoSchema: mysqlcatalog.Query})
+		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes})
 	var tlsCfg *tls.Config
 	if pol.Listen.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(pol.Listen.TLSCert, pol.Listen.TLSKey)
@@ -223,9 +232,12 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 			Handler: px.PGHandler(),
 			TLS:     tlsCfg,
 			// Only on TLS connections; plain ones always use SCRAM.
-			CleartextOverTLS: pol.Listen.Auth == policies.AuthCleartext,
-			MaxConnections:   pol.Listen.MaxConnections,
-			Logger:           log.With("component", "pgwire"),
+			CleartextOverTLS:      pol.Listen.Auth == policies.AuthCleartext,
+			MaxConnections:        pol.Listen.MaxConnections,
+			MaxMessageBytes:       pol.Listen.MaxQueryBytes,
+			MaxPreparedStatements: pol.Listen.MaxPreparedStatements,
+			MaxPreparedBytes:      pol.Listen.MaxPreparedBytes,
+			Logger:                log.With("component", "pgwire"),
 		})
 		go func() { p.served <- p.pg.Serve(context.WithoutCancel(ctx), ln) }()
 		log.Info("listening", "frontend", "postgres", "addr", p.pgAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)
@@ -252,10 +264,13 @@ func (p *proxy) startMySQL(ctx context.Context, pol *policies.Policy, px *sessio
 	}
 	p.myAddr = ln.Addr().String()
 	p.my = mysqlwire.NewServer(mysqlwire.Config{
-		Handler:        px.MySQLHandler(),
-		TLS:            tlsCfg,
-		MaxConnections: pol.Listen.MaxConnections,
-		Logger:         p.log.With("component", "mysqlwire"),
+		Handler:               px.MySQLHandler(),
+		TLS:                   tlsCfg,
+		MaxConnections:        pol.Listen.MaxConnections,
+		MaxPacket:             pol.Listen.MaxQueryBytes,
+		MaxPreparedStatements: pol.Listen.MaxPreparedStatements,
+		MaxPreparedBytes:      pol.Listen.MaxPreparedBytes,
+		Logger:                p.log.With("component", "mysqlwire"),
 	})
 	go func() { p.served <- p.my.Serve(context.WithoutCancel(ctx), ln) }()
 	p.log.Info("listening", "frontend", "mysql", "addr", p.myAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)

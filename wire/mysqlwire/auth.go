@@ -9,6 +9,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // authServer checks passwords against Handler.LookupUser. It offers
@@ -24,6 +26,7 @@ import (
 type authServer struct {
 	h         Handler
 	sha2First bool
+	s         *Server // for installGuard
 }
 
 // authUser is the Getter Vitess stores on the connection.
@@ -33,9 +36,27 @@ func (u authUser) Get() *querypb.VTGateCallerID { return &querypb.VTGateCallerID
 
 func (a *authServer) AuthMethods() []mysql.AuthMethod {
 	return []mysql.AuthMethod{
-		mysql.NewMysqlNativeAuthMethod(a, a),
-		sha2Method{AuthMethod: mysql.NewSha2CachingAuthMethod(a, a, a), a: a},
+		guarded{AuthMethod: mysql.NewMysqlNativeAuthMethod(a, a), s: a.s},
+		guarded{AuthMethod: sha2Method{AuthMethod: mysql.NewSha2CachingAuthMethod(a, a, a), a: a}, s: a.s},
 	}
+}
+
+// guarded installs the packet guard above TLS (installGuard) when Vitess
+// hands the client's authentication data over: the first moment after
+// the TLS upgrade at which the proxy holds the connection.
+type guarded struct {
+	mysql.AuthMethod
+	s *Server
+}
+
+func (m guarded) HandleAuthPluginData(c *mysql.Conn, user string, serverData, clientData []byte, addr net.Addr) (mysql.Getter, error) {
+	if m.s != nil {
+		if err := m.s.installGuard(c); err != nil {
+			m.s.log.Error("cannot guard a TLS connection; refusing it", "err", err)
+			return nil, sqlError(sqlerr.Wrap(sqlerr.Internal, err, "internal error"))
+		}
+	}
+	return m.AuthMethod.HandleAuthPluginData(c, user, serverData, clientData, addr)
 }
 
 func (a *authServer) DefaultAuthMethodDescription() mysql.AuthMethodDescription {

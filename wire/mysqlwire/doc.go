@@ -13,7 +13,14 @@
 //     package implements;
 //   - encode.go converts results, bound parameters and errors: every
 //     error becomes exactly one ERR packet with the sqlerr code's MySQL
-//     errno and SQLSTATE, and the connection stays usable.
+//     errno and SQLSTATE, and the connection stays usable;
+//   - guard.go reads every connection one packet ahead of Vitess and
+//     enforces Config.MaxPacket before Vitess allocates anything: a
+//     command over it gets ER_NET_PACKET_TOO_LARGE and the connection
+//     closes (as in MySQL), long data over it fails its execute;
+//     tlsguard.go moves the guard above TLS after the handshake, reaching
+//     into Vitess's private reader (see installGuard). The prepared
+//     statements of a connection are capped in handler.go.
 //
 // Lifecycle of a connection: Vitess accepts it and runs the handshake,
 // asking auth.go; after the OK packet each command calls one Handler

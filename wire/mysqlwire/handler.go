@@ -157,11 +157,17 @@ var fieldListQuery = regexp.MustCompile("^SELECT \\* FROM `((?:[^`]|``)+)` LIMIT
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prep *mysql.PrepareData) ([]*querypb.Field, error) {
 	st, err := h.session(c)
-	if err != nil {
-		return nil, sqlError(err)
+	if err == nil {
+		err = h.s.checkPrepared(c)
 	}
-	p, err := st.sess.Prepare(ctx, query)
+	var p *Prepared
+	if err == nil {
+		p, err = st.sess.Prepare(ctx, query)
+	}
 	if err != nil {
+		// Vitess registered the statement before asking: a refused one
+		// must not stay behind.
+		delete(c.PrepareData, prep.StatementID)
 		return nil, sqlError(err)
 	}
 	// The session's parser numbers the ? markers; Vitess's count (from
@@ -189,6 +195,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prep *mysql
 	p := st.prepared[prep.StatementID]
 	if p == nil {
 		return sqlError(sqlerr.New(sqlerr.InvalidStatementName, "unknown prepared statement handler (%d) given to mysqld_stmt_execute", prep.StatementID))
+	}
+	if err := h.s.checkParams(c, prep); err != nil {
+		return sqlError(err)
 	}
 	args := make([]ir.Value, p.NumParams)
 	for i := range args {
@@ -229,4 +238,47 @@ func (h *handler) ComResetConnection(c *mysql.Conn) error {
 
 func (h *handler) ParserOptionsForConnection(*mysql.Conn) (sqlparser.ParserOptions, error) {
 	return sqlparser.ParserOptions{}, nil
+}
+
+// checkPrepared refuses a new prepared statement (already in
+// c.PrepareData) over the connection's caps.
+func (s *Server) checkPrepared(c *mysql.Conn) error {
+	if n := len(c.PrepareData); n > s.cfg.MaxPreparedStatements {
+		return sqlerr.New(sqlerr.TooManyPreparedStatements,
+			"Can't create more than max_prepared_stmt_count statements (current value: %d)", s.cfg.MaxPreparedStatements).
+			WithHint("close the prepared statements the client no longer uses, or raise listen.max_prepared_statements")
+	}
+	size := 0
+	for _, pd := range c.PrepareData {
+		size += len(pd.PrepareStmt)
+	}
+	if size > s.cfg.MaxPreparedBytes {
+		return sqlerr.New(sqlerr.ProgramLimitExceeded,
+			"the prepared statements of this connection would hold %d bytes of SQL text; the limit is %d", size, s.cfg.MaxPreparedBytes).
+			WithHint("close the prepared statements the client no longer uses, or raise listen.max_prepared_bytes")
+	}
+	return nil
+}
+
+// checkParams refuses an execute whose parameters, long data included,
+// exceed MaxPacket.
+func (s *Server) checkParams(c *mysql.Conn, prep *mysql.PrepareData) error {
+	if g, ok := c.Conn.(*guard); ok && g.takeLongDataOverflow(prep.StatementID) {
+		// MySQL's own message (ER_UNKNOWN_ERROR) for the same case.
+		return sqlerr.New(sqlerr.ProgramLimitExceeded,
+			"Parameter of prepared statement which is set through mysql_send_long_data() is longer than 'max_allowed_packet' bytes").
+			WithHint("the proxy takes parameters of up to listen.max_query_bytes (%d bytes) per execute", s.cfg.MaxPacket)
+	}
+	size := 0
+	for _, bv := range prep.BindVars {
+		if bv != nil {
+			size += len(bv.Value)
+		}
+	}
+	if size > s.cfg.MaxPacket {
+		return sqlerr.New(sqlerr.ProgramLimitExceeded,
+			"the parameters of this execute hold %d bytes; the limit is %d", size, s.cfg.MaxPacket).
+			WithHint("send smaller parameters, or raise listen.max_query_bytes")
+	}
+	return nil
 }

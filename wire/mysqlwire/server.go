@@ -33,8 +33,29 @@ type Config struct {
 	// (MySQL 8's default) instead of mysql_native_password. Both are
 	// accepted either way; clients switch on request.
 	CachingSHA2First bool
-	Logger           *slog.Logger
+	// MaxPacket caps one client command: a statement's text, or one
+	// execute's parameters with their long data (0: DefaultMaxPacket). A
+	// larger command is answered ER_NET_PACKET_TOO_LARGE and the
+	// connection closes, as in MySQL. The session should report the same
+	// number as max_allowed_packet, which connectors read to split their
+	// long parameters.
+	MaxPacket int
+	// MaxPreparedStatements and MaxPreparedBytes cap the statements one
+	// connection keeps prepared and the total size of their text (0:
+	// DefaultMaxPreparedStatements, DefaultMaxPreparedBytes). Over them a
+	// COM_STMT_PREPARE fails; the connection stays usable.
+	MaxPreparedStatements int
+	MaxPreparedBytes      int
+	Logger                *slog.Logger
 }
+
+// Defaults of the Config limits (the policy's listen section has the
+// same defaults).
+const (
+	DefaultMaxPacket             = 4 << 20
+	DefaultMaxPreparedStatements = 1000
+	DefaultMaxPreparedBytes      = 16 << 20
+)
 
 // Server serves the MySQL protocol.
 type Server struct {
@@ -54,6 +75,15 @@ func NewServer(cfg Config) *Server {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	quietVitess()
+	if cfg.MaxPacket <= 0 {
+		cfg.MaxPacket = DefaultMaxPacket
+	}
+	if cfg.MaxPreparedStatements <= 0 {
+		cfg.MaxPreparedStatements = DefaultMaxPreparedStatements
+	}
+	if cfg.MaxPreparedBytes <= 0 {
+		cfg.MaxPreparedBytes = DefaultMaxPreparedBytes
+	}
 	return &Server{cfg: cfg, log: lg, conns: map[*mysql.Conn]*connState{}}
 }
 
@@ -80,8 +110,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		maxConns = uint64(s.cfg.MaxConnections)
 	}
 	l, err := mysql.NewListenerWithConfig(mysql.ListenerConfig{
-		Listener:            ln,
-		AuthServer:          &authServer{h: s.cfg.Handler, sha2First: s.cfg.CachingSHA2First},
+		// Every connection is read through a guard that enforces
+		// MaxPacket before Vitess buffers anything (guard.go).
+		Listener:            guardListener{Listener: ln, limit: s.cfg.MaxPacket, log: s.log},
+		AuthServer:          &authServer{h: s.cfg.Handler, sha2First: s.cfg.CachingSHA2First, s: s},
 		Handler:             h,
 		MaxConns:            maxConns,
 		MaxWaitConns:        uint32(max(maxConns, 16)),

@@ -29,6 +29,7 @@ const flushThreshold = 32 << 10
 const (
 	lingerTime  = 500 * time.Millisecond
 	lingerBytes = 1 << 20
+	drainTime   = 10 * time.Second
 )
 
 // conn is one client connection. Everything but the fields under mu is
@@ -48,6 +49,7 @@ type conn struct {
 	be        *pgproto3.Backend
 	wbuf      []byte
 	sentFatal bool
+	unread    int64 // the body of an oversized message, left in the socket
 	sess      Session
 	admitted  bool
 	pid       uint32
@@ -55,6 +57,8 @@ type conn struct {
 
 	stmts   map[string]*statement
 	portals map[string]*portal
+	// stmtBytes is the total text size of stmts.
+	stmtBytes int
 	// ignoreTillSync: an extended-protocol message failed, skip to Sync.
 	ignoreTillSync bool
 	// inBatch: extended-protocol messages arrived since the last Sync;
@@ -172,7 +176,7 @@ func (c *conn) start() bool {
 		return false
 	}
 	_ = c.raw.SetDeadline(time.Time{})
-	c.be.SetMaxBodyLen(maxMessageBody)
+	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageBytes)
 
 	status := sess.ParameterStatus()
 	for _, k := range slices.Sorted(maps.Keys(status)) {
@@ -397,15 +401,32 @@ func (c *conn) goodbye() {
 // lingerClose makes a FATAL error reach the client. Closing a TCP socket
 // that still holds unread client bytes (the rest of a bad packet) sends a
 // reset, which can destroy the error before the client reads it; so
-// half-close and drain briefly first. Bounded in time and bytes.
+// half-close and drain first: lingerBytes, or the unread body of an
+// oversized message (a client writes all of it before it reads), for as
+// long as bytes keep coming — each read waits at most lingerTime, the whole
+// drain at most drainTime. Nothing drained is kept.
 func (c *conn) lingerClose() {
-	tc, ok := c.nc.(*net.TCPConn)
-	if !ok {
-		return
+	if tc, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		_ = tc.CloseWrite() // a TLS close_notify, or a TCP FIN
 	}
-	_ = tc.CloseWrite()
-	_ = tc.SetReadDeadline(time.Now().Add(lingerTime))
-	_, _ = io.Copy(io.Discard, io.LimitReader(tc, lingerBytes))
+	if tc, ok := c.raw.(*net.TCPConn); ok && c.tls {
+		_ = tc.CloseWrite()
+	}
+	limit := max(lingerBytes, c.unread+lingerBytes)
+	end := time.Now().Add(drainTime)
+	buf := make([]byte, 32<<10)
+	for limit > 0 && time.Now().Before(end) {
+		d := time.Now().Add(lingerTime)
+		if d.After(end) {
+			d = end
+		}
+		_ = c.raw.SetReadDeadline(d)
+		n, err := c.raw.Read(buf[:min(int64(len(buf)), limit)])
+		limit -= int64(n)
+		if err != nil {
+			return
+		}
+	}
 }
 
 // readFailed ends the connection after a read or write failure. A client
@@ -419,8 +440,19 @@ func (c *conn) readFailed(err error) {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.log.Info("client timed out during startup")
 	case errors.As(err, &tooBig):
-		c.log.Info("message too large", "len", tooBig.ActualBodyLen)
-		c.fatal(protocolErr("message too large (%d bytes; the limit is %d)", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))
+		c.log.Info("message too large", "len", tooBig.ActualBodyLen, "limit", tooBig.MaxExpectedBodyLen)
+		if c.sess == nil {
+			// Before authentication only the small SASL messages are
+			// expected: a large one is not a client to help along.
+			c.fatal(protocolErr("message too large during authentication (%d bytes; the limit is %d)", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))
+			return
+		}
+		// The body was never read; let the client finish sending it, so
+		// it reads this error instead of a reset (lingerClose).
+		c.unread = int64(tooBig.ActualBodyLen)
+		c.fatal(sqlerr.New(sqlerr.PacketTooLarge, "message too large: %d bytes; the proxy takes messages (a query, a Parse, a Bind) of up to %d bytes",
+			tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen).
+			WithHint("aggregate queries are short: send a smaller statement, or raise listen.max_query_bytes in the policy"))
 	default:
 		var se *sqlerr.Error
 		if errors.As(err, &se) {

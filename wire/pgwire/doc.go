@@ -56,8 +56,13 @@
 //     CopyData/CopyDone/CopyFail outside COPY are ignored, as PostgreSQL
 //     does; FunctionCall is refused with 0A000.
 //  5. Termination. Terminate or EOF closes the connection and the session.
-//     A malformed, unknown or oversized (over 64 MiB) message is FATAL
-//     08P01. A panic ends only its connection (logged, FATAL XX000).
+//     A malformed or unknown message is FATAL 08P01; one over
+//     Config.MaxMessageBytes is FATAL 54000, its body never read into
+//     memory (it is drained, bounded in time, so the client reads the
+//     error instead of a reset). A panic ends only its connection
+//     (logged, FATAL XX000). Prepared statements (count and text size)
+//     and portals are capped per connection; a Parse or Bind over the
+//     caps fails with 54000 and the connection stays usable.
 //     Shutdown closes idle connections at once (FATAL 57P01), lets a
 //     running statement — or a started extended batch, until its Sync —
 //     finish and be answered, and at its deadline cancels what still runs.

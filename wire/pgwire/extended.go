@@ -17,6 +17,9 @@ type statement struct {
 	// the session's type. Both have one entry per parameter.
 	declared []uint32
 	oids     []uint32
+	// size is the length of the statement's text, counted against
+	// Config.MaxPreparedBytes.
+	size int
 }
 
 // portal is a bound statement. The session executes it once, on the first
@@ -58,6 +61,10 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 			return sqlerr.New(sqlerr.DuplicatePreparedStatement, "prepared statement %q already exists", m.Name)
 		}
 	}
+	size, err := c.checkPrepared(m)
+	if err != nil {
+		return err
+	}
 	ctx, end := c.beginQuery()
 	prep, err := c.sess.Prepare(ctx, m.Query, m.ParameterOIDs)
 	userCanceled := end()
@@ -68,7 +75,7 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 		return sqlerr.Wrap(sqlerr.Internal, fmt.Errorf("pgwire: session prepared a nil statement"), "internal error")
 	}
 	n := max(len(m.ParameterOIDs), len(prep.ParamTypes))
-	st := &statement{prep: prep, declared: make([]uint32, n), oids: make([]uint32, n)}
+	st := &statement{prep: prep, declared: make([]uint32, n), oids: make([]uint32, n), size: len(m.Query)}
 	copy(st.declared, m.ParameterOIDs)
 	for i := range n {
 		st.oids[i] = st.declared[i]
@@ -78,8 +85,37 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	}
 	// The unnamed statement is simply replaced.
 	c.stmts[m.Name] = st
+	c.stmtBytes = size
 	c.send(&pgproto3.ParseComplete{})
 	return nil
+}
+
+// checkPrepared refuses a Parse that would take the connection over its
+// caps, and returns the statements' total text size with it.
+func (c *conn) checkPrepared(m *pgproto3.Parse) (int, error) {
+	n, size := len(c.stmts), c.stmtBytes+len(m.Query)
+	if old := c.stmts[m.Name]; old != nil {
+		size -= old.size // the unnamed statement is replaced
+	} else {
+		n++
+	}
+	if limit := c.srv.cfg.MaxPreparedStatements; n > limit {
+		return 0, sqlerr.New(sqlerr.TooManyPreparedStatements, "too many prepared statements on this connection (the limit is %d)", limit).
+			WithHint("close the statements the client no longer uses (Close, DEALLOCATE), or raise listen.max_prepared_statements")
+	}
+	if limit := c.srv.cfg.MaxPreparedBytes; size > limit {
+		return 0, sqlerr.New(sqlerr.ProgramLimitExceeded, "the prepared statements of this connection would hold %d bytes of SQL text; the limit is %d", size, limit).
+			WithHint("close the statements the client no longer uses (Close, DEALLOCATE), or raise listen.max_prepared_bytes")
+	}
+	return size, nil
+}
+
+// dropStatement forgets a prepared statement.
+func (c *conn) dropStatement(name string) {
+	if st := c.stmts[name]; st != nil {
+		c.stmtBytes -= st.size
+		delete(c.stmts, name)
+	}
 }
 
 // paramType is the session's type for parameter i (text when the
@@ -122,6 +158,12 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 		if _, dup := c.portals[m.DestinationPortal]; dup {
 			return sqlerr.New(sqlerr.DuplicateCursor, "portal %q already exists", m.DestinationPortal)
 		}
+	}
+	if _, replaced := c.portals[m.DestinationPortal]; !replaced && len(c.portals) >= c.srv.cfg.MaxPreparedStatements {
+		// Portals hold their parameters (and rows) until their
+		// transaction ends: as many as prepared statements at most.
+		return sqlerr.New(sqlerr.ProgramLimitExceeded, "too many open portals on this connection (the limit is %d)", c.srv.cfg.MaxPreparedStatements).
+			WithHint("close portals the client no longer uses, or end the transaction")
 	}
 	nf, np := len(m.ParameterFormatCodes), len(m.Parameters)
 	if nf > 1 && nf != np {
@@ -273,7 +315,7 @@ func (c *conn) close(m *pgproto3.Close) error {
 	// Closing something that does not exist is not an error.
 	switch m.ObjectType {
 	case 'S':
-		delete(c.stmts, m.Name)
+		c.dropStatement(m.Name)
 	case 'P':
 		delete(c.portals, m.Name)
 	default:

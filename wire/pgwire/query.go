@@ -12,7 +12,7 @@ import (
 func (c *conn) simpleQuery(sql string) {
 	// A simple query ends the unnamed statement and portal (PostgreSQL
 	// uses them for the query itself).
-	delete(c.stmts, "")
+	c.dropStatement("")
 	delete(c.portals, "")
 
 	ctx, end := c.beginQuery()

@@ -33,6 +33,18 @@ type Config struct {
 	// Over the cap a client gets FATAL 53300 after its startup message.
 	// Cancel requests are never refused by the cap.
 	MaxConnections int
+	// MaxMessageBytes caps one message after authentication: a query's
+	// text, a Parse, a Bind with its parameters (0: DefaultMaxMessageBytes).
+	// A larger message is never read into memory: the client gets FATAL
+	// 54000 and the connection closes, as PostgreSQL closes on a message
+	// over its own limit.
+	MaxMessageBytes int
+	// MaxPreparedStatements caps the prepared statements one connection
+	// keeps, and the open portals; MaxPreparedBytes caps the total text of
+	// the statements (0: the defaults). Over them a Parse or Bind fails
+	// with 54000 and the connection stays usable.
+	MaxPreparedStatements int
+	MaxPreparedBytes      int
 	// Logger receives connection events with conn_id and user attached;
 	// nil discards. Query text and parameters are never logged.
 	Logger *slog.Logger
@@ -42,9 +54,12 @@ type Config struct {
 var ErrServerClosed = errors.New("pgwire: server closed")
 
 // Limits. PostgreSQL allows 1 GiB messages; the proxy only takes aggregate
-// SQL, so a far smaller cap bounds what one client can make us allocate.
+// SQL, so a far smaller cap bounds what one client can make us allocate
+// (the policy's listen section has the same defaults).
 const (
-	maxMessageBody = 64 << 20
+	DefaultMaxMessageBytes       = 4 << 20
+	DefaultMaxPreparedStatements = 1000
+	DefaultMaxPreparedBytes      = 16 << 20
 	// authMaxBody bounds messages before authentication (SASL exchange).
 	authMaxBody = 16 << 10
 	// startupTimeout bounds startup, TLS handshake and authentication,
@@ -94,6 +109,15 @@ func NewServer(cfg Config) *Server {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.MaxPreparedStatements <= 0 {
+		cfg.MaxPreparedStatements = DefaultMaxPreparedStatements
+	}
+	if cfg.MaxPreparedBytes <= 0 {
+		cfg.MaxPreparedBytes = DefaultMaxPreparedBytes
 	}
 	s := &Server{
 		cfg:       cfg,

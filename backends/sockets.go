@@ -1,0 +1,226 @@
+package backends
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultConnectTimeout bounds a new backend connection (dial, TLS,
+// authentication, session setup) when Options.ConnectTimeout is 0.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Sockets dials the network connections of one backend pool and remembers
+// which socket lies under which driver connection, so that the Engine can
+// cut a connection whose call ran out of time.
+//
+// Why the drivers' own context handling is not enough: lib/pq cancels a
+// statement by sending a CancelRequest over a second connection and keeps
+// reading the first one until the server answers; when the network (or the
+// server) has gone silent — packets dropped, a frozen middlebox — neither
+// connection ever answers, and the caller waits forever although its
+// context ended long ago. lib/pq's connection handshake does not look at
+// the context at all. Closing the socket is the one thing that always
+// unblocks a read, so the Engine does that at the call's deadline, and a
+// connection that was cut is never returned to the pool.
+//
+// Every socket also starts under a deadline of the connect timeout, lifted
+// once a connection attempt succeeds: that bounds the handshake and the
+// sockets the drivers open on their own (lib/pq's CancelRequest
+// connections, which it reads until EOF). TCP keepalives are on, so a peer
+// that vanished is noticed on idle pooled connections too.
+type Sockets struct {
+	dialer  net.Dialer
+	connect time.Duration
+
+	mu     sync.Mutex
+	byConn map[driver.Conn]*socket
+}
+
+// NewSockets returns a dialer whose attempts give up after connect (0:
+// DefaultConnectTimeout).
+func NewSockets(connect time.Duration) *Sockets {
+	if connect <= 0 {
+		connect = DefaultConnectTimeout
+	}
+	return &Sockets{
+		dialer: net.Dialer{
+			Timeout: connect,
+			// A silent peer on an idle pooled connection is found in about
+			// Idle + Count·Interval = 45 s.
+			KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 10 * time.Second, Count: 3},
+		},
+		connect: connect,
+		byConn:  map[driver.Conn]*socket{},
+	}
+}
+
+// ConnectTimeout is the bound of one connection attempt.
+func (s *Sockets) ConnectTimeout() time.Duration { return s.connect }
+
+// slotKey marks the context of a connection attempt made through Connect;
+// its value collects the sockets the driver dials during the attempt.
+type slotKey struct{}
+
+// DialContext dials addr. It is the DialerContext of lib/pq and the
+// DialFunc of go-sql-driver/mysql.
+func (s *Sockets) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := s.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.SetDeadline(time.Now().Add(s.connect)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	sk := &socket{Conn: c, owner: s}
+	if sl, ok := ctx.Value(slotKey{}).(*slot); ok {
+		sl.add(sk)
+	}
+	return sk, nil
+}
+
+// Dial and DialTimeout complete lib/pq's Dialer interface; lib/pq calls
+// DialContext when it is there.
+func (s *Sockets) Dial(network, addr string) (net.Conn, error) {
+	return s.DialContext(context.Background(), network, addr)
+}
+
+func (s *Sockets) DialTimeout(network, addr string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.DialContext(ctx, network, addr)
+}
+
+// Connect runs open — a driver's connect followed by the session setup —
+// under the connect timeout, and registers the socket it dialed under the
+// connection it returns. When the attempt runs out of time its sockets are
+// closed, which ends whatever the driver was waiting for.
+func (s *Sockets) Connect(ctx context.Context, open func(context.Context) (driver.Conn, error)) (driver.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.connect)
+	defer cancel()
+	sl := &slot{}
+	ctx = context.WithValue(ctx, slotKey{}, sl)
+	stop := context.AfterFunc(ctx, sl.abort)
+	dc, err := open(ctx)
+	if !stop() {
+		// The sockets were closed under the driver: whatever it returned,
+		// the attempt failed.
+		if err == nil {
+			dc.Close()
+		}
+		return nil, fmt.Errorf("backend connection attempt abandoned: %w", errors.Join(context.Cause(ctx), err))
+	}
+	if err != nil {
+		sl.abort()
+		return nil, err
+	}
+	sk := sl.last()
+	if sk == nil {
+		dc.Close()
+		return nil, errors.New("backends: the driver connected without the pool's dialer")
+	}
+	if err := sk.SetDeadline(time.Time{}); err != nil {
+		dc.Close()
+		return nil, err
+	}
+	s.mu.Lock()
+	sk.key = dc
+	s.byConn[dc] = sk
+	s.mu.Unlock()
+	return dc, nil
+}
+
+// lookup returns the socket under a driver connection (nil if unknown).
+func (s *Sockets) lookup(dc any) *socket {
+	c, ok := dc.(driver.Conn)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byConn[c]
+}
+
+func (s *Sockets) forget(sk *socket) {
+	s.mu.Lock()
+	if sk.key != nil && s.byConn[sk.key] == sk {
+		delete(s.byConn, sk.key)
+	}
+	s.mu.Unlock()
+}
+
+// tracked reports how many sockets are registered (tests: cut or closed
+// connections must not stay behind).
+func (s *Sockets) tracked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byConn)
+}
+
+// socket is one network connection of the pool.
+type socket struct {
+	net.Conn
+	owner *Sockets
+	key   driver.Conn // under owner.mu
+	cut   atomic.Bool
+	shut  atomic.Bool
+}
+
+// Close closes the socket once; the driver's own Close after a cut is a
+// no-op, not an error it would log.
+func (k *socket) Close() error {
+	if k.shut.Swap(true) {
+		return nil
+	}
+	k.owner.forget(k)
+	return k.Conn.Close()
+}
+
+// abort closes the socket under its driver: every blocked read or write
+// returns at once.
+func (k *socket) abort() {
+	k.cut.Store(true)
+	k.Close()
+}
+
+// slot collects the sockets of one connection attempt (lib/pq dials one per
+// host it tries; the last one is the connection's).
+type slot struct {
+	mu      sync.Mutex
+	socks   []*socket
+	aborted bool
+}
+
+func (sl *slot) add(sk *socket) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.aborted {
+		sk.abort()
+		return
+	}
+	sl.socks = append(sl.socks, sk)
+}
+
+func (sl *slot) abort() {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	sl.aborted = true
+	for _, sk := range sl.socks {
+		sk.abort()
+	}
+}
+
+func (sl *slot) last() *socket {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if len(sl.socks) == 0 {
+		return nil
+	}
+	return sl.socks[len(sl.socks)-1]
+}
