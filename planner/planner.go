@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -39,6 +40,10 @@ type Request struct {
 	Dialect string
 	// Statement must be a StmtSelect whose parameters are bound.
 	Statement *ir.Statement
+	// MySQLInfoSchema is the MySQL backend's information_schema column
+	// lists, needed to plan a statement that reads information_schema
+	// (catalog.RewriteMySQL); nil refuses those.
+	MySQLInfoSchema *catalog.MySQLInfoSchema
 }
 
 // Plan plans a StmtSelect. Session, explain and refused statements are the
@@ -118,7 +123,12 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 		}
 	}
 	treeChecked := backendDialect(p.pol) == "postgres" && readsCatalog
-	if c := mentionsStatistics(st.Text); c != "" && !treeChecked {
+	// On a MySQL backend statistics live in information_schema only (its
+	// other system schemas are not catalog schemas here and are refused as
+	// undeclared relations); those statements are checked on the tree
+	// below, so the text is never scanned.
+	mysqlBackend := backendDialect(p.pol) == "mysql"
+	if c := mentionsStatistics(st.Text); c != "" && !treeChecked && !mysqlBackend {
 		// A catalog query to PostgreSQL gets its statistics columns
 		// blanked on the parse tree (checkCatalogTree) instead.
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
@@ -133,6 +143,13 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 		if !passthroughFunctionAllowed(f) {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "function %s is not allowed through the privacy proxy", f)
 		}
+	}
+	if mysqlBackend && readsInfoSchema(st) {
+		text, err := checkMySQLCatalog(st, req.MySQLInfoSchema)
+		if err != nil {
+			return nil, err
+		}
+		return &Plan{Class: ClassPassthrough, SQL: text}, nil
 	}
 	if treeChecked || sizes {
 		text, err := checkCatalogTree(st.Text, sizes, p.declaredColumns())

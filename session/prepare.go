@@ -159,7 +159,7 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 	if err != nil {
 		return nil, err
 	}
-	pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+	pl, err := s.plan(ctx, bound)
 	if err != nil {
 		return nil, err
 	}

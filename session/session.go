@@ -108,7 +108,7 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	case ir.StmtSession:
 		return s.sessionStatement(ctx, st.Session, st.Text)
 	case ir.StmtExplain:
-		return s.explain(st.Explain, args)
+		return s.explain(ctx, st.Explain, args)
 	}
 	if isBudgetView(st) {
 		return s.budgetView()
@@ -132,7 +132,7 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	if err != nil {
 		return Result{}, err
 	}
-	pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+	pl, err := s.plan(ctx, bound)
 	if err != nil {
 		return Result{}, err
 	}
@@ -268,7 +268,7 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 	return b.String()
 }
 
-func (s *Session) explain(inner *ir.Statement, args []ir.Value) (Result, error) {
+func (s *Session) explain(ctx context.Context, inner *ir.Statement, args []ir.Value) (Result, error) {
 	var x planner.Explanation
 	switch {
 	case inner == nil:
@@ -282,7 +282,7 @@ func (s *Session) explain(inner *ir.Statement, args []ir.Value) (Result, error) 
 		if err != nil {
 			return Result{}, err
 		}
-		pl, err := s.p.planner.Plan(planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: bound})
+		pl, err := s.plan(ctx, bound)
 		if err != nil {
 			x = planner.Refusal(err)
 		} else {

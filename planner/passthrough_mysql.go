@@ -1,0 +1,37 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// readsInfoSchema reports whether st reads MySQL's information_schema.
+func readsInfoSchema(st *ir.Statement) bool {
+	for _, r := range st.Relations {
+		if strings.EqualFold(r.Schema, "information_schema") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkMySQLCatalog checks a pass-through statement that reads
+// information_schema on a MySQL backend on its TiDB syntax tree and
+// returns the text to forward (catalog.RewriteMySQL): the statement is
+// parsed afresh, because the rewrite changes the tree and parsed
+// statements are cached and shared.
+func checkMySQLCatalog(st *ir.Statement, info *catalog.MySQLInfoSchema) (string, error) {
+	if info == nil {
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "information_schema queries need the backend's information_schema column lists, which were not read").
+			WithHint("run the query through the proxy (ddp-proxy serve), which reads them from the backend")
+	}
+	tree, err := parser.MySQLTree(st.Text)
+	if err != nil {
+		return "", err
+	}
+	return catalog.RewriteMySQL(tree, info, st.NumParams)
+}
