@@ -9,6 +9,17 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
+// isCatalog reports whether r is a relation of the backend's catalog. On
+// a MySQL backend that is information_schema only: pg_catalog and pg_
+// names mean nothing there, and a table called pg_people is a table like
+// any other, private unless the policy says otherwise.
+func (p *Planner) isCatalog(r ir.TableRef) bool {
+	if backendDialect(p.pol) == "mysql" {
+		return strings.EqualFold(r.Schema, "information_schema")
+	}
+	return isCatalogSchema(r.Schema) || r.Schema == "" && isCatalogRelation(r.Name)
+}
+
 // readsInfoSchema reports whether st reads MySQL's information_schema.
 func readsInfoSchema(st *ir.Statement) bool {
 	for _, r := range st.Relations {

@@ -72,7 +72,7 @@ func (p *Planner) Plan(req Request) (*Plan, error) {
 func (p *Planner) classify(st *ir.Statement) (bool, error) {
 	private := false
 	for _, r := range st.Relations {
-		if isCatalogSchema(r.Schema) || (r.Schema == "" && isCatalogRelation(r.Name)) {
+		if p.isCatalog(r) {
 			if err := checkCatalogRelation(r); err != nil {
 				return false, err
 			}
@@ -118,7 +118,7 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 	}
 	readsCatalog := false
 	for _, r := range st.Relations {
-		if isCatalogSchema(r.Schema) || r.Schema == "" && isCatalogRelation(r.Name) {
+		if p.isCatalog(r) {
 			readsCatalog = true
 		}
 	}

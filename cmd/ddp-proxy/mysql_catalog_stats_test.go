@@ -113,6 +113,14 @@ func TestMySQLCatalogStatisticsMariaDB(t *testing.T) {
 		}
 	}
 	t.Cleanup(drop)
+	pgNamed := fmt.Sprintf("pg_ddp_mycat_%d", os.Getpid())
+	if _, err := raw.Exec("CREATE TABLE " + pgNamed + " (secret INT)"); err != nil {
+		t.Fatalf("%s is set but the server is unusable: %v", mysqlDSNEnv, err)
+	}
+	t.Cleanup(func() { raw.Exec("DROP TABLE IF EXISTS " + pgNamed) })
+	if _, err := raw.Exec("INSERT INTO " + pgNamed + " VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
 	var tablesCols []string
 	for _, r := range queryRaw(t, raw, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = 'TABLES' ORDER BY ORDINAL_POSITION") {
 		tablesCols = append(tablesCols, r[0])
@@ -173,6 +181,11 @@ func TestMySQLCatalogStatisticsMariaDB(t *testing.T) {
 		}
 		if got := catalogQuery(t, proxy, "SELECT TABLE_NAME FROM information_schema.TABLES LIMIT ? OFFSET ?", 5, 0); got.errno != 1235 {
 			t.Errorf("LIMIT ? OFFSET ? = %+v, want error 1235", got)
+		}
+		// A table named like PostgreSQL's catalog is an ordinary table on
+		// MySQL: undeclared, so not readable.
+		if got := catalogQuery(t, proxy, "SELECT * FROM "+pgNamed); got.errno != 1146 {
+			t.Errorf("SELECT * FROM %s = %+v, want error 1146", pgNamed, got)
 		}
 	}
 
