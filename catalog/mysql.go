@@ -100,15 +100,20 @@ func NewMySQLInfoSchema(rows [][4]string) (*MySQLInfoSchema, error) {
 //     column lists — only ever sees NULL.
 //   - information_schema tables outside the allow list are refused.
 //
-// info holds the backend's column lists; numParams is the number of ?
-// markers, which must come out in the order the client wrote them.
-func RewriteMySQL(stmt ast.StmtNode, info *MySQLInfoSchema, numParams int) (out string, err error) {
+// parse is the parser package's MySQLTree; info holds the backend's
+// column lists; numParams is the number of ? markers, which must come out
+// in the order the client wrote them.
+func RewriteMySQL(sql string, parse MySQLParser, info *MySQLInfoSchema, numParams int) (out string, err error) {
 	defer func() {
 		// The walk and Restore run third-party code over a client's tree.
 		if r := recover(); r != nil {
 			out, err = "", notForwardable()
 		}
 	}()
+	stmt, err := parse(sql)
+	if err != nil {
+		return "", err
+	}
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 	default:
@@ -140,8 +145,25 @@ func RewriteMySQL(stmt ast.StmtNode, info *MySQLInfoSchema, numParams int) (out 
 				WithHint("write LIMIT ?, ? instead of LIMIT ? OFFSET ?, or put the values in the statement")
 		}
 	}
-	return b.String(), nil
+	// The backend reads the restored text, so it must be the statement
+	// checked here. TiDB's printer is not total (a name in invalid UTF-8
+	// is printed as ?): the text must parse back to a tree that prints
+	// the same.
+	out = b.String()
+	again, err := parse(out)
+	if err != nil {
+		return "", notForwardable()
+	}
+	var b2 strings.Builder
+	if err := again.Restore(format.NewRestoreCtx(flags, &b2)); err != nil || b2.String() != out {
+		return "", notForwardable()
+	}
+	return out, nil
 }
+
+// MySQLParser parses one MySQL statement into a fresh TiDB syntax tree
+// (parser.MySQLTree: the parser package is the one reader of SQL text).
+type MySQLParser func(sql string) (ast.StmtNode, error)
 
 func notForwardable() error {
 	return sqlerr.New(sqlerr.FeatureNotSupported, "this information_schema query cannot be checked for statistics and is not forwarded").

@@ -32,7 +32,7 @@ func readsInfoSchema(st *ir.Statement) bool {
 
 // checkMySQLCatalog checks a pass-through statement that reads
 // information_schema on a MySQL backend on its TiDB syntax tree and
-// returns the text to forward (catalog.RewriteMySQL): the statement is
+// returns the text to forward (catalog.RewriteMySQL). The statement is
 // parsed afresh, because the rewrite changes the tree and parsed
 // statements are cached and shared.
 func checkMySQLCatalog(st *ir.Statement, info *catalog.MySQLInfoSchema) (string, error) {
@@ -40,9 +40,5 @@ func checkMySQLCatalog(st *ir.Statement, info *catalog.MySQLInfoSchema) (string,
 		return "", sqlerr.New(sqlerr.FeatureNotSupported, "information_schema queries need the backend's information_schema column lists, which were not read").
 			WithHint("run the query through the proxy (ddp-proxy serve), which reads them from the backend")
 	}
-	tree, err := parser.MySQLTree(st.Text)
-	if err != nil {
-		return "", err
-	}
-	return catalog.RewriteMySQL(tree, info, st.NumParams)
+	return catalog.RewriteMySQL(st.Text, parser.MySQLTree, info, st.NumParams)
 }
