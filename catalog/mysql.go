@@ -242,6 +242,11 @@ func (r *myRewriter) Enter(n ast.Node) (ast.Node, bool) {
 		if x.WildCard != nil && x.WildCard.Table.O != "" {
 			r.stars = append(r.stars, x.WildCard)
 		}
+	case *ast.DefaultExpr:
+		// DEFAULT(col): TiDB's walk does not visit the column.
+		if x.Name != nil && IsStatistics(x.Name.Name.O) {
+			r.fail(statisticsRefused(x.Name.Name.O))
+		}
 	case *ast.ColumnName:
 		if IsStatistics(x.Name.O) {
 			r.fail(statisticsRefused(x.Name.O))

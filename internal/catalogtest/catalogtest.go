@@ -138,6 +138,8 @@ var Cases = []Case{
 	{Name: "STATISTICS.CARDINALITY", MySQL: "SELECT TABLE_NAME FROM information_schema.STATISTICS WHERE TABLE_NAME IN ({tables}) AND INDEX_NAME = 'v' ORDER BY CARDINALITY", Want: Refused, Ranks: true},
 	{Name: "TABLES.AUTO_INCREMENT", MySQL: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_NAME IN ({tables}) ORDER BY AUTO_INCREMENT", Want: Refused, Ranks: true},
 	{Name: "TABLES.DATA_LENGTH", MySQL: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_NAME IN ({tables}) ORDER BY DATA_LENGTH", Want: Refused, Ranks: true},
+	{Name: "in DEFAULT()", MySQL: "SELECT DEFAULT(TABLE_ROWS) FROM information_schema.TABLES", Want: Refused},
+	{Name: "in a window", MySQL: "SELECT TABLE_NAME, ROW_NUMBER() OVER (ORDER BY TABLE_ROWS) FROM information_schema.TABLES WHERE TABLE_NAME IN ({tables})", Want: Refused, Ranks: true},
 	{Name: "TABLES.UPDATE_TIME", MySQL: "SELECT TABLE_NAME, UPDATE_TIME FROM information_schema.TABLES WHERE TABLE_NAME IN ({tables})", Want: Refused},
 	{Name: "TABLES.CHECKSUM", MySQL: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE CHECKSUM IS NOT NULL", Want: Refused},
 
