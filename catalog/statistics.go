@@ -29,6 +29,8 @@ var statistics = map[string]bool{
 	"table_rows": true, "data_length": true, "avg_row_length": true, "index_length": true, "data_free": true,
 	"max_data_length": true, "auto_increment": true, "cardinality": true, "checksum": true,
 	"update_time": true, "check_time": true,
+	// MariaDB's TABLES.MAX_INDEX_LENGTH, like MAX_DATA_LENGTH, is a size.
+	"max_index_length": true,
 	// InnoDB persistent statistics.
 	"num_rows": true, "clust_index_size": true, "other_index_size": true, "modified_counter": true,
 }

@@ -46,6 +46,21 @@ func myParse(sql string) (nodes []ast.StmtNode, err error) {
 	return nodes, err
 }
 
+// MySQLTree parses one MySQL statement into TiDB's syntax tree, for the
+// checks that rewrite the tree itself (catalog.RewriteMySQL). Every call
+// returns a fresh tree, which the caller may change; cached ir.Statements
+// never share it.
+func MySQLTree(sql string) (ast.StmtNode, error) {
+	nodes, err := myParse(sql)
+	if err != nil {
+		return nil, mySyntaxError(err)
+	}
+	if len(nodes) != 1 {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "expected one statement, got %d", len(nodes))
+	}
+	return nodes[0], nil
+}
+
 // grammarPanic is a panic recovered from a third-party grammar.
 type grammarPanic struct{ value any }
 

@@ -78,7 +78,7 @@ func Refusal(err error) Explanation {
 func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanation {
 	if pl.Class == ClassPassthrough {
 		return Explanation{StatementClass: "passthrough", Passthrough: &ExplainPass{SQL: pl.SQL},
-			Notes: []string{"reads only public tables or the catalog: forwarded unchanged, exact, no budget spent"}}
+			Notes: []string{"reads only public tables or the catalog: forwarded as shown (catalog statistics read as NULL), exact, no budget spent"}}
 	}
 	x := Explanation{
 		StatementClass: "private_aggregate",

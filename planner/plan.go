@@ -27,7 +27,8 @@ func (c Class) String() string {
 type Plan struct {
 	Class Class
 
-	// ClassPassthrough: the SQL to forward (the client's own text).
+	// ClassPassthrough: the SQL to forward: the client's own text, or for a
+	// catalog query the text restored from its checked, rewritten tree.
 	SQL string
 
 	// ClassPrivate.

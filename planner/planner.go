@@ -46,6 +46,10 @@ type Request struct {
 	// tables built from it; without it, a statement that reads one of them
 	// is refused.
 	Catalog *catalog.Relations
+	// MySQLInfoSchema is the MySQL backend's information_schema column
+	// lists, needed to plan a statement that reads information_schema
+	// (catalog.RewriteMySQL); nil refuses those.
+	MySQLInfoSchema *catalog.MySQLInfoSchema
 }
 
 // Plan plans a StmtSelect. Session, explain and refused statements are the
@@ -74,7 +78,7 @@ func (p *Planner) Plan(req Request) (*Plan, error) {
 func (p *Planner) classify(st *ir.Statement) (bool, error) {
 	private := false
 	for _, r := range st.Relations {
-		if isCatalogSchema(r.Schema) || (r.Schema == "" && isCatalogRelation(r.Name)) {
+		if p.isCatalog(r) {
 			if err := checkCatalogRelation(r, backendDialect(p.pol)); err != nil {
 				return false, err
 			}
@@ -120,7 +124,7 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 	}
 	readsCatalog := false
 	for _, r := range st.Relations {
-		if isCatalogSchema(r.Schema) || r.Schema == "" && isCatalogRelation(r.Name) {
+		if p.isCatalog(r) {
 			readsCatalog = true
 		}
 	}
@@ -129,7 +133,12 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 	// is not PostgreSQL's grammar); a catalog query gets its statistics
 	// blanked there, so only other statements are refused for naming them.
 	pgTree := backendDialect(p.pol) == "postgres" && req.Dialect != "mysql"
-	if c := mentionsStatistics(st.Text); c != "" && !(pgTree && readsCatalog) {
+	// On a MySQL backend statistics live in information_schema only (its
+	// other system schemas are not catalog schemas here and are refused as
+	// undeclared relations); those statements are checked on the tree
+	// below, so the text is never scanned.
+	mysqlBackend := backendDialect(p.pol) == "mysql"
+	if c := mentionsStatistics(st.Text); c != "" && !(pgTree && readsCatalog) && !mysqlBackend {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
 			"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", c)
 	}
@@ -142,6 +151,13 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 		if !passthroughFunctionAllowed(f) {
 			return nil, refuseFunction(f)
 		}
+	}
+	if mysqlBackend && readsInfoSchema(st) {
+		text, err := checkMySQLCatalog(st, req.MySQLInfoSchema)
+		if err != nil {
+			return nil, err
+		}
+		return &Plan{Class: ClassPassthrough, SQL: text}, nil
 	}
 	if pgTree || sizes {
 		text, err := checkCatalogTree(st.Text, treeCheck{catalog: readsCatalog, sizes: sizes, cols: p.declaredColumns(), rels: req.Catalog})

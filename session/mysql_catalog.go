@@ -2,112 +2,35 @@ package session
 
 import (
 	"context"
-	"github.com/ddp-proxy/ddp-proxy/catalog"
-	"regexp"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-// infoSchemaAllowed are the information_schema tables a MySQL client may
-// read through the proxy on a MySQL backend. It is an allow list (fail
-// closed): COLUMN_STATISTICS (histograms), INNODB_* and the MariaDB
-// userstat tables (row counts, sizes), PROCESSLIST (other sessions'
-// statements) and anything new are refused. Rows naming tables the policy
-// does not declare are dropped by hideUnexposed.
-var infoSchemaAllowed = map[string]bool{
-	"schemata": true, "tables": true, "columns": true, "statistics": true, "views": true,
-	"key_column_usage": true, "table_constraints": true, "referential_constraints": true, "check_constraints": true,
-	"routines": true, "parameters": true, "triggers": true, "events": true,
-	"character_sets": true, "collations": true, "collation_character_set_applicability": true,
-	"engines": true, "keywords": true, "column_privileges": true, "table_privileges": true, "schema_privileges": true,
-}
-
-var (
-	selectStar      = regexp.MustCompile(`(?s)(\bselect\s+(distinct\s+)?\*|\.\*|,\s*\*)`)
-	positionalOrder = regexp.MustCompile(`(?s)\b(order|group)\s+by\s+(.*,\s*)?\d+\b`)
-)
-
-// checkCatalog enforces the MySQL catalog rules before a statement reaches
+// checkCatalog enforces the MySQL catalog rules a statement meets before
 // the shared session: information_schema passes through only to a MySQL
-// backend, only the allowed tables, and never naming a statistics column.
+// backend (or is answered from the policy), and only the tables of
+// catalog's allow list. Statistics columns are the planner's business, on
+// the syntax tree (catalog.RewriteMySQL): nothing here reads the text.
 func (ms *mySession) checkCatalog(st *ir.Statement) error {
-	info := false
 	for _, r := range st.Relations {
 		if !strings.EqualFold(r.Schema, "information_schema") {
 			continue
 		}
-		info = true
 		if ms.p.Policy().Backend.Driver != "mysql" && ms.p.current().info == nil {
 			return sqlerr.New(sqlerr.FeatureNotSupported,
 				"information_schema is only forwarded to a MySQL backend; this proxy's backend is %s", ms.p.Policy().Backend.Driver).
 				WithHint("SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t list what the policy exposes")
 		}
-		if !infoSchemaAllowed[strings.ToLower(r.Name)] {
+		if !catalog.MySQLInfoSchemaAllowed(r.Name) {
 			return sqlerr.New(sqlerr.InsufficientPrivilege,
 				"information_schema.%s holds statistics about private data or server state and is not readable through the privacy proxy", strings.ToUpper(r.Name))
 		}
 	}
-	if !info || ms.infoSchemaLocal(st) {
-		// From the policy, every statistics column is NULL.
-		return nil
-	}
-	lower := strings.ToLower(stripStrings(st.Text))
-	if selectStar.MatchString(lower) && positionalOrder.MatchString(lower) {
-		// SELECT * ... ORDER BY 8 sorts by TABLE_ROWS although its values
-		// are blanked: the order of the rows would rank the tables' sizes.
-		return sqlerr.New(sqlerr.InsufficientPrivilege,
-			"ORDER BY or GROUP BY a column position with SELECT * on information_schema is not allowed through the privacy proxy (it could sort by statistics columns)").
-			WithHint("name the columns to select and sort by")
-	}
-	for _, c := range catalog.StatisticsColumns() {
-		if containsIdent(lower, c) {
-			return sqlerr.New(sqlerr.InsufficientPrivilege,
-				"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", strings.ToUpper(c))
-		}
-	}
 	return nil
-}
-
-// stripStrings blanks the contents of quoted strings ('...' and "...",
-// both strings in MySQL's default mode), so that a literal such as
-// EXTRA = 'auto_increment' is not taken for the column of that name.
-func stripStrings(s string) string {
-	b := []byte(s)
-	var quote byte
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case quote == 0 && (c == '\'' || c == '"'):
-			quote = c
-		case quote != 0 && c == '\\' && i+1 < len(b):
-			b[i], b[i+1] = ' ', ' '
-			i++
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0:
-			b[i] = ' '
-		}
-	}
-	return string(b)
-}
-
-// containsIdent reports whether word occurs in s as a whole identifier.
-func containsIdent(s, word string) bool {
-	isIdent := func(b byte) bool { return b == '_' || b == '$' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' }
-	for i := 0; ; {
-		j := strings.Index(s[i:], word)
-		if j < 0 {
-			return false
-		}
-		k := i + j
-		if (k == 0 || !isIdent(s[k-1])) && (k+len(word) >= len(s) || !isIdent(s[k+len(word)])) {
-			return true
-		}
-		i = k + 1
-	}
 }
 
 // blankMySQLStatistics nulls the MySQL statistics columns of a

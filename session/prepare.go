@@ -159,11 +159,7 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 	if err != nil {
 		return nil, err
 	}
-	req, err := s.planRequest(ctx, bound)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := s.p.planner.Plan(req)
+	pl, err := s.plan(ctx, bound)
 	if err != nil {
 		return nil, err
 	}

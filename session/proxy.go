@@ -56,6 +56,9 @@ type Proxy struct {
 	catalog emulated // the PostgreSQL catalog for backends without one (catalog.go)
 	// maxPacket is max_allowed_packet for MySQL sessions.
 	maxPacket int
+	// infoCols: a MySQL backend's information_schema columns, shared by
+	// every generation (mysql_infoschema.go).
+	infoCols *infoSchemaColumns
 }
 
 // New returns a Proxy.
@@ -65,14 +68,15 @@ func New(cfg Config) *Proxy {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Proxy{
-		pol:     cfg.Policy,
-		planner: planner.New(cfg.Policy),
-		backend: cfg.Backend,
-		ledger:  cfg.Ledger,
-		engine:  cfg.Engine,
-		cache:   parser.NewCache(4096),
-		log:     log,
-		info:    cfg.InfoSchema,
+		pol:      cfg.Policy,
+		planner:  planner.New(cfg.Policy),
+		backend:  cfg.Backend,
+		ledger:   cfg.Ledger,
+		engine:   cfg.Engine,
+		cache:    parser.NewCache(4096),
+		log:      log,
+		info:     cfg.InfoSchema,
+		infoCols: &infoSchemaColumns{},
 
 		maxPacket: cfg.MaxAllowedPacket,
 	}
@@ -104,16 +108,17 @@ func (p *Proxy) Policy() *policies.Policy { return p.current().pol }
 func (p *Proxy) SetPolicy(pol *policies.Policy) {
 	cur := p.current()
 	p.live.Store(&Proxy{
-		live:    cur.live,
-		pol:     pol,
-		planner: planner.New(pol),
-		backend: cur.backend,
-		ledger:  cur.ledger,
-		engine:  cur.engine,
-		cache:   cur.cache,
-		render:  cur.render,
-		log:     cur.log,
-		info:    cur.info,
+		live:     cur.live,
+		pol:      pol,
+		planner:  planner.New(pol),
+		backend:  cur.backend,
+		ledger:   cur.ledger,
+		engine:   cur.engine,
+		cache:    cur.cache,
+		render:   cur.render,
+		log:      cur.log,
+		info:     cur.info,
+		infoCols: cur.infoCols,
 
 		maxPacket: cur.maxPacket,
 	})

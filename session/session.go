@@ -132,11 +132,7 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	if err != nil {
 		return Result{}, err
 	}
-	req, err := s.planRequest(ctx, bound)
-	if err != nil {
-		return Result{}, err
-	}
-	pl, err := s.p.planner.Plan(req)
+	pl, err := s.plan(ctx, bound)
 	if err != nil {
 		return Result{}, err
 	}
@@ -162,6 +158,18 @@ type catalogDescriber interface {
 // statistics columns through derived tables built from it.
 func (s *Session) planRequest(ctx context.Context, st *ir.Statement) (planner.Request, error) {
 	req := planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: st}
+	if s.p.pol.Backend.Driver == "mysql" {
+		for _, r := range st.Relations {
+			if strings.EqualFold(r.Schema, "information_schema") {
+				info, err := s.p.mysqlInfoSchema(ctx)
+				if err != nil {
+					return req, err
+				}
+				req.MySQLInfoSchema = info
+				break
+			}
+		}
+	}
 	cd, ok := s.p.backend.(catalogDescriber)
 	if !ok {
 		return req, nil
@@ -316,11 +324,7 @@ func (s *Session) explain(ctx context.Context, inner *ir.Statement, args []ir.Va
 		if err != nil {
 			return Result{}, err
 		}
-		req, err := s.planRequest(ctx, bound)
-		if err != nil {
-			return Result{}, err
-		}
-		pl, err := s.p.planner.Plan(req)
+		pl, err := s.plan(ctx, bound)
 		if err != nil {
 			x = planner.Refusal(err)
 		} else {
