@@ -22,7 +22,7 @@ func TestOpenRefusesForeignFiles(t *testing.T) {
 			prepare: func(t *testing.T, path string) {
 				writeFile(t, path, []byte(strings.Repeat("users:\n  - name: ann\n", 1000)))
 			},
-			wantErr: "not a ddp-proxy ledger (not a readable bbolt file)",
+			wantErr: "not a ddp-proxy ledger (not a readable bbolt file: no bbolt meta page)",
 		},
 		{
 			name: "another application's bbolt file",

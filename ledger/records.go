@@ -12,7 +12,7 @@ import (
 
 // On-disk layout (format version 1). Every bucket is top level:
 //
-//	meta      format → formatName, version → formatVersion
+//	meta      format → formatName, version → formatVersion, created → time
 //	accounts  accountKey(user, dataset) → accountRecord (JSON)
 //	pending   8-byte big-endian reservation id → pendingRecord (JSON)
 //	releases  cache key → release bytes (opaque to the ledger)
@@ -27,6 +27,7 @@ var (
 
 	keyFormat  = []byte("format")
 	keyVersion = []byte("version")
+	keyCreated = []byte("created") // RFC 3339 time of creation (informational)
 )
 
 const (
