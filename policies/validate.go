@@ -95,6 +95,9 @@ func (p *Policy) checkTop(c *checker) {
 	if p.Listen.MaxConnections < 0 {
 		c.add("listen.max_connections", "max_connections must be positive, not %d", p.Listen.MaxConnections)
 	}
+	if m := p.Listen.MinResponseMS; m < 0 || m > MaxMinResponseMS {
+		c.add("listen.min_response_ms", "min_response_ms must be between 0 (no padding) and %d milliseconds, not %d", MaxMinResponseMS, m)
+	}
 	c.checkListen("listen.postgres", p.Listen.Postgres)
 	c.checkListen("listen.mysql", p.Listen.MySQL)
 	if p.Listen.Postgres != ListenOff && p.Listen.Postgres == p.Listen.MySQL {
