@@ -73,6 +73,10 @@ func TestShareReleases(t *testing.T) {
 				if reflect.DeepEqual(alice.Rows, bob.Rows) {
 					t.Error("bob got alice's values: not an independent draw")
 				}
+				// explain says so.
+				if _, pl := f.plan(t, "bob", q, eps); !strings.Contains(strings.Join(pl.Notes, "\n"), "releases are per user") {
+					t.Errorf("plan notes do not mention per-user releases: %q", pl.Notes)
+				}
 			}
 			// Each user's repeat is free and identical to what that user
 			// saw, in both settings.
