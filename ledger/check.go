@@ -11,6 +11,7 @@ import (
 // (nil when consistent):
 //   - the bbolt file structure is sound (pages reachable, keys ordered);
 //   - the format marker and all buckets are present;
+//   - the account and pending records match the budget digest (digest.go);
 //   - every record decodes;
 //   - no spent, committed or pending amount is negative;
 //   - every pending reservation belongs to an existing account, and each
@@ -45,10 +46,13 @@ func check(tx *bolt.Tx) []error {
 	for err := range tx.Check() {
 		errs = append(errs, fmt.Errorf("bbolt: %w", err))
 	}
-	for _, name := range [][]byte{bucketAccounts, bucketPending} {
+	for _, name := range [][]byte{bucketMeta, bucketAccounts, bucketPending} {
 		if tx.Bucket(name) == nil {
 			return append(errs, damaged("bucket %q is missing", name))
 		}
+	}
+	if err := checkDigest(tx); err != nil {
+		errs = append(errs, err)
 	}
 
 	type sums struct {

@@ -46,7 +46,8 @@
 // temporary file that is linked into place complete, so a file at the
 // ledger path is always a whole ledger. An existing file is verified under
 // its lock before bbolt maps it (verify.go: meta pages, size, every page
-// bbolt will dereference), then with bbolt's Check and the budget
+// bbolt will dereference), then with bbolt's Check, the budget digest over
+// every account and reservation record (digest.go) and the budget
 // invariants; an empty, truncated, corrupt or foreign file is refused with
 // ErrDamaged and never adopted as a new ledger, because a ledger that
 // starts afresh forgets charges.

@@ -93,6 +93,10 @@ func Open(path string, opts Options) (*Ledger, error) {
 		_ = db.Close()
 		return nil, openError(path, timeout, err)
 	}
+	if err := db.Update(upgradeV1); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)
+	}
 	if p, err := l.Pending(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
@@ -253,6 +257,10 @@ func initBuckets(tx *bolt.Tx, now time.Time) error {
 	if err := m.Put(keyCreated, []byte(now.UTC().Format(time.RFC3339Nano))); err != nil {
 		return err
 	}
+	var empty digest // of no records
+	if err := m.Put(keyDigest, empty[:]); err != nil {
+		return err
+	}
 	for _, name := range dataBuckets {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return err
@@ -299,8 +307,8 @@ func checkMeta(tx *bolt.Tx) error {
 	if f := meta.Get(keyFormat); !bytes.Equal(f, []byte(formatName)) {
 		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
-	if v := meta.Get(keyVersion); !bytes.Equal(v, []byte(formatVersion)) {
-		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads version %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion)
+	if v := meta.Get(keyVersion); !bytes.Equal(v, []byte(formatVersion)) && !bytes.Equal(v, []byte(formatVersion1)) {
+		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s and %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}
 	for _, name := range dataBuckets {
 		if tx.Bucket(name) == nil {
