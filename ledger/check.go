@@ -11,6 +11,7 @@ import (
 // (nil when consistent):
 //   - the bbolt file structure is sound (pages reachable, keys ordered);
 //   - the format marker and all buckets are present;
+//   - the account and pending records match the budget digest (digest.go);
 //   - every record decodes;
 //   - no spent, committed or pending amount is negative;
 //   - every pending reservation belongs to an existing account, and each
@@ -18,81 +19,15 @@ import (
 //     its pending reservations (so every pending cost is charged);
 //   - an account has charged at least as many queries as it has pending.
 //
-// Tests run it after every test; `ddp-proxy budget` can run it too.
+// Open runs the same checks and refuses a ledger that fails them; tests run
+// it after every test.
 func (l *Ledger) Check() error {
 	var errs []error
 	err := l.db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			errs = append(errs, fmt.Errorf("bbolt: %w", err))
-		}
 		if err := checkMeta(tx); err != nil {
 			errs = append(errs, err)
-			return nil
 		}
-
-		type sums struct {
-			pending exact
-			n       uint64
-		}
-		perAccount := map[string]*sums{}
-		_ = tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
-			if len(k) != 8 {
-				errs = append(errs, fmt.Errorf("malformed reservation key %x", k))
-				return nil
-			}
-			id := idFromKey(k)
-			p, err := decodePending(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("reservation %d: %w", id, err))
-				return nil
-			}
-			if p.cost.negative() {
-				errs = append(errs, fmt.Errorf("reservation %d: negative cost", id))
-			}
-			s := perAccount[string(p.accountKey)]
-			if s == nil {
-				s = &sums{pending: zeroExact()}
-				perAccount[string(p.accountKey)] = s
-			}
-			s.pending = s.pending.add(p.cost)
-			s.n++
-			return nil
-		})
-
-		accts := tx.Bucket(bucketAccounts)
-		_ = accts.ForEach(func(k, v []byte) error {
-			user, dataset, err := splitAccountKey(k)
-			if err != nil {
-				errs = append(errs, err)
-				return nil
-			}
-			name := fmt.Sprintf("account %q/%q", user, dataset)
-			a, err := decodeAccount(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-				return nil
-			}
-			if a.spent.negative() || a.committed.negative() {
-				errs = append(errs, fmt.Errorf("%s: negative spent or committed budget", name))
-			}
-			s := perAccount[string(k)]
-			if s == nil {
-				s = &sums{pending: zeroExact()}
-			}
-			if want := a.committed.add(s.pending); !a.spent.equal(want) {
-				errs = append(errs, fmt.Errorf("%s: spent (ε %s, δ %s) != committed + pending (ε %s, δ %s)",
-					name, a.spent.eps, a.spent.delta, want.eps, want.delta))
-			}
-			if a.queries < s.n {
-				errs = append(errs, fmt.Errorf("%s: %d queries charged but %d pending", name, a.queries, s.n))
-			}
-			return nil
-		})
-		for k := range perAccount {
-			if accts.Get([]byte(k)) == nil {
-				errs = append(errs, fmt.Errorf("pending reservations for missing account %x", k))
-			}
-		}
+		errs = append(errs, check(tx)...)
 		return nil
 	})
 	if err != nil {
@@ -102,4 +37,86 @@ func (l *Ledger) Check() error {
 		return fmt.Errorf("ledger check: %w", err)
 	}
 	return nil
+}
+
+// check returns every violation of the file structure and the budget
+// invariants Check lists, other than the format marker's.
+func check(tx *bolt.Tx) []error {
+	var errs []error
+	for err := range tx.Check() {
+		errs = append(errs, fmt.Errorf("bbolt: %w", err))
+	}
+	for _, name := range [][]byte{bucketMeta, bucketAccounts, bucketPending} {
+		if tx.Bucket(name) == nil {
+			return append(errs, damaged("bucket %q is missing", name))
+		}
+	}
+	if err := checkDigest(tx); err != nil {
+		errs = append(errs, err)
+	}
+
+	type sums struct {
+		pending exact
+		n       uint64
+	}
+	perAccount := map[string]*sums{}
+	_ = tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			errs = append(errs, fmt.Errorf("malformed reservation key %x", k))
+			return nil
+		}
+		id := idFromKey(k)
+		p, err := decodePending(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reservation %d: %w", id, err))
+			return nil
+		}
+		if p.cost.negative() {
+			errs = append(errs, fmt.Errorf("reservation %d: negative cost", id))
+		}
+		s := perAccount[string(p.accountKey)]
+		if s == nil {
+			s = &sums{pending: zeroExact()}
+			perAccount[string(p.accountKey)] = s
+		}
+		s.pending = s.pending.add(p.cost)
+		s.n++
+		return nil
+	})
+
+	accts := tx.Bucket(bucketAccounts)
+	_ = accts.ForEach(func(k, v []byte) error {
+		user, dataset, err := splitAccountKey(k)
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		name := fmt.Sprintf("account %q/%q", user, dataset)
+		a, err := decodeAccount(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			return nil
+		}
+		if a.spent.negative() || a.committed.negative() {
+			errs = append(errs, fmt.Errorf("%s: negative spent or committed budget", name))
+		}
+		s := perAccount[string(k)]
+		if s == nil {
+			s = &sums{pending: zeroExact()}
+		}
+		if want := a.committed.add(s.pending); !a.spent.equal(want) {
+			errs = append(errs, fmt.Errorf("%s: spent (ε %s, δ %s) != committed + pending (ε %s, δ %s)",
+				name, a.spent.eps, a.spent.delta, want.eps, want.delta))
+		}
+		if a.queries < s.n {
+			errs = append(errs, fmt.Errorf("%s: %d queries charged but %d pending", name, a.queries, s.n))
+		}
+		return nil
+	})
+	for k := range perAccount {
+		if accts.Get([]byte(k)) == nil {
+			errs = append(errs, fmt.Errorf("pending reservations for missing account %x", k))
+		}
+	}
+	return errs
 }

@@ -40,6 +40,18 @@
 // ExactDecimal), otherwise the released ε can exceed the charged one by half
 // an ulp per query.
 //
+// # Damaged files
+//
+// Open creates a ledger only where no file exists, and builds it in a
+// temporary file that is linked into place complete, so a file at the
+// ledger path is always a whole ledger. An existing file is verified under
+// its lock before bbolt maps it (verify.go: meta pages, size, every page
+// bbolt will dereference), then with bbolt's Check, the budget digest over
+// every account and reservation record (digest.go) and the budget
+// invariants; an empty, truncated, corrupt or foreign file is refused with
+// ErrDamaged and never adopted as a new ledger, because a ledger that
+// starts afresh forgets charges.
+//
 // # Imports
 //
 // ledger may import policies (for Budget) and sqlerr. It must never import

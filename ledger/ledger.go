@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -46,9 +51,19 @@ type Ledger struct {
 	unsettled map[string]int
 }
 
-// Open opens the ledger at path, creating it if it does not exist. It refuses
-// a file that is not a ledger of this format version instead of adding
-// buckets to it.
+// ErrDamaged is matched (errors.Is) by Open's error when the file at the
+// ledger path exists but is not a sound ledger: empty, cut short, corrupt,
+// or another file altogether.
+var ErrDamaged = errors.New("the ledger file is damaged")
+
+// Is makes every damagedError match ErrDamaged.
+func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
+
+// Open opens the ledger at path. Only a missing file is created (see
+// create); an existing file must be a sound ledger of this format version:
+// an empty file, a file cut short, a corrupt page or a file that is not a
+// ledger is refused with ErrDamaged, never adopted as a new ledger, because
+// a ledger that starts afresh forgets every charge.
 func Open(path string, opts Options) (*Ledger, error) {
 	l := &Ledger{log: opts.Logger, now: opts.Now, unsettled: map[string]int{}}
 	if l.log == nil {
@@ -61,17 +76,12 @@ func Open(path string, opts Options) (*Ledger, error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	// 0600: the ledger reveals who queried what and holds released answers.
-	// NoSync stays false: every Update fsyncs before it returns, which is the
-	// whole point of reserving before running a query.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("open ledger %s: the file is locked by another process (is another ddp-proxy using it?); waited %v: %w", path, timeout, err)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
-		return nil, fmt.Errorf("open ledger %s: not a ddp-proxy ledger (not a readable bbolt file): %w", path, err)
-	case err != nil:
+	if err := create(path, l.now()); err != nil {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	db, err := openBolt(path, timeout)
+	if err != nil {
+		return nil, openError(path, timeout, err)
 	}
 	l.db = db
 	delay := opts.SettleDelay
@@ -79,9 +89,13 @@ func Open(path string, opts Options) (*Ledger, error) {
 		delay = DefaultSettleDelay
 	}
 	l.writes = &groupCommit{db: db, delay: delay}
-	if err := db.Update(initBuckets); err != nil {
+	if err := guard(l.verify); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+		return nil, openError(path, timeout, err)
+	}
+	if err := db.Update(upgradeV1); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)
 	}
 	if p, err := l.Pending(); err != nil {
 		_ = db.Close()
@@ -95,11 +109,189 @@ func Open(path string, opts Options) (*Ledger, error) {
 	return l, nil
 }
 
+// openBolt opens an existing ledger file with bbolt, after verifyFile has
+// checked, under the file lock, that bbolt can map and walk it without
+// reading outside the file.
+func openBolt(path string, timeout time.Duration) (*bolt.DB, error) {
+	var db *bolt.DB
+	err := guard(func() error {
+		var err error
+		// 0600: the ledger reveals who queried what and holds released
+		// answers. NoSync stays false: every Update fsyncs before it
+		// returns, which is the whole point of reserving before running a
+		// query.
+		db, err = bolt.Open(path, 0o600, &bolt.Options{
+			Timeout: timeout,
+			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+				// Never O_CREATE here: a file that vanished since create
+				// looked is an error, not an empty new ledger.
+				f, err := os.OpenFile(name, flag&^os.O_CREATE, perm)
+				if err != nil {
+					return nil, err
+				}
+				if err := lockFile(f, timeout); err != nil {
+					_ = f.Close()
+					return nil, err
+				}
+				if err := verifyFile(f); err != nil {
+					_ = f.Close() // also releases the lock
+					return nil, err
+				}
+				return f, nil
+			},
+		})
+		return err
+	})
+	return db, err
+}
+
+// guard runs fn, turning a panic — and a memory fault on the mapped file,
+// which the runtime otherwise reports as a fatal error — into ErrDamaged.
+// verifyFile should leave nothing for it to catch; it is the second line.
+func guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = damaged("bbolt failed reading it: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// openError words a failure to open the ledger for the DBA: what is wrong
+// with which file, and what to do about it.
+func openError(path string, timeout time.Duration, err error) error {
+	if abs, aerr := filepath.Abs(path); aerr == nil {
+		path = abs // the DBA acts on the message from another directory
+	}
+	var de *damagedError
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("open ledger %s: the file is locked by another process (is another ddp-proxy using it?); waited %v: %w", path, timeout, err)
+	case errors.As(err, &de) && de.notBolt:
+		return fmt.Errorf("open ledger %s: not a ddp-proxy ledger (not a readable bbolt file: %w). If this file was the ledger, it was overwritten: restore it from a backup; otherwise point ledger.path at the ledger file", path, err)
+	case errors.As(err, &de) && de.foreign:
+		return fmt.Errorf("open ledger %s: not a ddp-proxy ledger: %w. If this file was the ledger, it was overwritten: restore it from a backup; otherwise point ledger.path at the ledger file", path, err)
+	case errors.As(err, &de):
+		return fmt.Errorf("open ledger %s: %w: %w. ddp-proxy will not use it: a damaged ledger can forget charges, and a forgotten charge is budget spent twice. "+
+			"Restore the file from a backup taken while ddp-proxy was stopped. Only if you mean to reset every budget to zero, move the file away yourself: "+
+			"ddp-proxy creates a new ledger only where no file exists", path, ErrDamaged, err)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+		return fmt.Errorf("open ledger %s: not a ddp-proxy ledger (not a readable bbolt file): %w", path, err)
+	}
+	return fmt.Errorf("open ledger %s: %w", path, err)
+}
+
+// create makes a new ledger at path if no file exists there. The ledger is
+// built in a temporary file next to path — bbolt meta pages, buckets and the
+// format marker, fsynced — and then linked into place, so a file at path
+// is always a complete ledger: a crash during creation leaves only the
+// temporary file, and an empty or half-written file at path is damage,
+// never a new ledger. If another process creates the ledger first, its
+// file wins.
+func create(path string, now time.Time) error {
+	if _, err := os.Lstat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil // exists (or cannot be inspected: Open reports why)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("create a new ledger: %w", err)
+	}
+	name := tmp.Name()
+	_ = tmp.Close()
+	defer os.Remove(name)
+	db, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return fmt.Errorf("create a new ledger: %w", err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { return initBuckets(tx, now) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("create a new ledger: %w", err)
+	}
+	switch err := os.Link(name, path); {
+	case err == nil, errors.Is(err, fs.ErrExist):
+	default:
+		// A file system without hard links: rename, which replaces a file
+		// that appeared since the Lstat above; only a concurrent first
+		// start of two proxies on one new ledger can get there.
+		if _, serr := os.Lstat(path); !errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+		if err := os.Rename(name, path); err != nil {
+			return fmt.Errorf("create a new ledger: %w", err)
+		}
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir makes a new directory entry durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync ledger directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("sync ledger directory: %w", err)
+	}
+	return nil
+}
+
 var dataBuckets = [][]byte{bucketAccounts, bucketPending, bucketReleases}
 
-// initBuckets creates the buckets of a new ledger, or checks the format
-// marker of an existing one.
-func initBuckets(tx *bolt.Tx) error {
+// initBuckets writes the buckets and the format marker of a new ledger.
+func initBuckets(tx *bolt.Tx, now time.Time) error {
+	m, err := tx.CreateBucket(bucketMeta)
+	if err != nil {
+		return err
+	}
+	if err := m.Put(keyFormat, []byte(formatName)); err != nil {
+		return err
+	}
+	if err := m.Put(keyVersion, []byte(formatVersion)); err != nil {
+		return err
+	}
+	if err := m.Put(keyCreated, []byte(now.UTC().Format(time.RFC3339Nano))); err != nil {
+		return err
+	}
+	var empty digest // of no records
+	if err := m.Put(keyDigest, empty[:]); err != nil {
+		return err
+	}
+	for _, name := range dataBuckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verify runs Check's tests on a ledger being opened: bbolt's own check of
+// the file (keys in order, every page accounted for), the format marker,
+// and the budget invariants. Any failure refuses the file as damaged.
+func (l *Ledger) verify() error {
+	var errs []error
+	err := l.db.View(func(tx *bolt.Tx) error {
+		if err := checkMeta(tx); err != nil {
+			return err // not a ledger, or another version: nothing more to check
+		}
+		errs = check(tx)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return &damagedError{what: err.Error()}
+	}
+	return nil
+}
+
+// checkMeta verifies the format marker and that every bucket exists.
+func checkMeta(tx *bolt.Tx) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		var foreign []byte
@@ -108,43 +300,19 @@ func initBuckets(tx *bolt.Tx) error {
 			return errors.New("stop")
 		})
 		if foreign != nil {
-			return fmt.Errorf("not a ddp-proxy ledger: it has bucket %q but no format marker; use another ledger.path", foreign)
+			return &damagedError{foreign: true, what: fmt.Sprintf("it has bucket %q but no format marker", foreign)}
 		}
-		m, err := tx.CreateBucket(bucketMeta)
-		if err != nil {
-			return err
-		}
-		if err := m.Put(keyFormat, []byte(formatName)); err != nil {
-			return err
-		}
-		if err := m.Put(keyVersion, []byte(formatVersion)); err != nil {
-			return err
-		}
-		for _, name := range dataBuckets {
-			if _, err := tx.CreateBucket(name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return checkMeta(tx)
-}
-
-// checkMeta verifies the format marker and that every bucket exists.
-func checkMeta(tx *bolt.Tx) error {
-	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		return errors.New("not a ddp-proxy ledger: no format marker")
+		return &damagedError{foreign: true, what: "it is a bbolt file without buckets, so without the format marker every ledger is created with"}
 	}
 	if f := meta.Get(keyFormat); !bytes.Equal(f, []byte(formatName)) {
-		return fmt.Errorf("not a ddp-proxy ledger: format marker is %q, want %q", f, formatName)
+		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
-	if v := meta.Get(keyVersion); !bytes.Equal(v, []byte(formatVersion)) {
-		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads version %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion)
+	if v := meta.Get(keyVersion); !bytes.Equal(v, []byte(formatVersion)) && !bytes.Equal(v, []byte(formatVersion1)) {
+		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s and %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}
 	for _, name := range dataBuckets {
 		if tx.Bucket(name) == nil {
-			return fmt.Errorf("ledger is damaged: bucket %q is missing", name)
+			return damaged("bucket %q is missing", name)
 		}
 	}
 	return nil

@@ -22,7 +22,7 @@ func TestOpenRefusesForeignFiles(t *testing.T) {
 			prepare: func(t *testing.T, path string) {
 				writeFile(t, path, []byte(strings.Repeat("users:\n  - name: ann\n", 1000)))
 			},
-			wantErr: "not a ddp-proxy ledger (not a readable bbolt file)",
+			wantErr: "not a ddp-proxy ledger (not a readable bbolt file: no bbolt meta page)",
 		},
 		{
 			name: "another application's bbolt file",
@@ -52,10 +52,10 @@ func TestOpenRefusesForeignFiles(t *testing.T) {
 			prepare: func(t *testing.T, path string) {
 				newLedgerFile(t, path)
 				boltUpdate(t, path, func(tx *bolt.Tx) error {
-					return tx.Bucket(bucketMeta).Put(keyVersion, []byte("2"))
+					return tx.Bucket(bucketMeta).Put(keyVersion, []byte("3"))
 				})
 			},
-			wantErr: `ledger format version "2" is not supported`,
+			wantErr: `ledger format version "3" is not supported`,
 		},
 		{
 			name: "a missing bucket",
@@ -118,7 +118,7 @@ func TestCheckDetectsViolations(t *testing.T) {
 			a.spent.eps = rat(t, spent)
 			a.committed.eps = rat(t, committed)
 			a.queries = 1
-			return putAccount(tx.Bucket(bucketAccounts), acct, a)
+			return putAccount(tx, acct, a)
 		}
 	}
 	tests := []struct {

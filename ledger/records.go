@@ -10,9 +10,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// On-disk layout (format version 1). Every bucket is top level:
+// On-disk layout (format version 2). Every bucket is top level:
 //
-//	meta      format → formatName, version → formatVersion
+//	meta      format → formatName, version → formatVersion, created → time,
+//	          budget_digest → 16 bytes (digest.go)
 //	accounts  accountKey(user, dataset) → accountRecord (JSON)
 //	pending   8-byte big-endian reservation id → pendingRecord (JSON)
 //	releases  cache key → release bytes (opaque to the ledger)
@@ -27,11 +28,15 @@ var (
 
 	keyFormat  = []byte("format")
 	keyVersion = []byte("version")
+	keyCreated = []byte("created") // RFC 3339 time of creation (informational)
 )
 
 const (
-	formatName    = "ddp-proxy budget ledger"
-	formatVersion = "1"
+	formatName = "ddp-proxy budget ledger"
+	// formatVersion 2 adds the budget digest (digest.go) to version 1;
+	// Open upgrades a version 1 file in place.
+	formatVersion  = "2"
+	formatVersion1 = "1"
 )
 
 // accountKey encodes (user, dataset) so that no two pairs collide, whatever
@@ -120,12 +125,12 @@ func getAccount(b *bolt.Bucket, key []byte) (account, error) {
 	return decodeAccount(v)
 }
 
-func putAccount(b *bolt.Bucket, key []byte, a account) error {
+func putAccount(tx *bolt.Tx, key []byte, a account) error {
 	v, err := a.encode()
 	if err != nil {
 		return err
 	}
-	return b.Put(key, v)
+	return budgetPut(tx, bucketAccounts, key, v)
 }
 
 // pendingRecord is a reservation that was charged but neither committed nor

@@ -83,7 +83,7 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 		a.spent = spent
 		a.queries++
 		a.lastCharge = now
-		if err := putAccount(accts, key, a); err != nil {
+		if err := putAccount(tx, key, a); err != nil {
 			return err
 		}
 		pb := tx.Bucket(bucketPending)
@@ -95,7 +95,7 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 		if err != nil {
 			return err
 		}
-		if err := pb.Put(idKey(id), v); err != nil {
+		if err := budgetPut(tx, bucketPending, idKey(id), v); err != nil {
 			return err
 		}
 		r.ID = id
@@ -356,9 +356,9 @@ func (r *Reservation) resolveTx(apply func(tx *bolt.Tx, a *account, p pending) e
 		if err := apply(tx, &a, p); err != nil {
 			return err
 		}
-		if err := pb.Delete(id); err != nil {
+		if err := budgetDelete(tx, bucketPending, id); err != nil {
 			return err
 		}
-		return putAccount(accts, p.accountKey, a)
+		return putAccount(tx, p.accountKey, a)
 	}
 }

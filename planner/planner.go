@@ -304,8 +304,19 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		pl.Notes = append(pl.Notes, fmt.Sprintf(
 			"group keys are not declared: a key is released only if its noisy count is at least %d (threshold selection, δ = %g)", tau, delta))
 	}
-	pl.Notes = append(b.notes, pl.Notes...)
 	pl.CacheKey = cacheKey(pl)
+	if !ds.SharesReleases() {
+		// The release is this user's alone: another user asking the same
+		// query gets (and pays for) an independent draw, and learns
+		// nothing about who asked what before.
+		pl.CacheKey = userKey(pl.CacheKey, user.Name)
+		if pl.Synopsis != nil {
+			pl.Synopsis.Key = userKey(pl.Synopsis.Key, user.Name)
+		}
+		pl.Notes = append(pl.Notes, fmt.Sprintf(
+			"releases are per user (datasets.%s.share_releases: false): a repeat by %s is free, the same query by another user is charged and drawn afresh", ds.Name, user.Name))
+	}
+	pl.Notes = append(b.notes, pl.Notes...)
 	return pl, nil
 }
 
@@ -374,6 +385,14 @@ func cacheKey(pl *Plan) string {
 		}
 		fmt.Fprintf(h, "sql:%s\x00", g.DomainSQL)
 	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// userKey makes a release key (of a release or a synopsis) private to one
+// user.
+func userKey(key, user string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "ddp-release-user-v1\x00%s\x00%s", key, user)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -129,6 +129,10 @@ func (p *Policy) normalize(c *checker) {
 			t := true
 			d.ClampCounts = &t
 		}
+		if d.ShareReleases == nil {
+			t := true
+			d.ShareReleases = &t
+		}
 		d.Tables = lowerMap(c, joinPath(dp, "tables"), d.Tables)
 		d.TableNames = orderedNames(lowerAll(d.TableNames), d.Tables)
 		for _, tn := range d.TableNames {

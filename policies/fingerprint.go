@@ -17,6 +17,11 @@ const fingerprintVersion = 1
 // The canonical form of a dataset: every privacy-relevant field after
 // defaults, with maps turned into name-sorted lists and domains into sorted
 // typed values, so the hash depends on meaning, not on YAML layout.
+//
+// share_releases is left out on purpose: it decides whether the user is
+// part of a release's cache key (planner), not what a release is. Hashing
+// it would give every shared query a fresh draw each time the DBA switched
+// sharing off and on again — an average for free.
 type canonDataset struct {
 	Version     int          `json:"v"`
 	Name        string       `json:"name"`

@@ -84,3 +84,24 @@ listen: {max_query_bytes: 100, max_prepared_statements: 0, max_prepared_bytes: 0
 		}
 	}
 }
+
+func TestMinResponseRange(t *testing.T) {
+	t.Setenv("DDP_TEST_PASSWORD", "pw")
+	base := `version: 1
+backend: {driver: sqlite, dsn: x.db}
+users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
+datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
+`
+	for _, tt := range []struct {
+		value   string
+		wantErr bool
+	}{{"0", false}, {"1500", false}, {"3600000", false}, {"-1", true}, {"3600001", true}} {
+		_, err := LoadBytes("p.yaml", []byte(base+"listen: {min_response_ms: "+tt.value+"}\n"))
+		if (err != nil) != tt.wantErr {
+			t.Errorf("min_response_ms: %s: error %v, want error %v", tt.value, err, tt.wantErr)
+		}
+		if err != nil && !strings.Contains(err.Error(), "p.yaml:5: listen.min_response_ms: min_response_ms must be between 0") {
+			t.Errorf("min_response_ms: %s: %v", tt.value, err)
+		}
+	}
+}

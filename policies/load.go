@@ -56,7 +56,7 @@ func loadBytes(name string, data []byte, opts LoadOptions) (*Policy, error) {
 	w.walk(root, reflect.TypeFor[Policy](), "")
 	p := &Policy{Source: name}
 	if err := root.Decode(p); err != nil {
-		w.problems = append(w.problems, decodeProblems(name, err, w.lines)...)
+		w.problems = append(w.problems, decodeProblems(name, err, w)...)
 	}
 	// Structural problems (unknown keys, wrong YAML types) stop here: the
 	// decoded struct is incomplete and checking it would pile spurious
@@ -131,7 +131,7 @@ func syntaxProblem(name string, err error) Problem {
 
 // decodeProblems turns yaml.v3 type errors into Problems, naming the
 // deepest field path on the offending line.
-func decodeProblems(name string, err error, lines map[string]int) Problems {
+func decodeProblems(name string, err error, w *walker) Problems {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return Problems{syntaxProblem(name, err)}
@@ -144,7 +144,7 @@ func decodeProblems(name string, err error, lines map[string]int) Problems {
 			continue
 		}
 		line, _ := strconv.Atoi(m[1])
-		path := pathAtLine(lines, line)
+		path := pathAtLine(w, line, m[2])
 		ps = append(ps, Problem{File: name, Line: line, Path: path, Message: prefixPath(path, friendlyTypeError(m[2]))})
 	}
 	return ps
@@ -187,7 +187,23 @@ func friendlyTypeError(msg string) string {
 
 // pathAtLine returns the deepest recorded path whose key is on line,
 // preferring the by-name form of a user (users.alice) to the index form.
-func pathAtLine(lines map[string]int, line int) string {
+// When a path's value is the one msg (a yaml.v3 type error) names, only
+// such paths are candidates: in `{epsilon: "lots", delta: 1e-6}` the
+// problem is epsilon's, although delta is on the same line and as deep.
+func pathAtLine(w *walker, line int, msg string) string {
+	lines := w.lines
+	var matching map[string]int
+	for p, l := range lines {
+		if l == line && valueIs(w.values[p], msg) {
+			if matching == nil {
+				matching = map[string]int{}
+			}
+			matching[p] = l
+		}
+	}
+	if matching != nil {
+		lines = matching
+	}
 	best := ""
 	better := func(p string) bool {
 		dp, db := strings.Count(p, "."), strings.Count(best, ".")
@@ -205,6 +221,30 @@ func pathAtLine(lines map[string]int, line int) string {
 		}
 	}
 	return best
+}
+
+// valueIs reports whether n is the node yaml.v3's "cannot unmarshal !!tag
+// `value` into T" describes: a sequence or mapping by its tag, a scalar by
+// its value (yaml.v3 shortens values over 10 bytes to 7 and "...").
+func valueIs(n *yaml.Node, msg string) bool {
+	m := unmarshalRE.FindStringSubmatch(msg)
+	if n == nil || m == nil {
+		return false
+	}
+	n = deref(n)
+	switch m[1] {
+	case "seq":
+		return n.Kind == yaml.SequenceNode
+	case "map":
+		return n.Kind == yaml.MappingNode
+	}
+	if n.Kind != yaml.ScalarNode {
+		return false
+	}
+	if short, ok := strings.CutSuffix(m[2], "..."); ok && len(n.Value) > 10 {
+		return strings.HasPrefix(n.Value, short)
+	}
+	return n.Value == m[2]
 }
 
 func userIndexForm(p string) bool {

@@ -56,6 +56,8 @@ func TestDefaults(t *testing.T) {
 		{"model", p.Datasets["shop"].Model, "dp"},
 		{"neighbors", p.Datasets["shop"].Neighbors, "unbounded"},
 		{"clamp", p.Datasets["shop"].ClampCountsAtZero(), true},
+		{"share_releases", p.Datasets["shop"].SharesReleases(), true},
+		{"min_response_ms", p.Listen.MinResponseMS, 0},
 		{"k", p.Datasets["shop"].Tables["orders"].MaxRowsPerUnit, 1},
 		{"table key lower-cased", p.Datasets["shop"].TableNames, []string{"orders"}},
 		{"column key lower-cased", p.Datasets["shop"].Tables["orders"].ColumnNames, []string{"amount"}},
@@ -100,8 +102,11 @@ func TestExplicitValuesKept(t *testing.T) {
 	if p.Backend.StatementTimeout.Duration != 90*time.Second || p.Backend.MaxOpenConns != 3 {
 		t.Errorf("backend = %+v", p.Backend)
 	}
-	if shop.Neighbors != NeighborsBounded || shop.ClampCountsAtZero() {
-		t.Errorf("shop = %s clamp %v", shop.Neighbors, shop.ClampCountsAtZero())
+	if shop.Neighbors != NeighborsBounded || shop.ClampCountsAtZero() || shop.SharesReleases() {
+		t.Errorf("shop = %s clamp %v share %v", shop.Neighbors, shop.ClampCountsAtZero(), shop.SharesReleases())
+	}
+	if p.Listen.MinResponseMS != 250 || p.Listen.MinResponse() != 250*time.Millisecond {
+		t.Errorf("min_response_ms = %d", p.Listen.MinResponseMS)
 	}
 	if k := shop.Tables["orders"].MaxRowsPerUnit; k != 10000 {
 		t.Errorf("k = %d", k)

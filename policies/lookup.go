@@ -106,6 +106,10 @@ func (t *Table) Column(name string) *Column {
 // default).
 func (d *Dataset) ClampCountsAtZero() bool { return d.ClampCounts == nil || *d.ClampCounts }
 
+// SharesReleases reports whether a release is served to every user who
+// asks the identical query (the default), rather than made per user.
+func (d *Dataset) SharesReleases() bool { return d.ShareReleases == nil || *d.ShareReleases }
+
 // HasBounds reports whether the column declares [lo, hi] bounds, which SUM
 // and AVG require.
 func (c *Column) HasBounds() bool { return len(c.Bounds) == 2 }

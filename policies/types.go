@@ -71,7 +71,19 @@ type Listen struct {
 	// total size of their text (default 16 MiB).
 	MaxPreparedStatements int `yaml:"max_prepared_statements"`
 	MaxPreparedBytes      int `yaml:"max_prepared_bytes"`
+	// MinResponseMS pads every private answer (fresh or cached, an error
+	// too) to take at least this many milliseconds from the statement's
+	// receipt (default 0: no padding), to hide how long the backend took
+	// (README, "Timing"). Applied by session, so both front ends get it.
+	MinResponseMS int `yaml:"min_response_ms"`
 }
+
+// MaxMinResponseMS bounds listen.min_response_ms (one hour): a larger value
+// is a typo, not a policy.
+const MaxMinResponseMS = 3_600_000
+
+// MinResponse is listen.min_response_ms as a duration.
+func (l Listen) MinResponse() time.Duration { return time.Duration(l.MinResponseMS) * time.Millisecond }
 
 // Authentication modes of Listen.Auth.
 const (
@@ -142,8 +154,14 @@ type Dataset struct {
 	// Neighbors is unbounded (default) or bounded.
 	Neighbors string `yaml:"neighbors"`
 	// ClampCounts clamps noisy counts at 0 (default true).
-	ClampCounts *bool             `yaml:"clamp_counts"`
-	Tables      map[string]*Table `yaml:"tables"`
+	ClampCounts *bool `yaml:"clamp_counts"`
+	// ShareReleases serves a release made for one user to every user who
+	// asks the identical query, free (default true). false keys releases
+	// by user too: nobody learns that someone else asked a query, but N
+	// users who pool their answers average N independent draws. Not part
+	// of the fingerprint (see fingerprint.go).
+	ShareReleases *bool             `yaml:"share_releases"`
+	Tables        map[string]*Table `yaml:"tables"`
 
 	// Blowfish and induced models (policies/blowfish.go): the secret graph,
 	// published count constraints and their reading.

@@ -107,6 +107,9 @@ func (p *Policy) checkTop(c *checker) {
 	if n := p.Listen.MaxPreparedBytes; n < MinQueryBytes {
 		c.add("listen.max_prepared_bytes", "max_prepared_bytes must be at least %d, not %d", MinQueryBytes, n)
 	}
+	if m := p.Listen.MinResponseMS; m < 0 || m > MaxMinResponseMS {
+		c.add("listen.min_response_ms", "min_response_ms must be between 0 (no padding) and %d milliseconds, not %d", MaxMinResponseMS, m)
+	}
 	c.checkListen("listen.postgres", p.Listen.Postgres)
 	c.checkListen("listen.mysql", p.Listen.MySQL)
 	if p.Listen.Postgres != ListenOff && p.Listen.Postgres == p.Listen.MySQL {

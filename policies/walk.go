@@ -15,8 +15,11 @@ import (
 // (strict decoding: a misspelt key such as "max_row_per_unit" would
 // otherwise silently fall back to its default).
 type walker struct {
-	file     string
-	lines    map[string]int
+	file  string
+	lines map[string]int
+	// values holds the value node of every recorded path, to tell apart
+	// the keys of a flow mapping that share a line (decodeProblems).
+	values   map[string]*yaml.Node
 	order    map[string][]string
 	problems Problems
 }
@@ -24,7 +27,7 @@ type walker struct {
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
 func newWalker(file string) *walker {
-	return &walker{file: file, lines: map[string]int{}, order: map[string][]string{}}
+	return &walker{file: file, lines: map[string]int{}, values: map[string]*yaml.Node{}, order: map[string][]string{}}
 }
 
 func (w *walker) problem(line int, path, format string, args ...any) {
@@ -48,11 +51,12 @@ func joinPath(path, seg string) string {
 	return path + "." + seg
 }
 
-// record keeps the first line seen for a path: with YAML merge keys the
-// mapping's own key wins over the merged anchor.
-func (w *walker) record(path string, line int) {
+// record keeps the first line and value seen for a path: with YAML merge
+// keys the mapping's own key wins over the merged anchor.
+func (w *walker) record(path string, line int, value *yaml.Node) {
 	if _, ok := w.lines[path]; !ok {
 		w.lines[path] = line
+		w.values[path] = value
 	}
 }
 
@@ -143,7 +147,7 @@ func (w *walker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		child := joinPath(path, k.Value)
-		w.record(child, k.Line)
+		w.record(child, k.Line, v)
 		w.walk(v, ft, child)
 	}
 }
@@ -173,7 +177,7 @@ func (w *walker) walkMap(n *yaml.Node, t reflect.Type, path string) {
 		}
 		seen[seg] = k
 		child := joinPath(path, seg)
-		w.record(child, k.Line)
+		w.record(child, k.Line, v)
 		w.order[path] = append(w.order[path], seg)
 		w.walk(v, t.Elem(), child)
 	}
@@ -183,7 +187,7 @@ func (w *walker) walkSlice(n *yaml.Node, t reflect.Type, path string) {
 	names := map[string]bool{}
 	for i, item := range n.Content {
 		child := joinPath(path, strconv.Itoa(i))
-		w.record(child, item.Line)
+		w.record(child, item.Line, item)
 		w.walk(item, t.Elem(), child)
 		if path != "users" {
 			continue
@@ -197,7 +201,7 @@ func (w *walker) walkSlice(n *yaml.Node, t reflect.Type, path string) {
 		alias := joinPath(path, name)
 		for p, l := range w.lines {
 			if p == child || strings.HasPrefix(p, child+".") {
-				w.record(alias+strings.TrimPrefix(p, child), l)
+				w.record(alias+strings.TrimPrefix(p, child), l, w.values[p])
 			}
 		}
 	}

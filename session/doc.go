@@ -4,6 +4,9 @@
 // itself, hands private aggregates to the planner and the release engine,
 // and forwards public or catalog statements to the backend.
 //
+// Private answers are held back to listen.min_response_ms here (Exec,
+// holdPrivateAnswer), not in the front ends, so both wires pad alike.
+//
 // A Proxy holds what all sessions share (policy, planner, engine, backend,
 // ledger, parse cache); a Session holds one connection's state (user, ε,
 // settings, transaction flag). The PostgreSQL adapter (pg.go) implements

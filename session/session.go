@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -97,6 +98,7 @@ func (s *Session) refresh() error {
 
 // Exec runs one parsed statement with bound arguments (for its $n / ?).
 func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
+	received := time.Now()
 	if err := s.refresh(); err != nil {
 		return Result{}, err
 	}
@@ -140,6 +142,9 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 		return s.passthrough(ctx, pl.SQL, args)
 	}
 	res, err := s.p.engine.Run(ctx, s.user, pl)
+	if pad := s.p.pol.Listen.MinResponse(); pad > 0 {
+		err = holdPrivateAnswer(ctx, received.Add(pad), err)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -186,6 +191,29 @@ func (s *Session) planRequest(ctx context.Context, st *ir.Statement) (planner.Re
 		}
 	}
 	return req, nil
+}
+
+// holdPrivateAnswer delays a private answer (err is its outcome) until
+// deadline, listen.min_response_ms after the statement arrived, so that a
+// client cannot time the backend: whether a predicate is slow on matching
+// rows, or how many rows reach a slow part of it, would otherwise show in
+// the response time (README, "Timing"). Fresh, cached and failed answers
+// are held alike; only a backend slower than the padding shows through,
+// up to the statement timeout.
+//
+// The wait ignores ctx. A cancel that arrives before the deadline yields
+// the cancel error even if the answer was ready (it stays charged, and a
+// repeat is served from the release): otherwise cancelling at time t
+// would tell whether the backend had finished by t.
+func holdPrivateAnswer(ctx context.Context, deadline time.Time, err error) error {
+	if d := time.Until(deadline); d > 0 {
+		t := time.NewTimer(d)
+		<-t.C
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return sqlerr.Wrap(sqlerr.QueryCanceled, cerr, "canceling statement due to user request")
+	}
+	return err
 }
 
 // bindStatement returns st with its parameters bound (a copy; cached

@@ -34,7 +34,7 @@ func cmdBudget(args []string, stdout, stderr io.Writer) error {
 	}
 	l, err := ledger.Open(pol.Ledger.Path, ledger.Options{})
 	if err != nil {
-		return fmt.Errorf("opening the ledger %s: %w", pol.Ledger.Path, err)
+		return fmt.Errorf("opening the budget ledger: %w", err)
 	}
 	defer l.Close()
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)

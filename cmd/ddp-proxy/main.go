@@ -22,16 +22,23 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
+	os.Exit(mainStatus(os.Args[1:]))
+}
+
+// mainStatus runs the command line args and returns the process exit
+// status, printing an error that carries no status of its own.
+func mainStatus(args []string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, log)
+	err := run(context.Background(), args, os.Stdout, os.Stderr, log)
 	var ee exitError
 	switch {
 	case err == nil:
+		return 0
 	case errors.As(err, &ee):
-		os.Exit(ee.code)
+		return ee.code
 	default:
 		fmt.Fprintln(os.Stderr, "ddp-proxy:", err)
-		os.Exit(1)
+		return 1
 	}
 }
 

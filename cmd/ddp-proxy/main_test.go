@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -236,5 +237,54 @@ datasets:
 	_, errOut, code := runCmd(t, "check", "--connect", pol)
 	if code != 1 || !strings.Contains(errOut, "p.yaml:11:") || !strings.Contains(errOut, "column ssn does not exist") {
 		t.Fatalf("missing column: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestCheckNewOptions: check accepts listen.min_response_ms and a
+// dataset's share_releases, and reports a value of the wrong type (or out
+// of range) under its own key, also when several keys share a line.
+func TestCheckNewOptions(t *testing.T) {
+	const tmpl = `version: 1
+backend: {driver: sqlite, dsn: x.db}
+listen: {min_response_ms: %s}
+users:
+  - {name: a, password_env: X, budgets: {d: {epsilon: %s, delta: 1.0e-6}}}
+datasets:
+  d:
+    share_releases: %s
+    tables:
+      t: {unit: id, columns: {x: {type: integer}}}
+`
+	p := filepath.Join(t.TempDir(), "p.yaml")
+	write := func(ms, eps, share string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(fmt.Sprintf(tmpl, ms, eps, share)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("250", "1", "false")
+	if out, errOut, code := runCmd(t, "check", p); code != 0 || !strings.Contains(out, "ok") {
+		t.Fatalf("good options: exit %d\n%s%s", code, out, errOut)
+	}
+	write("soon", `"lots"`, "sometimes")
+	_, errOut, code := runCmd(t, "check", p)
+	if code != 1 {
+		t.Fatalf("wrong types: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		`p.yaml:3: listen.min_response_ms: expected an integer, not "soon"`,
+		`p.yaml:5: users.a.budgets.d.epsilon: expected a number, not "lots"`,
+		`p.yaml:8: datasets.d.share_releases: expected true or false, not "sometimes"`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("check output lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "budgets.d.delta") {
+		t.Errorf("the wrong epsilon is reported under delta:\n%s", errOut)
+	}
+	write("-5", "1", "true")
+	if _, errOut, code := runCmd(t, "check", p); code != 1 || !strings.Contains(errOut, "p.yaml:3: listen.min_response_ms: min_response_ms must be between 0") {
+		t.Errorf("negative min_response_ms: exit %d\n%s", code, errOut)
 	}
 }
