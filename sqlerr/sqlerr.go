@@ -55,6 +55,14 @@ var (
 	InvalidTextRepresentation   = Code{"invalid_text_representation", "22P02", 1366, "HY000"}
 	InvalidBinaryRepresentation = Code{"invalid_binary_representation", "22P03", 1366, "HY000"}
 	AdminShutdown               = Code{"admin_shutdown", "57P01", 1053, "08S01"}
+
+	// Plan-time refusals of failures the backend would raise (the
+	// totality rule and the backends' fixed limits, DESIGN.md "Safety
+	// rules"): reported before anything is charged.
+	NumericValueOutOfRange   = Code{"numeric_value_out_of_range", "22003", 1690, "22003"}
+	CharacterNotInRepertoire = Code{"character_not_in_repertoire", "22021", 1300, "HY000"}
+	ProgramLimitExceeded     = Code{"program_limit_exceeded", "54000", 1390, "HY000"}
+	StatementTooComplex      = Code{"statement_too_complex", "54001", 1473, "HY000"}
 )
 
 // All lists every code; the wire mapping tests iterate it.
@@ -67,6 +75,7 @@ var All = []Code{
 	TooManyConnections, Internal,
 	DuplicatePreparedStatement, InvalidStatementName, DuplicateCursor, InvalidCursorName,
 	InvalidTextRepresentation, InvalidBinaryRepresentation, AdminShutdown,
+	NumericValueOutOfRange, CharacterNotInRepertoire, ProgramLimitExceeded, StatementTooComplex,
 }
 
 // Error is a client-visible failure.
