@@ -81,6 +81,9 @@ type node struct {
 	// strLit is set for a text literal not yet coerced: it may still
 	// become a number or a boolean when compared with one.
 	strLit bool
+	// twice is set when the lowered expression contains a call some
+	// dialect renders with its argument written twice (round).
+	twice bool
 }
 
 func (n *node) text() string { return ir.FormatExpr(n.src) }
@@ -493,7 +496,7 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 	if !l.info.Bounded || !r.info.Bounded {
 		return nil, internalErr("unbounded operand of arithmetic")
 	}
-	out := &node{x: ir.Arith{Op: a.Op, L: l.x, R: r.x}, src: a}
+	out := &node{x: ir.Arith{Op: a.Op, L: l.x, R: r.x}, src: a, twice: l.twice || r.twice}
 	if l.info.Type == Integer && r.info.Type == Integer {
 		switch a.Op {
 		case ir.OpAdd:
@@ -522,6 +525,12 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 	return out, checkRange(out)
 }
 
+// wholeNumbers reports whether every value of a bounded number is an integer:
+// an integer, or a real whose grain is at least 2^0.
+func wholeNumbers(in Info) bool {
+	return in.Type == Integer || in.Type == Real && in.Bounded && in.Real.Grain >= 0
+}
+
 func asReal(in Info) RealRange {
 	if in.Type == Integer {
 		return intToReal(in.Int)
@@ -543,7 +552,7 @@ func (c *checker) neg(g ir.Neg) (*node, error) {
 	if !x.info.Bounded {
 		return nil, internalErr("unbounded operand of minus")
 	}
-	out := &node{x: ir.Neg{X: x.x}, src: g}
+	out := &node{x: ir.Neg{X: x.x}, src: g, twice: x.twice}
 	if x.info.Type == Integer {
 		out.info = intInfo(negInt(x.info.Int))
 	} else {
@@ -576,8 +585,20 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 			return nullNode(f), nil
 		}
 	}
-	if def.IntegerIdentity && len(args) == 1 && args[0].info.Type == Integer {
-		return &node{x: args[0].x, info: args[0].info, src: f}, nil
+	if def.IntegerIdentity && len(args) == 1 && wholeNumbers(args[0].info) {
+		return &node{x: args[0].x, info: args[0].info, src: f, twice: args[0].twice}, nil
+	}
+	twice := false
+	for _, a := range args {
+		twice = twice || a.twice
+	}
+	if def.WritesArgTwice {
+		if twice {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"%s inside the argument of another %s is not supported: the backend form writes its argument twice, so nesting doubles the statement at every level: %s", f.Name, f.Name, ir.FormatExpr(f)).
+				WithHint("round once, at the outermost level")
+		}
+		twice = true
 	}
 	infos := make([]Info, len(args))
 	lowered := make([]ir.Expr, len(args))
@@ -591,7 +612,7 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f}
+	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
 	return out, checkRange(out)
 }
 
@@ -612,7 +633,11 @@ func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
 	case 0:
 		return nullNode(f), nil
 	case 1:
-		return &node{x: keep[0].x, info: keep[0].info, src: f, strLit: keep[0].strLit}, nil
+		return &node{x: keep[0].x, info: keep[0].info, src: f, strLit: keep[0].strLit, twice: keep[0].twice}, nil
+	}
+	twice := false
+	for _, a := range keep {
+		twice = twice || a.twice
 	}
 	infos := make([]Info, len(keep))
 	lowered := make([]ir.Expr, len(keep))
@@ -628,7 +653,7 @@ func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f}
+	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
 	return out, checkRange(out)
 }
 

@@ -48,9 +48,14 @@ type Func struct {
 	// Total says why the call cannot raise an error on any argument the
 	// rule accepts (documentation, shown by the table test).
 	Total string
-	// IntegerIdentity: on an integer argument the call is its argument,
+	// IntegerIdentity: on an integral argument (an integer, or a real
+	// whose grain shows it is a whole number) the call is its argument,
 	// and the analysis lowers it away.
 	IntegerIdentity bool
+	// WritesArgTwice: some dialect's form writes the argument twice
+	// (FormRoundHalfAway); such a call may not contain another, or the
+	// statement would double at every level of nesting.
+	WritesArgTwice bool
 	// CastResult: the renderer casts the call's value to BIGINT (or
 	// DOUBLE for a real result), because some backend returns a narrower
 	// type that later arithmetic would overflow (PostgreSQL's length is
@@ -125,7 +130,7 @@ var table = func() map[string]*Func {
 				}
 				return realInfo(integral(a.Real, f)), nil
 			},
-			Total:  "the identity on integers (lowered away); on doubles within ±MaxReal the result is an integral double of smaller magnitude plus one",
+			Total:  "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
 			Render: call(sql),
 		}
 	}
@@ -165,14 +170,14 @@ var table = func() map[string]*Func {
 		integralFn("floor", "FLOOR", math.Floor),
 		integralFn("ceil", "CEIL", math.Ceil),
 		{
-			Name: "round", MinArgs: 1, MaxArgs: 1, Strict: true, IntegerIdentity: true,
+			Name: "round", MinArgs: 1, MaxArgs: 1, Strict: true, IntegerIdentity: true, WritesArgTwice: true,
 			Rule: func(c string, args []Info) (Info, error) {
 				if args[0].Type != Real {
 					return Info{}, noFunction(c, args)
 				}
 				return realInfo(integral(args[0].Real, roundHalfAway)), nil
 			},
-			Total: "the identity on integers (lowered away); on doubles SIGN(x)·FLOOR(ABS(x) + 0.5): no product of two nonzero values below 1, no sum beyond MaxReal + 0.5",
+			Total: "the identity on whole numbers (lowered away); on doubles SIGN(x)·FLOOR(ABS(x) + 0.5): the product of ±1 and a whole number cannot underflow, and |x| + 0.5 stays far below overflow",
 			Render: map[string]Rendering{
 				"":       {Form: FormRoundHalfAway},
 				"sqlite": {Form: FormCall, Name: "ROUND"}, // half away from zero natively

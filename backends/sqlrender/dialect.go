@@ -63,6 +63,9 @@ type Dialect struct {
 	// planner refuses larger statements before anything is charged
 	// (planner.Limits; Measure reports a statement's shape).
 	MaxParams, MaxDepth int
+	// MaxSQLBytes caps the SQL text (MySQL's default max_allowed_packet
+	// is 16 MB); rendering beyond it fails with ProgramLimitExceeded.
+	MaxSQLBytes int
 	// UncastSum leaves the outer CAST off a SUM (MySQL: see MySQL()).
 	UncastSum bool
 }
@@ -87,8 +90,9 @@ func Postgres() *Dialect {
 		ILike:            true,
 		NullsFirst:       " NULLS FIRST",
 		// The extended protocol counts parameters in an int16 (lib/pq).
-		MaxParams: 65535,
-		MaxDepth:  postgresMaxDepth,
+		MaxParams:   65535,
+		MaxDepth:    postgresMaxDepth,
+		MaxSQLBytes: maxSQLBytes,
 	}
 }
 
@@ -112,6 +116,7 @@ func SQLite() *Dialect {
 		// since 3.32; backends/sqlite checks it on a connection).
 		MaxParams:     32766,
 		MaxDepth:      sqliteMaxDepth,
+		MaxSQLBytes:   maxSQLBytes,
 		SaturatingSum: "ddp_saturating_sum",
 	}
 }

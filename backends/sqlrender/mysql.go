@@ -33,7 +33,8 @@ func MySQL() *Dialect {
 		FloatType:    "DOUBLE",
 		UncastSum:    true,
 		// A prepared statement's parameter count is two bytes.
-		MaxParams: 65535,
-		MaxDepth:  mysqlMaxDepth,
+		MaxParams:   65535,
+		MaxDepth:    mysqlMaxDepth,
+		MaxSQLBytes: maxSQLBytes,
 	}
 }

@@ -138,6 +138,13 @@ func (r *renderer) fail(err error) {
 }
 
 func (r *renderer) w(s string) {
+	if r.b.Len() > r.d.MaxSQLBytes && r.d.MaxSQLBytes > 0 {
+		// Fail fast: round renders its argument twice, so nesting grows
+		// the text exponentially; every later expr returns at once.
+		r.fail(sqlerr.New(sqlerr.ProgramLimitExceeded, "the backend statement would exceed %d bytes of SQL", r.d.MaxSQLBytes).
+			WithHint("nest round() less deeply, or shorten the IN lists"))
+		return
+	}
 	r.b.WriteString(s)
 	for i := 0; i < len(s); i++ {
 		switch s[i] {

@@ -214,6 +214,10 @@ func TestRenderErrors(t *testing.T) {
 		{"negative quantum", Postgres(), sum(0, 1, -1), &sqlerr.Internal},
 		{"bounds too large for quantum", Postgres(), sum(0, 1e6, 1e-12), &sqlerr.Internal},
 		{"largest exact bounds", Postgres(), sum(-(1 << 53), 1<<53, 0), nil},
+		// round renders its argument twice: 40 nested rounds would be 2^40
+		// copies. Rendering stops at the size cap instead.
+		{"exponential round", Postgres(), where(ir.Compare{Op: ir.OpGt, L: nestRound(col("t", "f"), 40), R: lit(ir.Int(0))}), &sqlerr.ProgramLimitExceeded},
+		{"clamp with mixed bounds", Postgres(), where(ir.Compare{Op: ir.OpGt, L: ir.Clamp{X: col("t", "f"), Lo: ir.Int(0), Hi: ir.Float(1)}, R: lit(ir.Int(0))}), &sqlerr.Internal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,6 +233,13 @@ func TestRenderErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func nestRound(e ir.Expr, n int) ir.Expr {
+	for range n {
+		e = ir.Func{Name: "round", Args: []ir.Expr{e}}
+	}
+	return e
 }
 
 func TestQuoteIdent(t *testing.T) {
