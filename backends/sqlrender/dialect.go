@@ -113,7 +113,7 @@ func SQLite() *Dialect {
 		FloatType:    "REAL",
 		LikeEscape:   ` ESCAPE '\'`,
 		// SQLITE_MAX_VARIABLE_NUMBER of the embedded build (the default
-		// since 3.32; backends/sqlite checks it on a connection).
+		// since 3.32; TestParamLimitsHold runs it and fails one more).
 		MaxParams:     32766,
 		MaxDepth:      sqliteMaxDepth,
 		MaxSQLBytes:   maxSQLBytes,
