@@ -3,8 +3,9 @@ package ir
 // Expr is a scalar expression in a WHERE, HAVING or ORDER BY clause. The set
 // of node types is closed: it is exactly the predicate whitelist of
 // DESIGN.md (comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - *
-// without division, a short list of pure functions). A parser that meets
-// anything else refuses the statement instead of approximating it.
+// without division, the functions of package exprtype's table). A parser
+// that meets anything else refuses the statement instead of approximating
+// it. Clamp is the one node parsers never produce: the planner inserts it.
 type Expr interface{ exprNode() }
 
 // ColumnRef names a column as written: Qualifier is the table name or alias
@@ -100,29 +101,31 @@ type Arith struct {
 type Neg struct{ X Expr }
 
 // Func is a call of one of the whitelisted pure functions, by canonical
-// lower-case name (see SafeFuncs). Parsers map dialect spellings onto these
+// lower-case name (the table of package exprtype, which owns their arity,
+// typing, ranges and rendering). Parsers map dialect spellings onto these
 // names and refuse every other function.
 type Func struct {
 	Name string
 	Args []Expr
 }
 
-// SafeFuncs lists the functions allowed in predicates with their arity
-// bounds (min, max; max -1 = variadic). They are total on their inputs: none
-// of them can raise an error that depends on a private value.
-var SafeFuncs = map[string][2]int{
-	"lower":    {1, 1},
-	"upper":    {1, 1},
-	"length":   {1, 1},
-	"abs":      {1, 1},
-	"coalesce": {1, -1},
-	"trim":     {1, 1},
-	"ltrim":    {1, 1},
-	"rtrim":    {1, 1},
-	"floor":    {1, 1},
-	"ceil":     {1, 1},
-	"round":    {1, 1},
+// Clamp is X clamped to [Lo, Hi]: LEAST(GREATEST(X, Lo), Hi), NULL when X
+// is NULL. Lo and Hi are both integers or both reals, and the clamped value
+// has their type (the backend computes in BIGINT or DOUBLE whatever the
+// column's storage type). With real bounds a value of magnitude below
+// TinyReal becomes 0 before clamping, so that no product of clamped values
+// can underflow to zero (PostgreSQL raises an error for that). The planner wraps every column that an
+// expression computes with in a Clamp to its declared bounds, so the
+// expression's value range is known and it cannot fail on any stored
+// value (the totality rule, DESIGN.md). Parsers never produce it.
+type Clamp struct {
+	X      Expr
+	Lo, Hi Value
 }
+
+// TinyReal is the magnitude below which a real Clamp reads 0. It is at
+// least 2^-256, so every nonzero clamped value is a multiple of 2^-308.
+const TinyReal = 1e-77
 
 // Aggregate is an aggregate call in HAVING or ORDER BY (the select list uses
 // SelectItem). The planner maps it to an output column of the noisy result.
@@ -150,6 +153,7 @@ func (Not) exprNode()       {}
 func (Arith) exprNode()     {}
 func (Neg) exprNode()       {}
 func (Func) exprNode()      {}
+func (Clamp) exprNode()     {}
 func (Aggregate) exprNode() {}
 func (OutputRef) exprNode() {}
 
@@ -194,6 +198,8 @@ func Walk(e Expr, fn func(Expr) bool) {
 		for _, x := range n.Args {
 			Walk(x, fn)
 		}
+	case Clamp:
+		Walk(n.X, fn)
 	}
 }
 
@@ -254,6 +260,9 @@ func Rewrite(e Expr, fn func(Expr) (Expr, error)) (Expr, error) {
 			args[i] = rw(x)
 		}
 		n.Args = args
+		e = n
+	case Clamp:
+		n.X = rw(n.X)
 		e = n
 	}
 	if err != nil {

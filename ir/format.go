@@ -115,6 +115,14 @@ func formatExpr(b *strings.Builder, e Expr) {
 		b.WriteByte(')')
 	case OutputRef:
 		b.WriteString("#" + strconv.Itoa(n.Index+1))
+	case Clamp:
+		b.WriteString("clamp(")
+		formatExpr(b, n.X)
+		b.WriteString(", ")
+		formatExpr(b, Literal{Value: n.Lo})
+		b.WriteString(", ")
+		formatExpr(b, Literal{Value: n.Hi})
+		b.WriteByte(')')
 	default:
 		b.WriteString("?unknown?")
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -113,32 +114,18 @@ func (s *cteScope) visible(name string) bool {
 }
 
 // allowedFuncs lists the predicate whitelist for error messages.
-func allowedFuncs() string {
-	names := make([]string, 0, len(ir.SafeFuncs))
-	for n := range ir.SafeFuncs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
-}
+func allowedFuncs() string { return strings.Join(exprtype.Names(), ", ") }
 
 // safeFunc builds a whitelisted function call. canon is the canonical
-// ir.SafeFuncs name (the dialect walker maps its spellings), written is the
-// name as the analyst wrote it, for the message.
+// name of exprtype's function table (the dialect walker maps its
+// spellings), written is the name as the analyst wrote it, for the message.
 func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
-	arity, ok := ir.SafeFuncs[canon]
+	f, ok := exprtype.Lookup(canon)
 	if !ok {
 		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", written, allowedFuncs())
 	}
-	if len(args) < arity[0] || (arity[1] >= 0 && len(args) > arity[1]) {
-		want := fmt.Sprintf("%d", arity[0])
-		switch {
-		case arity[1] < 0:
-			want = fmt.Sprintf("at least %d", arity[0])
-		case arity[1] != arity[0]:
-			want = fmt.Sprintf("%d to %d", arity[0], arity[1])
-		}
-		return nil, notAgg("function %s takes %s argument(s) in predicates, not %d", written, want, len(args))
+	if !f.ArityOK(len(args)) {
+		return nil, notAgg("function %s takes %s argument(s) in predicates, not %d", written, f.ArityText(), len(args))
 	}
 	return ir.Func{Name: canon, Args: args}, nil
 }

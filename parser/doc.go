@@ -55,7 +55,8 @@
 //     inner statement of StmtExplain has an empty Text: forward the outer
 //     statement's Text.
 //
-// parser may import ir, sqlerr and the two grammar packages. It must never
+// parser may import ir, sqlerr, exprtype (the function table: names and
+// arities) and the two grammar packages. It must never
 // import the planner, policies, backends, wire front ends, the ledger or a
 // database driver: it only reads text.
 package parser

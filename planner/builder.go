@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -117,29 +118,95 @@ func (b *builder) joins(q *ir.Query, bq *ir.BackendQuery) error {
 }
 
 // where binds the WHERE clause: columns resolved, nothing but row-level
-// predicates. Params must have been bound already.
+// predicates, and every expression total (exprtype: types checked,
+// columns clamped where they are computed with, ranges within the
+// backend's types). Params must have been bound already.
 func (b *builder) where(e ir.Expr) (ir.Expr, error) {
-	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
-		switch n := n.(type) {
-		case ir.ColumnRef:
-			r, err := b.resolveColumn(n)
-			if err != nil {
-				return nil, err
-			}
-			return r.col, nil
-		case ir.Aggregate:
-			return nil, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in WHERE").WithHint("use HAVING")
-		case ir.OutputRef:
-			return nil, sqlerr.New(sqlerr.SyntaxError, "positional references are not allowed in WHERE")
-		case ir.Param:
-			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
-		case ir.Func:
-			if _, ok := ir.SafeFuncs[n.Name]; !ok {
-				return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s is not allowed in predicates", n.Name)
-			}
+	if e == nil {
+		return nil, nil
+	}
+	var err error
+	ir.Walk(e, func(n ir.Expr) bool {
+		if err != nil {
+			return false
 		}
-		return n, nil
+		switch n := n.(type) {
+		case ir.Aggregate:
+			err = sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in WHERE").WithHint("use HAVING")
+		case ir.OutputRef:
+			err = sqlerr.New(sqlerr.SyntaxError, "positional references are not allowed in WHERE")
+		case ir.Param:
+			err = sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
+		case ir.Clamp:
+			err = sqlerr.New(sqlerr.Internal, "internal error: a clamp in the query as written")
+		}
+		return err == nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return exprtype.Predicate(e, b.exprColumn)
+}
+
+// exprColumn tells the expression analysis what the policy declares of a
+// column: its type and the bounds it is clamped to when computed with
+// (the declared bounds, else the extent of a declared numeric domain).
+func (b *builder) exprColumn(c ir.ColumnRef) (exprtype.Column, error) {
+	r, err := b.resolveColumn(c)
+	if err != nil {
+		return exprtype.Column{}, err
+	}
+	bt := b.sc.tables[r.table]
+	path := "datasets." + b.sc.ds.Name + ".tables." + bt.tbl.Name + ".columns"
+	if r.decl == nil {
+		return exprtype.Column{Ref: r.col, Type: exprtype.Unknown, Declare: path + " (" + b.p.pol.Position(path) + ")"}, nil
+	}
+	path += "." + r.name
+	col := exprtype.Column{Ref: r.col, Declare: path + " (" + b.p.pol.Position(path) + ")"}
+	switch r.decl.Type {
+	case policies.TypeInteger:
+		col.Type = exprtype.Integer
+	case policies.TypeReal:
+		col.Type = exprtype.Real
+	case policies.TypeText:
+		col.Type = exprtype.Text
+	case policies.TypeBoolean:
+		col.Type = exprtype.Boolean
+	default:
+		col.Type = exprtype.Unknown
+	}
+	col.Lo, col.Hi, col.HasBounds = clampBounds(r.decl, col.Type)
+	return col, nil
+}
+
+// clampBounds are the bounds a numeric column is clamped to where an
+// expression computes with it (ir.Int for integers, ir.Float for reals):
+// the declared bounds, else the smallest and largest value of a declared
+// static domain. Both are public.
+func clampBounds(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool) {
+	switch {
+	case t != exprtype.Integer && t != exprtype.Real:
+		return lo, hi, false
+	case d.HasBounds() && t == exprtype.Integer:
+		// Validated: whole numbers of magnitude at most 2^53.
+		return ir.Int(int64(d.Lo())), ir.Int(int64(d.Hi())), true
+	case d.HasBounds():
+		return ir.Float(d.Lo()), ir.Float(d.Hi()), true
+	case d.Domain == nil || len(d.Domain.Resolved) == 0:
+		return lo, hi, false
+	}
+	for i, v := range d.Domain.Resolved {
+		if (t == exprtype.Integer) != (v.Kind == ir.KindInt) || (t == exprtype.Real && v.Kind != ir.KindFloat) {
+			return ir.Value{}, ir.Value{}, false
+		}
+		if i == 0 || ir.CompareValues(v, lo) < 0 {
+			lo = v
+		}
+		if i == 0 || ir.CompareValues(v, hi) > 0 {
+			hi = v
+		}
+	}
+	return lo, hi, true
 }
 
 func (b *builder) groups(q *ir.Query) error {

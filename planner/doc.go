@@ -8,8 +8,29 @@
 // draws noise and never spends budget (package release does), so explain can
 // call it freely.
 //
-// planner may import ir, sqlerr, policies, sensitivity and noise (for
-// scales). It must never import wire front ends, parser internals, ledger or
+// Totality. Every expression evaluated on private rows is total: it cannot
+// raise an error for any value the row may hold, because whether a query
+// fails is itself an exact bit about the data (an overflow that happens
+// only for one person's salary reads that salary by binary search).
+// Private and public-joined columns enter expressions through their clamp
+// to the declared bounds (or the extent of a declared numeric domain);
+// package exprtype computes each expression's type and range by interval
+// arithmetic and the planner refuses, at plan time and before any charge,
+// any expression whose range can leave the backend type (int64; |x| ≤
+// 1e300 for doubles, and no product that can underflow to zero), any type
+// error and any LIKE pattern that is not a well-formed literal. A column
+// without bounds may be compared, never computed with. The renderer emits
+// forms that cannot fail (clamps in BIGINT/DOUBLE, saturating sums).
+//
+// Failures that cannot depend on data are refused here too, uncharged: a
+// literal of the wrong type (42883/42804) or a quoted number that does not
+// parse (22P02), text with a NUL byte or invalid UTF-8 (22021), and a
+// backend statement over the backend's fixed limits — bind parameters
+// (54000) and expression depth (54001), measured by rendering the backend
+// query exactly (Options.Limits, filled by the caller from the dialect).
+//
+// planner may import ir, sqlerr, exprtype, policies, sensitivity and noise
+// (for scales). It must never import wire front ends, parser internals, ledger or
 // a database driver. It defines the Backend interface that backends/
 // implement.
 package planner

@@ -21,11 +21,49 @@ const MaxKeys = 1_000_000
 // Planner plans statements under one policy. It is immutable and safe for
 // concurrent use.
 type Planner struct {
-	pol *policies.Policy
+	pol  *policies.Policy
+	opts Options
 }
 
-// New returns a planner for pol.
+// Options configure a Planner.
+type Options struct {
+	// Limits are the backend's fixed limits; the zero value checks none.
+	Limits Limits
+}
+
+// Limits are limits of the backend that no data can change: a statement
+// that exceeds one fails whatever the rows hold. The release step charges
+// before the backend runs, so the planner refuses such statements, and
+// nothing is charged (DESIGN.md, "Failures that cannot depend on data").
+// The caller fills them from the backend's SQL dialect
+// (sqlrender.Dialect: MaxParams, MaxDepth, Measure).
+type Limits struct {
+	// Dialect names the backend in messages.
+	Dialect string
+	// MaxParams is the most bind parameters one statement may carry;
+	// MaxDepth the deepest expression nesting, with a margin below the
+	// backend's own limit. 0: unchecked.
+	MaxParams, MaxDepth int
+	// Measure renders a backend query exactly as the backend will get it
+	// and reports its shape; an error is refused as it is. nil: no check.
+	Measure func(*ir.BackendQuery) (Shape, error)
+}
+
+// Shape is what Limits look at in a rendered backend statement.
+type Shape struct {
+	Params int // bind parameters, exactly as rendered
+	Depth  int // deepest parenthesis nesting of the SQL text
+}
+
+// New returns a planner for pol that checks no backend limits (explain,
+// tests); serving uses NewWith.
 func New(pol *policies.Policy) *Planner { return &Planner{pol: pol} }
+
+// NewWith returns a planner for pol with options.
+func NewWith(pol *policies.Policy, opts Options) *Planner { return &Planner{pol: pol, opts: opts} }
+
+// Options returns the planner's options.
+func (p *Planner) Options() Options { return p.opts }
 
 // Policy returns the policy the planner enforces.
 func (p *Planner) Policy() *policies.Policy { return p.pol }
@@ -304,6 +342,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		pl.Notes = append(pl.Notes, fmt.Sprintf(
 			"group keys are not declared: a key is released only if its noisy count is at least %d (threshold selection, δ = %g)", tau, delta))
 	}
+	if err := p.checkLimits(pl.Backend); err != nil {
+		return nil, err
+	}
 	pl.CacheKey = cacheKey(pl)
 	if !ds.SharesReleases() {
 		// The release is this user's alone: another user asking the same
@@ -318,6 +359,30 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	}
 	pl.Notes = append(b.notes, pl.Notes...)
 	return pl, nil
+}
+
+// checkLimits refuses a backend query the backend would reject whatever
+// the data: too many bind parameters, or expressions nested too deep.
+func (p *Planner) checkLimits(q *ir.BackendQuery) error {
+	lim := p.opts.Limits
+	if lim.Measure == nil {
+		return nil
+	}
+	sh, err := lim.Measure(q)
+	if err != nil {
+		return err
+	}
+	if lim.MaxParams > 0 && sh.Params > lim.MaxParams {
+		return sqlerr.New(sqlerr.TooManyParameters,
+			"the query needs %d bind parameters in the %s backend, more than the %d one statement may carry", sh.Params, lim.Dialect, lim.MaxParams).
+			WithHint("split a long IN list over several queries, or group by the column instead of listing its values")
+	}
+	if lim.MaxDepth > 0 && sh.Depth > lim.MaxDepth {
+		return sqlerr.New(sqlerr.StatementTooComplex,
+			"the query's expressions nest %d levels deep in the %s backend, more than the %d it evaluates safely", sh.Depth, lim.Dialect, lim.MaxDepth).
+			WithHint("flatten the condition: a long chain of OR comparisons with one column is an IN list")
+	}
+	return nil
 }
 
 // bindTables resolves FROM and JOIN tables against the policy.

@@ -3,6 +3,8 @@ package planner_test
 import (
 	"testing"
 
+	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
+	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 )
@@ -28,6 +30,26 @@ func BenchmarkParsePlan(b *testing.B) {
 					b.Fatal(err)
 				}
 				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(d.String()+"/plan-with-limits", func(b *testing.B) {
+			// As served: the backend query is rendered once more at plan
+			// time to check the dialect's parameter and depth limits.
+			sq := sqlrender.SQLite()
+			pl := planner.NewWith(pol, planner.Options{Limits: planner.Limits{Dialect: sq.Name, MaxParams: sq.MaxParams, MaxDepth: sq.MaxDepth,
+				Measure: func(q *ir.BackendQuery) (planner.Shape, error) {
+					s, err := sq.Measure(q)
+					return planner.Shape{Params: s.Params, Depth: s.Depth}, err
+				}}})
+			stmts, err := parser.Parse(d, sql)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := pl.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
 					b.Fatal(err)
 				}
 			}

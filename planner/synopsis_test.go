@@ -42,6 +42,9 @@ func TestSynopsisRanges(t *testing.T) {
 		{"SELECT COUNT(*) FROM staff WHERE salary = 7.5", 1, 0},
 		{"SELECT COUNT(salary) AS n FROM staff WHERE staff.salary BETWEEN 1 AND 2", 1, 2},
 		{"SELECT COUNT(*) FROM staff s WHERE s.salary > 3 AND s.salary < 3", 4, 2},
+		// A quoted number compared with an integer column is that number
+		// (PostgreSQL's untyped literal; exprtype converts it at plan time).
+		{"SELECT COUNT(*) FROM staff WHERE salary < '10'", lo, 9},
 	}
 	var keys []string
 	for _, tc := range tests {
@@ -95,7 +98,6 @@ func TestSynopsisNotUsed(t *testing.T) {
 		"SELECT COUNT(*) FROM staff WHERE salary < 10 AND age < 10",
 		"SELECT COUNT(*) FROM staff WHERE salary < age",
 		"SELECT COUNT(*) FROM staff WHERE salary < 10 AND dept = 'a'",
-		"SELECT COUNT(*) FROM staff WHERE salary < '10'",
 		"SELECT dept, COUNT(*) FROM staff WHERE salary < 10 GROUP BY dept",
 		"SELECT COUNT(age) FROM staff WHERE salary < 10",
 		"SELECT SUM(salary) FROM staff WHERE salary < 10",

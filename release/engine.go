@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -302,7 +303,7 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 			if err != nil {
 				return nil, err
 			}
-			out[i] = v + n
+			out[i] = saturatingAdd(v, n)
 		}
 		return out, nil
 	}
@@ -556,4 +557,19 @@ func (e *Engine) checkJoinKeys(ctx context.Context, q *ir.BackendQuery) error {
 		e.domMu.Unlock()
 	}
 	return nil
+}
+
+// saturatingAdd is v + n clamped to the int64 limits. The backend's sums
+// saturate there (a sum never fails, whatever the data); wrapping around
+// would turn a large noisy sum into a negative one. Clamping the exact
+// noisy value is post-processing, so it costs no privacy.
+func saturatingAdd(v, n int64) int64 {
+	s := v + n
+	switch {
+	case n > 0 && s < v:
+		return math.MaxInt64
+	case n < 0 && s > v:
+		return math.MinInt64
+	}
+	return s
 }

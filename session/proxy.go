@@ -69,7 +69,7 @@ func New(cfg Config) *Proxy {
 	}
 	p := &Proxy{
 		pol:      cfg.Policy,
-		planner:  planner.New(cfg.Policy),
+		planner:  planner.NewWith(cfg.Policy, PlannerOptions(cfg.Policy.Backend.Driver)),
 		backend:  cfg.Backend,
 		ledger:   cfg.Ledger,
 		engine:   cfg.Engine,
@@ -91,6 +91,27 @@ func New(cfg Config) *Proxy {
 	return p
 }
 
+// PlannerOptions are the planner options for a backend driver: the fixed
+// limits of its SQL dialect (bind parameters, expression depth) and the
+// renderer that measures a statement against them, so that a statement
+// the backend would reject whatever the data is refused before anything
+// is charged. An unknown driver gets no limits.
+func PlannerOptions(driver string) planner.Options {
+	d := sqlrender.ByName(driver)
+	if d == nil {
+		return planner.Options{}
+	}
+	return planner.Options{Limits: planner.Limits{
+		Dialect:   d.Name,
+		MaxParams: d.MaxParams,
+		MaxDepth:  d.MaxDepth,
+		Measure: func(q *ir.BackendQuery) (planner.Shape, error) {
+			sh, err := d.Measure(q)
+			return planner.Shape{Params: sh.Params, Depth: sh.Depth}, err
+		},
+	}}
+}
+
 // current returns the newest generation.
 func (p *Proxy) current() *Proxy { return p.live.Load() }
 
@@ -110,7 +131,7 @@ func (p *Proxy) SetPolicy(pol *policies.Policy) {
 	p.live.Store(&Proxy{
 		live:     cur.live,
 		pol:      pol,
-		planner:  planner.New(pol),
+		planner:  planner.NewWith(pol, PlannerOptions(pol.Backend.Driver)),
 		backend:  cur.backend,
 		ledger:   cur.ledger,
 		engine:   cur.engine,

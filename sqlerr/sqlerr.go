@@ -63,6 +63,14 @@ var (
 	PacketTooLarge            = Code{"packet_too_large", "54000", 1153, "08S01"}
 	TooManyPreparedStatements = Code{"too_many_prepared_statements", "54000", 1461, "42000"}
 	ProgramLimitExceeded      = Code{"program_limit_exceeded", "54000", 1105, "HY000"}
+	// Plan-time refusals of failures the backend would raise (the
+	// totality rule and the backends' fixed limits, DESIGN.md "Safety
+	// rules"): reported before anything is charged. TooManyParameters is
+	// MySQL's ER_PS_MANY_PARAM.
+	NumericValueOutOfRange   = Code{"numeric_value_out_of_range", "22003", 1690, "22003"}
+	CharacterNotInRepertoire = Code{"character_not_in_repertoire", "22021", 1300, "HY000"}
+	TooManyParameters        = Code{"too_many_parameters", "54000", 1390, "HY000"}
+	StatementTooComplex      = Code{"statement_too_complex", "54001", 1473, "HY000"}
 )
 
 // All lists every code; the wire mapping tests iterate it.
@@ -76,6 +84,7 @@ var All = []Code{
 	DuplicatePreparedStatement, InvalidStatementName, DuplicateCursor, InvalidCursorName,
 	InvalidTextRepresentation, InvalidBinaryRepresentation, AdminShutdown,
 	PacketTooLarge, TooManyPreparedStatements, ProgramLimitExceeded,
+	NumericValueOutOfRange, CharacterNotInRepertoire, TooManyParameters, StatementTooComplex,
 }
 
 // Error is a client-visible failure.

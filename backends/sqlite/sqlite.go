@@ -2,13 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"net/url"
 	"strconv"
 
 	"github.com/ncruces/go-sqlite3"
-	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3"
+	"github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
@@ -24,13 +23,19 @@ type Backend struct {
 
 // Open opens the existing database file at path (it is never created: a
 // mistyped path must not become an empty database) and checks that LIKE
-// is case-sensitive on its connections.
+// is case-sensitive on its connections. Every connection gets the
+// saturating sum the SQLite dialect renders SUM with.
 func Open(ctx context.Context, path string, opts backends.Options) (*Backend, error) {
-	db, err := sql.Open("sqlite3", dsn(path))
+	db, err := driver.Open(dsn(path), registerFunctions)
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "invalid SQLite database path")
 	}
-	b := &Backend{Engine: backends.NewEngine(db, sqlrender.SQLite(), opts, classify, nil)}
+	d := sqlrender.SQLite()
+	if d.SaturatingSum != saturatingSum {
+		db.Close()
+		return nil, sqlerr.New(sqlerr.Internal, "internal error: the SQLite dialect sums with %q, but the backend registers %q", d.SaturatingSum, saturatingSum)
+	}
+	b := &Backend{Engine: backends.NewEngine(db, d, opts, classify, nil)}
 	if err := b.checkLike(ctx); err != nil {
 		b.Close()
 		return nil, err

@@ -51,15 +51,21 @@ type Dialect struct {
 	// NullsFirst follows every ORDER BY key so NULLs sort first everywhere
 	// (PostgreSQL's default is last, SQLite's and MySQL's first).
 	NullsFirst string
-	// Funcs maps the canonical names of ir.SafeFuncs to the dialect's
-	// function names. A missing name is refused (FeatureNotSupported).
-	// "round" is special: see RoundNative.
-	Funcs map[string]string
-	// RoundNative is set when the dialect's ROUND(x) rounds half away from
-	// zero in double arithmetic (SQLite: sign(x)·trunc(|x|+0.5)). Otherwise
-	// round(x) is rendered as exactly that formula so every backend
-	// agrees (PostgreSQL rounds doubles half to even).
-	RoundNative bool
+	// SaturatingSum names a backend aggregate that sums integers exactly
+	// and saturates the total at the int64 limits instead of raising an
+	// error (SQLite's SUM raises "integer overflow"; backends/sqlite
+	// registers this function on every connection). Empty: SUM, whose
+	// exact total is clamped to the int64 limits in SQL.
+	SaturatingSum string
+	// MaxParams is the most bind parameters one statement may carry, and
+	// MaxDepth the deepest parenthesis nesting the renderer may produce
+	// with a margin below the backend's own expression-depth limit. The
+	// planner refuses larger statements before anything is charged
+	// (planner.Limits; Measure reports a statement's shape).
+	MaxParams, MaxDepth int
+	// MaxSQLBytes caps the SQL text (MySQL's default max_allowed_packet
+	// is 16 MB); rendering beyond it fails with ProgramLimitExceeded.
+	MaxSQLBytes int
 	// UncastSum leaves the outer CAST off a SUM (MySQL: see MySQL()).
 	UncastSum bool
 }
@@ -83,12 +89,10 @@ func Postgres() *Dialect {
 		FloatType:        "DOUBLE PRECISION",
 		ILike:            true,
 		NullsFirst:       " NULLS FIRST",
-		Funcs: map[string]string{
-			"lower": "LOWER", "upper": "UPPER", "length": "LENGTH",
-			"abs": "ABS", "coalesce": "COALESCE",
-			"trim": "BTRIM", "ltrim": "LTRIM", "rtrim": "RTRIM",
-			"floor": "FLOOR", "ceil": "CEIL", "round": "ROUND",
-		},
+		// The extended protocol counts parameters in an int16 (lib/pq).
+		MaxParams:   65535,
+		MaxDepth:    postgresMaxDepth,
+		MaxSQLBytes: maxSQLBytes,
 	}
 }
 
@@ -108,13 +112,12 @@ func SQLite() *Dialect {
 		IntType:      "INTEGER",
 		FloatType:    "REAL",
 		LikeEscape:   ` ESCAPE '\'`,
-		Funcs: map[string]string{
-			"lower": "LOWER", "upper": "UPPER", "length": "LENGTH",
-			"abs": "ABS", "coalesce": "COALESCE",
-			"trim": "TRIM", "ltrim": "LTRIM", "rtrim": "RTRIM",
-			"floor": "FLOOR", "ceil": "CEIL", "round": "ROUND",
-		},
-		RoundNative: true,
+		// SQLITE_MAX_VARIABLE_NUMBER of the embedded build (the default
+		// since 3.32; TestParamLimitsHold runs it and fails one more).
+		MaxParams:     32766,
+		MaxDepth:      sqliteMaxDepth,
+		MaxSQLBytes:   maxSQLBytes,
+		SaturatingSum: "ddp_saturating_sum",
 	}
 }
 

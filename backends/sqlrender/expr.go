@@ -2,7 +2,9 @@ package sqlrender
 
 import (
 	"math"
+	"strconv"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -59,6 +61,8 @@ func (r *renderer) expr(e ir.Expr) {
 		r.w(")")
 	case ir.Func:
 		r.fn(n)
+	case ir.Clamp:
+		r.clampNode(n)
 	case nil:
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: missing expression"))
 	case ir.Param:
@@ -161,32 +165,29 @@ func danglingEscape(p string) bool {
 }
 
 func (r *renderer) fn(n ir.Func) {
-	arity, ok := ir.SafeFuncs[n.Name]
+	def, ok := exprtype.Lookup(n.Name)
 	if !ok {
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: function %q is not whitelisted", n.Name))
 		return
 	}
-	if len(n.Args) < arity[0] || (arity[1] >= 0 && len(n.Args) > arity[1]) {
+	if !def.ArityOK(len(n.Args)) {
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: %s with %d arguments", n.Name, len(n.Args)))
 		return
 	}
-	name, ok := r.d.Funcs[n.Name]
-	if !ok {
-		r.fail(sqlerr.New(sqlerr.FeatureNotSupported,
-			"function %s is not supported by the %s backend", n.Name, r.d.Name).
-			WithHint("rewrite the predicate without %s", n.Name))
-		return
-	}
-	switch {
-	case n.Name == "coalesce" && len(n.Args) == 1:
+	if n.Name == "coalesce" && len(n.Args) == 1 {
 		// COALESCE(x) is x; SQLite rejects the one-argument form.
 		r.expr(n.Args[0])
 		return
-	case n.Name == "round" && !r.d.RoundNative:
+	}
+	rd := def.Rendering(r.d.Name)
+	if rd.Form == exprtype.FormRoundHalfAway {
 		r.roundHalfAway(n.Args[0])
 		return
 	}
-	r.w(name + "(")
+	if def.CastResult {
+		r.w("CAST(")
+	}
+	r.w(rd.Name + "(")
 	for i, a := range n.Args {
 		if i > 0 {
 			r.w(", ")
@@ -194,6 +195,63 @@ func (r *renderer) fn(n ir.Func) {
 		r.expr(a)
 	}
 	r.w(")")
+	if def.CastResult {
+		// Every CastResult function has an integer result (length).
+		r.w(" AS " + r.d.IntType + ")")
+	}
+}
+
+// clampNode writes a planner-inserted clamp: the value in the bounds'
+// type (BIGINT or DOUBLE, whatever the column's storage type: PostgreSQL
+// would otherwise compute in int4 and MySQL in UNSIGNED), NULL kept NULL,
+// and for real bounds magnitudes below ir.TinyReal read as 0 first.
+func (r *renderer) clampNode(n ir.Clamp) {
+	d := r.d
+	var typ string
+	var lo, hi any
+	switch {
+	case n.Lo.Kind == ir.KindInt && n.Hi.Kind == ir.KindInt && n.Lo.Int <= n.Hi.Int:
+		typ, lo, hi = d.IntType, n.Lo.Int, n.Hi.Int
+	case n.Lo.Kind == ir.KindFloat && n.Hi.Kind == ir.KindFloat && n.Lo.Float <= n.Hi.Float &&
+		!math.IsInf(n.Lo.Float, 0) && !math.IsInf(n.Hi.Float, 0):
+		typ, lo, hi = d.FloatType, n.Lo.Float, n.Hi.Float
+	default:
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: clamp bounds are not two ordered integers or reals"))
+		return
+	}
+	if d.LeastIgnoresNull {
+		r.w("(CASE WHEN ")
+		r.expr(n.X)
+		r.w(" IS NULL THEN NULL ELSE ")
+	}
+	r.w("CAST(")
+	r.clamp(func() {
+		if typ == d.IntType {
+			r.expr(n.X)
+			return
+		}
+		r.flushTiny(func() { r.expr(n.X) }, ir.TinyReal)
+	}, lo, hi, typ)
+	r.w(" AS " + typ + ")")
+	if d.LeastIgnoresNull {
+		r.w(" END)")
+	}
+}
+
+// flushTiny writes x with magnitudes below t read as 0:
+// (CASE WHEN (x > -t) AND (x < t) THEN 0 ELSE x END). A product or
+// quotient of a nonzero double that rounds to zero is an error in
+// PostgreSQL ("value out of range: underflow"); after this no value is
+// that small. t is written by this package, never taken from a client.
+func (r *renderer) flushTiny(x func(), t float64) {
+	ts := strconv.FormatFloat(t, 'e', -1, 64)
+	r.w("(CASE WHEN (")
+	x()
+	r.w(" > -" + ts + ") AND (")
+	x()
+	r.w(" < " + ts + ") THEN 0 ELSE ")
+	x()
+	r.w(" END)")
 }
 
 // roundHalfAway writes SIGN(x) * FLOOR(ABS(x) + 0.5) over doubles, which is

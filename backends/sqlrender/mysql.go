@@ -7,12 +7,12 @@ package sqlrender
 //   - CAST targets are SIGNED and DOUBLE: neither server accepts
 //     CAST(x AS BIGINT).
 //   - SUM over integers returns DECIMAL(65) here, so the outer CAST of a
-//     sum is left out (UncastSum): CAST(decimal AS SIGNED) would clamp an
-//     overflowing sum to 2^63-1 with only a warning, while the bare
-//     DECIMAL text fails to parse as int64 in backends.DecodeInt, which
-//     is the failure a sum that does not fit must be.
+//     sum is left out (UncastSum): the exact DECIMAL total is clamped to
+//     the int64 limits in SQL (as on PostgreSQL) and read as an int64 by
+//     backends.DecodeInt.
 //   - LEAST/GREATEST return NULL when an argument is NULL, as in SQLite.
-//   - LENGTH counts bytes; CHAR_LENGTH counts characters like PostgreSQL.
+//   - LENGTH counts bytes; CHAR_LENGTH counts characters like PostgreSQL
+//     (exprtype's function table spells it).
 //   - ROUND of a double rounds half to even on most C libraries, so round
 //     is rendered as SIGN(x)·FLOOR(|x|+0.5) like on PostgreSQL.
 //   - ASC sorts NULLs first already; backslash is LIKE's default escape.
@@ -32,11 +32,9 @@ func MySQL() *Dialect {
 		IntType:      "SIGNED",
 		FloatType:    "DOUBLE",
 		UncastSum:    true,
-		Funcs: map[string]string{
-			"lower": "LOWER", "upper": "UPPER", "length": "CHAR_LENGTH",
-			"abs": "ABS", "coalesce": "COALESCE",
-			"trim": "TRIM", "ltrim": "LTRIM", "rtrim": "RTRIM",
-			"floor": "FLOOR", "ceil": "CEIL", "round": "ROUND",
-		},
+		// A prepared statement's parameter count is two bytes.
+		MaxParams:   65535,
+		MaxDepth:    mysqlMaxDepth,
+		MaxSQLBytes: maxSQLBytes,
 	}
 }

@@ -49,16 +49,20 @@ const maxExact = 1 << 53
 //
 // Aggregates: COUNT(*); COUNT(col); for SumClamped
 //
-//	CAST(COALESCE(SUM(CAST(LEAST(GREATEST(col, lo), hi) AS int)), 0) AS int)
+//	CAST(LEAST(GREATEST(COALESCE(SUM(CAST(LEAST(GREATEST(col, lo), hi) AS int)), 0), -2^63), 2^63-1) AS int)
 //
 // and with Quantum q > 0
 //
-//	CAST(COALESCE(SUM(CAST(FLOOR(LEAST(GREATEST(CAST(col AS double), lo), hi) / q + 0.5) AS int)), 0) AS int)
+//	CAST(LEAST(GREATEST(COALESCE(SUM(CAST(FLOOR(LEAST(GREATEST(flush(CAST(col AS double)), lo), hi) / q + 0.5) AS int)), 0), -2^63), 2^63-1) AS int)
 //
-// FLOOR(x + 0.5) instead of ROUND because ROUND's tie-breaking differs
-// between backends; the outer CAST makes PostgreSQL (whose SUM(bigint) is
-// numeric) report an overflow as an error instead of returning a number
-// that does not fit the int64 of ir.BackendRow.
+// where flush(x) reads |x| < q/4 as 0 (such values round to 0 anyway, and
+// x / q could otherwise underflow, an error in PostgreSQL). FLOOR(x + 0.5)
+// instead of ROUND because ROUND's tie-breaking differs between backends.
+// The exact total (PostgreSQL's SUM(bigint) and MySQL's SUM are numeric)
+// is saturated at the int64 limits, so a large sum never fails; SQLite,
+// whose SUM raises "integer overflow", uses Dialect.SaturatingSum instead.
+// Every expression is total (DESIGN.md's totality rule): no value a row
+// may hold makes the statement fail.
 func (d *Dialect) Render(q *ir.BackendQuery) (Statement, error) {
 	if err := validate(q); err != nil {
 		return Statement{}, err
@@ -75,6 +79,35 @@ func (d *Dialect) Render(q *ir.BackendQuery) (Statement, error) {
 	return Statement{SQL: r.b.String(), Args: r.args}, nil
 }
 
+// Shape is what a backend's fixed limits look at in a rendered statement.
+type Shape struct {
+	// Params is the number of bind parameters.
+	Params int
+	// Depth is the deepest parenthesis nesting of the SQL text: every
+	// operator, call and cast the renderer writes is parenthesised, so it
+	// bounds the backend's expression-tree depth.
+	Depth int
+}
+
+// Measure renders q and reports its shape, or the error Render would
+// return. The planner calls it (through planner.Limits) to refuse, before
+// anything is charged, statements that exceed MaxParams or MaxDepth.
+func (d *Dialect) Measure(q *ir.BackendQuery) (Shape, error) {
+	if err := validate(q); err != nil {
+		return Shape{}, err
+	}
+	r := &renderer{d: d}
+	if q.MaxRowsPerUnit > 0 {
+		r.bounded(q)
+	} else {
+		r.plain(q)
+	}
+	if r.err != nil {
+		return Shape{}, r.err
+	}
+	return Shape{Params: len(r.args), Depth: r.max}, nil
+}
+
 // RenderExpr renders one predicate or scalar expression on its own, with
 // placeholders numbered from 1.
 func (d *Dialect) RenderExpr(e ir.Expr) (Statement, error) {
@@ -87,12 +120,15 @@ func (d *Dialect) RenderExpr(e ir.Expr) (Statement, error) {
 }
 
 // renderer accumulates text and arguments; the first error sticks and
-// stops further output from mattering.
+// stops further output from mattering. It tracks the parenthesis nesting
+// of what it writes (identifiers, written by ident, never carry syntax).
 type renderer struct {
-	d    *Dialect
-	b    strings.Builder
-	args []any
-	err  error
+	d     *Dialect
+	b     strings.Builder
+	args  []any
+	err   error
+	depth int
+	max   int
 }
 
 func (r *renderer) fail(err error) {
@@ -101,7 +137,25 @@ func (r *renderer) fail(err error) {
 	}
 }
 
-func (r *renderer) w(s string)        { r.b.WriteString(s) }
+func (r *renderer) w(s string) {
+	if r.b.Len() > r.d.MaxSQLBytes && r.d.MaxSQLBytes > 0 {
+		// Fail fast: round renders its argument twice, so nesting grows
+		// the text exponentially; every later expr returns at once.
+		r.fail(sqlerr.New(sqlerr.ProgramLimitExceeded, "the backend statement would exceed %d bytes of SQL", r.d.MaxSQLBytes).
+			WithHint("nest round() less deeply, or shorten the IN lists"))
+		return
+	}
+	r.b.WriteString(s)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			r.depth++
+			r.max = max(r.max, r.depth)
+		case ')':
+			r.depth--
+		}
+	}
+}
 func (r *renderer) ident(name string) { r.d.writeIdent(&r.b, name) }
 func (r *renderer) alias(prefix string, i int) {
 	r.ident(prefix + strconv.Itoa(i+1))
@@ -274,11 +328,24 @@ func (r *renderer) agg(a ir.BackendAgg, input func()) {
 		r.w(")")
 		return
 	}
-	// SumClamped (validate refused every other kind).
+	// SumClamped (validate refused every other kind). The total is
+	// saturated at the int64 limits instead of failing: a sum that
+	// overflows only when enough rows sit near the bounds would otherwise
+	// fail for some data and not for other (the totality rule). Clamping
+	// the exact sum to [-2^63, 2^63-1] is 1-Lipschitz, so the sensitivity
+	// of the saturated sum is that of the sum.
+	sat := d.SaturatingSum == ""
 	if !d.UncastSum {
 		r.w("CAST(")
 	}
-	r.w("COALESCE(SUM(")
+	if sat {
+		r.w(d.Least + "(" + d.Greatest + "(")
+	}
+	if sat {
+		r.w("COALESCE(SUM(")
+	} else {
+		r.w("COALESCE(" + d.SaturatingSum + "(")
+	}
 	if d.LeastIgnoresNull {
 		r.w("CASE WHEN ")
 		input()
@@ -289,11 +356,15 @@ func (r *renderer) agg(a ir.BackendAgg, input func()) {
 		r.clamp(input, int64(a.Lo), int64(a.Hi), d.ParamCast[ir.KindInt])
 		r.w(" AS " + d.IntType + ")")
 	} else {
+		// Values below a quarter of the quantum round to 0 anyway; read
+		// them as 0 first so that x / quantum cannot underflow.
 		r.w("CAST(FLOOR(")
 		r.clamp(func() {
-			r.w("CAST(")
-			input()
-			r.w(" AS " + d.FloatType + ")")
+			r.flushTiny(func() {
+				r.w("CAST(")
+				input()
+				r.w(" AS " + d.FloatType + ")")
+			}, a.Quantum/4)
 		}, a.Lo, a.Hi, d.ParamCast[ir.KindFloat])
 		r.w(" / ")
 		r.bind(a.Quantum, d.ParamCast[ir.KindFloat])
@@ -303,6 +374,10 @@ func (r *renderer) agg(a ir.BackendAgg, input func()) {
 		r.w(" END")
 	}
 	r.w("), 0)")
+	if sat {
+		// The limits are constants of this package, not client text.
+		r.w(", -9223372036854775808), 9223372036854775807)")
+	}
 	if !d.UncastSum {
 		r.w(" AS " + d.IntType + ")")
 	}
@@ -376,6 +451,12 @@ func validateSum(a ir.BackendAgg) error {
 	}
 	if mag/a.Quantum > maxExact {
 		return validationError("SUM bounds divided by the quantum exceed 2^53")
+	}
+	for _, b := range []float64{a.Lo, a.Hi} {
+		if b != 0 && math.Abs(b)/a.Quantum < 0x1p-1000 {
+			// bound / quantum would underflow in PostgreSQL.
+			return validationError("a SUM bound is nonzero but negligible next to the quantum")
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/session"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -45,7 +46,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return exitError{2}
 	}
 	explainDependence(ctx, pol, stderr)
-	x := explain(planner.New(pol), user, d, *eps, fs.Arg(0))
+	x := explain(planner.NewWith(pol, session.PlannerOptions(pol.Backend.Driver)), user, d, *eps, fs.Arg(0))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

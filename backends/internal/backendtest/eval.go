@@ -233,6 +233,19 @@ func eval(e ir.Expr, env env) (ir.Value, error) {
 		return ir.Null(), err
 	case ir.Func:
 		return evalFunc(n, env)
+	case ir.Clamp:
+		x, err := eval(n.X, env)
+		if err != nil || x.IsNull() {
+			return ir.Null(), err
+		}
+		if n.Lo.Kind == ir.KindInt {
+			return ir.Int(min(max(x.Int, n.Lo.Int), n.Hi.Int)), nil
+		}
+		f, _ := x.AsFloat()
+		if f > -ir.TinyReal && f < ir.TinyReal {
+			f = 0
+		}
+		return ir.Float(math.Min(math.Max(f, n.Lo.Float), n.Hi.Float)), nil
 	}
 	return ir.Value{}, fmt.Errorf("reference cannot evaluate %T", e)
 }

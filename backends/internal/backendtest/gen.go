@@ -140,8 +140,17 @@ func (g gen) number(depth int) ir.Expr {
 		if g.join {
 			cols = append(cols, pc("w"))
 		}
-		if g.rng.IntN(3) == 0 {
+		switch g.rng.IntN(5) {
+		case 0:
 			return g.numLit()
+		case 1:
+			// What the planner computes with: a column clamped to its
+			// bounds (integer columns to integers, reals to reals).
+			if g.rng.IntN(2) == 0 {
+				lo := int64(g.rng.IntN(11) - 8)
+				return ir.Clamp{X: tc("i"), Lo: ir.Int(lo), Hi: ir.Int(lo + int64(g.rng.IntN(11)))}
+			}
+			return ir.Clamp{X: tc("f"), Lo: ir.Float(-2.5), Hi: ir.Float([]float64{0, 7.25, 1e6}[g.rng.IntN(3)])}
 		}
 		return cols[g.rng.IntN(len(cols))]
 	}

@@ -1,0 +1,696 @@
+package exprtype
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Column is what the analysis needs to know of a column reference.
+type Column struct {
+	// Ref is the column as the backend query names it.
+	Ref ir.ColumnRef
+	// Type is the declared type (Unknown for an undeclared column of a
+	// public table).
+	Type Type
+	// HasBounds is set when the column may be computed with: Lo and Hi
+	// are its clamping bounds, ir.Int values for an Integer column and
+	// ir.Float values for a Real one. A numeric column without bounds may
+	// be compared, never computed with.
+	HasBounds bool
+	Lo, Hi    ir.Value
+	// Declare names the policy entry that would give the column bounds
+	// or a type (for the hint of a refusal).
+	Declare string
+}
+
+// Columns resolves a column reference as the analyst wrote it. Its errors
+// are returned unchanged.
+type Columns func(ir.ColumnRef) (Column, error)
+
+// Predicate checks the WHERE clause e and returns it lowered for the
+// backend (see the package comment). Its errors are *sqlerr.Error values
+// naming the expression at fault.
+func Predicate(e ir.Expr, cols Columns) (ir.Expr, error) {
+	c := &checker{cols: cols}
+	n, err := c.expr(e, modeValue)
+	if err != nil {
+		return nil, err
+	}
+	if err := wantBoolean(n, "WHERE"); err != nil {
+		return nil, err
+	}
+	return n.x, nil
+}
+
+// Scalar checks e as a computed value (every column it reads enters
+// through its clamp) and returns it lowered, with its type and range.
+func Scalar(e ir.Expr, cols Columns) (ir.Expr, Info, error) {
+	c := &checker{cols: cols}
+	n, err := c.expr(e, modeCompute)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return n.x, n.info, nil
+}
+
+// mode says how a column reference is read.
+type mode uint8
+
+const (
+	// modeValue: an operand of a comparison, IN, BETWEEN, LIKE or IS
+	// NULL. A bare column is read as stored (a comparison cannot fail
+	// once the types agree).
+	modeValue mode = iota
+	// modeCompute: an operand of arithmetic or of a function. A column
+	// enters through its clamp, or is refused.
+	modeCompute
+)
+
+type checker struct{ cols Columns }
+
+// node is one analysed expression.
+type node struct {
+	x    ir.Expr // lowered
+	info Info
+	src  ir.Expr // as written, for messages
+	// strLit is set for a text literal not yet coerced: it may still
+	// become a number or a boolean when compared with one.
+	strLit bool
+	// twice is set when the lowered expression contains a call some
+	// dialect renders with its argument written twice (round).
+	twice bool
+}
+
+func (n *node) text() string { return ir.FormatExpr(n.src) }
+
+// isNull reports whether the lowered node is the NULL literal.
+func (n *node) isNull() bool {
+	l, ok := n.x.(ir.Literal)
+	return ok && l.Value.Kind == ir.KindNull
+}
+
+func nullNode(src ir.Expr) *node {
+	return &node{x: ir.Literal{Value: ir.Null()}, info: Info{Type: Null}, src: src}
+}
+
+func (c *checker) expr(e ir.Expr, m mode) (*node, error) {
+	switch n := e.(type) {
+	case ir.ColumnRef:
+		return c.column(n, m)
+	case ir.Literal:
+		return literal(n)
+	case ir.Compare:
+		l, r, err := c.pair(n.L, n.R)
+		if err != nil {
+			return nil, err
+		}
+		if err := unify(e, n.Op.String(), l, r); err != nil {
+			return nil, err
+		}
+		return &node{x: ir.Compare{Op: n.Op, L: l.x, R: r.x}, info: Info{Type: Boolean}, src: e}, nil
+	case ir.Between:
+		ns, err := c.list(modeValue, n.X, n.Lo, n.Hi)
+		if err != nil {
+			return nil, err
+		}
+		if err := unify(e, ">=", ns...); err != nil {
+			return nil, err
+		}
+		return &node{x: ir.Between{X: ns[0].x, Lo: ns[1].x, Hi: ns[2].x, Not: n.Not}, info: Info{Type: Boolean}, src: e}, nil
+	case ir.In:
+		ns, err := c.list(modeValue, append([]ir.Expr{n.X}, n.List...)...)
+		if err != nil {
+			return nil, err
+		}
+		if err := unify(e, "=", ns...); err != nil {
+			return nil, err
+		}
+		list := make([]ir.Expr, len(n.List))
+		for i := range list {
+			list[i] = ns[i+1].x
+		}
+		return &node{x: ir.In{X: ns[0].x, List: list, Not: n.Not}, info: Info{Type: Boolean}, src: e}, nil
+	case ir.Like:
+		return c.like(n)
+	case ir.IsNull:
+		x, err := c.expr(n.X, modeValue)
+		if err != nil {
+			return nil, err
+		}
+		return &node{x: ir.IsNull{X: x.x, Not: n.Not}, info: Info{Type: Boolean}, src: e}, nil
+	case ir.And:
+		l, r, err := c.pair(n.L, n.R)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantBoolean(l, "AND"); err != nil {
+			return nil, err
+		}
+		if err := wantBoolean(r, "AND"); err != nil {
+			return nil, err
+		}
+		return &node{x: ir.And{L: l.x, R: r.x}, info: Info{Type: Boolean}, src: e}, nil
+	case ir.Or:
+		l, r, err := c.pair(n.L, n.R)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantBoolean(l, "OR"); err != nil {
+			return nil, err
+		}
+		if err := wantBoolean(r, "OR"); err != nil {
+			return nil, err
+		}
+		return &node{x: ir.Or{L: l.x, R: r.x}, info: Info{Type: Boolean}, src: e}, nil
+	case ir.Not:
+		x, err := c.expr(n.X, modeValue)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantBoolean(x, "NOT"); err != nil {
+			return nil, err
+		}
+		return &node{x: ir.Not{X: x.x}, info: Info{Type: Boolean}, src: e}, nil
+	case ir.Arith:
+		return c.arith(n)
+	case ir.Neg:
+		return c.neg(n)
+	case ir.Func:
+		return c.fn(n, m)
+	case ir.Param:
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
+	case ir.Aggregate:
+		return nil, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in WHERE").WithHint("use HAVING")
+	case ir.OutputRef:
+		return nil, sqlerr.New(sqlerr.SyntaxError, "positional references are not allowed in WHERE")
+	case nil:
+		return nil, internalErr("missing expression")
+	}
+	return nil, internalErr("unexpected expression node")
+}
+
+func (c *checker) pair(l, r ir.Expr) (*node, *node, error) {
+	ns, err := c.list(modeValue, l, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ns[0], ns[1], nil
+}
+
+func (c *checker) list(m mode, es ...ir.Expr) ([]*node, error) {
+	out := make([]*node, len(es))
+	for i, e := range es {
+		n, err := c.expr(e, m)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+func (c *checker) column(ref ir.ColumnRef, m mode) (*node, error) {
+	col, err := c.cols(ref)
+	if err != nil {
+		return nil, err
+	}
+	n := &node{x: col.Ref, info: Info{Type: col.Type}, src: ref}
+	if m == modeValue {
+		return n, nil
+	}
+	switch col.Type {
+	case Integer, Real:
+		if !col.HasBounds {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"column %s has no declared bounds, so it can be compared but not computed with: an arithmetic error on one row's value would reveal it", ir.FormatExpr(ref)).
+				WithHint("compare the bare column (e.g. %s > 10), or declare bounds: [lo, hi] at %s", ir.FormatExpr(ref), col.Declare)
+		}
+		if !boundsOK(col) {
+			return nil, internalErr("column bounds of the wrong kind")
+		}
+		n.x = ir.Clamp{X: col.Ref, Lo: col.Lo, Hi: col.Hi}
+		n.info = clampInfo(col.Type, col.Lo, col.Hi)
+	case Unknown:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+			"column %s has no declared type, so it can be compared but not computed with", ir.FormatExpr(ref)).
+			WithHint("declare it with a type (and bounds for a number) at %s", col.Declare)
+	}
+	return n, nil
+}
+
+func boundsOK(col Column) bool {
+	switch col.Type {
+	case Integer:
+		return col.Lo.Kind == ir.KindInt && col.Hi.Kind == ir.KindInt && col.Lo.Int <= col.Hi.Int
+	case Real:
+		return col.Lo.Kind == ir.KindFloat && col.Hi.Kind == ir.KindFloat && col.Lo.Float <= col.Hi.Float &&
+			math.Abs(col.Lo.Float) <= MaxReal && math.Abs(col.Hi.Float) <= MaxReal
+	}
+	return false
+}
+
+func literal(l ir.Literal) (*node, error) {
+	v := l.Value
+	n := &node{x: l, src: l}
+	switch v.Kind {
+	case ir.KindNull:
+		n.info = Info{Type: Null}
+	case ir.KindInt:
+		n.info = intInfo(intPoint(v.Int))
+	case ir.KindFloat:
+		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "NaN and infinite numbers are not supported in predicates")
+		}
+		n.info = realInfo(realPoint(v.Float))
+	case ir.KindString:
+		if err := checkText(v.Str); err != nil {
+			return nil, err
+		}
+		n.info, n.strLit = Info{Type: Text}, true
+	case ir.KindBool:
+		n.info = Info{Type: Boolean}
+	default:
+		return nil, internalErr("literal of unknown kind")
+	}
+	return n, nil
+}
+
+// checkText refuses text no backend accepts: a NUL byte (PostgreSQL
+// text cannot hold one) and invalid UTF-8. The value is not repeated.
+func checkText(s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return sqlerr.New(sqlerr.CharacterNotInRepertoire, "a text value in the query contains a NUL byte (0x00), which the backend cannot store or compare").
+			WithHint("remove the NUL character from the literal or parameter")
+	}
+	if !utf8.ValidString(s) {
+		return sqlerr.New(sqlerr.CharacterNotInRepertoire, "a text value in the query is not valid UTF-8").
+			WithHint("send text parameters and literals in UTF-8")
+	}
+	return nil
+}
+
+// comparable reports whether values of types a and b can be compared
+// without an error on every backend.
+func comparable(a, b Type) bool {
+	switch {
+	case a == Unknown || b == Unknown || a == Null || b == Null:
+		return true
+	case a.numeric() && b.numeric():
+		return true
+	}
+	return a == b
+}
+
+// unify brings the operands of a comparison, BETWEEN, IN list or
+// COALESCE to one type: a text literal meeting a number or a boolean is
+// converted (PostgreSQL's untyped literal), then every pair must be
+// comparable. what names the operator for the message.
+func unify(e ir.Expr, what string, ns ...*node) error {
+	target := Unknown
+	for _, n := range ns {
+		if t := n.info.Type; !n.strLit && t != Null && t != Unknown {
+			target = t
+			break
+		}
+	}
+	if target == Unknown {
+		for _, n := range ns {
+			if n.strLit {
+				target = Text
+			}
+		}
+	}
+	for _, n := range ns {
+		if n.strLit && target != Text {
+			if err := coerce(n, target, ns[0]); err != nil {
+				return err
+			}
+		}
+	}
+	for _, n := range ns {
+		if !comparable(n.info.Type, target) {
+			code := sqlerr.UndefinedFunction
+			msg := "operator does not exist: " + target.String() + " " + what + " " + n.info.Type.String()
+			if what == "COALESCE" {
+				code = sqlerr.DatatypeMismatch
+				msg = "COALESCE types " + target.String() + " and " + n.info.Type.String() + " cannot be matched"
+			}
+			return sqlerr.New(code, "%s: %s", msg, ir.FormatExpr(e)).
+				WithHint("compare text with quoted literals ('2'), numbers with numbers and booleans with TRUE or FALSE")
+		}
+	}
+	return nil
+}
+
+// coerce converts the text literal n to type t, as PostgreSQL reads an
+// untyped literal compared with a column of that type. other is the
+// operand it meets, for the message (the literal itself is not repeated:
+// it may be a bound parameter).
+func coerce(n *node, t Type, other *node) error {
+	s := strings.TrimSpace(n.x.(ir.Literal).Value.Str)
+	bad := func() error {
+		return sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: a quoted value used with %s is not a %s", t, other.text(), t).
+			WithHint("write the value without quotes, as a %s", t)
+	}
+	var v ir.Value
+	switch t {
+	case Integer:
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				return sqlerr.New(sqlerr.NumericValueOutOfRange, "a quoted value used with %s is out of range for type bigint", other.text())
+			}
+			return bad()
+		}
+		v = ir.Int(i)
+	case Real:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return bad()
+		}
+		v = ir.Float(f)
+	case Boolean:
+		b, ok := parseBool(s)
+		if !ok {
+			return bad()
+		}
+		v = ir.Bool(b)
+	default:
+		return nil
+	}
+	c, err := literal(ir.Literal{Value: v})
+	if err != nil {
+		return err
+	}
+	n.x, n.info, n.strLit = c.x, c.info, false
+	return nil
+}
+
+// parseBool reads PostgreSQL's boolean spellings (whole words only).
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(s) {
+	case "t", "true", "y", "yes", "on", "1":
+		return true, true
+	case "f", "false", "n", "no", "off", "0":
+		return false, true
+	}
+	return false, false
+}
+
+func wantBoolean(n *node, where string) error {
+	if n.strLit {
+		if _, ok := parseBool(strings.TrimSpace(n.x.(ir.Literal).Value.Str)); ok {
+			return coerce(n, Boolean, n)
+		}
+	} else {
+		switch n.info.Type {
+		case Boolean, Null, Unknown:
+			return nil
+		}
+	}
+	return sqlerr.New(sqlerr.DatatypeMismatch, "argument of %s must be type boolean, not type %s: %s", where, n.info.Type, n.text()).
+		WithHint("compare the value, e.g. %s > 0", n.text())
+}
+
+func (c *checker) like(l ir.Like) (*node, error) {
+	x, err := c.expr(l.X, modeValue)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.expr(l.Pattern, modeValue)
+	if err != nil {
+		return nil, err
+	}
+	op := "LIKE"
+	if l.CaseInsensitive {
+		op = "ILIKE"
+	}
+	if t := x.info.Type; t != Text && t != Unknown && t != Null {
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s text: %s", t, op, ir.FormatExpr(l)).
+			WithHint("%s matches text; compare numbers with =, <, BETWEEN", op)
+	}
+	lit, ok := p.x.(ir.Literal)
+	if !ok || (lit.Value.Kind != ir.KindString && lit.Value.Kind != ir.KindNull) {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+			"the pattern of %s must be a constant text: a pattern read from a row could be malformed for that row only, and the error would reveal it: %s", op, ir.FormatExpr(l)).
+			WithHint("write the pattern as a quoted literal or a parameter")
+	}
+	if lit.Value.Kind == ir.KindString && danglingEscape(lit.Value.Str) {
+		return nil, sqlerr.New(sqlerr.InvalidParameterValue, `%s pattern must not end with the escape character \`, op).
+			WithHint(`write \\ for a literal backslash`)
+	}
+	return &node{x: ir.Like{X: x.x, Pattern: p.x, Not: l.Not, CaseInsensitive: l.CaseInsensitive}, info: Info{Type: Boolean}, src: l}, nil
+}
+
+// danglingEscape reports a pattern ending in an unpaired backslash.
+func danglingEscape(p string) bool {
+	n := 0
+	for i := len(p) - 1; i >= 0 && p[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// numericOperands coerces text literals among the operands of arithmetic
+// to the type of the other operand and requires numbers (or NULL).
+func numericOperands(e ir.Expr, op string, ns ...*node) error {
+	for _, n := range ns {
+		if !n.strLit {
+			continue
+		}
+		for _, o := range ns {
+			if o != n && o.info.Type.numeric() {
+				if err := coerce(n, o.info.Type, o); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	for _, n := range ns {
+		if t := n.info.Type; !t.numeric() && t != Null || n.strLit {
+			return sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %s: %s", op, n.info.Type, ir.FormatExpr(e)).
+				WithHint("arithmetic takes numbers; text compares with = and LIKE")
+		}
+	}
+	return nil
+}
+
+func (c *checker) arith(a ir.Arith) (*node, error) {
+	ns, err := c.list(modeCompute, a.L, a.R)
+	if err != nil {
+		return nil, err
+	}
+	l, r := ns[0], ns[1]
+	if err := numericOperands(a, a.Op.String(), l, r); err != nil {
+		return nil, err
+	}
+	if l.isNull() || r.isNull() {
+		return nullNode(a), nil
+	}
+	if !l.info.Bounded || !r.info.Bounded {
+		return nil, internalErr("unbounded operand of arithmetic")
+	}
+	out := &node{x: ir.Arith{Op: a.Op, L: l.x, R: r.x}, src: a, twice: l.twice || r.twice}
+	if l.info.Type == Integer && r.info.Type == Integer {
+		switch a.Op {
+		case ir.OpAdd:
+			out.info = intInfo(addInt(l.info.Int, r.info.Int))
+		case ir.OpSub:
+			out.info = intInfo(subInt(l.info.Int, r.info.Int))
+		default:
+			out.info = intInfo(mulInt(l.info.Int, r.info.Int))
+		}
+		return out, checkRange(out)
+	}
+	lr, rr := asReal(l.info), asReal(r.info)
+	switch a.Op {
+	case ir.OpAdd:
+		out.info = realInfo(addReal(lr, rr))
+	case ir.OpSub:
+		out.info = realInfo(subReal(lr, rr))
+	default:
+		out.info = realInfo(mulReal(lr, rr))
+		if out.info.Real.Grain != ZeroGrain && out.info.Real.Grain < MinGrain {
+			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange,
+				"the product %s can round a nonzero value to zero (floating-point underflow), which the backend reports as an error only for the rows where it happens", out.text()).
+				WithHint("multiply by a constant of magnitude above 0.5, or by fewer real columns")
+		}
+	}
+	return out, checkRange(out)
+}
+
+// wholeNumbers reports whether every value of a bounded number is an integer:
+// an integer, or a real whose grain is at least 2^0.
+func wholeNumbers(in Info) bool {
+	return in.Type == Integer || in.Type == Real && in.Bounded && in.Real.Grain >= 0
+}
+
+func asReal(in Info) RealRange {
+	if in.Type == Integer {
+		return intToReal(in.Int)
+	}
+	return in.Real
+}
+
+func (c *checker) neg(g ir.Neg) (*node, error) {
+	x, err := c.expr(g.X, modeCompute)
+	if err != nil {
+		return nil, err
+	}
+	if err := numericOperands(g, "-", x); err != nil {
+		return nil, err
+	}
+	if x.isNull() {
+		return nullNode(g), nil
+	}
+	if !x.info.Bounded {
+		return nil, internalErr("unbounded operand of minus")
+	}
+	out := &node{x: ir.Neg{X: x.x}, src: g, twice: x.twice}
+	if x.info.Type == Integer {
+		out.info = intInfo(negInt(x.info.Int))
+	} else {
+		out.info = realInfo(negReal(x.info.Real))
+	}
+	return out, checkRange(out)
+}
+
+func (c *checker) fn(f ir.Func, m mode) (*node, error) {
+	def, ok := Lookup(f.Name)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s is not allowed in predicates; allowed: %s", f.Name, strings.Join(Names(), ", "))
+	}
+	if !def.ArityOK(len(f.Args)) {
+		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s takes %s argument(s), not %d", f.Name, def.ArityText(), len(f.Args))
+	}
+	am := modeCompute
+	if def.Unify {
+		am = m // COALESCE only chooses: its arguments are read as its caller reads it
+	}
+	args, err := c.list(am, f.Args...)
+	if err != nil {
+		return nil, err
+	}
+	if def.Unify {
+		return c.unified(f, def, args)
+	}
+	for _, a := range args {
+		if a.isNull() && def.Strict {
+			return nullNode(f), nil
+		}
+	}
+	if def.IntegerIdentity && len(args) == 1 && wholeNumbers(args[0].info) {
+		return &node{x: args[0].x, info: args[0].info, src: f, twice: args[0].twice}, nil
+	}
+	twice := false
+	for _, a := range args {
+		twice = twice || a.twice
+	}
+	if def.WritesArgTwice {
+		if twice {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"%s inside the argument of another %s is not supported: the backend form writes its argument twice, so nesting doubles the statement at every level: %s", f.Name, f.Name, ir.FormatExpr(f)).
+				WithHint("round once, at the outermost level")
+		}
+		twice = true
+	}
+	infos := make([]Info, len(args))
+	lowered := make([]ir.Expr, len(args))
+	for i, a := range args {
+		if a.info.Type.numeric() && !a.info.Bounded {
+			return nil, internalErr("unbounded argument of " + f.Name)
+		}
+		infos[i], lowered[i] = a.info, a.x
+	}
+	info, err := def.Rule(ir.FormatExpr(f), infos)
+	if err != nil {
+		return nil, err
+	}
+	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	return out, checkRange(out)
+}
+
+// unified analyses COALESCE: one type for all arguments, NULLs dropped.
+func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
+	if err := unify(f, "COALESCE", args...); err != nil {
+		return nil, err
+	}
+	var keep []*node
+	real := false
+	for _, a := range args {
+		if !a.isNull() {
+			keep = append(keep, a)
+			real = real || a.info.Type == Real
+		}
+	}
+	switch len(keep) {
+	case 0:
+		return nullNode(f), nil
+	case 1:
+		return &node{x: keep[0].x, info: keep[0].info, src: f, strLit: keep[0].strLit, twice: keep[0].twice}, nil
+	}
+	twice := false
+	for _, a := range keep {
+		twice = twice || a.twice
+	}
+	infos := make([]Info, len(keep))
+	lowered := make([]ir.Expr, len(keep))
+	for i, a := range keep {
+		infos[i], lowered[i] = a.info, a.x
+		if real && a.info.Type == Integer && a.info.Bounded {
+			infos[i] = realInfo(intToReal(a.info.Int))
+		} else if real && a.info.Type == Integer {
+			infos[i] = Info{Type: Real}
+		}
+	}
+	info, err := def.Rule(ir.FormatExpr(f), infos)
+	if err != nil {
+		return nil, err
+	}
+	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	return out, checkRange(out)
+}
+
+// checkRange refuses a node whose value can leave the backend type.
+func checkRange(n *node) error {
+	if !n.info.Bounded {
+		return nil
+	}
+	switch n.info.Type {
+	case Integer:
+		if n.info.Int.fits() {
+			return nil
+		}
+		reach, limit := n.info.Int.Hi, maxInt64
+		if n.info.Int.Lo.Cmp(minInt64) < 0 {
+			reach, limit = n.info.Int.Lo, minInt64
+		}
+		return sqlerr.New(sqlerr.NumericValueOutOfRange,
+			"%s can reach %s, beyond %s, the limit of the 64-bit integers the backend computes in: the query would fail only for the rows where it happens",
+			n.text(), reach, limit).
+			WithHint("use smaller constants, or narrow the bounds of the columns involved (%s)", n.info)
+	case Real:
+		if math.Abs(n.info.Real.Lo) <= MaxReal && math.Abs(n.info.Real.Hi) <= MaxReal {
+			return nil
+		}
+		reach := n.info.Real.Hi
+		if math.Abs(n.info.Real.Lo) > math.Abs(reach) {
+			reach = n.info.Real.Lo
+		}
+		return sqlerr.New(sqlerr.NumericValueOutOfRange,
+			"%s can reach %s, beyond ±%g, the largest magnitude a predicate may compute with: the query would fail only for the rows where it overflows",
+			n.text(), fmtReal(reach), MaxReal).
+			WithHint("use smaller constants, or narrow the bounds of the columns involved")
+	}
+	return nil
+}
+
+func internalErr(msg string) error {
+	return sqlerr.New(sqlerr.Internal, "internal error: expression analysis: %s", msg)
+}

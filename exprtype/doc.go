@@ -1,0 +1,51 @@
+// Package exprtype owns the typing and value-range inference of the
+// expression language, and with them the totality rule of DESIGN.md:
+// every expression evaluated on private rows is total — it cannot raise
+// an error for any value a row may hold. Whether a query fails is itself
+// one exact bit about the data (an overflow that happens only for one
+// person's salary reads that salary by binary search), so the decision is
+// taken here, at plan time and before anything is charged, from public
+// information only: the declared column types and bounds and the literals
+// of the query.
+//
+// The analysis:
+//   - gives every node a Type (integer, real, text, boolean; unknown for
+//     the undeclared columns of a public table, null for the NULL literal)
+//     and refuses what the backend would refuse whatever the data (a text
+//     compared with a number, lower(integer), LIKE on a number, NOT of a
+//     number): SQLSTATE 42883 or 42804, never a backend error after the
+//     charge;
+//   - coerces quoted literals the way PostgreSQL coerces an untyped
+//     literal (age = '30' compares with 30; '3x' is 22P02), and refuses
+//     text literals a backend would reject (a NUL byte, invalid UTF-8:
+//     22021);
+//   - lets a column enter a computation (arithmetic, a function) only
+//     through its clamp to the declared bounds (an ir.Clamp the renderer
+//     emits as LEAST(GREATEST(col, lo), hi) in BIGINT or DOUBLE), so every
+//     computed value has a known range whatever the stored value; a column
+//     without bounds may be compared, never computed with;
+//   - computes each node's range by interval arithmetic — exactly, with
+//     math/big, for integers; outward-rounded for reals, together with a
+//     grain that bounds how close to zero a nonzero value can be — and
+//     refuses (22003) any node whose range can leave the backend type:
+//     int64 for integers, |x| ≤ MaxReal for reals, and real products that
+//     could underflow to zero (PostgreSQL raises an error for that);
+//   - refuses LIKE patterns that are not literals or that end in the
+//     escape character (PostgreSQL raises an error when it meets one).
+//
+// The result is the lowered expression the backend runs: columns
+// resolved through the caller's callback and clamped where they are
+// computed with, literals converted to the types the analysis assumed,
+// NULL propagated at plan time (PostgreSQL cannot type NULL + NULL), and
+// floor/ceil/round of integers removed (they are the identity, and
+// PostgreSQL would compute them in double precision).
+//
+// Functions come from one table (funcs.go): arity, type and range rule,
+// totality argument and rendering per dialect. The parsers take the
+// allowed names and arities from it, the renderer the spellings. Adding a
+// function is one entry there plus a test.
+//
+// exprtype imports only ir and sqlerr. The parser, the planner and the
+// SQL renderer (backends/sqlrender) import it; it must never import any
+// of them, nor policies, drivers or the privacy maths.
+package exprtype

@@ -1,0 +1,243 @@
+package exprtype
+
+import (
+	"math"
+	"math/big"
+	"slices"
+
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Form is how a function call is written in SQL.
+type Form uint8
+
+const (
+	// FormCall is NAME(arg, ...).
+	FormCall Form = iota
+	// FormRoundHalfAway is SIGN(x)·FLOOR(ABS(x) + 0.5) over doubles: the
+	// rounding SQLite's ROUND does natively, which PostgreSQL and MySQL
+	// (half to even on doubles) do not.
+	FormRoundHalfAway
+)
+
+// Rendering is how one dialect writes a function.
+type Rendering struct {
+	Form Form
+	// Name is the SQL function of FormCall.
+	Name string
+}
+
+// Func is one entry of the function table.
+type Func struct {
+	// Name is the canonical lower-case name (ir.Func.Name).
+	Name string
+	// MinArgs and MaxArgs bound the arity (MaxArgs -1: any number).
+	MinArgs, MaxArgs int
+	// Strict: a NULL argument makes the call NULL; the analysis folds
+	// such calls into a NULL literal (PostgreSQL cannot type abs(NULL)).
+	Strict bool
+	// Unify: the arguments are brought to one type first, as the values
+	// of an IN list are (COALESCE).
+	Unify bool
+	// Rule is the type and range rule: the result of the call given the
+	// arguments' infos (NULL arguments left out when Strict). An error
+	// refuses the call; call is the call as written, for the message.
+	// The analysis then checks the result's range against the backend
+	// type, as for every node.
+	Rule func(call string, args []Info) (Info, error)
+	// Total says why the call cannot raise an error on any argument the
+	// rule accepts (documentation, shown by the table test).
+	Total string
+	// IntegerIdentity: on an integral argument (an integer, or a real
+	// whose grain shows it is a whole number) the call is its argument,
+	// and the analysis lowers it away.
+	IntegerIdentity bool
+	// WritesArgTwice: some dialect's form writes the argument twice
+	// (FormRoundHalfAway); such a call may not contain another, or the
+	// statement would double at every level of nesting.
+	WritesArgTwice bool
+	// CastResult: the renderer casts the call's value to BIGINT (or
+	// DOUBLE for a real result), because some backend returns a narrower
+	// type that later arithmetic would overflow (PostgreSQL's length is
+	// int4).
+	CastResult bool
+	// Render is the spelling per dialect name (postgres, mysql, sqlite);
+	// the "" entry is the default.
+	Render map[string]Rendering
+}
+
+// Rendering returns how dialect writes the function.
+func (f Func) Rendering(dialect string) Rendering {
+	if r, ok := f.Render[dialect]; ok {
+		return r
+	}
+	return f.Render[""]
+}
+
+// ArityText describes the arity for messages ("1", "at least 1", "1 to 2").
+func (f Func) ArityText() string {
+	switch {
+	case f.MaxArgs < 0:
+		return "at least " + itoa(f.MinArgs)
+	case f.MaxArgs != f.MinArgs:
+		return itoa(f.MinArgs) + " to " + itoa(f.MaxArgs)
+	}
+	return itoa(f.MinArgs)
+}
+
+// ArityOK reports whether n arguments fit the arity.
+func (f Func) ArityOK(n int) bool { return n >= f.MinArgs && (f.MaxArgs < 0 || n <= f.MaxArgs) }
+
+// Lookup returns the entry of a canonical function name.
+func Lookup(name string) (Func, bool) {
+	f, ok := table[name]
+	if !ok {
+		return Func{}, false
+	}
+	return *f, true
+}
+
+// Names lists the functions, sorted.
+func Names() []string {
+	out := make([]string, 0, len(table))
+	for n := range table {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func call(name string) map[string]Rendering { return map[string]Rendering{"": {Name: name}} }
+
+// table is the function catalogue. It is never modified after package
+// initialisation.
+var table = func() map[string]*Func {
+	textFn := func(name string, render map[string]Rendering) *Func {
+		return &Func{
+			Name: name, MinArgs: 1, MaxArgs: 1, Strict: true,
+			Rule:   textRule,
+			Total:  "defined for every text value; text columns are never clamped",
+			Render: render,
+		}
+	}
+	integralFn := func(name, sql string, f func(float64) float64) *Func {
+		return &Func{
+			Name: name, MinArgs: 1, MaxArgs: 1, Strict: true, IntegerIdentity: true,
+			Rule: func(c string, args []Info) (Info, error) {
+				a := args[0]
+				if a.Type != Real {
+					return Info{}, noFunction(c, args)
+				}
+				return realInfo(integral(a.Real, f)), nil
+			},
+			Total:  "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
+			Render: call(sql),
+		}
+	}
+	fs := []*Func{
+		textFn("lower", call("LOWER")),
+		textFn("upper", call("UPPER")),
+		textFn("trim", map[string]Rendering{"": {Name: "TRIM"}, "postgres": {Name: "BTRIM"}}),
+		textFn("ltrim", call("LTRIM")),
+		textFn("rtrim", call("RTRIM")),
+		{
+			Name: "length", MinArgs: 1, MaxArgs: 1, Strict: true, CastResult: true,
+			Rule: func(c string, args []Info) (Info, error) {
+				if args[0].Type != Text {
+					return Info{}, noFunction(c, args)
+				}
+				return intInfo(IntRange{new(big.Int), big.NewInt(MaxTextLength)}), nil
+			},
+			Total: "a character count of at most MaxTextLength, cast to BIGINT (PostgreSQL's int4 result would overflow in a product)",
+			// MySQL's LENGTH counts bytes; CHAR_LENGTH counts characters
+			// like PostgreSQL's and SQLite's LENGTH.
+			Render: map[string]Rendering{"": {Name: "LENGTH"}, "mysql": {Name: "CHAR_LENGTH"}},
+		},
+		{
+			Name: "abs", MinArgs: 1, MaxArgs: 1, Strict: true,
+			Rule: func(c string, args []Info) (Info, error) {
+				switch a := args[0]; a.Type {
+				case Integer:
+					return intInfo(absInt(a.Int)), nil
+				case Real:
+					return realInfo(absReal(a.Real)), nil
+				}
+				return Info{}, noFunction(c, args)
+			},
+			Total:  "the result range is checked against the backend type: abs(-2^63) (an error on every backend) is refused",
+			Render: call("ABS"),
+		},
+		integralFn("floor", "FLOOR", math.Floor),
+		integralFn("ceil", "CEIL", math.Ceil),
+		{
+			Name: "round", MinArgs: 1, MaxArgs: 1, Strict: true, IntegerIdentity: true, WritesArgTwice: true,
+			Rule: func(c string, args []Info) (Info, error) {
+				if args[0].Type != Real {
+					return Info{}, noFunction(c, args)
+				}
+				return realInfo(integral(args[0].Real, roundHalfAway)), nil
+			},
+			Total: "the identity on whole numbers (lowered away); on doubles SIGN(x)·FLOOR(ABS(x) + 0.5): the product of ±1 and a whole number cannot underflow, and |x| + 0.5 stays far below overflow",
+			Render: map[string]Rendering{
+				"":       {Form: FormRoundHalfAway},
+				"sqlite": {Form: FormCall, Name: "ROUND"}, // half away from zero natively
+			},
+		},
+		{
+			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,
+			Rule:   coalesceRule,
+			Total:  "a choice among its arguments, which are total; one type (mixed integer and real arguments are real)",
+			Render: call("COALESCE"),
+		},
+	}
+	m := make(map[string]*Func, len(fs))
+	for _, f := range fs {
+		m[f.Name] = f
+	}
+	return m
+}()
+
+func textRule(c string, args []Info) (Info, error) {
+	if args[0].Type != Text {
+		return Info{}, noFunction(c, args)
+	}
+	return Info{Type: Text}, nil
+}
+
+// coalesceRule: the arguments were unified to one type (NULLs dropped).
+func coalesceRule(_ string, args []Info) (Info, error) {
+	out := args[0]
+	for _, a := range args[1:] {
+		switch {
+		case out.Type == Integer && out.Bounded && a.Bounded:
+			out.Int = hullInt(out.Int, a.Int)
+		case out.Type == Real && out.Bounded && a.Bounded:
+			out.Real = hullReal(out.Real, a.Real)
+		}
+		out.Bounded = out.Bounded && a.Bounded
+	}
+	return out, nil
+}
+
+func noFunction(c string, args []Info) error {
+	types := ""
+	for i, a := range args {
+		if i > 0 {
+			types += ", "
+		}
+		types += a.Type.String()
+	}
+	return sqlerr.New(sqlerr.UndefinedFunction, "function %s does not accept (%s): %s", fnName(c), types, c).
+		WithHint("text functions (lower, upper, trim, length) take text; abs, floor, ceil and round take numbers")
+}
+
+func fnName(c string) string {
+	for i := 0; i < len(c); i++ {
+		if c[i] == '(' {
+			return c[:i]
+		}
+	}
+	return c
+}
+
+func itoa(i int) string { return big.NewInt(int64(i)).String() }
