@@ -264,7 +264,7 @@ func totalityProbes() []probe {
 		{"mixed COALESCE", pg, "SELECT COUNT(*) FROM people WHERE coalesce(age, note) = 1", nil, &sqlerr.DatatypeMismatch, nil},
 		{"LIKE on a number", pg, "SELECT COUNT(*) FROM people WHERE age LIKE '1%'", nil, &sqlerr.UndefinedFunction, nil},
 		{"bad quoted number", pg, "SELECT COUNT(*) FROM people WHERE age = 'thirty'", nil, &sqlerr.InvalidTextRepresentation, nil},
-		{"70,000 IN items", pg, inList(70000), nil, &sqlerr.ProgramLimitExceeded, []string{"bind parameters"}},
+		{"70,000 IN items", pg, inList(70000), nil, &sqlerr.TooManyParameters, []string{"bind parameters"}},
 		{"deep nesting", pg, deep, nil, &sqlerr.StatementTooComplex, nil},
 		{"NUL byte", pg, "SELECT COUNT(*) FROM people WHERE note = $1", []ir.Value{ir.String("a\x00b")}, &sqlerr.CharacterNotInRepertoire, nil},
 		{"invalid UTF-8", my, "SELECT COUNT(*) FROM people WHERE note = ?", []ir.Value{ir.String("\xff")}, &sqlerr.CharacterNotInRepertoire, nil},
