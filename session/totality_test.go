@@ -235,6 +235,14 @@ func totalityProbes() []probe {
 		}
 		return b.String() + ")"
 	}
+	wide := func(n int) string {
+		var b strings.Builder
+		b.WriteString("SELECT COUNT(*) FROM people WHERE age IN (age + 1")
+		for i := 2; i <= n; i++ {
+			fmt.Fprintf(&b, ", age + %d", i)
+		}
+		return b.String() + ")"
+	}
 	deep := "SELECT COUNT(*) FROM people WHERE " + strings.Repeat("NOT (", 500) + "age > 3" + strings.Repeat(")", 500)
 	return []probe{
 		// The overflow probes: refused at plan time, naming the expression
@@ -265,6 +273,7 @@ func totalityProbes() []probe {
 		{"LIKE on a number", pg, "SELECT COUNT(*) FROM people WHERE age LIKE '1%'", nil, &sqlerr.UndefinedFunction, nil},
 		{"bad quoted number", pg, "SELECT COUNT(*) FROM people WHERE age = 'thirty'", nil, &sqlerr.InvalidTextRepresentation, nil},
 		{"70,000 IN items", pg, inList(70000), nil, &sqlerr.TooManyParameters, []string{"bind parameters"}},
+		{"IN of 5,000 expressions", pg, wide(5000), nil, &sqlerr.StatementTooComplex, nil},
 		{"deep nesting", pg, deep, nil, &sqlerr.StatementTooComplex, nil},
 		{"NUL byte", pg, "SELECT COUNT(*) FROM people WHERE note = $1", []ir.Value{ir.String("a\x00b")}, &sqlerr.CharacterNotInRepertoire, nil},
 		{"invalid UTF-8", my, "SELECT COUNT(*) FROM people WHERE note = ?", []ir.Value{ir.String("\xff")}, &sqlerr.CharacterNotInRepertoire, nil},
