@@ -70,7 +70,7 @@ func demoCatalog(t *testing.T) catalogBackend {
 const catalogPolicy = `
 version: 1
 backend: {driver: postgres, dsn: %q}
-listen: {postgres: "127.0.0.1:0", auth: trust}
+listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
 ledger: {path: %q}
 users:
   - name: analyst
