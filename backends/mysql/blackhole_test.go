@@ -26,22 +26,6 @@ func viaForwarder(t *testing.T) (*blackhole.Forwarder, string) {
 	return f, cfg.FormatDSN()
 }
 
-// timed runs call in the background and fails the test when it has not
-// returned within limit.
-func timed(t *testing.T, limit time.Duration, call func() error) (error, time.Duration) {
-	t.Helper()
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- call() }()
-	select {
-	case err := <-done:
-		return err, time.Since(start)
-	case <-time.After(limit):
-		t.Fatalf("the call did not return within %v", limit)
-		return nil, 0
-	}
-}
-
 func intRows(b *Backend, q string) (int64, error) {
 	var got int64
 	err := b.Rows(context.Background(), q, nil, func(_ []string, row []ir.Value) error {
@@ -71,7 +55,7 @@ func TestSilentNetwork(t *testing.T) {
 	limit := backends.ClientTimeout(timeout)
 
 	time.AfterFunc(300*time.Millisecond, f.Freeze)
-	err, took := timed(t, limit+5*time.Second, func() error {
+	err, took := blackhole.Timed(t, limit+5*time.Second, func() error {
 		_, err := intRows(b, "SELECT 41 + SLEEP(0.6)")
 		return err
 	})
@@ -87,7 +71,7 @@ func TestSilentNetwork(t *testing.T) {
 	}
 
 	f.Freeze()
-	err, took = timed(t, limit+5*time.Second, func() error {
+	err, took = blackhole.Timed(t, limit+5*time.Second, func() error {
 		_, err := intRows(b, "SELECT 1")
 		return err
 	})

@@ -25,22 +25,6 @@ func viaForwarder(t *testing.T) (*blackhole.Forwarder, string) {
 	return f, u.String()
 }
 
-// timed runs call in the background and fails the test when it has not
-// returned within limit (a hang must fail the test, not stall it).
-func timed(t *testing.T, limit time.Duration, call func() error) (error, time.Duration) {
-	t.Helper()
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- call() }()
-	select {
-	case err := <-done:
-		return err, time.Since(start)
-	case <-time.After(limit):
-		t.Fatalf("the call did not return within %v", limit)
-		return nil, 0
-	}
-}
-
 func intRows(b *Backend, ctx context.Context, q string) (int64, error) {
 	var got int64
 	err := b.Rows(ctx, q, nil, func(_ []string, row []ir.Value) error {
@@ -70,7 +54,7 @@ func TestSilentNetworkMidQuery(t *testing.T) {
 
 	time.AfterFunc(300*time.Millisecond, f.Freeze)
 	limit := backends.ClientTimeout(timeout)
-	err, took := timed(t, limit+5*time.Second, func() error {
+	err, took := blackhole.Timed(t, limit+5*time.Second, func() error {
 		_, err := intRows(b, context.Background(), "SELECT 41 FROM pg_sleep(0.6)")
 		return err
 	})
@@ -103,7 +87,7 @@ func TestSilentNetworkBeforeQuery(t *testing.T) {
 	t.Cleanup(func() { b.Close() })
 	f.Freeze()
 	limit := backends.ClientTimeout(timeout)
-	err, took := timed(t, limit+5*time.Second, func() error {
+	err, took := blackhole.Timed(t, limit+5*time.Second, func() error {
 		_, err := intRows(b, context.Background(), "SELECT 1")
 		return err
 	})
@@ -120,7 +104,7 @@ func TestSilentNetworkBeforeQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fresh.Close() })
-	err, took = timed(t, 10*time.Second, func() error { return fresh.Ping(context.Background()) })
+	err, took = blackhole.Timed(t, 10*time.Second, func() error { return fresh.Ping(context.Background()) })
 	if !sqlerr.HasCode(err, sqlerr.BackendUnavailable) {
 		t.Fatalf("connecting into silence: %v, want backend_unavailable", err)
 	}
@@ -146,7 +130,7 @@ func TestCancelDuringSilence(t *testing.T) {
 	t.Cleanup(func() { b.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, func() { f.Freeze(); cancel() })
-	err, took := timed(t, 15*time.Second, func() error {
+	err, took := blackhole.Timed(t, 15*time.Second, func() error {
 		_, err := intRows(b, ctx, "SELECT 1 FROM pg_sleep(1)")
 		return err
 	})

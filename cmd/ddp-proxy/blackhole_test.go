@@ -22,22 +22,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-// await runs call in the background and fails the test when it has not
-// returned within limit: a hang must fail, not stall the suite.
-func await(t *testing.T, limit time.Duration, call func() error) (error, time.Duration) {
-	t.Helper()
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- call() }()
-	select {
-	case err := <-done:
-		return err, time.Since(start)
-	case <-time.After(limit):
-		t.Fatalf("no answer within %v", limit)
-		return nil, 0
-	}
-}
-
 // TestSilentBackend: the network between the proxy and its backend goes
 // silent (a frozen forwarder: connections stay open, no byte flows), for
 // PostgreSQL and for MariaDB.
@@ -220,7 +204,7 @@ datasets:
 	time.AfterFunc(300*time.Millisecond, fw.Freeze)
 	localDone := make(chan struct{})
 	time.AfterFunc(600*time.Millisecond, func() { defer close(localDone); local() })
-	err, took := await(t, deadline+10*time.Second, func() error { return count("age > 2") })
+	err, took := blackhole.Timed(t, deadline+10*time.Second, func() error { return count("age > 2") })
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "57014" {
 		t.Fatalf("silent network mid-query: %v, want 57014", err)
@@ -236,7 +220,7 @@ datasets:
 
 	// Before a query: still silent.
 	before = spent()
-	err, took = await(t, deadline+10*time.Second, func() error { return count("age > 3") })
+	err, took = blackhole.Timed(t, deadline+10*time.Second, func() error { return count("age > 3") })
 	if !errors.As(err, &pe) || pe.Code != "08006" {
 		t.Fatalf("silent network before the query: %v, want 08006", err)
 	}
@@ -249,7 +233,7 @@ datasets:
 
 	// MySQL front end, before a query, then mid-query.
 	var n int64
-	err, took = await(t, deadline+10*time.Second, func() error {
+	err, took = blackhole.Timed(t, deadline+10*time.Second, func() error {
 		return my.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table+" WHERE age > 4").Scan(&n)
 	})
 	var me *gomysql.MySQLError
@@ -265,7 +249,7 @@ datasets:
 	}
 	before = spent()
 	time.AfterFunc(300*time.Millisecond, fw.Freeze)
-	err, took = await(t, deadline+10*time.Second, func() error {
+	err, took = blackhole.Timed(t, deadline+10*time.Second, func() error {
 		return my.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table+" WHERE age > 6").Scan(&n)
 	})
 	if !errors.As(err, &me) || me.Number != sqlerr.StatementTimeout.MySQLErrno {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Forwarder relays connections from Addr to a target address.
@@ -154,4 +155,21 @@ func (f *Forwarder) wait() bool {
 		f.cond.Wait()
 	}
 	return !f.closed
+}
+
+// Timed runs call in the background and fails the test when it has not
+// returned within limit (a hang must fail the test, not stall it). It
+// returns call's error and how long it took.
+func Timed(t testing.TB, limit time.Duration, call func() error) (error, time.Duration) {
+	t.Helper()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err, time.Since(start)
+	case <-time.After(limit):
+		t.Fatalf("the call did not return within %v", limit)
+		return nil, 0
+	}
 }
