@@ -38,14 +38,118 @@ type Join struct {
 	Right ColumnRef
 }
 
-// SelectItem is one output column: a grouping column (Agg == AggNone) or an
-// aggregate. Alias is the output name as written ("" when none; the planner
-// then names it as PostgreSQL would: the column name or the function name).
+// SelectItem is one output column: a grouping column (Agg == AggNone, Arg
+// set), an aggregate, or an expression (Expr set, Agg == AggNone, Arg nil)
+// over aggregates (Aggregate nodes), grouping columns and constants, such as
+// ROUND(AVG(x), 2) or 3. An expression is post-processing: the proxy
+// computes it on the noisy output row and never sends it to the backend.
+// Alias is the output name as written ("" when none; the planner then names
+// it as PostgreSQL would: the column name, the function name or "?column?").
 type SelectItem struct {
 	Agg      AggFunc
-	Arg      *ColumnRef // the column; nil for COUNT(*)
+	Arg      *ColumnRef // the column; nil for COUNT(*) and for an expression
 	Distinct bool       // COUNT(DISTINCT col) and friends: the planner refuses it
+	Expr     Expr       // the expression item; nil for a column or an aggregate
 	Alias    string
+}
+
+// IsColumn reports whether the item is a plain column.
+func (it SelectItem) IsColumn() bool { return it.Agg == AggNone && it.Expr == nil && it.Arg != nil }
+
+// ReadsNoRow reports whether the query provably reads no row: LIMIT 0, or a
+// WHERE that folds to false or NULL from its literals alone (1 <> 1, false,
+// 1 = 0). Such a query (the table-permission probe of BI tools, SELECT TRUE
+// FROM t WHERE 1 <> 1) is answered with its typed, empty result without
+// touching the table or the budget. A parameter is not a literal: bind first.
+func (q *Query) ReadsNoRow() bool {
+	if q.Limit != nil && *q.Limit == 0 {
+		return true
+	}
+	if q.Where == nil {
+		return false
+	}
+	v, ok := FoldConst(q.Where)
+	// MySQL reads a number as a truth value: WHERE 0 reads nothing.
+	zero := (v.Kind == KindInt && v.Int == 0) || (v.Kind == KindFloat && v.Float == 0)
+	return ok && (v.IsNull() || (v.Kind == KindBool && !v.Bool) || zero)
+}
+
+// FoldConst evaluates a predicate made only of literals, comparisons of
+// literals, AND, OR, NOT and IS NULL. ok is false when the expression
+// depends on anything else (a column, a parameter, a function) or mixes
+// kinds that do not compare. SQL three-valued logic applies.
+func FoldConst(e Expr) (v Value, ok bool) {
+	switch n := e.(type) {
+	case Literal:
+		return n.Value, true
+	case Not:
+		x, ok := FoldConst(n.X)
+		switch {
+		case !ok:
+			return Value{}, false
+		case x.IsNull():
+			return Null(), true
+		case x.Kind == KindBool:
+			return Bool(!x.Bool), true
+		}
+	case And, Or:
+		var l, r Value
+		var lok, rok bool
+		_, isAnd := n.(And)
+		if isAnd {
+			l, lok = FoldConst(n.(And).L)
+			r, rok = FoldConst(n.(And).R)
+		} else {
+			l, lok = FoldConst(n.(Or).L)
+			r, rok = FoldConst(n.(Or).R)
+		}
+		// One decisive side settles it even when the other is unknown.
+		decisive := func(x Value, ok bool) bool { return ok && x.Kind == KindBool && x.Bool != isAnd }
+		if decisive(l, lok) || decisive(r, rok) {
+			return Bool(!isAnd), true
+		}
+		if !lok || !rok || (!l.IsNull() && l.Kind != KindBool) || (!r.IsNull() && r.Kind != KindBool) {
+			return Value{}, false
+		}
+		if l.IsNull() || r.IsNull() {
+			return Null(), true
+		}
+		return Bool(isAnd), true
+	case IsNull:
+		x, ok := FoldConst(n.X)
+		if !ok {
+			return Value{}, false
+		}
+		return Bool(x.IsNull() != n.Not), true
+	case Compare:
+		l, lok := FoldConst(n.L)
+		r, rok := FoldConst(n.R)
+		if !lok || !rok {
+			return Value{}, false
+		}
+		if l.IsNull() || r.IsNull() {
+			return Null(), true
+		}
+		if l.IsNumber() != r.IsNumber() || (!l.IsNumber() && l.Kind != r.Kind) {
+			return Value{}, false
+		}
+		c := CompareValues(l, r)
+		switch n.Op {
+		case OpEq:
+			return Bool(c == 0), true
+		case OpNe:
+			return Bool(c != 0), true
+		case OpLt:
+			return Bool(c < 0), true
+		case OpLe:
+			return Bool(c <= 0), true
+		case OpGt:
+			return Bool(c > 0), true
+		case OpGe:
+			return Bool(c >= 0), true
+		}
+	}
+	return Value{}, false
 }
 
 // OrderItem is one ORDER BY key.

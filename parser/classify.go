@@ -130,6 +130,26 @@ func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
 	return ir.Func{Name: canon, Args: args}, nil
 }
 
+// postFunc checks a function call of a post-processing expression (select
+// list, HAVING, ORDER BY): it runs in the proxy on noisy values, so
+// ROUND(x, digits) is allowed there besides the predicate functions.
+func postFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
+	if canon == "round" && len(args) == 2 {
+		return ir.Func{Name: canon, Args: args}, nil
+	}
+	return safeFunc(canon, written, args)
+}
+
+// countConst converts COUNT(constant): COUNT(1), COUNT('x') count every row
+// as COUNT(*) does. COUNT(NULL) is 0 whatever the data; it is refused rather
+// than answered, so that a typo does not pass silently as a count.
+func countConst(isNull bool) (ir.Aggregate, error) {
+	if isNull {
+		return ir.Aggregate{}, notAgg("COUNT(NULL) is always 0; write COUNT(*) to count rows")
+	}
+	return ir.Aggregate{Func: ir.AggCount}, nil
+}
+
 // Messages shared by both dialects, so the analyst sees the same advice
 // whichever front end they use.
 const (
@@ -215,6 +235,9 @@ func (b queryBuilder) resolveGroupBy(items []ir.SelectItem, keys []groupKey) ([]
 			if it.Agg != ir.AggNone {
 				return nil, notAgg("GROUP BY %d refers to an aggregate; group by columns only", k.pos)
 			}
+			if !it.IsColumn() {
+				return nil, notAgg("GROUP BY %d refers to an expression; group by columns only", k.pos)
+			}
 			out = append(out, *it.Arg)
 			continue
 		}
@@ -225,7 +248,7 @@ func (b queryBuilder) resolveGroupBy(items []ir.SelectItem, keys []groupKey) ([]
 
 func (b queryBuilder) isPlainColumn(items []ir.SelectItem, name string) bool {
 	for _, it := range items {
-		if it.Agg == ir.AggNone && b.sameName(it.Arg.Name, name) {
+		if it.IsColumn() && b.sameName(it.Arg.Name, name) {
 			return true
 		}
 	}
@@ -237,7 +260,7 @@ func (b queryBuilder) resolveAlias(items []ir.SelectItem, c ir.ColumnRef) ir.Col
 		return c
 	}
 	for _, it := range items {
-		if it.Agg == ir.AggNone && it.Alias != "" && b.sameName(it.Alias, c.Name) {
+		if it.IsColumn() && it.Alias != "" && b.sameName(it.Alias, c.Name) {
 			return *it.Arg
 		}
 	}
@@ -246,16 +269,41 @@ func (b queryBuilder) resolveAlias(items []ir.SelectItem, c ir.ColumnRef) ir.Col
 
 // checkGrouped requires every plain column of the select list to be a
 // grouping column: selecting an ungrouped column would read row values.
+//
+// A query that provably reads no row (LIMIT 0, WHERE 1 <> 1: the
+// table-permission probe of BI tools) may select anything: it is answered
+// with its typed, empty result.
 func (b queryBuilder) checkGrouped(q *ir.Query) error {
+	if q.ReadsNoRow() {
+		return nil
+	}
 	hasAgg := false
 	for _, it := range q.Select {
 		if it.Agg != ir.AggNone {
 			hasAgg = true
 			continue
 		}
-		grouped := slices.ContainsFunc(q.GroupBy, func(g ir.ColumnRef) bool { return b.sameColumn(*it.Arg, g) })
-		if !grouped {
-			return notAgg("column %s is selected but not in GROUP BY, which would read individual rows; add it to GROUP BY or aggregate it", colText(*it.Arg))
+		cols := []ir.ColumnRef{}
+		if it.Expr != nil {
+			// Columns outside the expression's aggregates (Aggregate nodes
+			// are leaves: their argument is not an Expr).
+			ir.Walk(it.Expr, func(n ir.Expr) bool {
+				switch n := n.(type) {
+				case ir.Aggregate:
+					hasAgg = true
+				case ir.ColumnRef:
+					cols = append(cols, n)
+				}
+				return true
+			})
+		} else {
+			cols = append(cols, *it.Arg)
+		}
+		for _, c := range cols {
+			grouped := slices.ContainsFunc(q.GroupBy, func(g ir.ColumnRef) bool { return b.sameColumn(c, g) })
+			if !grouped {
+				return notAgg("column %s is selected but not in GROUP BY, which would read individual rows; add it to GROUP BY or aggregate it", colText(c))
+			}
 		}
 	}
 	if !hasAgg && len(q.GroupBy) == 0 {

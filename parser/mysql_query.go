@@ -39,7 +39,7 @@ func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
 	if q.From, q.Joins, err = myFrom(s.From.TableRefs); err != nil {
 		return nil, err
 	}
-	if q.Select, err = myFields(s.Fields); err != nil {
+	if q.Select, err = m.fields(s.Fields); err != nil {
 		return nil, err
 	}
 	if s.Where != nil {
@@ -193,7 +193,7 @@ func myColumn(e ast.ExprNode) (ir.ColumnRef, bool) {
 	return ir.ColumnRef{Qualifier: c.Name.Table.O, Name: c.Name.Name.O}, true
 }
 
-func myFields(fl *ast.FieldList) ([]ir.SelectItem, error) {
+func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 	if fl == nil {
 		return nil, notAgg(msgStar)
 	}
@@ -221,10 +221,13 @@ func myFields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 		case *ast.WindowFuncExpr:
 			return nil, notAgg(msgWindow)
 		}
-		if myHasAggregate(e) {
-			return nil, notAgg(msgAggArg)
+		// Anything else is post-processing over aggregates, grouping
+		// columns and constants, converted as HAVING is.
+		x, err := m.expr(e, true)
+		if err != nil {
+			return nil, err
 		}
-		return nil, notAgg("the select list may contain only grouping columns and COUNT, SUM or AVG of a column; %s is not supported there", myDescribe(e))
+		items = append(items, ir.SelectItem{Expr: x, Alias: f.AsName.O})
 	}
 	return items, nil
 }
@@ -263,9 +266,7 @@ func myAggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
 	}
 	if fn == ir.AggCount && !a.Distinct {
 		if ve, ok := a.Args[0].(*test_driver.ValueExpr); ok {
-			if ve.Kind() == test_driver.KindInt64 || ve.Kind() == test_driver.KindUint64 {
-				return ir.Aggregate{Func: ir.AggCount}, nil
-			}
+			return countConst(ve.Kind() == test_driver.KindNull)
 		}
 	}
 	col, ok := myColumn(a.Args[0])
@@ -527,6 +528,9 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	args, err := m.exprs(f.Args, aggs)
 	if err != nil {
 		return nil, err
+	}
+	if aggs {
+		return postFunc(canon, name, args)
 	}
 	return safeFunc(canon, name, args)
 }

@@ -214,7 +214,7 @@ func pgTargets(targets []*pg.Node) ([]ir.SelectItem, error) {
 			items = append(items, ir.SelectItem{Agg: ir.AggNone, Arg: &col, Alias: rt.Name})
 			continue
 		}
-		if f := rt.Val.GetFuncCall(); f != nil {
+		if f := rt.Val.GetFuncCall(); f != nil && pgIsAggregateName(pgFuncName(f)) {
 			agg, err := pgAggregate(f)
 			if err != nil {
 				return nil, err
@@ -222,12 +222,25 @@ func pgTargets(targets []*pg.Node) ([]ir.SelectItem, error) {
 			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, Distinct: f.AggDistinct, Alias: rt.Name})
 			continue
 		}
-		if pgHasAggregate(rt.Val) {
-			return nil, notAgg(msgAggArg)
+		// Anything else is post-processing over aggregates, grouping
+		// columns and constants, converted as HAVING is.
+		e, err := pgExpr(rt.Val, true)
+		if err != nil {
+			return nil, err
 		}
-		return nil, notAgg("the select list may contain only grouping columns and COUNT, SUM or AVG of a column; %s is not supported there", pgDescribe(rt.Val))
+		items = append(items, ir.SelectItem{Expr: e, Alias: rt.Name})
 	}
 	return items, nil
+}
+
+// pgIsAggregateName reports whether a function name is COUNT, SUM or AVG,
+// or another aggregate that pgAggregate refuses with its own message.
+func pgIsAggregateName(name string) bool {
+	switch strings.TrimPrefix(name, "pg_catalog.") {
+	case "count", "sum", "avg", "min", "max", "stddev", "variance", "array_agg", "string_agg", "bool_and", "bool_or", "every":
+		return true
+	}
+	return false
 }
 
 // pgAggregate converts COUNT/SUM/AVG of one column (or COUNT(*)).
@@ -263,6 +276,9 @@ func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 		return ir.Aggregate{Func: ir.AggCount}, nil
 	case len(f.Args) != 1:
 		return ir.Aggregate{}, notAgg(msgAggArg)
+	}
+	if c := f.Args[0].GetAConst(); c != nil && fn == ir.AggCount && !f.AggDistinct {
+		return countConst(c.Isnull)
 	}
 	col, ok := pgColumn(f.Args[0])
 	if !ok {
@@ -689,6 +705,9 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 	args, err := pgExprs(f.Args, aggs)
 	if err != nil {
 		return nil, err
+	}
+	if aggs {
+		return postFunc(canon, name, args)
 	}
 	return safeFunc(canon, name, args)
 }

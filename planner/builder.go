@@ -385,32 +385,221 @@ func (b *builder) selectList(q *ir.Query) error {
 	if len(q.Select) == 0 {
 		return sqlerr.New(sqlerr.SyntaxError, "empty select list")
 	}
-	for _, it := range q.Select {
-		if it.Agg == ir.AggNone {
+	// The visible outputs come first, in select-list order; the hidden
+	// ones an expression needs are added after them (second loop).
+	var exprItems []int
+	for i, it := range q.Select {
+		switch {
+		case it.Expr != nil:
+			exprItems = append(exprItems, i)
+			b.plan.Outputs = append(b.plan.Outputs, Output{Name: exprName(it), Kind: OutExpr})
+		case it.Agg == ir.AggNone:
 			if it.Arg == nil {
 				return sqlerr.New(sqlerr.SyntaxError, "select item without column")
 			}
-			r, err := b.resolveColumn(*it.Arg)
+			n := len(b.plan.Outputs)
+			oi, err := b.columnOutput(*it.Arg)
 			if err != nil {
 				return err
 			}
-			gi := b.groupIndex(r)
-			if gi < 0 {
-				return sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", r.name)
+			o := b.plan.Outputs[oi]
+			o.Name, o.Hidden = it.Alias, false
+			if o.Name == "" {
+				o.Name = it.Arg.Name
 			}
-			name := it.Alias
-			if name == "" {
-				name = it.Arg.Name
+			b.plan.Outputs = append(b.plan.Outputs[:n], o) // replaces the hidden one just added, if any
+		default:
+			if _, err := b.aggregateOutput(it.Agg, it.Arg, it.Distinct, it.Alias, false); err != nil {
+				return err
 			}
-			b.plan.Outputs = append(b.plan.Outputs, Output{Name: name, Kind: OutGroup, Type: b.plan.Groups[gi].Type, Group: gi})
-			continue
-		}
-		if _, err := b.aggregateOutput(it.Agg, it.Arg, it.Distinct, it.Alias, false); err != nil {
-			return err
 		}
 	}
 	b.plan.NumVisible = len(b.plan.Outputs)
+	for _, i := range exprItems {
+		e, err := b.postExpr(q.Select[i].Expr)
+		if err != nil {
+			return err
+		}
+		typ, err := b.exprType(e)
+		if err != nil {
+			return err
+		}
+		o := &b.plan.Outputs[i] // one visible output per item
+		o.Expr, o.Type = e, typ
+	}
+	if len(exprItems) > 0 {
+		b.notes = append(b.notes, "expressions of the select list are computed by the proxy on the noisy row (post-processing, no extra cost)")
+	}
 	return nil
+}
+
+// exprName names an expression item without alias as PostgreSQL does:
+// the function or aggregate name, the column name, else ?column?.
+func exprName(it ir.SelectItem) string {
+	if it.Alias != "" {
+		return it.Alias
+	}
+	switch n := it.Expr.(type) {
+	case ir.Func:
+		return n.Name
+	case ir.Aggregate:
+		return n.Func.String()
+	case ir.ColumnRef:
+		return n.Name
+	}
+	return "?column?"
+}
+
+// postExpr binds a select-list expression to outputs: each aggregate
+// becomes a (hidden if new) noisy output, exactly as in HAVING, each
+// column a grouping key. Select-list aliases are not in scope, as in SQL.
+func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
+	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		switch n := n.(type) {
+		case ir.Aggregate:
+			i, err := b.aggregateOutput(n.Func, n.Arg, false, "", true)
+			if err != nil {
+				return nil, err
+			}
+			return ir.OutputRef{Index: i}, nil
+		case ir.ColumnRef:
+			i, err := b.columnOutput(n)
+			if err != nil {
+				return nil, err
+			}
+			return ir.OutputRef{Index: i}, nil
+		case ir.Param:
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "parameters are not supported in the select list").
+				WithHint("write the value as a literal")
+		case ir.OutputRef, ir.Clamp:
+			return nil, sqlerr.New(sqlerr.Internal, "internal error: %T in the select list as written", n)
+		}
+		return n, nil
+	})
+}
+
+// columnOutput returns the (hidden when new) output of a grouping column.
+// A column that is not grouped reads row values and is refused, except in
+// a plan that reads no row: there it is only named and typed.
+func (b *builder) columnOutput(c ir.ColumnRef) (int, error) {
+	r, err := b.resolveColumn(c)
+	if err != nil {
+		return 0, err
+	}
+	gi := b.groupIndex(r)
+	if gi < 0 {
+		if !b.plan.NoRows {
+			return 0, sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", r.name)
+		}
+		typ := ""
+		if r.decl != nil {
+			typ = r.decl.Type
+		}
+		b.plan.Outputs = append(b.plan.Outputs, Output{Name: r.name, Kind: OutExpr, Type: typ, Hidden: true})
+		return len(b.plan.Outputs) - 1, nil
+	}
+	for i, o := range b.plan.Outputs {
+		if o.Kind == OutGroup && o.Group == gi {
+			return i, nil
+		}
+	}
+	b.plan.Outputs = append(b.plan.Outputs, Output{Name: r.name, Kind: OutGroup, Type: b.plan.Groups[gi].Type, Group: gi, Hidden: true})
+	return len(b.plan.Outputs) - 1, nil
+}
+
+// exprType is the policies type of a bound post-processing expression,
+// checked at plan time so that both wires describe the column and a type
+// error never waits for the noisy row.
+func (b *builder) exprType(e ir.Expr) (string, error) {
+	mismatch := func(format string, args ...any) (string, error) {
+		return "", sqlerr.New(sqlerr.DatatypeMismatch, format, args...)
+	}
+	numeric := func(t string) bool { return t == policies.TypeInteger || t == policies.TypeReal }
+	switch n := e.(type) {
+	case ir.OutputRef:
+		return b.plan.Outputs[n.Index].Type, nil
+	case ir.Literal:
+		switch n.Value.Kind {
+		case ir.KindInt:
+			return policies.TypeInteger, nil
+		case ir.KindFloat:
+			return policies.TypeReal, nil
+		case ir.KindBool:
+			return policies.TypeBoolean, nil
+		}
+		return policies.TypeText, nil // strings, and NULL (PostgreSQL's unknown reads as text)
+	case ir.Compare, ir.Between, ir.In, ir.Like, ir.IsNull, ir.And, ir.Or, ir.Not:
+		return policies.TypeBoolean, nil
+	case ir.Neg:
+		t, err := b.exprType(n.X)
+		if err != nil || !numeric(t) {
+			return t, orMismatch(err, "unary minus needs a number")
+		}
+		return t, nil
+	case ir.Arith:
+		l, err := b.exprType(n.L)
+		if err != nil {
+			return "", err
+		}
+		r, err := b.exprType(n.R)
+		if err != nil {
+			return "", err
+		}
+		if !numeric(l) && !isNullLit(n.L) || !numeric(r) && !isNullLit(n.R) {
+			return mismatch("operator %s needs numbers in the select list", n.Op)
+		}
+		if l == policies.TypeInteger && r == policies.TypeInteger {
+			return policies.TypeInteger, nil
+		}
+		return policies.TypeReal, nil
+	case ir.Func:
+		args := make([]string, len(n.Args))
+		for i, a := range n.Args {
+			t, err := b.exprType(a)
+			if err != nil {
+				return "", err
+			}
+			args[i] = t
+		}
+		switch n.Name {
+		case "lower", "upper", "trim", "ltrim", "rtrim":
+			return policies.TypeText, nil
+		case "length":
+			return policies.TypeInteger, nil
+		case "coalesce":
+			for i, a := range n.Args {
+				if !isNullLit(a) {
+					return args[i], nil
+				}
+			}
+			return policies.TypeText, nil
+		case "abs", "floor", "ceil", "round":
+			if !numeric(args[0]) && !isNullLit(n.Args[0]) {
+				return mismatch("%s needs a number", n.Name)
+			}
+			if len(n.Args) == 2 {
+				if l, ok := n.Args[1].(ir.Literal); !ok || l.Value.Kind != ir.KindInt || l.Value.Int < -308 || l.Value.Int > 308 {
+					return mismatch("round(x, digits) needs an integer literal between -308 and 308 as digits")
+				}
+				return policies.TypeReal, nil
+			}
+			return args[0], nil
+		}
+		return "", sqlerr.New(sqlerr.UndefinedFunction, "function %s is not supported in the select list", n.Name)
+	}
+	return "", sqlerr.New(sqlerr.FeatureNotSupported, "this expression is not supported in the select list")
+}
+
+func isNullLit(e ir.Expr) bool {
+	l, ok := e.(ir.Literal)
+	return ok && l.Value.IsNull()
+}
+
+func orMismatch(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return sqlerr.New(sqlerr.DatatypeMismatch, "%s", msg)
 }
 
 func (b *builder) groupIndex(r resolved) int {
@@ -441,21 +630,8 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 				}
 			}
 		}
-		r, err := b.resolveColumn(n)
-		if err != nil {
-			return 0, false, err
-		}
-		gi := b.groupIndex(r)
-		if gi < 0 {
-			return 0, false, sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", r.name)
-		}
-		for i, o := range b.plan.Outputs {
-			if o.Kind == OutGroup && o.Group == gi {
-				return i, true, nil
-			}
-		}
-		b.plan.Outputs = append(b.plan.Outputs, Output{Name: r.name, Kind: OutGroup, Type: b.plan.Groups[gi].Type, Group: gi, Hidden: true})
-		return len(b.plan.Outputs) - 1, true, nil
+		i, err := b.columnOutput(n)
+		return i, err == nil, err
 	}
 	return 0, false, nil
 }

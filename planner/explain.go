@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -50,6 +51,32 @@ type ExplainCol struct {
 	Scale       float64 `json:"scale"`
 	Epsilon     float64 `json:"epsilon"`
 	CI95        float64 `json:"ci95"`
+	// PostProcessing is the expression the proxy computes (OutExpr), over
+	// the names of the outputs it reads.
+	PostProcessing string `json:"post_processing,omitempty"`
+}
+
+// formatPost renders a post-processing expression with each output
+// reference shown as the output's name (hidden aggregates as their label).
+func (pl *Plan) formatPost(e ir.Expr) string {
+	named, err := ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		if r, ok := n.(ir.OutputRef); ok && r.Index >= 0 && r.Index < len(pl.Outputs) {
+			o := pl.Outputs[r.Index]
+			name := o.Name
+			if o.Hidden && o.Kind != OutGroup && o.Kind != OutExpr {
+				name = pl.Aggs[o.Agg].Label
+				if o.Kind == OutAvg {
+					name = "avg" + strings.TrimPrefix(name, "sum")
+				}
+			}
+			return ir.ColumnRef{Name: name}, nil
+		}
+		return n, nil
+	})
+	if err != nil {
+		return ir.FormatExpr(e)
+	}
+	return ir.FormatExpr(named)
 }
 
 // ExplainAgg is one true aggregate with its noise step.
@@ -96,7 +123,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	if x.Model == "" {
 		x.Model = "dp"
 	}
-	if render != nil {
+	if render != nil && !pl.NoRows {
 		if sql, err := render(pl.Backend); err == nil {
 			x.BackendSQL = sql
 		} else {
@@ -138,6 +165,11 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 			c.CI95 = math.NaN()
 		case OutGroup:
 			c.Mechanism = "group key (" + x.KeySelection + ")"
+		case OutExpr:
+			c.Mechanism = "post-processing (computed by the proxy on the noisy row, no extra cost)"
+			if o.Expr != nil {
+				c.PostProcessing = pl.formatPost(o.Expr)
+			}
 		}
 		if math.IsNaN(c.CI95) {
 			c.CI95 = 0

@@ -33,6 +33,10 @@ func (x Explanation) writeText(w io.Writer, indent string) {
 		fmt.Fprintf(w, "%sdataset: %s (model %s, %s neighbours)\n", indent, x.Dataset, x.Model, x.Neighbors)
 		fmt.Fprintf(w, "%scost: ε = %g, δ = %g\n", indent, x.Epsilon, x.Delta)
 		for _, c := range x.Columns {
+			if c.PostProcessing != "" {
+				fmt.Fprintf(w, "%s  %-20s = %s: %s\n", indent, c.Name, c.PostProcessing, c.Mechanism)
+				continue
+			}
 			if c.Aggregate == "" {
 				fmt.Fprintf(w, "%s  %-20s %s\n", indent, c.Name, c.Mechanism)
 				continue

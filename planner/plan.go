@@ -62,6 +62,10 @@ type Plan struct {
 	Blowfish   *ExplainBlowfish
 	Dependence *ExplainDependence
 	Synopsis   *SynopsisPlan
+	// NoRows: the query provably reads no row (LIMIT 0, WHERE folding to
+	// false): it is answered from the plan alone, without the backend and
+	// without charge, and Aggs carry no calibration.
+	NoRows bool
 	// CacheKey identifies the release (the noisy aggregate table before
 	// post-processing): same dataset policy, same true aggregates, same
 	// sensitivities and ε shares, same key selection.
@@ -135,6 +139,9 @@ const (
 	OutCount
 	OutSum
 	OutAvg
+	// OutExpr is computed by the proxy from the other outputs of the row
+	// (post-processing): Expr references them as ir.OutputRef.
+	OutExpr
 )
 
 // Aggregate names the aggregate of an output kind ("" for a group key).
@@ -163,6 +170,10 @@ type Output struct {
 	CountAgg int // OutAvg: the count of non-null values
 	Lo, Hi   float64
 	Hidden   bool
+	// Expr (OutExpr) is the post-processing expression over outputs
+	// (ir.OutputRef), literals, operators and functions. Nil in a plan
+	// that reads no row for a column that is never evaluated.
+	Expr ir.Expr
 }
 
 // OrderKey is one ORDER BY key over outputs.

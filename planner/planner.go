@@ -275,8 +275,14 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	if err := b.joins(q, bq); err != nil {
 		return nil, err
 	}
-	if bq.Where, err = b.where(q.Where); err != nil {
-		return nil, err
+	// A query that provably reads no row (Metabase's permission probe
+	// SELECT TRUE AS "_" FROM t WHERE 1 <> 1 LIMIT 0) is answered from the
+	// plan: its WHERE is never sent, so it is not bound either.
+	pl.NoRows = q.ReadsNoRow()
+	if !pl.NoRows {
+		if bq.Where, err = b.where(q.Where); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.groups(q); err != nil {
 		return nil, err
@@ -286,6 +292,10 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	}
 	if err := b.postProcessing(q); err != nil {
 		return nil, err
+	}
+	if pl.NoRows {
+		pl.Notes = append(b.notes, "the query reads no row (LIMIT 0, or a WHERE that is false whatever the data): answered without the backend, at no cost")
+		return pl, nil
 	}
 	if len(bq.Aggs) == 0 {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,

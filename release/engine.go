@@ -80,6 +80,8 @@ type Result struct {
 	// Remaining is the user's budget left on the dataset afterwards.
 	Remaining policies.Budget
 	Cached    bool
+	// NoRows: the query read no row and was answered exactly, for free.
+	NoRows bool
 }
 
 // stored is the release kept in the ledger: the noisy aggregate table in
@@ -102,6 +104,9 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	limit, ok := user.Budgets[pl.Dataset.Name]
 	if !ok {
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "user %s has no privacy budget for dataset %s", user.Name, pl.Dataset.Name)
+	}
+	if pl.NoRows {
+		return e.finish(user, pl, noRowsRelease(pl), policies.Budget{}, false)
 	}
 	if pl.Synopsis != nil {
 		return e.runSynopsis(ctx, user, pl, limit)
@@ -346,6 +351,18 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 	return rel, nil
 }
 
+// noRowsRelease is the exact answer of a plan that reads no row, which
+// depends on no data and is free: no group at all, except that aggregates
+// without GROUP BY give their one row over the empty input (counts 0, sums
+// 0 as for any empty group here, averages NULL), as in SQL.
+func noRowsRelease(pl *planner.Plan) *stored {
+	rel := &stored{Version: 1}
+	if pl.Keys.Mode == planner.KeysNone && len(pl.Groups) == 0 && len(pl.Aggs) > 0 {
+		rel.Rows = []storedRow{{Aggs: make([]int64, len(pl.Aggs))}}
+	}
+	return rel
+}
+
 // finish post-processes a release: output values, HAVING, ORDER BY,
 // OFFSET/LIMIT, and drops hidden columns.
 func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, charged policies.Budget, cached bool) (*Result, error) {
@@ -358,6 +375,16 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 		row := make([]ir.Value, len(pl.Outputs))
 		for i, o := range pl.Outputs {
 			row[i] = outputValue(pl, o, sr, clamp)
+		}
+		// Expressions read the other outputs only, never one another.
+		for i, o := range pl.Outputs {
+			if o.Kind == planner.OutExpr && o.Expr != nil {
+				v, err := eval(o.Expr, row)
+				if err != nil {
+					return nil, err
+				}
+				row[i] = v
+			}
 		}
 		if pl.Having != nil {
 			v, err := eval(pl.Having, row)
@@ -390,7 +417,7 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 	for i := range rows {
 		rows[i] = rows[i][:pl.NumVisible]
 	}
-	res := &Result{Rows: rows, Charged: charged, Cached: cached}
+	res := &Result{Rows: rows, Charged: charged, Cached: cached, NoRows: pl.NoRows}
 	for _, o := range pl.Outputs[:pl.NumVisible] {
 		c := Column{Name: o.Name, Type: o.Type}
 		switch o.Kind {

@@ -9,8 +9,8 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-// eval evaluates a post-processing expression (HAVING) over one noisy
-// output row. SQL three-valued logic: a NULL operand makes comparisons
+// eval evaluates a post-processing expression (HAVING, a select-list
+// expression) over one noisy output row. SQL three-valued logic: a NULL operand makes comparisons
 // NULL, and a NULL condition filters the row out.
 func eval(e ir.Expr, row []ir.Value) (ir.Value, error) {
 	switch n := e.(type) {
@@ -159,13 +159,15 @@ func eval(e ir.Expr, row []ir.Value) (ir.Value, error) {
 	case ir.Func:
 		return evalFunc(n, row)
 	}
-	return ir.Null(), sqlerr.New(sqlerr.FeatureNotSupported, "expression not supported in HAVING")
+	return ir.Null(), sqlerr.New(sqlerr.FeatureNotSupported, "expression not supported in post-processing (select list, HAVING)")
 }
 
 func isTrue(v ir.Value) bool  { return v.Kind == ir.KindBool && v.Bool }
 func isFalse(v ir.Value) bool { return v.Kind == ir.KindBool && !v.Bool }
 
-func typeErr(msg string) error { return sqlerr.New(sqlerr.DatatypeMismatch, "HAVING: %s", msg) }
+func typeErr(msg string) error {
+	return sqlerr.New(sqlerr.DatatypeMismatch, "post-processing: %s", msg)
+}
 
 func compare(a, b ir.Value) (int, error) {
 	if a.IsNumber() != b.IsNumber() || (!a.IsNumber() && a.Kind != b.Kind) {
@@ -179,13 +181,16 @@ func arith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
 		return ir.Null(), typeErr("arithmetic needs numbers")
 	}
 	if l.Kind == ir.KindInt && r.Kind == ir.KindInt {
+		// Integers saturate at the int64 limits instead of wrapping: a
+		// noisy count times a large constant must not change sign. The
+		// result is exact whenever it fits.
 		switch op {
 		case ir.OpAdd:
-			return ir.Int(l.Int + r.Int), nil
+			return ir.Int(saturate(l.Int+r.Int, float64(l.Int)+float64(r.Int))), nil
 		case ir.OpSub:
-			return ir.Int(l.Int - r.Int), nil
+			return ir.Int(saturate(l.Int-r.Int, float64(l.Int)-float64(r.Int))), nil
 		default:
-			return ir.Int(l.Int * r.Int), nil
+			return ir.Int(saturate(l.Int*r.Int, float64(l.Int)*float64(r.Int))), nil
 		}
 	}
 	a, _ := l.AsFloat()
@@ -198,6 +203,21 @@ func arith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
 	default:
 		return ir.Float(a * b), nil
 	}
+}
+
+// saturate returns the (possibly wrapped) int64 result w, or the int64
+// limit when f, the float64 estimate of the true result, lies at or beyond
+// it: a true result outside the int64 range rounds to such an f, and one
+// inside it leaves w exact (a result within f's rounding error of the
+// limit saturates, off by less than one part in 2^52).
+func saturate(w int64, f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return w
 }
 
 func evalFunc(f ir.Func, row []ir.Value) (ir.Value, error) {
@@ -216,6 +236,9 @@ func evalFunc(f ir.Func, row []ir.Value) (ir.Value, error) {
 			}
 		}
 		return ir.Null(), nil
+	}
+	if f.Name == "round" && len(args) == 2 {
+		return roundDigits(args[0], args[1])
 	}
 	if len(args) != 1 {
 		return ir.Null(), typeErr(f.Name + " takes one argument")
@@ -259,6 +282,31 @@ func evalFunc(f ir.Func, row []ir.Value) (ir.Value, error) {
 		return keepInt(x, math.Round(v)), nil
 	}
 	return ir.Null(), sqlerr.New(sqlerr.UndefinedFunction, "function %s is not supported in HAVING", f.Name)
+}
+
+// roundDigits is ROUND(x, d): x rounded half away from zero to d decimal
+// digits (d < 0 rounds to tens, hundreds...), a real (PostgreSQL's numeric
+// round; the wires send it as double precision). NULL in, NULL out.
+func roundDigits(x, d ir.Value) (ir.Value, error) {
+	if x.IsNull() || d.IsNull() {
+		return ir.Null(), nil
+	}
+	v, ok := x.AsFloat()
+	if !ok || d.Kind != ir.KindInt {
+		return ir.Null(), typeErr("round(x, digits) needs a number and an integer")
+	}
+	if d.Int > 308 || d.Int < -308 {
+		return ir.Null(), typeErr("round(x, digits): digits must be between -308 and 308")
+	}
+	p := math.Pow(10, math.Abs(float64(d.Int)))
+	if d.Int < 0 {
+		return ir.Float(math.Round(v/p) * p), nil
+	}
+	scaled := v * p
+	if math.IsInf(scaled, 0) || math.Abs(scaled) >= 1<<53 {
+		return ir.Float(v), nil // no digit to drop at that precision
+	}
+	return ir.Float(math.Round(scaled) / p), nil
 }
 
 func keepInt(x ir.Value, v float64) ir.Value {
