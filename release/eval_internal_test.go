@@ -1,0 +1,69 @@
+package release
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+// TestPostArithmeticSaturates: integer post-processing saturates at the
+// int64 limits instead of wrapping (a noisy count times a large constant
+// must not turn negative), and stays exact below them.
+func TestPostArithmeticSaturates(t *testing.T) {
+	tests := []struct {
+		op   ir.ArithOp
+		l, r int64
+		want int64
+	}{
+		{ir.OpMul, math.MaxInt64 / 2, 3, math.MaxInt64},
+		{ir.OpMul, math.MinInt64 / 2, 3, math.MinInt64},
+		{ir.OpMul, -4, math.MaxInt64, math.MinInt64},
+		{ir.OpAdd, math.MaxInt64, 1, math.MaxInt64},
+		{ir.OpSub, math.MinInt64, 1, math.MinInt64},
+		{ir.OpMul, 1 << 31, 1 << 31, 1 << 62},
+		{ir.OpAdd, math.MaxInt64 - 5, 5, math.MaxInt64},
+		{ir.OpSub, 7, 9, -2},
+		{ir.OpMul, 123456789, 1000, 123456789000},
+	}
+	for _, tt := range tests {
+		v, err := arith(tt.op, ir.Int(tt.l), ir.Int(tt.r))
+		if err != nil || v.Kind != ir.KindInt || v.Int != tt.want {
+			t.Errorf("%d %s %d = %v (%v), want %d", tt.l, tt.op, tt.r, v, err, tt.want)
+		}
+	}
+}
+
+func TestPostRoundDigits(t *testing.T) {
+	call := func(args ...ir.Value) ir.Value {
+		t.Helper()
+		f := ir.Func{Name: "round"}
+		for _, a := range args {
+			f.Args = append(f.Args, ir.Literal{Value: a})
+		}
+		v, err := eval(f, nil)
+		if err != nil {
+			t.Fatalf("round%v: %v", args, err)
+		}
+		return v
+	}
+	tests := []struct {
+		x, d ir.Value
+		want ir.Value
+	}{
+		{ir.Float(41.23456), ir.Int(2), ir.Float(41.23)},
+		{ir.Float(-41.235001), ir.Int(2), ir.Float(-41.24)},
+		{ir.Float(2.5), ir.Int(0), ir.Float(3)},
+		{ir.Float(-2.5), ir.Int(0), ir.Float(-3)},
+		{ir.Int(1234), ir.Int(-2), ir.Float(1200)},
+		{ir.Int(7), ir.Int(2), ir.Float(7)},
+		{ir.Float(1e300), ir.Int(200), ir.Float(1e300)}, // no digit to drop; must not become Inf or NaN
+		{ir.Null(), ir.Int(2), ir.Null()},
+		{ir.Float(1.5), ir.Null(), ir.Null()},
+	}
+	for _, tt := range tests {
+		if got := call(tt.x, tt.d); got != tt.want {
+			t.Errorf("round(%v, %v) = %v, want %v", tt.x, tt.d, got, tt.want)
+		}
+	}
+}
