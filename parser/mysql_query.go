@@ -73,7 +73,7 @@ func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
 	}
 	if s.OrderBy != nil {
 		for _, it := range s.OrderBy.Items {
-			o, err := myOrderItem(it, q.Select)
+			o, err := m.orderItem(it, q.Select)
 			if err != nil {
 				return nil, err
 			}
@@ -293,7 +293,7 @@ func myGroupKey(e ast.ExprNode) (groupKey, error) {
 	return groupKey{}, notAgg(msgGroupExpr)
 }
 
-func myOrderItem(it *ast.ByItem, items []ir.SelectItem) (ir.OrderItem, error) {
+func (m *myQueryBuilder) orderItem(it *ast.ByItem, items []ir.SelectItem) (ir.OrderItem, error) {
 	o := ir.OrderItem{Desc: it.Desc}
 	switch x := unparen(it.Expr).(type) {
 	case *ast.PositionExpr:
@@ -321,7 +321,13 @@ func myOrderItem(it *ast.ByItem, items []ir.SelectItem) (ir.OrderItem, error) {
 		}
 		o.Expr = agg
 	default:
-		return ir.OrderItem{}, notAgg("ORDER BY supports select-list positions, grouping columns, aliases and aggregates only; %s is not supported", myDescribe(it.Expr))
+		// An expression over aggregates, grouping columns and constants:
+		// post-processing, as in the select list.
+		e, err := m.expr(it.Expr, true)
+		if err != nil {
+			return ir.OrderItem{}, err
+		}
+		o.Expr = e
 	}
 	return o, nil
 }

@@ -354,6 +354,9 @@ func pgOrderItem(n *pg.Node, items []ir.SelectItem) (ir.OrderItem, error) {
 		}
 		o.Expr = col
 	case *pg.Node_FuncCall:
+		if !pgIsAggregateName(pgFuncName(x.FuncCall)) {
+			return pgOrderExpr(sb.Node, o)
+		}
 		agg, err := pgAggregate(x.FuncCall)
 		if err != nil {
 			return ir.OrderItem{}, err
@@ -363,13 +366,24 @@ func pgOrderItem(n *pg.Node, items []ir.SelectItem) (ir.OrderItem, error) {
 		}
 		o.Expr = agg
 	default:
-		return ir.OrderItem{}, notAgg("ORDER BY supports select-list positions, grouping columns, aliases and aggregates only; %s is not supported", pgDescribe(sb.Node))
+		return pgOrderExpr(sb.Node, o)
 	}
 	return o, nil
 }
 
 // pgLimit reads LIMIT/OFFSET: an integer constant, or nothing (LIMIT ALL
 // is a NULL constant).
+// pgOrderExpr converts an ORDER BY expression over aggregates, grouping
+// columns and constants: post-processing, as in the select list.
+func pgOrderExpr(n *pg.Node, o ir.OrderItem) (ir.OrderItem, error) {
+	e, err := pgExpr(n, true)
+	if err != nil {
+		return ir.OrderItem{}, err
+	}
+	o.Expr = e
+	return o, nil
+}
+
 func pgLimit(n *pg.Node) (*int64, error) {
 	if n == nil {
 		return nil, nil

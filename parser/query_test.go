@@ -153,6 +153,18 @@ func TestAggregateSubset(t *testing.T) {
 		{"mysql metabase permission probe", MySQL, "SELECT TRUE AS `_` FROM people WHERE 1 <> 1 LIMIT 0",
 			ir.Query{From: people, Select: []ir.SelectItem{{Expr: lit(ir.Bool(true)), Alias: "_"}},
 				Where: ir.Compare{Op: ir.OpNe, L: lit(ir.Int(1)), R: lit(ir.Int(1))}, Limit: i64(0)}},
+		{"order by expressions", Postgres, "SELECT sex, count(*) FROM people GROUP BY sex ORDER BY abs(count(*) - 500) DESC, lower(sex)",
+			ir.Query{From: people, Select: []ir.SelectItem{{Arg: colp("", "sex")}, count}, GroupBy: []ir.ColumnRef{col("", "sex")},
+				OrderBy: []ir.OrderItem{
+					{Expr: ir.Func{Name: "abs", Args: []ir.Expr{ir.Arith{Op: ir.OpSub, L: ir.Aggregate{Func: ir.AggCount}, R: lit(ir.Int(500))}}}, Desc: true},
+					{Expr: ir.Func{Name: "lower", Args: []ir.Expr{col("", "sex")}}},
+				}}},
+		{"mysql order by expressions", MySQL, "SELECT sex, count(*) FROM people GROUP BY sex ORDER BY abs(count(*) - 500) DESC, lcase(sex)",
+			ir.Query{From: people, Select: []ir.SelectItem{{Arg: colp("", "sex")}, count}, GroupBy: []ir.ColumnRef{col("", "sex")},
+				OrderBy: []ir.OrderItem{
+					{Expr: ir.Func{Name: "abs", Args: []ir.Expr{ir.Arith{Op: ir.OpSub, L: ir.Aggregate{Func: ir.AggCount}, R: lit(ir.Int(500))}}}, Desc: true},
+					{Expr: ir.Func{Name: "lower", Args: []ir.Expr{col("", "sex")}}},
+				}}},
 		{"no row read: where false, ungrouped column", Postgres, "SELECT name FROM people WHERE false",
 			ir.Query{From: people, Select: []ir.SelectItem{{Arg: colp("", "name")}}, Where: lit(ir.Bool(false))}},
 	}
@@ -318,7 +330,8 @@ func TestNotAggregate(t *testing.T) {
 		{"group by aggregate position", Postgres, "SELECT count(*) FROM t GROUP BY 1", "aggregate"},
 		{"group by position out of range", MySQL, "SELECT a, count(*) FROM t GROUP BY 3", "position 3"},
 		{"order by position out of range", Postgres, "SELECT count(*) FROM t ORDER BY 2", "position 2"},
-		{"order by expression", Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY a + 1", "ORDER BY"},
+		{"order by division", Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY count(*) / 2", "division"},
+		{"mysql order by window", MySQL, "SELECT a, count(*) FROM t GROUP BY a ORDER BY md5(a)", "function md5"},
 		{"nulls first", Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY a NULLS FIRST", "NULLS"},
 		{"limit param", Postgres, "SELECT count(*) FROM t LIMIT $1", "parameters"},
 		{"mysql limit param", MySQL, "SELECT count(*) FROM t LIMIT ?", "parameters"},

@@ -433,6 +433,21 @@ func (b *builder) selectList(q *ir.Query) error {
 	return nil
 }
 
+// hiddenExpr adds a hidden post-processing output computing e (an ORDER BY
+// expression) and returns its index.
+func (b *builder) hiddenExpr(e ir.Expr) (int, error) {
+	x, err := b.postExpr(e)
+	if err != nil {
+		return 0, err
+	}
+	typ, err := b.exprType(x)
+	if err != nil {
+		return 0, err
+	}
+	b.plan.Outputs = append(b.plan.Outputs, Output{Name: "?column?", Kind: OutExpr, Type: typ, Expr: x, Hidden: true})
+	return len(b.plan.Outputs) - 1, nil
+}
+
 // exprName names an expression item without alias as PostgreSQL does:
 // the function or aggregate name, the column name, else ?column?.
 func exprName(it ir.SelectItem) string {
@@ -663,7 +678,10 @@ func (b *builder) postProcessing(q *ir.Query) error {
 			return err
 		}
 		if !ok {
-			return sqlerr.New(sqlerr.FeatureNotSupported, "ORDER BY supports output columns, grouping columns and aggregates only")
+			// An expression: a hidden post-processing output to sort on.
+			if i, err = b.hiddenExpr(o.Expr); err != nil {
+				return err
+			}
 		}
 		b.plan.OrderBy = append(b.plan.OrderBy, OrderKey{Output: i, Desc: o.Desc})
 	}

@@ -240,3 +240,25 @@ func TestExplainShowsPostProcessing(t *testing.T) {
 		t.Errorf("explain text does not show the expression:\n%s", sb.String())
 	}
 }
+
+// TestOrderByExpression: an ORDER BY expression is a hidden post-processing
+// output; it adds no true aggregate when its aggregates are computed
+// already, and a private column in it must be grouped.
+func TestOrderByExpression(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	pl, err := plan(t, p, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY abs(COUNT(*) - 500) DESC", planArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Aggs) != 1 || len(pl.OrderBy) != 1 {
+		t.Fatalf("aggs %+v, order %+v", pl.Aggs, pl.OrderBy)
+	}
+	o := pl.Outputs[pl.OrderBy[0].Output]
+	if !o.Hidden || o.Kind != planner.OutExpr || o.Type != policies.TypeInteger || !pl.OrderBy[0].Desc {
+		t.Errorf("order key output %+v", o)
+	}
+	_, err = plan(t, p, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY COUNT(*) + age", planArgs{})
+	if !sqlerr.HasCode(err, sqlerr.GroupingError) {
+		t.Errorf("ungrouped column in ORDER BY: %v, want grouping_error", err)
+	}
+}

@@ -137,3 +137,37 @@ func TestNoRowQueriesAreFree(t *testing.T) {
 		t.Errorf("spent %+v, was %+v", again, spent)
 	}
 }
+
+// TestOrderByExpressionOnNoisyRows sorts on a post-processing expression.
+func TestOrderByExpressionOnNoisyRows(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(3)})
+	// Ages 10..99 have 11 or 12 people each, the others none: ordered by
+	// the distance of the noisy count from 0, the empty ages come first
+	// (ε = 5: noise this small cannot move a count of 11 below 6 often).
+	res, err := f.run(t, e, "alice", "SELECT age, COUNT(*) AS n FROM people GROUP BY age ORDER BY abs(COUNT(*) - 0), age LIMIT 11", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 11 || len(res.Columns) != 2 {
+		t.Fatalf("%d rows, columns %+v", len(res.Rows), res.Columns)
+	}
+	for i, r := range res.Rows {
+		if age := r[0].Int; age >= 10 && age <= 99 {
+			t.Errorf("row %d: age %d (count %d) sorted among the empty ages", i, age, r[1].Int)
+		}
+		if i > 0 {
+			prev := res.Rows[i-1][1].Int
+			if abs(r[1].Int) < abs(prev) {
+				t.Errorf("rows not ordered by |n|: %v after %v", r, res.Rows[i-1])
+			}
+		}
+	}
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
