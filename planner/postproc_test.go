@@ -200,6 +200,11 @@ func TestNoRowPlans(t *testing.T) {
 					t.Errorf("output %d = %q %q, want %q %q", i, o.Name, o.Type, tt.names[i], tt.types[i])
 				}
 			}
+			var sb strings.Builder
+			pl.Explain(nil).WriteText(&sb)
+			if !strings.Contains(sb.String(), "reads no row") {
+				t.Errorf("explain does not say the query reads no row:\n%s", sb.String())
+			}
 		})
 	}
 	// A WHERE that depends on the data is not a no-row query.
