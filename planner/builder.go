@@ -544,6 +544,19 @@ func (b *builder) exprType(e ir.Expr) (string, error) {
 		}
 		return policies.TypeText, nil // strings, and NULL (PostgreSQL's unknown reads as text)
 	case ir.Compare, ir.Between, ir.In, ir.Like, ir.IsNull, ir.And, ir.Or, ir.Not:
+		// The operands are checked too (an unsupported operator inside a
+		// comparison must be refused now, not on the noisy row).
+		var err error
+		ir.Walk(e, func(c ir.Expr) bool {
+			if err != nil || c == e {
+				return err == nil
+			}
+			_, err = b.exprType(c)
+			return false // exprType recursed into c already
+		})
+		if err != nil {
+			return "", err
+		}
 		return policies.TypeBoolean, nil
 	case ir.Neg:
 		t, err := b.exprType(n.X)
@@ -559,6 +572,11 @@ func (b *builder) exprType(e ir.Expr) (string, error) {
 		r, err := b.exprType(n.R)
 		if err != nil {
 			return "", err
+		}
+		switch n.Op {
+		case ir.OpAdd, ir.OpSub, ir.OpMul:
+		default:
+			return "", sqlerr.New(sqlerr.FeatureNotSupported, "operator %s is not supported in post-processing (select list, HAVING, ORDER BY)", n.Op)
 		}
 		if !numeric(l) && !isNullLit(n.L) || !numeric(r) && !isNullLit(n.R) {
 			return mismatch("operator %s needs numbers in the select list", n.Op)
@@ -667,6 +685,11 @@ func (b *builder) postProcessing(q *ir.Query) error {
 			return n, nil
 		})
 		if err != nil {
+			return err
+		}
+		// Checked at plan time like the select list: a type or operator
+		// error found on the noisy row would come after the charge.
+		if _, err := b.exprType(h); err != nil {
 			return err
 		}
 		b.plan.Having = h

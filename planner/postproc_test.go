@@ -147,6 +147,9 @@ func TestSelectExpressionRefusals(t *testing.T) {
 		{"private column outside aggregate", "SELECT COUNT(*) + age FROM people GROUP BY sex", sqlerr.InsufficientPrivilege, "GROUP BY"},
 		{"constants only", "SELECT 3 AS three FROM people", sqlerr.InsufficientPrivilege, "aggregate"},
 		{"unknown column", "SELECT COUNT(*) + nope FROM people GROUP BY nope", sqlerr.UndefinedColumn, "nope"},
+		// HAVING is type-checked at plan time too, before any charge.
+		{"having text arithmetic", "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*) + sex > 1", sqlerr.DatatypeMismatch, "needs numbers"},
+		{"order by text arithmetic", "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY upper(sex) * 2", sqlerr.DatatypeMismatch, "needs numbers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

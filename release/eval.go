@@ -189,9 +189,10 @@ func arith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
 			return ir.Int(saturate(l.Int+r.Int, float64(l.Int)+float64(r.Int))), nil
 		case ir.OpSub:
 			return ir.Int(saturate(l.Int-r.Int, float64(l.Int)-float64(r.Int))), nil
-		default:
+		case ir.OpMul:
 			return ir.Int(saturate(l.Int*r.Int, float64(l.Int)*float64(r.Int))), nil
 		}
+		return ir.Null(), unsupportedOp(op)
 	}
 	a, _ := l.AsFloat()
 	b, _ := r.AsFloat()
@@ -200,9 +201,16 @@ func arith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
 		return ir.Float(a + b), nil
 	case ir.OpSub:
 		return ir.Float(a - b), nil
-	default:
+	case ir.OpMul:
 		return ir.Float(a * b), nil
 	}
+	return ir.Null(), unsupportedOp(op)
+}
+
+// unsupportedOp refuses an operator the evaluator does not know rather
+// than computing another one; the planner refuses it before any charge.
+func unsupportedOp(op ir.ArithOp) error {
+	return sqlerr.New(sqlerr.FeatureNotSupported, "arithmetic operator #%d is not supported in post-processing", op)
 }
 
 // saturate returns the (possibly wrapped) int64 result w, or the int64

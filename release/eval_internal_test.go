@@ -67,3 +67,13 @@ func TestPostRoundDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestPostUnknownOperator: an operator the evaluator does not know (one a
+// newer parser may produce) is an error, never silently another operator.
+func TestPostUnknownOperator(t *testing.T) {
+	for _, args := range [][2]ir.Value{{ir.Int(6), ir.Int(3)}, {ir.Float(6), ir.Int(3)}} {
+		if v, err := arith(ir.OpMul+10, args[0], args[1]); err == nil {
+			t.Errorf("unknown operator on %v gave %v", args, v)
+		}
+	}
+}
