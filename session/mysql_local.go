@@ -591,16 +591,9 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text strin
 	return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "SHOW %s is not supported by the privacy proxy", strings.ToUpper(what))
 }
 
-// currentDatabase is the name SHOW TABLES reports the tables under.
-func (ms *mySession) currentDatabase() string {
-	if ms.database != "" {
-		return ms.database
-	}
-	if d := ms.p.Policy().DefaultSchema(); d != "" {
-		return d
-	}
-	return "ddp"
-}
+// currentDatabase is the name SHOW TABLES reports the tables under (the
+// policy decides it, so that the same name resolves in queries).
+func (ms *mySession) currentDatabase() string { return ms.p.Policy().MySQLDatabase(ms.database) }
 
 // databases lists the current database and the policy's schemas.
 func (ms *mySession) databases() []string {
@@ -656,7 +649,7 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 	if ms.p.Policy().Backend.Driver != "mysql" {
 		schema = "" // one database whatever its name (see UseDatabase)
 	}
-	_, t := ms.p.Policy().LookupTable(schema, name)
+	_, t := ms.p.Policy().Resolve(ms.s.names(), schema, name)
 	if t == nil {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "Table '%s' doesn't exist or is not exposed by the privacy policy", qualified)
 	}
