@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// startNamesDemo serves the demo on both front ends (free ports) and
+// returns the PostgreSQL and MySQL addresses and the demo's sex domain.
+func startNamesDemo(t *testing.T) (pgAddr, myAddr string, sexes []string) {
+	t.Helper()
+	files, err := demo.Build(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policies.Load(files.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range pol.Datasets["census"].Tables["people"].Columns["sex"].Domain.Values {
+		sexes = append(sexes, fmt.Sprint(v))
+	}
+	if len(sexes) < 2 {
+		t.Fatalf("demo sex domain %v: expected at least two declared values", sexes)
+	}
+	pol.Listen.Postgres = "127.0.0.1:0"
+	pol.Listen.MySQL = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); p.wait(ctx) })
+	return p.pgAddr, p.myAddr, sexes
+}
+
+// TestCatalogNamesOverTheWire: the names psql's \dt (public.people) and
+// MySQL's SHOW DATABASES (demo) show for the demo's people table work in
+// queries, with Metabase's fully qualified column shape, through pgx and
+// go-sql-driver/mysql; a wrong schema or database is still 42P01 / 1146.
+func TestCatalogNamesOverTheWire(t *testing.T) {
+	pgAddr, myAddr, sexes := startNamesDemo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	t.Run("postgres", func(t *testing.T) {
+		conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+
+		// The catalog's name for the table, as psql \dt shows it.
+		var schema string
+		if err := conn.QueryRow(ctx, `SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'people'`).Scan(&schema); err != nil {
+			t.Fatalf("catalog lookup: %v", err)
+		}
+		if schema != "public" {
+			t.Fatalf("catalog shows people in %q, want public", schema)
+		}
+
+		metabase := `SELECT "public"."people"."sex" AS "sex", count(*) AS "count" FROM "public"."people" ` +
+			`GROUP BY "public"."people"."sex" ORDER BY "public"."people"."sex" ASC`
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
+			rows, err := conn.Query(ctx, metabase, mode)
+			if err != nil {
+				t.Fatalf("%v: %v", mode, err)
+			}
+			var cols []string
+			for _, f := range rows.FieldDescriptions() {
+				cols = append(cols, f.Name)
+			}
+			var got []string
+			for rows.Next() {
+				var sex string
+				var n int64
+				if err := rows.Scan(&sex, &n); err != nil {
+					t.Fatalf("%v: scan: %v", mode, err)
+				}
+				got = append(got, sex)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatalf("%v: Metabase's query: %v", mode, err)
+			}
+			if !slices.Equal(cols, []string{"sex", "count"}) {
+				t.Errorf("%v: columns %v, want [sex count]", mode, cols)
+			}
+			want := slices.Sorted(slices.Values(sexes))
+			if !slices.Equal(got, want) {
+				t.Errorf("%v: groups %v, want every declared key in order %v", mode, got, want)
+			}
+		}
+
+		var n int64
+		for _, q := range []string{`SELECT COUNT(*) FROM public.people`, `SELECT COUNT(*) FROM "public"."people" WHERE public.people.sex = 'Male'`} {
+			if err := conn.QueryRow(ctx, q, pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+
+		for _, q := range []string{
+			`SELECT COUNT(*) FROM other.people`,
+			`SELECT COUNT(*) FROM "demo"."people"`,
+			`SELECT COUNT(*) FROM people WHERE other.people.sex = 'Male'`,
+		} {
+			_, err := conn.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "42P01" {
+				t.Errorf("%s: %v, want 42P01", q, err)
+			}
+		}
+	})
+
+	t.Run("mysql", func(t *testing.T) {
+		db, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		conn, err := db.Conn(ctx) // one session: SHOW DATABASES and the queries see the same database
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+
+		var dbs []string
+		rows, err := conn.QueryContext(ctx, "SHOW DATABASES")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var d string
+			if err := rows.Scan(&d); err != nil {
+				t.Fatal(err)
+			}
+			dbs = append(dbs, d)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(dbs, "demo") {
+			t.Fatalf("SHOW DATABASES = %v, want demo listed", dbs)
+		}
+
+		for _, q := range []string{
+			"SELECT `demo`.`people`.`sex`, COUNT(*) FROM `demo`.`people` GROUP BY `demo`.`people`.`sex`",
+			"SELECT DEMO.People.sex, COUNT(*) FROM Demo.PEOPLE GROUP BY demo.people.sex", // lower_case_table_names=1
+		} {
+			rows, err := conn.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			cols, _ := rows.Columns()
+			var got []string
+			for rows.Next() {
+				var sex string
+				var n int64
+				if err := rows.Scan(&sex, &n); err != nil {
+					t.Fatalf("scan: %v", err)
+				}
+				got = append(got, sex)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if len(cols) != 2 || cols[0] != "sex" {
+				t.Errorf("%s: columns %v, want [sex COUNT(*)]", q, cols)
+			}
+			slices.Sort(got)
+			if want := slices.Sorted(slices.Values(sexes)); !slices.Equal(got, want) {
+				t.Errorf("%s: groups %v, want every declared key %v", q, got, want)
+			}
+		}
+
+		// A prepared statement (binary protocol): the parameter's type is
+		// inferred from the three-part column it is compared with.
+		var n int64
+		if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM demo.people WHERE demo.people.sex = ?", sexes[0]).Scan(&n); err != nil {
+			t.Errorf("prepared three-part query: %v", err)
+		}
+
+		for _, q := range []string{
+			"SELECT COUNT(*) FROM `other`.`people`",
+			"SELECT COUNT(*) FROM public.people",
+			"SELECT COUNT(*) FROM people WHERE other.people.sex = 'Male'",
+		} {
+			_, err := conn.ExecContext(ctx, q)
+			var me *mysql.MySQLError
+			if !errors.As(err, &me) || me.Number != 1146 || string(me.SQLState[:]) != "42S02" {
+				t.Errorf("%s: %v, want 1146 (42S02)", q, err)
+			}
+		}
+	})
+}
