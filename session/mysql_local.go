@@ -517,7 +517,7 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text strin
 		if full {
 			r.Columns = append(r.Columns, Column{"Table_type", TypeText})
 		}
-		for _, t := range ms.tables(opt["database"]) {
+		for _, t := range ms.tables(db) {
 			if match(t.Name) {
 				row := []ir.Value{ir.String(t.Name)}
 				if full {
@@ -614,16 +614,21 @@ func (ms *mySession) databases() []string {
 }
 
 // tables lists the policy's tables (private and public), sorted; with a
-// database, only those in it.
+// database, only those that database.table names in a query (the policy's
+// one rule, policies.Policy.Resolve), so that what SHOW TABLES lists
+// under a database is what resolves there.
 func (ms *mySession) tables(database string) []*policies.Table {
+	pol := ms.p.Policy()
 	var out []*policies.Table
-	for _, dn := range ms.p.Policy().DatasetNames {
-		for _, t := range ms.p.Policy().Datasets[dn].Tables {
+	for _, dn := range pol.DatasetNames {
+		for _, t := range pol.Datasets[dn].Tables {
 			if t == nil {
 				continue
 			}
-			if database != "" && t.Schema != "" && !strings.EqualFold(t.Schema, database) {
-				continue
+			if database != "" {
+				if _, r := pol.Resolve(ms.s.names(), database, t.Name); r != t {
+					continue
+				}
 			}
 			out = append(out, t)
 		}

@@ -156,6 +156,30 @@ func TestCatalogNamesOverTheWire(t *testing.T) {
 			t.Fatalf("SHOW DATABASES = %v, want demo listed", dbs)
 		}
 
+		// SHOW TABLES lists under a database exactly what resolves there.
+		showTables := func(db string) []string {
+			rows, err := conn.QueryContext(ctx, "SHOW TABLES FROM "+db)
+			if err != nil {
+				t.Fatalf("SHOW TABLES FROM %s: %v", db, err)
+			}
+			defer rows.Close()
+			var out []string
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, name)
+			}
+			return out
+		}
+		if got := showTables("demo"); !slices.Contains(got, "people") {
+			t.Errorf("SHOW TABLES FROM demo = %v, want people listed", got)
+		}
+		if got := showTables("other"); len(got) != 0 {
+			t.Errorf("SHOW TABLES FROM other = %v, want none: other.people is refused", got)
+		}
+
 		for _, q := range []string{
 			"SELECT `demo`.`people`.`sex`, COUNT(*) FROM `demo`.`people` GROUP BY `demo`.`people`.`sex`",
 			"SELECT DEMO.People.sex, COUNT(*) FROM Demo.PEOPLE GROUP BY demo.people.sex", // lower_case_table_names=1
