@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -229,4 +231,120 @@ func TestCatalogNamesOverTheWire(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMariaDBSessionDatabaseNames serves a MariaDB backend to a MySQL
+// client whose session database is not the backend's: db.table names the
+// declared private table under the session's database (as SHOW TABLES
+// lists it) and under the backend's, with three-part columns. A public
+// table is passed through as text, so there the session's database would
+// name another relation on the server: a database holding a table of the
+// same name with other rows must not be read through it.
+func TestMariaDBSessionDatabaseNames(t *testing.T) {
+	dsn := mariaDSN(t)
+	suffix := fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	priv, pub, otherDB := "ddp_names_p_"+suffix, "ddp_names_q_"+suffix, "ddp_names_db_"+suffix
+	backendDB := (&policies.Policy{Backend: policies.Backend{Driver: "mysql", DSN: dsn}}).DefaultSchema()
+	if backendDB == "" {
+		t.Skipf("%s names no database", mysqlDSNEnv)
+	}
+	admin, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("DROP TABLE IF EXISTS " + priv)
+		admin.Exec("DROP TABLE IF EXISTS " + pub)
+		admin.Exec("DROP DATABASE IF EXISTS " + otherDB)
+		admin.Close()
+	})
+	for _, q := range []string{
+		"CREATE TABLE " + priv + " (id BIGINT PRIMARY KEY, sex VARCHAR(10))",
+		"INSERT INTO " + priv + " VALUES (1, 'Female'), (2, 'Male'), (3, 'Male')",
+		"CREATE TABLE " + pub + " (k VARCHAR(10) PRIMARY KEY, v VARCHAR(20))",
+		"INSERT INTO " + pub + " VALUES ('a', 'public')",
+		"CREATE DATABASE " + otherDB,
+		"CREATE TABLE " + otherDB + "." + pub + " (k VARCHAR(10) PRIMARY KEY, v VARCHAR(20))",
+		"INSERT INTO " + otherDB + "." + pub + " VALUES ('a', 'secret')",
+	} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "names.yaml")
+	src := fmt.Sprintf(`version: 1
+backend: {driver: mysql, dsn: %q}
+listen: {postgres: "off", mysql: 127.0.0.1:0, auth: trust}
+ledger: {path: ledger.db}
+users:
+  - name: analyst
+    password_env: HOME
+    budgets: {d: {epsilon: 100}}
+    max_epsilon: 1
+datasets:
+  d:
+    tables:
+      %s:
+        unit: id
+        columns:
+          sex: {type: text, domain: {values: [Female, Male]}}
+      %s:
+        public: true
+        key: k
+        columns:
+          k: {type: text}
+          v: {type: text}
+`, dsn, priv, pub)
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policies.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveMySQL(t, pol)
+	db, err := sql.Open("mysql", "analyst:x@tcp("+addr+")/"+otherDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+
+	for _, schema := range []string{otherDB, backendDB} {
+		q := fmt.Sprintf("SELECT `%[1]s`.`%[2]s`.`sex`, COUNT(*) FROM `%[1]s`.`%[2]s` GROUP BY `%[1]s`.`%[2]s`.`sex` ORDER BY 1", schema, priv)
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var got []string
+		for rows.Next() {
+			var sex string
+			var n int64
+			if err := rows.Scan(&sex, &n); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, sex)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if !slices.Equal(got, []string{"Female", "Male"}) {
+			t.Errorf("%s: groups %v, want Female, Male", q, got)
+		}
+	}
+
+	var v string
+	if err := db.QueryRow("SELECT v FROM " + pub).Scan(&v); err != nil || v != "public" {
+		t.Errorf("unqualified public table: %q, %v; want the backend database's row", v, err)
+	}
+	err = db.QueryRow("SELECT v FROM " + otherDB + "." + pub).Scan(&v)
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1235 {
+		t.Errorf("public table under the session's database: %q, %v; want refused (1235), never the other database's row", v, err)
+	}
+	_, err = db.Exec("SELECT COUNT(*) FROM wrong_db_" + suffix + "." + priv)
+	if !errors.As(err, &me) || me.Number != 1146 {
+		t.Errorf("private table under a wrong database: %v, want 1146", err)
+	}
 }
