@@ -348,3 +348,60 @@ datasets:
 		t.Errorf("private table under a wrong database: %v, want 1146", err)
 	}
 }
+
+// TestMetabaseShapeOnEachCatalog: on the emulated catalog (demo) and on a
+// PostgreSQL backend whose table is declared in its own schema, the schema
+// information_schema.tables shows for people is the one Metabase's
+// fully qualified query uses, and it answers with every declared key.
+func TestMetabaseShapeOnEachCatalog(t *testing.T) {
+	for name, start := range catalogBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			b := start(t)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://analyst:demo@%s/%s?sslmode=disable", b.addr, b.db))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			var schema string
+			if err := conn.QueryRow(ctx, "SELECT table_schema FROM information_schema.tables WHERE table_name = 'people'").Scan(&schema); err != nil {
+				t.Fatalf("catalog: %v", err)
+			}
+			if schema != b.schema {
+				t.Fatalf("catalog shows people in %q, want %q", schema, b.schema)
+			}
+			q := fmt.Sprintf(`SELECT %[1]q."people"."sex" AS "sex", count(*) AS "count" FROM %[1]q."people" `+
+				`GROUP BY %[1]q."people"."sex" ORDER BY %[1]q."people"."sex" ASC`, schema)
+			rows, err := conn.Query(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for rows.Next() {
+				var sex string
+				var n int64
+				if err := rows.Scan(&sex, &n); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, sex)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if len(got) < 2 || !slices.IsSorted(got) {
+				t.Errorf("%s: groups %v, want every declared key, sorted", q, got)
+			}
+			if name == "postgres" {
+				if !slices.Equal(got, []string{"F", "M"}) {
+					t.Errorf("groups %v, want the declared F, M", got)
+				}
+				_, err := conn.Exec(ctx, `SELECT count(*) FROM "public"."people"`)
+				var pe *pgconn.PgError
+				if !errors.As(err, &pe) || pe.Code != "42P01" {
+					t.Errorf("people outside its declared schema: %v, want 42P01", err)
+				}
+			}
+		})
+	}
+}
