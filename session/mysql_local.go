@@ -651,9 +651,8 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 	if i := strings.LastIndexByte(qualified, '.'); i >= 0 {
 		schema, name = qualified[:i], qualified[i+1:]
 	}
-	if ms.p.Policy().Backend.Driver != "mysql" {
-		schema = "" // one database whatever its name (see UseDatabase)
-	}
+	// The names a query may use (policies.Policy.Resolve), so DESCRIBE
+	// db.t works exactly when SELECT ... FROM db.t does.
 	_, t := ms.p.Policy().Resolve(ms.s.names(), schema, name)
 	if t == nil {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "Table '%s' doesn't exist or is not exposed by the privacy policy", qualified)

@@ -212,6 +212,16 @@ func TestCatalogNamesOverTheWire(t *testing.T) {
 			}
 		}
 
+		// DESCRIBE takes the same names as queries.
+		if rows, err := conn.QueryContext(ctx, "SHOW COLUMNS FROM `demo`.`people`"); err != nil {
+			t.Errorf("SHOW COLUMNS FROM demo.people: %v", err)
+		} else {
+			rows.Close()
+		}
+		if _, err := conn.ExecContext(ctx, "SHOW COLUMNS FROM other.people"); err == nil {
+			t.Error("SHOW COLUMNS FROM other.people succeeded; other.people is refused in queries")
+		}
+
 		// A prepared statement (binary protocol): the parameter's type is
 		// inferred from the three-part column it is compared with.
 		var n int64
