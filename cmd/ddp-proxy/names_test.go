@@ -415,3 +415,93 @@ func TestMetabaseShapeOnEachCatalog(t *testing.T) {
 		})
 	}
 }
+
+// TestMySQLInfoSchemaShowsResolvableDatabases: on a non-MySQL backend the
+// emulated information_schema and SHOW TABLES show each table in the
+// database that names it in queries: the session's database for tables
+// declared without a schema, the declared schema otherwise.
+func TestMySQLInfoSchemaShowsResolvableDatabases(t *testing.T) {
+	dir := t.TempDir()
+	lite, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lite.Exec("CREATE TABLE people (id INTEGER, sex TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	lite.Close()
+	path := filepath.Join(dir, "p.yaml")
+	src := `version: 1
+backend: {driver: sqlite, dsn: x.db}
+listen: {postgres: "off", mysql: 127.0.0.1:0, auth: trust}
+ledger: {path: ledger.db}
+users:
+  - name: analyst
+    password_env: HOME
+    budgets: {d: {epsilon: 1}}
+datasets:
+  d:
+    tables:
+      people:
+        unit: id
+        columns:
+          sex: {type: text, domain: {values: [F, M]}}
+      orders:
+        schema: sales
+        unit: id
+        columns:
+          kind: {type: text, domain: {values: [a, b]}}
+`
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policies.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveMySQL(t, pol)
+	db, err := sql.Open("mysql", "analyst:x@tcp("+addr+")/bi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	strs := func(q string) []string {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return out
+	}
+	if got := strs("SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.TABLES ORDER BY 1"); !slices.Equal(got, []string{"bi.people", "sales.orders"}) {
+		t.Errorf("information_schema.TABLES = %v, want [bi.people sales.orders]", got)
+	}
+	if got := strs("SELECT DISTINCT TABLE_SCHEMA FROM information_schema.COLUMNS WHERE TABLE_NAME = 'orders'"); !slices.Equal(got, []string{"sales"}) {
+		t.Errorf("information_schema.COLUMNS schema of orders = %v, want [sales]", got)
+	}
+	if got := strs("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY 1"); !slices.Equal(got, []string{"bi", "information_schema", "sales"}) {
+		t.Errorf("information_schema.SCHEMATA = %v, want [bi information_schema sales]", got)
+	}
+	if got := strs("SHOW TABLES"); !slices.Equal(got, []string{"people"}) {
+		t.Errorf("SHOW TABLES in bi = %v, want [people]", got)
+	}
+	if got := strs("SHOW TABLES FROM sales"); !slices.Equal(got, []string{"orders"}) {
+		t.Errorf("SHOW TABLES FROM sales = %v, want [orders]", got)
+	}
+	if got := strs("SHOW DATABASES"); !slices.Contains(got, "bi") || !slices.Contains(got, "sales") {
+		t.Errorf("SHOW DATABASES = %v, want bi and sales", got)
+	}
+}
