@@ -9,8 +9,11 @@ package ir
 type Expr interface{ exprNode() }
 
 // ColumnRef names a column as written: Qualifier is the table name or alias
-// ("" when unqualified). The planner resolves it against the policy.
+// ("" when unqualified), Schema the schema (PostgreSQL) or database (MySQL)
+// of a three-part name schema.table.column ("" otherwise; only with a
+// Qualifier). The planner resolves it against the policy.
 type ColumnRef struct {
+	Schema    string
 	Qualifier string
 	Name      string
 }

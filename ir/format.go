@@ -16,6 +16,10 @@ func FormatExpr(e Expr) string {
 }
 
 func formatCol(b *strings.Builder, c ColumnRef) {
+	if c.Schema != "" {
+		b.WriteString(strconv.Quote(c.Schema))
+		b.WriteByte('.')
+	}
 	if c.Qualifier != "" {
 		b.WriteString(strconv.Quote(c.Qualifier))
 		b.WriteByte('.')

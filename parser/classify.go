@@ -176,7 +176,7 @@ const (
 	msgFromFunc    = "functions in FROM are not supported; query a table"
 	msgTableSample = "TABLESAMPLE is not supported; sampling does not reduce the privacy cost"
 	msgLateral     = "LATERAL is not supported in aggregate queries"
-	msgThreePart   = "column names with more than a table qualifier are not supported; qualify columns with the table name or alias only"
+	msgThreePart   = "column names with more than a schema and a table qualifier are not supported; write schema.table.column, table.column or column"
 	msgEscape      = "LIKE ... ESCAPE is not supported; use the default backslash escape"
 	msgRegex       = "regular expression operators are not allowed in predicates; use LIKE"
 	msgVariable    = "variables are not allowed in predicates; use a literal or a parameter"
@@ -204,11 +204,12 @@ func (b queryBuilder) sameName(x, y string) bool {
 }
 
 // sameColumn reports whether two references can name the same column: the
-// names match and the qualifiers match or one of them is absent (GROUP BY
-// p.city groups SELECT city). The planner resolves the qualifiers for real.
+// names match and the qualifiers (and schemas) match or one of them is
+// absent (GROUP BY p.city groups SELECT city). The planner resolves the qualifiers for real.
 func (b queryBuilder) sameColumn(x, y ir.ColumnRef) bool {
 	return b.sameName(x.Name, y.Name) &&
-		(x.Qualifier == "" || y.Qualifier == "" || b.sameName(x.Qualifier, y.Qualifier))
+		(x.Qualifier == "" || y.Qualifier == "" || b.sameName(x.Qualifier, y.Qualifier)) &&
+		(x.Schema == "" || y.Schema == "" || b.sameName(x.Schema, y.Schema))
 }
 
 // groupKey is one GROUP BY entry as written: a column or a 1-based position.
@@ -313,6 +314,9 @@ func (b queryBuilder) checkGrouped(q *ir.Query) error {
 }
 
 func colText(c ir.ColumnRef) string {
+	if c.Schema != "" {
+		return c.Schema + "." + c.Qualifier + "." + c.Name
+	}
 	if c.Qualifier != "" {
 		return c.Qualifier + "." + c.Name
 	}

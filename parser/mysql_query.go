@@ -184,13 +184,13 @@ func unparen(e ast.ExprNode) ast.ExprNode {
 	}
 }
 
-// myColumn converts a column reference; db.table.column is refused.
+// myColumn converts a column reference, db.table.column included.
 func myColumn(e ast.ExprNode) (ir.ColumnRef, bool) {
 	c, ok := unparen(e).(*ast.ColumnNameExpr)
-	if !ok || c.Name.Schema.O != "" {
+	if !ok {
 		return ir.ColumnRef{}, false
 	}
-	return ir.ColumnRef{Qualifier: c.Name.Table.O, Name: c.Name.Name.O}, true
+	return ir.ColumnRef{Schema: c.Name.Schema.O, Qualifier: c.Name.Table.O, Name: c.Name.Name.O}, true
 }
 
 func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {

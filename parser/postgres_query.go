@@ -187,8 +187,10 @@ func pgColumn(n *pg.Node) (ir.ColumnRef, bool) {
 		return ir.ColumnRef{Name: f[0]}, true
 	case 2:
 		return ir.ColumnRef{Qualifier: f[0], Name: f[1]}, true
+	case 3:
+		return ir.ColumnRef{Schema: f[0], Qualifier: f[1], Name: f[2]}, true
 	}
-	return ir.ColumnRef{}, false
+	return ir.ColumnRef{}, false // catalog.schema.table.column
 }
 
 func pgIsOp(name []*pg.Node, op string) bool {

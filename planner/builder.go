@@ -26,6 +26,9 @@ type builder struct {
 // resolveColumn binds a column reference to a table of the scope.
 func (b *builder) resolveColumn(c ir.ColumnRef) (resolved, error) {
 	name := strings.ToLower(c.Name)
+	if c.Schema != "" {
+		return b.resolveSchemaColumn(c, name)
+	}
 	if c.Qualifier != "" {
 		q := strings.ToLower(c.Qualifier)
 		for i := range b.sc.tables {
@@ -62,6 +65,20 @@ func (b *builder) resolveColumn(c ir.ColumnRef) (resolved, error) {
 			WithHint("qualify it with a table name")
 	}
 	return b.columnOf(0, name)
+}
+
+// resolveSchemaColumn binds schema.table.column: schema.table must name,
+// by the policy's one naming rule, a table of FROM that has no alias (as
+// in PostgreSQL and MySQL, an alias hides the table's own name).
+func (b *builder) resolveSchemaColumn(c ir.ColumnRef, name string) (resolved, error) {
+	_, named := b.p.pol.Resolve(b.sc.names, c.Schema, c.Qualifier)
+	for i, bt := range b.sc.tables {
+		if named != nil && bt.tbl == named && bt.ref.Alias == "" {
+			return b.columnOf(i, name)
+		}
+	}
+	return resolved{}, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s.%s\"", c.Schema, c.Qualifier).
+		WithHint("a column may be qualified with schema.table only when FROM names that table without an alias")
 }
 
 func (b *builder) columnOf(i int, name string) (resolved, error) {

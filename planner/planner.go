@@ -76,6 +76,10 @@ type Request struct {
 	// Dialect is the front end's SQL dialect ("postgres" or "mysql"); a
 	// pass-through is only allowed when it matches the backend's.
 	Dialect string
+	// Database is a MySQL session's current database ("" when none): the
+	// name its catalog shows the policy's tables under, so it qualifies
+	// them in queries too (policies.Policy.Resolve).
+	Database string
 	// Statement must be a StmtSelect whose parameters are bound.
 	Statement *ir.Statement
 	// Catalog is the PostgreSQL backend's description of its catalog
@@ -97,7 +101,8 @@ func (p *Planner) Plan(req Request) (*Plan, error) {
 	if st == nil || st.Kind != ir.StmtSelect {
 		return nil, sqlerr.New(sqlerr.Internal, "internal error: only SELECT statements are planned")
 	}
-	private, err := p.classify(st)
+	names := policies.Names{Dialect: req.Dialect, Database: req.Database}
+	private, err := p.classify(st, names)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +110,7 @@ func (p *Planner) Plan(req Request) (*Plan, error) {
 		return p.planPassthrough(req)
 	}
 	if st.Query == nil {
-		return nil, p.refuseNonAggregate(st)
+		return nil, p.refuseNonAggregate(st, names)
 	}
 	return p.planPrivate(req, st.Query)
 }
@@ -113,7 +118,7 @@ func (p *Planner) Plan(req Request) (*Plan, error) {
 // classify reports whether st reads a private table, and refuses
 // statements reading relations the policy does not know (they may be
 // private: fail closed).
-func (p *Planner) classify(st *ir.Statement) (bool, error) {
+func (p *Planner) classify(st *ir.Statement, names policies.Names) (bool, error) {
 	private := false
 	for _, r := range st.Relations {
 		if p.isCatalog(r) {
@@ -122,7 +127,7 @@ func (p *Planner) classify(st *ir.Statement) (bool, error) {
 			}
 			continue
 		}
-		_, tbl := p.pol.LookupTable(r.Schema, r.Name)
+		_, tbl := p.pol.Resolve(names, r.Schema, r.Name)
 		if tbl == nil {
 			return false, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(r)).
 				WithHint("only tables declared under datasets.<name>.tables can be queried")
@@ -134,10 +139,10 @@ func (p *Planner) classify(st *ir.Statement) (bool, error) {
 	return private, nil
 }
 
-func (p *Planner) refuseNonAggregate(st *ir.Statement) error {
+func (p *Planner) refuseNonAggregate(st *ir.Statement, names policies.Names) error {
 	var name string
 	for _, r := range st.Relations {
-		if _, tbl := p.pol.LookupTable(r.Schema, r.Name); tbl != nil && !tbl.Public {
+		if _, tbl := p.pol.Resolve(names, r.Schema, r.Name); tbl != nil && !tbl.Public {
 			name = tbl.Name
 			break
 		}
@@ -164,6 +169,15 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 	for _, r := range st.Relations {
 		if p.isCatalog(r) {
 			readsCatalog = true
+			continue
+		}
+		// The text goes to the backend as written: a name that resolves
+		// only as the client's catalog shows it (a MySQL session's
+		// database) means another relation, perhaps a private one, there.
+		if _, t := p.pol.LookupTable(r.Schema, r.Name); t == nil {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"public table %s is passed through to the backend as written, and there %q names another relation", r.Name, qualified(r)).
+				WithHint("write the table name unqualified")
 		}
 	}
 	// A pass-through to PostgreSQL is checked on its parse tree when the
@@ -210,7 +224,8 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 // scope is the set of tables a private query reads.
 type scope struct {
 	ds     *policies.Dataset
-	tables []boundTable // [0] is the private table
+	names  policies.Names // how the client names tables
+	tables []boundTable   // [0] is the private table
 }
 
 type boundTable struct {
@@ -234,7 +249,7 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	if user == nil {
 		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "no user: private queries need an authenticated user")
 	}
-	sc, err := p.bindTables(q)
+	sc, err := p.bindTables(q, policies.Names{Dialect: req.Dialect, Database: req.Database})
 	if err != nil {
 		return nil, err
 	}
@@ -396,8 +411,8 @@ func (p *Planner) checkLimits(q *ir.BackendQuery) error {
 }
 
 // bindTables resolves FROM and JOIN tables against the policy.
-func (p *Planner) bindTables(q *ir.Query) (*scope, error) {
-	ds, tbl := p.pol.LookupTable(q.From.Schema, q.From.Name)
+func (p *Planner) bindTables(q *ir.Query, names policies.Names) (*scope, error) {
+	ds, tbl := p.pol.Resolve(names, q.From.Schema, q.From.Name)
 	if tbl == nil {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(q.From))
 	}
@@ -405,9 +420,9 @@ func (p *Planner) bindTables(q *ir.Query) (*scope, error) {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 			"put the private table first: FROM must name the private table and JOIN the public ones (%s is public)", tbl.Name)
 	}
-	sc := &scope{ds: ds, tables: []boundTable{{tbl: tbl, ref: q.From, alias: "t0"}}}
+	sc := &scope{ds: ds, names: names, tables: []boundTable{{tbl: tbl, ref: q.From, alias: "t0"}}}
 	for i, j := range q.Joins {
-		jds, jt := p.pol.LookupTable(j.Table.Schema, j.Table.Name)
+		jds, jt := p.pol.Resolve(names, j.Table.Schema, j.Table.Name)
 		if jt == nil {
 			return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(j.Table))
 		}

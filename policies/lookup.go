@@ -58,14 +58,79 @@ func mysqlDatabase(dsn string) string {
 	return s[i+1:]
 }
 
-// LookupTable finds a table by schema and name, case-insensitively. Schema
-// "" in the query matches a table declared without a schema or with the
-// backend's default schema; a query schema matches a table declared with
-// that schema, or declared without one when it is the default schema. With
-// MySQL and a DSN without a database, schemas are not compared at all.
-// Table names are unique across datasets (Validate enforces it), so at most
-// one table matches.
+// LookupTable finds a table by the names the backend itself uses, case-
+// insensitively: Schema "" in the query matches a table declared without a
+// schema or with the backend's default schema; a query schema matches a
+// table declared with that schema, or declared without one when it is the
+// default schema. With MySQL and a DSN without a database, schemas are not
+// compared at all. Table names are unique across datasets (Validate
+// enforces it), so at most one table matches. A name that resolves here
+// means the same relation to the backend, which is what a statement passed
+// through as text needs; clients' own names go through Resolve.
 func (p *Policy) LookupTable(schema, name string) (*Dataset, *Table) {
+	return p.lookup(schema, name, nil)
+}
+
+// Names is how one client names the place tables live: the schema a
+// PostgreSQL catalog shows, the database a MySQL catalog shows.
+type Names struct {
+	// Dialect is the client's SQL dialect, "postgres" or "mysql"; any
+	// other value (a command-line tool) knows only the backend's names.
+	Dialect string
+	// Database is a MySQL session's current database ("" when the client
+	// chose none).
+	Database string
+}
+
+// PostgresSchema is the schema the PostgreSQL catalog emulation shows a
+// table declared without a schema in, whatever the backend calls it.
+const PostgresSchema = "public"
+
+// MySQLDatabase is the database a MySQL session's catalog (SHOW DATABASES,
+// SHOW TABLES, DATABASE(), the emulated information_schema) shows the
+// tables declared without a schema in: the session's current database,
+// else the backend's default schema (DefaultSchema), else "ddp".
+func (p *Policy) MySQLDatabase(session string) string {
+	if session != "" {
+		return session
+	}
+	if d := p.DefaultSchema(); d != "" {
+		return d
+	}
+	return "ddp"
+}
+
+// CatalogSchema is the schema (PostgreSQL) or database (MySQL) the proxy's
+// catalog shows t in for a client with these names: the declared schema
+// when there is one; otherwise "public" to PostgreSQL clients and the
+// session's database to MySQL clients; otherwise the backend's default.
+func (p *Policy) CatalogSchema(n Names, t *Table) string {
+	switch {
+	case t.Schema != "":
+		return strings.ToLower(t.Schema)
+	case n.Dialect == "postgres":
+		return PostgresSchema
+	case n.Dialect == "mysql":
+		return p.MySQLDatabase(n.Database)
+	}
+	return p.DefaultSchema()
+}
+
+// Resolve finds the table a client names schema.name. This is the one rule
+// for client names: a schema resolves a table when LookupTable accepts it
+// (the backend's own names, so unqualified names resolve as they always
+// did) or when it is the name the client's catalog shows the table under
+// (CatalogSchema), so every name psql's \dt or MySQL's SHOW DATABASES
+// offers works in a query. Names compare case-insensitively: PostgreSQL's
+// parser has already folded unquoted names, and policy names are unique
+// whatever their case; MySQL compares as with lower_case_table_names = 1
+// (the default on Windows and macOS, and what most hosted servers use).
+// The backend is always sent the declared name, never the client's.
+func (p *Policy) Resolve(n Names, schema, name string) (*Dataset, *Table) {
+	return p.lookup(schema, name, &n)
+}
+
+func (p *Policy) lookup(schema, name string, n *Names) (*Dataset, *Table) {
 	name = strings.ToLower(name)
 	def := p.DefaultSchema()
 	for _, dn := range p.DatasetNames {
@@ -77,21 +142,11 @@ func (p *Policy) LookupTable(schema, name string) (*Dataset, *Table) {
 		if schemaMatches(schema, t.Schema, def, p.Backend.Driver) {
 			return d, t
 		}
+		if n != nil && schema != "" && strings.EqualFold(schema, p.CatalogSchema(*n, t)) {
+			return d, t
+		}
 	}
 	return nil, nil
-}
-
-func schemaMatches(query, declared, def, driver string) bool {
-	if driver == "mysql" && def == "" {
-		return true
-	}
-	norm := func(s string) string {
-		if s == "" {
-			return strings.ToLower(def)
-		}
-		return strings.ToLower(s)
-	}
-	return norm(query) == norm(declared)
 }
 
 // Column returns the column with the given name (case-insensitive), or nil.
@@ -163,4 +218,17 @@ func (p *Policy) Position(path string) string {
 		return "line " + strconv.Itoa(l)
 	}
 	return p.Source + ":" + strconv.Itoa(l)
+}
+
+func schemaMatches(query, declared, def, driver string) bool {
+	if driver == "mysql" && def == "" {
+		return true
+	}
+	norm := func(s string) string {
+		if s == "" {
+			return strings.ToLower(def)
+		}
+		return strings.ToLower(s)
+	}
+	return norm(query) == norm(declared)
 }

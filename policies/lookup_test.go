@@ -57,6 +57,68 @@ func TestLookupTable(t *testing.T) {
 	}
 }
 
+// TestResolve: a client's name resolves a table when the backend's own
+// names do (LookupTable) or when it is the name that client's catalog shows
+// the table in: public to PostgreSQL clients, the session's database to
+// MySQL clients, the declared schema for a table that has one.
+func TestResolve(t *testing.T) {
+	const pg, my, shop = "postgres://h/db", "u:p@tcp(h:3306)/shop", "u:p@tcp(h:3306)/"
+	tests := []struct {
+		driver, dsn string
+		names       Names
+		schema      string
+		name        string
+		want        string // table name, "" for no match
+		catalog     string // CatalogSchema of the wanted table ("" = not checked)
+	}{
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "public", "plain", "plain", "public"},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "PUBLIC", "Plain", "plain", "public"},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "main", "plain", "plain", "public"},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "", "plain", "plain", "public"},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "demo", "plain", "", ""},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "analytics", "sales_facts", "sales_facts", "analytics"},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "public", "sales_facts", "", ""},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "", "sales_facts", "", ""},
+		{"mysql", my, Names{Dialect: "postgres"}, "public", "plain", "plain", "public"},
+		{"mysql", my, Names{Dialect: "postgres"}, "shop", "plain", "plain", "public"},
+		{"postgres", pg, Names{Dialect: "postgres"}, "analytics", "sales_facts", "sales_facts", "analytics"},
+		{"postgres", pg, Names{Dialect: "postgres"}, "public", "sales_facts", "", ""},
+		{"sqlite", "x.db", Names{Dialect: "mysql", Database: "demo"}, "demo", "plain", "plain", "demo"},
+		{"sqlite", "x.db", Names{Dialect: "mysql", Database: "demo"}, "DEMO", "pub", "pub", "demo"},
+		{"sqlite", "x.db", Names{Dialect: "mysql", Database: "demo"}, "public", "plain", "", ""},
+		{"sqlite", "x.db", Names{Dialect: "mysql", Database: "demo"}, "demo", "sales_facts", "", ""},
+		{"sqlite", "x.db", Names{Dialect: "mysql", Database: "demo"}, "analytics", "sales_facts", "sales_facts", "analytics"},
+		{"sqlite", "x.db", Names{Dialect: "mysql"}, "main", "plain", "plain", "main"},
+		{"postgres", pg, Names{Dialect: "mysql", Database: "bi"}, "bi", "plain", "plain", "bi"},
+		{"postgres", pg, Names{Dialect: "mysql", Database: "bi"}, "public", "plain", "plain", "bi"},
+		{"mysql", my, Names{Dialect: "mysql", Database: "demo"}, "demo", "plain", "plain", "demo"},
+		{"mysql", my, Names{Dialect: "mysql", Database: "demo"}, "shop", "plain", "plain", "demo"},
+		{"mysql", my, Names{Dialect: "mysql", Database: "demo"}, "other", "plain", "", ""},
+		{"mysql", my, Names{Dialect: "mysql"}, "shop", "plain", "plain", "shop"},
+		{"mysql", shop, Names{Dialect: "mysql", Database: "x"}, "anything", "plain", "plain", "x"},
+		{"mysql", shop, Names{Dialect: "mysql"}, "", "plain", "plain", "ddp"},
+		{"sqlite", "x.db", Names{}, "public", "plain", "", ""},
+		{"sqlite", "x.db", Names{}, "main", "plain", "plain", "main"},
+	}
+	for _, tc := range tests {
+		p := lookupPolicy(t, tc.driver, tc.dsn)
+		d, tb := p.Resolve(tc.names, tc.schema, tc.name)
+		got := ""
+		if tb != nil {
+			got = tb.Name
+			if d != p.Datasets["d"] {
+				t.Errorf("%s %s.%s: wrong dataset", tc.driver, tc.schema, tc.name)
+			}
+			if c := p.CatalogSchema(tc.names, tb); tc.catalog != "" && c != tc.catalog {
+				t.Errorf("%s %+v: CatalogSchema(%s) = %q, want %q", tc.driver, tc.names, tb.Name, c, tc.catalog)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s (%s) %+v Resolve(%q, %q) = %q, want %q", tc.driver, tc.dsn, tc.names, tc.schema, tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestColumnHelpers(t *testing.T) {
 	p := lookupPolicy(t, "postgres", "postgres://h/db")
 	_, tb := p.LookupTable("analytics", "SALES_FACTS")

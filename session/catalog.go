@@ -69,10 +69,7 @@ func (s *Session) psqlListRelations(st *ir.Statement) (Result, bool) {
 			if nameRE != nil && !nameRE.MatchString(t.Name) {
 				continue
 			}
-			schema := t.Schema
-			if schema == "" {
-				schema = "public"
-			}
+			schema := s.p.pol.CatalogSchema(s.names(), t)
 			rows = append(rows, []ir.Value{ir.String(schema), ir.String(t.Name), ir.String("table"), ir.String("ddp")})
 		}
 	}

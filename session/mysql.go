@@ -99,8 +99,9 @@ func (ms *mySession) Close()           {}
 func (ms *mySession) Warnings() uint16 { return uint16(min(len(ms.warnings), 65535)) }
 
 // UseDatabase accepts any name: the proxy serves one database whatever
-// it is called, and tables are looked up unqualified. DATABASE() echoes
-// the name.
+// it is called. DATABASE() echoes the name, the catalog lists the tables
+// declared without a schema under it, and name.table resolves to them
+// (policies.Policy.Resolve).
 func (ms *mySession) UseDatabase(name string) error {
 	ms.database = name
 	ms.s.settings["database"] = name

@@ -79,10 +79,11 @@ func (ms *mySession) blankMySQLStatistics(r *Result) {
 // the session describes (see Config.InfoSchema).
 type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, database string, tables []CatalogTable) ([]backends.ColumnInfo, [][]ir.Value, error)
 
-// CatalogTable is one table as MySQL's information_schema shows it.
+// CatalogTable is one table as MySQL's information_schema shows it, in
+// database Schema ("" = the session's database).
 type CatalogTable struct {
-	Name, Comment string
-	Columns       []CatalogColumn
+	Schema, Name, Comment string
+	Columns               []CatalogColumn
 }
 
 // CatalogColumn is one column: DataType as in DATA_TYPE (bigint, double,
@@ -126,11 +127,14 @@ func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args [
 	}
 	var tables []CatalogTable
 	for _, t := range ms.tables("") {
-		cols, err := ms.describe(ctx, t.Name)
+		// Each table in the database that names it in queries (the
+		// session's database unless the policy declares a schema).
+		schema := ms.p.Policy().CatalogSchema(ms.s.names(), t)
+		cols, err := ms.describe(ctx, schema+"."+t.Name)
 		if err != nil {
 			return Result{}, err
 		}
-		ct := CatalogTable{Name: t.Name, Comment: "private table, privacy unit " + t.Unit}
+		ct := CatalogTable{Schema: schema, Name: t.Name, Comment: "private table, privacy unit " + t.Unit}
 		if t.Public {
 			ct.Comment = "public table"
 		}

@@ -517,7 +517,7 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text strin
 		if full {
 			r.Columns = append(r.Columns, Column{"Table_type", TypeText})
 		}
-		for _, t := range ms.tables(opt["database"]) {
+		for _, t := range ms.tables(db) {
 			if match(t.Name) {
 				row := []ir.Value{ir.String(t.Name)}
 				if full {
@@ -591,16 +591,9 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text strin
 	return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "SHOW %s is not supported by the privacy proxy", strings.ToUpper(what))
 }
 
-// currentDatabase is the name SHOW TABLES reports the tables under.
-func (ms *mySession) currentDatabase() string {
-	if ms.database != "" {
-		return ms.database
-	}
-	if d := ms.p.Policy().DefaultSchema(); d != "" {
-		return d
-	}
-	return "ddp"
-}
+// currentDatabase is the name SHOW TABLES reports the tables under (the
+// policy decides it, so that the same name resolves in queries).
+func (ms *mySession) currentDatabase() string { return ms.p.Policy().MySQLDatabase(ms.database) }
 
 // databases lists the current database and the policy's schemas.
 func (ms *mySession) databases() []string {
@@ -621,16 +614,21 @@ func (ms *mySession) databases() []string {
 }
 
 // tables lists the policy's tables (private and public), sorted; with a
-// database, only those in it.
+// database, only those that database.table names in a query (the policy's
+// one rule, policies.Policy.Resolve), so that what SHOW TABLES lists
+// under a database is what resolves there.
 func (ms *mySession) tables(database string) []*policies.Table {
+	pol := ms.p.Policy()
 	var out []*policies.Table
-	for _, dn := range ms.p.Policy().DatasetNames {
-		for _, t := range ms.p.Policy().Datasets[dn].Tables {
+	for _, dn := range pol.DatasetNames {
+		for _, t := range pol.Datasets[dn].Tables {
 			if t == nil {
 				continue
 			}
-			if database != "" && t.Schema != "" && !strings.EqualFold(t.Schema, database) {
-				continue
+			if database != "" {
+				if _, r := pol.Resolve(ms.s.names(), database, t.Name); r != t {
+					continue
+				}
 			}
 			out = append(out, t)
 		}
@@ -653,10 +651,9 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 	if i := strings.LastIndexByte(qualified, '.'); i >= 0 {
 		schema, name = qualified[:i], qualified[i+1:]
 	}
-	if ms.p.Policy().Backend.Driver != "mysql" {
-		schema = "" // one database whatever its name (see UseDatabase)
-	}
-	_, t := ms.p.Policy().LookupTable(schema, name)
+	// The names a query may use (policies.Policy.Resolve), so DESCRIBE
+	// db.t works exactly when SELECT ... FROM db.t does.
+	_, t := ms.p.Policy().Resolve(ms.s.names(), schema, name)
 	if t == nil {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "Table '%s' doesn't exist or is not exposed by the privacy policy", qualified)
 	}

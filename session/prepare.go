@@ -192,7 +192,7 @@ func (s *Session) inferParams(st *ir.Statement) map[int]ColType {
 			if c.Qualifier != "" && !strings.EqualFold(c.Qualifier, t.RefName()) {
 				continue
 			}
-			if _, tbl := s.p.pol.LookupTable(t.Schema, t.Name); tbl != nil {
+			if _, tbl := s.p.pol.Resolve(s.names(), t.Schema, t.Name); tbl != nil {
 				if d := tbl.Column(strings.ToLower(c.Name)); d != nil {
 					return policyType(d.Type)
 				}

@@ -163,6 +163,9 @@ type catalogDescriber interface {
 // statistics columns through derived tables built from it.
 func (s *Session) planRequest(ctx context.Context, st *ir.Statement) (planner.Request, error) {
 	req := planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: st}
+	if n := s.names(); n.Dialect == "mysql" {
+		req.Database = n.Database
+	}
 	if s.p.pol.Backend.Driver == "mysql" {
 		for _, r := range st.Relations {
 			if strings.EqualFold(r.Schema, "information_schema") {
@@ -430,3 +433,14 @@ func (s *Session) currentEpsilon() float64 {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// names is how this session's client names the policy's tables
+// (policies.Policy.Resolve): its dialect and, for MySQL, the current
+// database (the one its catalog lists the tables under).
+func (s *Session) names() policies.Names {
+	n := policies.Names{Dialect: s.dialect.String()}
+	if s.dialect == parser.MySQL {
+		n.Database = s.settings["database"]
+	}
+	return n
+}

@@ -163,6 +163,23 @@ func load(ctx context.Context, db *sql.DB, database string, tables []session.Cat
 	if err := exec(`INSERT INTO information_schema.schemata VALUES ('def', ?, 'utf8mb4', 'utf8mb4_general_ci', NULL), ('def', 'information_schema', 'utf8', 'utf8_general_ci', NULL)`, database); err != nil {
 		return err
 	}
+	// A table declared in a schema of its own is shown in that database
+	// (where db.table names it in queries).
+	schemaOf := func(t session.CatalogTable) string {
+		if t.Schema == "" {
+			return database
+		}
+		return t.Schema
+	}
+	seen := map[string]bool{strings.ToLower(database): true, "information_schema": true}
+	for _, t := range tables {
+		if s := schemaOf(t); !seen[strings.ToLower(s)] {
+			seen[strings.ToLower(s)] = true
+			if err := exec(`INSERT INTO information_schema.schemata VALUES ('def', ?, 'utf8mb4', 'utf8mb4_general_ci', NULL)`, s); err != nil {
+				return err
+			}
+		}
+	}
 	if err := exec(`INSERT INTO information_schema.character_sets VALUES ('utf8mb4', 'utf8mb4_general_ci', 'UTF-8 Unicode', 4)`); err != nil {
 		return err
 	}
@@ -175,7 +192,7 @@ func load(ctx context.Context, db *sql.DB, database string, tables []session.Cat
 	for _, t := range tables {
 		if err := exec(`INSERT INTO information_schema.tables (TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, VERSION, ROW_FORMAT,
 TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT) VALUES ('def', ?, ?, 'BASE TABLE', 'InnoDB', 10, 'Dynamic', 'utf8mb4_general_ci', '', ?)`,
-			database, t.Name, t.Comment); err != nil {
+			schemaOf(t), t.Name, t.Comment); err != nil {
 			return err
 		}
 		for i, c := range t.Columns {
@@ -191,7 +208,7 @@ TABLE_COLLATION, CREATE_OPTIONS, TABLE_COMMENT) VALUES ('def', ?, ?, 'BASE TABLE
 				precision = 22
 			}
 			if err := exec(`INSERT INTO information_schema.columns VALUES ('def', ?, ?, ?, ?, NULL, 'YES', ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, '', 'select', ?, '')`,
-				database, t.Name, c.Name, i+1, c.DataType, charLen, octets, precision, scale, charset, collation, c.ColumnType, c.Key, c.Comment); err != nil {
+				schemaOf(t), t.Name, c.Name, i+1, c.DataType, charLen, octets, precision, scale, charset, collation, c.ColumnType, c.Key, c.Comment); err != nil {
 				return err
 			}
 		}
