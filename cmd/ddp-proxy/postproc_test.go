@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The brief's query over the demo's census: every declared sex, a rounded
@@ -38,6 +41,13 @@ func TestPostProcessingWithPgx(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.DefaultQueryExecMode = mode
+			var mu sync.Mutex
+			var notices []string
+			cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+				mu.Lock()
+				notices = append(notices, n.Message)
+				mu.Unlock()
+			}
 			conn, err := pgx.ConnectConfig(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -98,6 +108,11 @@ func TestPostProcessingWithPgx(t *testing.T) {
 			if after := budget(t, conn); after != before {
 				t.Errorf("budget %q after the probe, was %q", after, before)
 			}
+			mu.Lock()
+			if len(notices) == 0 || !strings.Contains(notices[len(notices)-1], "reads no row") {
+				t.Errorf("notices %q: want the probe's free answer stated", notices)
+			}
+			mu.Unlock()
 		})
 	}
 }
