@@ -232,17 +232,6 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 	return items, nil
 }
 
-func myHasAggregate(e ast.ExprNode) bool {
-	r, _ := myCollect(e)
-	for _, f := range r.funcs {
-		switch f {
-		case "count", "sum", "avg", "min", "max":
-			return true
-		}
-	}
-	return false
-}
-
 // myAggregate converts COUNT/SUM/AVG of one column. TiDB parses COUNT(*)
 // as COUNT(1), and MySQL users write COUNT(1) and COUNT(0) for COUNT(*):
 // a non-NULL integer constant counts every row.

@@ -289,19 +289,6 @@ func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 	return ir.Aggregate{Func: fn, Arg: &col}, nil
 }
 
-// pgHasAggregate reports whether an expression calls COUNT/SUM/AVG
-// somewhere, to give COUNT(*)+1 the right message.
-func pgHasAggregate(n *pg.Node) bool {
-	r := pgCollect(n)
-	for _, f := range r.funcs {
-		switch f {
-		case "count", "sum", "avg", "min", "max":
-			return true
-		}
-	}
-	return false
-}
-
 func pgGroupKey(n *pg.Node) (groupKey, error) {
 	if c := n.GetAConst(); c != nil {
 		if i, ok := c.Val.(*pg.A_Const_Ival); ok {
