@@ -234,7 +234,7 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 
 // myAggregate converts COUNT/SUM/AVG of one column. TiDB parses COUNT(*)
 // as COUNT(1), and MySQL users write COUNT(1) and COUNT(0) for COUNT(*):
-// a non-NULL integer constant counts every row.
+// any non-NULL constant counts every row (COUNT(NULL) is refused).
 func myAggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
 	var fn ir.AggFunc
 	switch strings.ToLower(a.F) {
