@@ -13,7 +13,27 @@ import (
 // commits are committed in fewer write transactions than operations, and
 // the accounting stays exact. With a budget for 40 of them, exactly 40
 // succeed even though failing members force their group to be re-run.
+//
+// Grouping depends on the goroutines meeting at the writer, which a loaded
+// machine can prevent (they then trickle in one by one); so the exactness
+// is required of every attempt and the grouping of one of five.
 func TestGroupCommitMergesConcurrentCharges(t *testing.T) {
+	const attempts = 5
+	for a := 1; a <= attempts; a++ {
+		txs, ops := groupCommitAttempt(t)
+		t.Logf("attempt %d: %d write transactions for %d operations", a, txs, ops)
+		if txs < int64(ops) {
+			return
+		}
+	}
+	t.Fatalf("nothing was grouped in %d attempts", attempts)
+}
+
+// groupCommitAttempt runs the 64 charges on a fresh ledger, checks the
+// accounting, and returns the write transactions it took and the number of
+// operations (reserves and commits) that one-by-one would take.
+func groupCommitAttempt(t *testing.T) (txs int64, ops int) {
+	t.Helper()
 	h := newHarness(t)
 	limit := policies.Budget{Epsilon: 0.4}
 	const n = 64
@@ -42,7 +62,7 @@ func TestGroupCommitMergesConcurrentCharges(t *testing.T) {
 	before := h.l.writes.txs.Load()
 	close(start)
 	wg.Wait()
-	txs := h.l.writes.txs.Load() - before
+	txs = h.l.writes.txs.Load() - before
 	if ok != 40 {
 		t.Fatalf("%d reservations succeeded, want exactly 40", ok)
 	}
@@ -51,8 +71,5 @@ func TestGroupCommitMergesConcurrentCharges(t *testing.T) {
 		t.Fatalf("spent %+v (%v), want 0.4", spent, err)
 	}
 	// 64 reserves + 40 commits would be 104 transactions one by one.
-	t.Logf("%d write transactions for %d operations", txs, n+40)
-	if txs >= n+40 {
-		t.Fatalf("%d write transactions for %d operations: nothing was grouped", txs, n+40)
-	}
+	return txs, n + 40
 }
