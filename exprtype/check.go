@@ -182,6 +182,8 @@ func (c *checker) expr(e ir.Expr, m mode) (*node, error) {
 		return c.neg(n)
 	case ir.Func:
 		return c.fn(n, m)
+	case ir.Case:
+		return c.caseExpr(n, m)
 	case ir.Param:
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
 	case ir.Aggregate:
@@ -336,9 +338,9 @@ func unify(e ir.Expr, what string, ns ...*node) error {
 		if !comparable(n.info.Type, target) {
 			code := sqlerr.UndefinedFunction
 			msg := "operator does not exist: " + target.String() + " " + what + " " + n.info.Type.String()
-			if what == "COALESCE" {
+			if what == "COALESCE" || what == "CASE" {
 				code = sqlerr.DatatypeMismatch
-				msg = "COALESCE types " + target.String() + " and " + n.info.Type.String() + " cannot be matched"
+				msg = what + " types " + target.String() + " and " + n.info.Type.String() + " cannot be matched"
 			}
 			return sqlerr.New(code, "%s: %s", msg, ir.FormatExpr(e)).
 				WithHint("compare text with quoted literals ('2'), numbers with numbers and booleans with TRUE or FALSE")
@@ -654,6 +656,118 @@ func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
 		return nil, err
 	}
 	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	return out, checkRange(out)
+}
+
+// caseExpr analyses a searched CASE. Every arm is analysed over the whole
+// range of its inputs, whatever condition guards it: totality must not
+// rest on the backend evaluating only the chosen arm (PostgreSQL folds
+// constant arms at plan time, and no backend promises an order). The
+// arms are read as the caller reads the CASE (like COALESCE, it only
+// chooses), brought to one type (integer and real arms give a real), and
+// the range is the hull of the arms' ranges (NULL, without ELSE, is in
+// every range).
+func (c *checker) caseExpr(k ir.Case, m mode) (*node, error) {
+	if len(k.Whens) == 0 {
+		return nil, internalErr("CASE without WHEN")
+	}
+	whens := make([]ir.When, len(k.Whens))
+	conds := make([]*node, len(k.Whens))
+	vals := make([]*node, 0, len(k.Whens)+1)
+	for i, w := range k.Whens {
+		cond, err := c.expr(w.Cond, modeValue)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantBoolean(cond, "CASE/WHEN"); err != nil {
+			return nil, err
+		}
+		then, err := c.expr(w.Then, m)
+		if err != nil {
+			return nil, err
+		}
+		conds[i] = cond
+		vals = append(vals, then)
+	}
+	if k.Else != nil {
+		els, err := c.expr(k.Else, m)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, els)
+	}
+	if err := unify(k, "CASE", vals...); err != nil {
+		return nil, err
+	}
+	out := &node{src: k}
+	var info *Info
+	real, unknown := false, false
+	for _, v := range vals {
+		out.twice = out.twice || v.twice
+		switch v.info.Type {
+		case Null:
+			continue
+		case Unknown:
+			unknown = true
+		case Real:
+			real = true
+		}
+		if info == nil {
+			in := v.info
+			info = &in
+		}
+	}
+	for _, cd := range conds {
+		out.twice = out.twice || cd.twice
+	}
+	if info == nil {
+		return nullNode(k), nil // every arm is NULL
+	}
+	switch {
+	case unknown:
+		// An undeclared column of a public table: comparable, never
+		// computed with, so its range does not matter.
+		out.info = Info{Type: Unknown}
+	case info.Type == Integer || info.Type == Real:
+		out.info = Info{Type: Integer, Bounded: true}
+		if real {
+			out.info.Type = Real
+		}
+		first := true
+		for _, v := range vals {
+			if v.info.Type == Null {
+				continue
+			}
+			if !v.info.Bounded {
+				out.info.Bounded = false
+				break
+			}
+			switch {
+			case out.info.Type == Integer && first:
+				out.info.Int = v.info.Int
+			case out.info.Type == Integer:
+				out.info.Int = hullInt(out.info.Int, v.info.Int)
+			case first:
+				out.info.Real = asReal(v.info)
+			default:
+				out.info.Real = hullReal(out.info.Real, asReal(v.info))
+			}
+			first = false
+		}
+		if !out.info.Bounded {
+			out.info = Info{Type: out.info.Type}
+		}
+	default:
+		out.info = Info{Type: info.Type} // text or boolean
+	}
+	for i, cd := range conds {
+		whens[i] = ir.When{Cond: cd.x, Then: vals[i].x}
+	}
+	lowered := ir.Case{Whens: whens}
+	if k.Else != nil {
+		lowered.Else = vals[len(vals)-1].x
+	}
+	out.x = lowered
 	return out, checkRange(out)
 }
 

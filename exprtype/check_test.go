@@ -120,6 +120,24 @@ func TestPredicate(t *testing.T) {
 		{"'5' + '6' > 1", &sqlerr.UndefinedFunction, ""},
 		{"score = 'NaN'", &sqlerr.InvalidParameterValue, "NaN"},
 
+		// CASE.
+		{"CASE WHEN age > 30 THEN salary ELSE 0 END > 100", nil, ""},
+		{"CASE age WHEN 30 THEN 'a' WHEN 31 THEN note END = 'a'", nil, ""},
+		{"CASE WHEN flag THEN score WHEN 't' THEN 1 END * 2 > 0", nil, ""},
+		{"CASE WHEN age > 1 THEN age > 2 ELSE flag END", nil, ""},
+		{"CASE WHEN pub = 1 THEN pub END = 2", nil, ""},
+		{"CASE WHEN age > 1 THEN NULL END IS NULL", nil, ""},
+		{"CASE WHEN age > 1 THEN age ELSE note END = 1", &sqlerr.DatatypeMismatch, "CASE types"},
+		{"CASE WHEN age THEN 1 END = 1", &sqlerr.DatatypeMismatch, "argument of CASE/WHEN"},
+		{"CASE WHEN age > 1 THEN 'a' ELSE 'b' END = 1", &sqlerr.UndefinedFunction, "text = bigint"},
+		// Every arm is checked over the whole range, whatever guards it:
+		// the backend may fold or evaluate an arm the condition excludes.
+		{"CASE WHEN huge < 10 THEN huge * huge ELSE 0 END > 0", &sqlerr.NumericValueOutOfRange, ""},
+		{"CASE WHEN age > 1 THEN raw + 1 END > 0", &sqlerr.FeatureNotSupported, "no declared bounds"},
+		{"CASE WHEN age > 1 THEN age + 1 ELSE pub END > 0", nil, ""},
+		{"CASE WHEN age > 1 THEN age ELSE pub END + 1 > 0", &sqlerr.FeatureNotSupported, "no declared type"},
+		{"CASE WHEN age > 1 THEN 9223372036854775807 ELSE 0 END + age > 0", &sqlerr.NumericValueOutOfRange, ""},
+
 		// round writes its argument twice on PostgreSQL and MySQL.
 		{"round(score * 0.5 + round(score * 0.5)) > 1", &sqlerr.FeatureNotSupported, "doubles the statement"},
 		{"round(round(score)) + round(score * 0.5) > 1", nil, ""},
@@ -160,6 +178,10 @@ func TestLowering(t *testing.T) {
 		{"coalesce(NULL, age, NULL) * 2 > 5", `((clamp("t0"."age", 17, 90) * 2) > 5)`},
 		{"length(lower(note)) > 3", `(length(lower("t0"."note")) > 3)`},
 		{"flag = 'yes'", `("t0"."flag" = TRUE)`},
+		{"CASE age WHEN '30' THEN age + 1 ELSE '2' END > 5",
+			`((CASE WHEN ("t0"."age" = 30) THEN (clamp("t0"."age", 17, 90) + 1) ELSE 2 END) > 5)`},
+		{"CASE WHEN 'yes' THEN NULL ELSE NULL END IS NULL", `(NULL IS NULL)`},
+		{"CASE WHEN age > 1 THEN raw END > 5", `((CASE WHEN ("t0"."age" > 1) THEN "t0"."raw" END) > 5)`},
 	}
 	for _, tc := range tests {
 		got, err := exprtype.Predicate(where(t, parser.Postgres, tc.where), testColumns)
@@ -185,6 +207,10 @@ func TestScalarRanges(t *testing.T) {
 		{"round(score / 1)", ""}, // division is not in the language
 		{"coalesce(age, 1000)", "bigint in [17, 1000]"},
 		{"length(note)", "bigint in [0, 4294967296]"},
+		{"CASE WHEN age > 30 THEN 1 ELSE 0 END", "bigint in [0, 1]"},
+		{"CASE WHEN age > 30 THEN age WHEN salary > 5 THEN -3 END", "bigint in [-3, 90]"},
+		{"CASE age WHEN 20 THEN 0.5 ELSE age END", "double precision in [0.5, 90]"},
+		{"CASE WHEN flag THEN NULL ELSE salary * 2 END", "bigint in [0, 20000000]"},
 	}
 	for _, tc := range tests {
 		stmts, err := parser.Parse(parser.Postgres, "SELECT COUNT(*) FROM t WHERE "+tc.expr+" > 0")

@@ -112,7 +112,21 @@ func genNumber(s source, d int) ir.Expr {
 		}
 		return ir.Literal{Value: ir.String([]string{"2", "-5", "1.5", "x"}[s.IntN(4)])}
 	}
-	switch s.IntN(6) {
+	switch s.IntN(7) {
+	case 5:
+		// CASE: conditions compare numbers (their operands are computed
+		// too, so they must be total as well); arms may be NULL.
+		cond := func() ir.Expr {
+			return ir.Compare{Op: ir.CmpOp(s.IntN(6)), L: genNumber(s, d-1), R: genNumber(s, 0)}
+		}
+		k := ir.Case{Whens: []ir.When{{Cond: cond(), Then: genNumber(s, d-1)}}}
+		for range s.IntN(2) {
+			k.Whens = append(k.Whens, ir.When{Cond: cond(), Then: genNumber(s, d-1)})
+		}
+		if s.IntN(3) > 0 {
+			k.Else = genNumber(s, d-1)
+		}
+		return k
 	case 0, 1:
 		return ir.Arith{Op: ir.ArithOp(s.IntN(3)), L: genNumber(s, d-1), R: genNumber(s, d-1)}
 	case 2:
@@ -157,6 +171,13 @@ func staticReal(e ir.Expr) bool {
 				return true
 			}
 		}
+	case ir.Case:
+		for _, w := range n.Whens {
+			if staticReal(w.Then) {
+				return true
+			}
+		}
+		return n.Else != nil && staticReal(n.Else)
 	}
 	return false
 }
@@ -272,6 +293,65 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 			return realVal(-x.f)
 		}
 		return intVal(new(big.Int).Neg(x.i))
+	case ir.Compare:
+		// Only as a CASE condition: both operands are evaluated (an error
+		// in either is the backend's), then compared. Text literals
+		// (compared with each other or NULL) cannot fail; which arm they
+		// select does not matter, as every arm is checked.
+		for _, x := range []ir.Expr{n.L, n.R} {
+			if lit, ok := x.(ir.Literal); ok && lit.Value.Kind == ir.KindString {
+				return val{null: true}, nil
+			}
+		}
+		l, err := eval(n.L, row)
+		if err != nil {
+			return val{}, err
+		}
+		r, err := eval(n.R, row)
+		if err != nil || l.null || r.null {
+			return val{null: true}, err
+		}
+		var c int
+		if l.real || r.real {
+			a, b := toFloat(l), toFloat(r)
+			c = map[bool]int{true: -1, false: 0}[a < b] + map[bool]int{true: 1, false: 0}[a > b]
+		} else {
+			c = l.i.Cmp(r.i)
+		}
+		t := [...]bool{c == 0, c != 0, c < 0, c <= 0, c > 0, c >= 0}[n.Op]
+		return val{i: big.NewInt(map[bool]int64{true: 1, false: 0}[t])}, nil
+	case ir.Case:
+		// Every condition and every arm is evaluated, whichever is
+		// chosen: the analysis promises totality for all of them, since
+		// no backend promises to evaluate only the chosen arm.
+		var out *val
+		for _, w := range n.Whens {
+			c, err := eval(w.Cond, row)
+			if err != nil {
+				return val{}, err
+			}
+			v, err := eval(w.Then, row)
+			if err != nil {
+				return val{}, err
+			}
+			if out == nil && !c.null && c.i.Sign() != 0 {
+				out = &v
+			}
+		}
+		v := val{null: true}
+		if n.Else != nil {
+			var err error
+			if v, err = eval(n.Else, row); err != nil {
+				return val{}, err
+			}
+		}
+		if out == nil {
+			out = &v
+		}
+		if staticReal(n) && !out.null && !out.real {
+			return val{real: true, f: toFloat(*out)}, nil // bigint arm of a double CASE
+		}
+		return *out, nil
 	case ir.Func:
 		if n.Name == "coalesce" {
 			for _, a := range n.Args {

@@ -3,7 +3,8 @@ package ir
 // Expr is a scalar expression in a WHERE, HAVING or ORDER BY clause. The set
 // of node types is closed: it is exactly the predicate whitelist of
 // DESIGN.md (comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - *
-// without division, the functions of package exprtype's table). A parser
+// without division, searched CASE, the functions of package exprtype's
+// table). A parser
 // that meets anything else refuses the statement instead of approximating
 // it. Clamp is the one node parsers never produce: the planner inserts it.
 type Expr interface{ exprNode() }
@@ -109,6 +110,17 @@ type Func struct {
 	Args []Expr
 }
 
+// When is one arm of a Case: when Cond is true, the value is Then.
+type When struct{ Cond, Then Expr }
+
+// Case is the searched CASE WHEN c THEN a ... [ELSE b] END: the Then of
+// the first arm whose Cond is true, else Else (NULL when Else is nil).
+// Parsers lower the simple form CASE x WHEN v THEN a to WHEN x = v.
+type Case struct {
+	Whens []When
+	Else  Expr
+}
+
 // Clamp is X clamped to [Lo, Hi]: LEAST(GREATEST(X, Lo), Hi), NULL when X
 // is NULL. Lo and Hi are both integers or both reals, and the clamped value
 // has their type (the backend computes in BIGINT or DOUBLE whatever the
@@ -153,6 +165,7 @@ func (Not) exprNode()       {}
 func (Arith) exprNode()     {}
 func (Neg) exprNode()       {}
 func (Func) exprNode()      {}
+func (Case) exprNode()      {}
 func (Clamp) exprNode()     {}
 func (Aggregate) exprNode() {}
 func (OutputRef) exprNode() {}
@@ -198,6 +211,12 @@ func Walk(e Expr, fn func(Expr) bool) {
 		for _, x := range n.Args {
 			Walk(x, fn)
 		}
+	case Case:
+		for _, w := range n.Whens {
+			Walk(w.Cond, fn)
+			Walk(w.Then, fn)
+		}
+		Walk(n.Else, fn)
 	case Clamp:
 		Walk(n.X, fn)
 	}
@@ -260,6 +279,16 @@ func Rewrite(e Expr, fn func(Expr) (Expr, error)) (Expr, error) {
 			args[i] = rw(x)
 		}
 		n.Args = args
+		e = n
+	case Case:
+		whens := make([]When, len(n.Whens))
+		for i, w := range n.Whens {
+			whens[i] = When{Cond: rw(w.Cond), Then: rw(w.Then)}
+		}
+		n.Whens = whens
+		if n.Else != nil {
+			n.Else = rw(n.Else)
+		}
 		e = n
 	case Clamp:
 		n.X = rw(n.X)

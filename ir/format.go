@@ -104,6 +104,19 @@ func formatExpr(b *strings.Builder, e Expr) {
 			formatExpr(b, x)
 		}
 		b.WriteByte(')')
+	case Case:
+		b.WriteString("(CASE")
+		for _, w := range n.Whens {
+			b.WriteString(" WHEN ")
+			formatExpr(b, w.Cond)
+			b.WriteString(" THEN ")
+			formatExpr(b, w.Then)
+		}
+		if n.Else != nil {
+			b.WriteString(" ELSE ")
+			formatExpr(b, n.Else)
+		}
+		b.WriteString(" END)")
 	case Aggregate:
 		b.WriteString(n.Func.String())
 		b.WriteByte('(')

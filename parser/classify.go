@@ -136,7 +136,6 @@ const (
 	msgDivision    = "division is not allowed in predicates (it can fail on private values); rewrite the comparison without / (e.g. a > 2*b instead of a/b > 2)"
 	msgModulo      = "modulo (%) is not allowed in predicates (it can fail on private values); rewrite the condition without it"
 	msgCast        = "casts are not allowed in predicates (they can fail on private values); compare with a literal of the column's type instead"
-	msgCase        = "CASE is not allowed in predicates; rewrite it with AND/OR"
 	msgSubquery    = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
 	msgWindow      = "window functions are not supported; use GROUP BY"
 	msgSetOp       = "set operations (UNION, INTERSECT, EXCEPT) are not supported in aggregate queries; run each part as its own query"

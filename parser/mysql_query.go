@@ -425,8 +425,42 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 		return myAggregate(x)
 	case *ast.FuncCallExpr:
 		return m.funcCall(x, aggs)
+	case *ast.CaseExpr:
+		return m.caseExpr(x, aggs)
 	}
 	return nil, notAgg("%s", myUnsupportedExpr(e))
+}
+
+// caseExpr converts CASE; the simple form CASE x WHEN v THEN a becomes
+// the searched WHEN x = v THEN a (x is written once per arm).
+func (m *myQueryBuilder) caseExpr(k *ast.CaseExpr, aggs bool) (ir.Expr, error) {
+	var subject ir.Expr
+	if k.Value != nil {
+		var err error
+		if subject, err = m.expr(k.Value, aggs); err != nil {
+			return nil, err
+		}
+	}
+	out := ir.Case{Whens: make([]ir.When, 0, len(k.WhenClauses))}
+	for _, w := range k.WhenClauses {
+		xs, err := m.exprs([]ast.ExprNode{w.Expr, w.Result}, aggs)
+		if err != nil {
+			return nil, err
+		}
+		cond := xs[0]
+		if subject != nil {
+			cond = ir.Compare{Op: ir.OpEq, L: subject, R: cond}
+		}
+		out.Whens = append(out.Whens, ir.When{Cond: cond, Then: xs[1]})
+	}
+	if k.ElseClause != nil {
+		els, err := m.expr(k.ElseClause, aggs)
+		if err != nil {
+			return nil, err
+		}
+		out.Else = els
+	}
+	return out, nil
 }
 
 func (m *myQueryBuilder) exprs(es []ast.ExprNode, aggs bool) ([]ir.Expr, error) {
@@ -567,8 +601,6 @@ func myUnsupportedExpr(e ast.ExprNode) string {
 	switch e.(type) {
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
 		return msgSubquery
-	case *ast.CaseExpr:
-		return msgCase
 	case *ast.FuncCastExpr:
 		return msgCast
 	case *ast.WindowFuncExpr:

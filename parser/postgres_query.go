@@ -420,6 +420,8 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		return safeFunc("coalesce", "coalesce", args)
 	case *pg.Node_FuncCall:
 		return pgFunc(x.FuncCall, aggs)
+	case *pg.Node_CaseExpr:
+		return pgCase(x.CaseExpr, aggs)
 	case *pg.Node_TypeCast:
 		if x.TypeCast.Arg.GetAConst() != nil {
 			return nil, notAgg(msgTypedLit)
@@ -429,13 +431,50 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 	return nil, notAgg("%s", pgUnsupportedExpr(n))
 }
 
+// pgCase converts CASE; the simple form CASE x WHEN v THEN a becomes the
+// searched WHEN x = v THEN a (x is written once per arm).
+func pgCase(k *pg.CaseExpr, aggs bool) (ir.Expr, error) {
+	var subject ir.Expr
+	if k.Arg != nil {
+		var err error
+		if subject, err = pgExpr(k.Arg, aggs); err != nil {
+			return nil, err
+		}
+	}
+	out := ir.Case{Whens: make([]ir.When, 0, len(k.Args))}
+	for _, a := range k.Args {
+		w := a.GetCaseWhen()
+		if w == nil {
+			return nil, notAgg("this CASE form is not supported")
+		}
+		cond, err := pgExpr(w.Expr, aggs)
+		if err != nil {
+			return nil, err
+		}
+		then, err := pgExpr(w.Result, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if subject != nil {
+			cond = ir.Compare{Op: ir.OpEq, L: subject, R: cond}
+		}
+		out.Whens = append(out.Whens, ir.When{Cond: cond, Then: then})
+	}
+	if k.Defresult != nil {
+		els, err := pgExpr(k.Defresult, aggs)
+		if err != nil {
+			return nil, err
+		}
+		out.Else = els
+	}
+	return out, nil
+}
+
 // pgUnsupportedExpr explains why an expression is outside the whitelist.
 func pgUnsupportedExpr(n *pg.Node) string {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_SubLink:
 		return msgSubquery
-	case *pg.Node_CaseExpr:
-		return msgCase
 	case *pg.Node_BooleanTest:
 		return msgIsTruth
 	case *pg.Node_RowExpr:

@@ -61,6 +61,8 @@ func (r *renderer) expr(e ir.Expr) {
 		r.w(")")
 	case ir.Func:
 		r.fn(n)
+	case ir.Case:
+		r.caseExpr(n)
 	case ir.Clamp:
 		r.clampNode(n)
 	case nil:
@@ -71,6 +73,26 @@ func (r *renderer) expr(e ir.Expr) {
 		// ir.Aggregate, ir.OutputRef: post-processing nodes, never backend SQL.
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: %T in a backend predicate", e))
 	}
+}
+
+// caseExpr writes a searched CASE; every backend spells it alike.
+func (r *renderer) caseExpr(n ir.Case) {
+	if len(n.Whens) == 0 {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: CASE without WHEN"))
+		return
+	}
+	r.w("(CASE")
+	for _, w := range n.Whens {
+		r.w(" WHEN ")
+		r.expr(w.Cond)
+		r.w(" THEN ")
+		r.expr(w.Then)
+	}
+	if n.Else != nil {
+		r.w(" ELSE ")
+		r.expr(n.Else)
+	}
+	r.w(" END)")
 }
 
 func (r *renderer) binary(l ir.Expr, op string, rt ir.Expr) {

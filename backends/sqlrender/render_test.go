@@ -141,6 +141,14 @@ func TestRenderExpr(t *testing.T) {
 		R: ir.Compare{Op: ir.OpLt, L: ir.Arith{Op: ir.OpAdd, L: ir.Func{Name: "ceil", Args: []ir.Expr{col("t", "f")}}, R: ir.Func{Name: "floor", Args: []ir.Expr{col("t", "f")}}},
 			R: ir.Arith{Op: ir.OpSub, L: ir.Func{Name: "abs", Args: []ir.Expr{col("t", "a")}}, R: ir.Func{Name: "length", Args: []ir.Expr{col("t", "s")}}}},
 	}
+	// CASE with two arms and no ELSE, and with a NULL arm and an ELSE.
+	cases := ir.Or{
+		L: ir.Compare{Op: ir.OpGt, L: ir.Case{Whens: []ir.When{
+			{Cond: ir.Compare{Op: ir.OpGt, L: col("t", "a"), R: lit(ir.Int(5))}, Then: lit(ir.Int(1))},
+			{Cond: col("t", "b"), Then: col("t", "a")},
+		}}, R: lit(ir.Int(0))},
+		R: ir.Compare{Op: ir.OpEq, L: ir.Case{Whens: []ir.When{{Cond: lit(ir.Bool(false)), Then: lit(ir.Null())}}, Else: col("t", "s")}, R: lit(ir.String("x"))},
+	}
 	tests := []struct {
 		name     string
 		dialect  *Dialect
@@ -148,6 +156,15 @@ func TestRenderExpr(t *testing.T) {
 		wantSQL  string
 		wantArgs []any
 	}{
+		{"postgres case", Postgres(), cases,
+			`(((CASE WHEN ("t"."a" > CAST($1 AS BIGINT)) THEN CAST($2 AS BIGINT) WHEN "t"."b" THEN "t"."a" END) > CAST($3 AS BIGINT)) OR ((CASE WHEN CAST($4 AS BOOLEAN) THEN NULL ELSE "t"."s" END) = CAST($5 AS TEXT)))`,
+			[]any{int64(5), int64(1), int64(0), false, "x"}},
+		{"sqlite case", SQLite(), cases,
+			`(((CASE WHEN ("t"."a" > ?) THEN ? WHEN "t"."b" THEN "t"."a" END) > ?) OR ((CASE WHEN ? THEN NULL ELSE "t"."s" END) = ?))`,
+			[]any{int64(5), int64(1), int64(0), int64(0), "x"}},
+		{"mysql case", MySQL(), cases,
+			"(((CASE WHEN (`t`.`a` > ?) THEN ? WHEN `t`.`b` THEN `t`.`a` END) > ?) OR ((CASE WHEN ? THEN NULL ELSE `t`.`s` END) = ?))",
+			[]any{int64(5), int64(1), int64(0), false, "x"}},
 		{"postgres numeric", Postgres(), numeric,
 			`((NOT (("t"."a" * (-CAST($1 AS BIGINT))) NOT BETWEEN CAST($2 AS DOUBLE PRECISION) AND CAST($3 AS BIGINT))) OR ((SIGN(CAST("t"."f" AS DOUBLE PRECISION)) * FLOOR(ABS(CAST("t"."f" AS DOUBLE PRECISION)) + 0.5)) NOT IN (CAST($4 AS BIGINT), NULL)))`,
 			[]any{int64(2), 1.5, int64(3), int64(1)}},

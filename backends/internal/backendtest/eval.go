@@ -233,6 +233,20 @@ func eval(e ir.Expr, env env) (ir.Value, error) {
 		return ir.Null(), err
 	case ir.Func:
 		return evalFunc(n, env)
+	case ir.Case:
+		for _, w := range n.Whens {
+			c, err := eval(w.Cond, env)
+			if err != nil {
+				return ir.Null(), err
+			}
+			if isTrue(c) {
+				return eval(w.Then, env)
+			}
+		}
+		if n.Else == nil {
+			return ir.Null(), nil
+		}
+		return eval(n.Else, env)
 	case ir.Clamp:
 		x, err := eval(n.X, env)
 		if err != nil || x.IsNull() {
