@@ -338,7 +338,7 @@ func unify(e ir.Expr, what string, ns ...*node) error {
 		if !comparable(n.info.Type, target) {
 			code := sqlerr.UndefinedFunction
 			msg := "operator does not exist: " + target.String() + " " + what + " " + n.info.Type.String()
-			if what == "COALESCE" || what == "CASE" {
+			if what == "COALESCE" || what == "CASE" || what == "GREATEST" || what == "LEAST" {
 				code = sqlerr.DatatypeMismatch
 				msg = what + " types " + target.String() + " and " + n.info.Type.String() + " cannot be matched"
 			}
@@ -618,10 +618,19 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 	return out, checkRange(out)
 }
 
-// unified analyses COALESCE: one type for all arguments, NULLs dropped.
+// unified analyses the calls that choose among their arguments
+// (COALESCE, NULLIF, GREATEST, LEAST): one type for all arguments, NULLs
+// dropped (NULLIF aside).
 func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
-	if err := unify(f, "COALESCE", args...); err != nil {
+	what := strings.ToUpper(f.Name)
+	if f.Name == "nullif" {
+		what = "=" // NULLIF(a, b) compares a = b
+	}
+	if err := unify(f, what, args...); err != nil {
 		return nil, err
+	}
+	if f.Name == "nullif" {
+		return nullif(f, def, args[0], args[1])
 	}
 	var keep []*node
 	real := false
@@ -637,9 +646,21 @@ func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
 	case 1:
 		return &node{x: keep[0].x, info: keep[0].info, src: f, strLit: keep[0].strLit, twice: keep[0].twice}, nil
 	}
-	twice := false
+	twice, literal := false, false
 	for _, a := range keep {
 		twice = twice || a.twice
+		_, isLit := a.x.(ir.Literal)
+		literal = literal || isLit
+	}
+	if def.SkipsNull && !literal {
+		// MySQL and SQLite get every argument inside the COALESCE of
+		// every other (see Func.SkipsNull).
+		if twice {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"%s of arguments that may all be NULL, around another such call or round, is not supported: the backend form writes its arguments several times, so nesting multiplies the statement at every level: %s", f.Name, ir.FormatExpr(f)).
+				WithHint("add a constant argument (e.g. %s(x, y, 0)), which keeps each argument written once", f.Name)
+		}
+		twice = true
 	}
 	infos := make([]Info, len(keep))
 	lowered := make([]ir.Expr, len(keep))
@@ -655,7 +676,52 @@ func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if def.SkipsNull && info.Bounded {
+		// A literal is never NULL, so it always takes part: the
+		// greatest is at least each literal, the least at most each.
+		for i, a := range keep {
+			if _, ok := a.x.(ir.Literal); !ok {
+				continue
+			}
+			in := infos[i]
+			switch {
+			case info.Type == Integer && f.Name == "greatest" && in.Int.Lo.Cmp(info.Int.Lo) > 0:
+				info.Int.Lo = in.Int.Lo
+			case info.Type == Integer && f.Name == "least" && in.Int.Hi.Cmp(info.Int.Hi) < 0:
+				info.Int.Hi = in.Int.Hi
+			case info.Type == Real && f.Name == "greatest":
+				info.Real.Lo = math.Max(info.Real.Lo, in.Real.Lo)
+			case info.Type == Real && f.Name == "least":
+				info.Real.Hi = math.Min(info.Real.Hi, in.Real.Hi)
+			}
+		}
+	}
 	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	return out, checkRange(out)
+}
+
+// nullif analyses NULLIF(a, b): a or NULL, in the type PostgreSQL gives
+// it (real when either argument is real: the equality promotes a).
+func nullif(f ir.Func, def Func, a, b *node) (*node, error) {
+	switch {
+	case a.isNull():
+		return nullNode(f), nil
+	case b.isNull():
+		// a = NULL is never true.
+		return &node{x: a.x, info: a.info, src: f, strLit: a.strLit, twice: a.twice}, nil
+	}
+	ai := a.info
+	if a.info.Type == Integer && b.info.Type == Real {
+		ai = Info{Type: Real}
+		if a.info.Bounded {
+			ai = realInfo(intToReal(a.info.Int))
+		}
+	}
+	info, err := def.Rule(ir.FormatExpr(f), []Info{ai, b.info})
+	if err != nil {
+		return nil, err
+	}
+	out := &node{x: ir.Func{Name: f.Name, Args: []ir.Expr{a.x, b.x}}, info: info, src: f, twice: a.twice || b.twice}
 	return out, checkRange(out)
 }
 

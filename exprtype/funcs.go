@@ -61,6 +61,15 @@ type Func struct {
 	// type that later arithmetic would overflow (PostgreSQL's length is
 	// int4).
 	CastResult bool
+	// SkipsNull (greatest, least): the call ignores NULL arguments and
+	// is NULL only when all are, as PostgreSQL's GREATEST and LEAST are,
+	// whichever front end the query came from. MySQL's and SQLite's
+	// return NULL when any argument is NULL, so there the renderer
+	// replaces each argument that may be NULL by COALESCE(arg, fallback):
+	// a literal argument when there is one (each argument is then written
+	// once), otherwise all the other arguments, in which case the
+	// analysis counts the call as writing its arguments twice.
+	SkipsNull bool
 	// Render is the spelling per dialect name (postgres, mysql, sqlite);
 	// the "" entry is the default.
 	Render map[string]Rendering
@@ -184,6 +193,27 @@ var table = func() map[string]*Func {
 			},
 		},
 		{
+			Name: "nullif", MinArgs: 2, MaxArgs: 2, Unify: true,
+			Rule: func(_ string, args []Info) (Info, error) { return args[0], nil },
+			Total: "NULL or its first argument, which is total; the equality of two values of one type cannot fail " +
+				"(an integer and a real compare, and the result is real, as PostgreSQL's NULLIF promotes it)",
+			Render: call("NULLIF"),
+		},
+		{
+			Name: "greatest", MinArgs: 1, MaxArgs: -1, Unify: true,
+			Rule:      hullRule,
+			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
+			Render:    map[string]Rendering{"": {Name: "GREATEST"}, "sqlite": {Name: "MAX"}},
+			SkipsNull: true,
+		},
+		{
+			Name: "least", MinArgs: 1, MaxArgs: -1, Unify: true,
+			Rule:      hullRule,
+			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
+			Render:    map[string]Rendering{"": {Name: "LEAST"}, "sqlite": {Name: "MIN"}},
+			SkipsNull: true,
+		},
+		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,
 			Rule:   coalesceRule,
 			Total:  "a choice among its arguments, which are total; one type (mixed integer and real arguments are real)",
@@ -203,6 +233,12 @@ func textRule(c string, args []Info) (Info, error) {
 	}
 	return Info{Type: Text}, nil
 }
+
+// hullRule is the range of a choice among the arguments (unified to one
+// type, NULLs dropped) when any of them may be the one chosen: the hull.
+// The analysis tightens it for greatest and least with the literal
+// arguments, which are never NULL and so always take part.
+func hullRule(c string, args []Info) (Info, error) { return coalesceRule(c, args) }
 
 // coalesceRule: the arguments were unified to one type (NULLs dropped).
 func coalesceRule(_ string, args []Info) (Info, error) {

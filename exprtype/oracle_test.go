@@ -112,7 +112,17 @@ func genNumber(s source, d int) ir.Expr {
 		}
 		return ir.Literal{Value: ir.String([]string{"2", "-5", "1.5", "x"}[s.IntN(4)])}
 	}
-	switch s.IntN(7) {
+	switch s.IntN(8) {
+	case 6:
+		switch s.IntN(3) {
+		case 0:
+			return ir.Func{Name: "nullif", Args: []ir.Expr{genNumber(s, d-1), genNumber(s, d-1)}}
+		}
+		args := []ir.Expr{genNumber(s, d-1)}
+		for range 1 + s.IntN(3) {
+			args = append(args, genNumber(s, d-1))
+		}
+		return ir.Func{Name: []string{"greatest", "least"}[s.IntN(2)], Args: args}
 	case 5:
 		// CASE: conditions compare numbers (their operands are computed
 		// too, so they must be total as well); arms may be NULL.
@@ -353,6 +363,63 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 		}
 		return *out, nil
 	case ir.Func:
+		switch n.Name {
+		case "nullif":
+			a, err := eval(n.Args[0], row)
+			if err != nil {
+				return val{}, err
+			}
+			b, err := eval(n.Args[1], row)
+			if err != nil || a.null {
+				return val{null: true}, err
+			}
+			if !b.null && (a.real || b.real) && toFloat(a) == toFloat(b) || !b.null && !a.real && !b.real && a.i.Cmp(b.i) == 0 {
+				return val{null: true}, nil
+			}
+			if staticReal(n) && !a.real {
+				return val{real: true, f: toFloat(a)}, nil // PostgreSQL promotes a
+			}
+			return a, nil
+		case "greatest", "least":
+			// PostgreSQL: NULL arguments are skipped; the result has
+			// the common type.
+			var out *val
+			for _, a := range n.Args {
+				v, err := eval(a, row)
+				if err != nil {
+					return val{}, err
+				}
+				if v.null {
+					continue
+				}
+				if staticReal(n) && !v.real {
+					v = val{real: true, f: toFloat(v)}
+				}
+				if out == nil {
+					out = &v
+					continue
+				}
+				var less bool
+				if v.real != out.real {
+					// Bare columns (a condition's operands) of both
+					// kinds: PostgreSQL compares in double precision.
+					v = val{real: true, f: toFloat(v)}
+					out = &val{real: true, f: toFloat(*out)}
+				}
+				if v.real {
+					less = v.f < out.f
+				} else {
+					less = v.i.Cmp(out.i) < 0
+				}
+				if less == (n.Name == "least") && !(v.real && v.f == out.f) {
+					out = &v
+				}
+			}
+			if out == nil {
+				return val{null: true}, nil
+			}
+			return *out, nil
+		}
 		if n.Name == "coalesce" {
 			for _, a := range n.Args {
 				v, err := eval(a, row)

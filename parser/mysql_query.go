@@ -554,7 +554,11 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		if len(f.Args) != 1 {
 			return nil, notAgg("only the one-argument TRIM(x) is supported in predicates")
 		}
-	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil":
+	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil", "nullif":
+	case "greatest", "least":
+		// The IR's greatest and least skip NULL arguments, as
+		// PostgreSQL's do (exprtype.Func.SkipsNull); MySQL's own return
+		// NULL when any argument is NULL. README documents the choice.
 	default:
 		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", name, allowedFuncs())
 	}

@@ -422,6 +422,16 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		return pgFunc(x.FuncCall, aggs)
 	case *pg.Node_CaseExpr:
 		return pgCase(x.CaseExpr, aggs)
+	case *pg.Node_MinMaxExpr:
+		name := "greatest"
+		if x.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
+			name = "least"
+		}
+		args, err := pgExprs(x.MinMaxExpr.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return safeFunc(name, name, args)
 	case *pg.Node_TypeCast:
 		if x.TypeCast.Arg.GetAConst() != nil {
 			return nil, notAgg(msgTypedLit)
@@ -483,7 +493,7 @@ func pgUnsupportedExpr(n *pg.Node) string {
 		return msgCollate
 	case *pg.Node_AArrayExpr, *pg.Node_AIndirection:
 		return msgArray
-	case *pg.Node_SqlvalueFunction, *pg.Node_MinMaxExpr:
+	case *pg.Node_SqlvalueFunction:
 		return fmt.Sprintf("function %s is not allowed in predicates; allowed: %s", pgDescribe(n), allowedFuncs())
 	case *pg.Node_FuncCall:
 		if x.FuncCall.Over != nil {
@@ -624,7 +634,11 @@ func pgAExpr(a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		return nil, notAgg(msgDistinctOp)
 	case pg.A_Expr_Kind_AEXPR_NULLIF:
-		return nil, notAgg("function nullif is not allowed in predicates; allowed: %s", allowedFuncs())
+		args, err := pgExprs([]*pg.Node{a.Lexpr, a.Rexpr}, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return safeFunc("nullif", "nullif", args)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
 		return nil, notAgg(msgRegex)
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:

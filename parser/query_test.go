@@ -216,6 +216,12 @@ func TestPredicates(t *testing.T) {
 			ir.Compare{Op: ir.OpEq, L: ir.Case{Whens: []ir.When{
 				{Cond: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}, Then: lit(ir.String("x"))},
 				{Cond: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(2))}, Then: lit(ir.String("y"))}}, Else: b}, R: lit(ir.String("x"))}},
+		{"nullif greatest least", Postgres, "nullif(a, 0) = greatest(a, b, 1) OR LEAST(a, b) > 2",
+			ir.Or{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "nullif", Args: []ir.Expr{a, lit(ir.Int(0))}}, R: ir.Func{Name: "greatest", Args: []ir.Expr{a, b, lit(ir.Int(1))}}},
+				R: ir.Compare{Op: ir.OpGt, L: ir.Func{Name: "least", Args: []ir.Expr{a, b}}, R: lit(ir.Int(2))}}},
+		{"mysql nullif greatest least", MySQL, "NULLIF(a, 0) = GREATEST(a, b, 1) OR least(a, b) > 2",
+			ir.Or{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "nullif", Args: []ir.Expr{a, lit(ir.Int(0))}}, R: ir.Func{Name: "greatest", Args: []ir.Expr{a, b, lit(ir.Int(1))}}},
+				R: ir.Compare{Op: ir.OpGt, L: ir.Func{Name: "least", Args: []ir.Expr{a, b}}, R: lit(ir.Int(2))}}},
 		{"round floor", MySQL, "ROUND(a) = FLOOR(b)", ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "round", Args: []ir.Expr{a}}, R: ir.Func{Name: "floor", Args: []ir.Expr{b}}}},
 	}
 	for _, tt := range tests {

@@ -213,6 +213,10 @@ func (r *renderer) fn(n ir.Func) {
 		return
 	}
 	rd := def.Rendering(r.d.Name)
+	if def.SkipsNull {
+		r.skipsNull(rd.Name, n.Args)
+		return
+	}
 	if rd.Form == exprtype.FormRoundHalfAway {
 		r.roundHalfAway(n.Args[0])
 		return
@@ -232,6 +236,51 @@ func (r *renderer) fn(n ir.Func) {
 		// Every CastResult function has an integer result (length).
 		r.w(" AS " + r.d.IntType + ")")
 	}
+}
+
+// skipsNull writes GREATEST or LEAST with NULL arguments skipped, as
+// PostgreSQL does natively (exprtype.Func.SkipsNull). Elsewhere each
+// argument that may be NULL becomes COALESCE(arg, fallback), where the
+// fallback is a literal argument if there is one, else all the other
+// arguments: every term is then one of the non-NULL arguments (or NULL
+// when all are), and each non-NULL argument is itself a term. A single
+// argument is written bare (SQLite's one-argument MAX is the aggregate).
+func (r *renderer) skipsNull(name string, args []ir.Expr) {
+	if len(args) == 1 {
+		r.expr(args[0])
+		return
+	}
+	notNull := func(e ir.Expr) bool {
+		l, ok := e.(ir.Literal)
+		return ok && l.Value.Kind != ir.KindNull
+	}
+	fallback := -1
+	for i, a := range args {
+		if notNull(a) {
+			fallback = i
+			break
+		}
+	}
+	r.w(name + "(")
+	for i, a := range args {
+		if i > 0 {
+			r.w(", ")
+		}
+		if r.d.LeastIgnoresNull || notNull(a) {
+			r.expr(a)
+			continue
+		}
+		r.w("COALESCE(")
+		r.expr(a)
+		for j, b := range args {
+			if j != i && (fallback < 0 || j == fallback) {
+				r.w(", ")
+				r.expr(b)
+			}
+		}
+		r.w(")")
+	}
+	r.w(")")
 }
 
 // clampNode writes a planner-inserted clamp: the value in the bounds'

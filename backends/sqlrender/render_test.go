@@ -149,6 +149,13 @@ func TestRenderExpr(t *testing.T) {
 		}}, R: lit(ir.Int(0))},
 		R: ir.Compare{Op: ir.OpEq, L: ir.Case{Whens: []ir.When{{Cond: lit(ir.Bool(false)), Then: lit(ir.Null())}}, Else: col("t", "s")}, R: lit(ir.String("x"))},
 	}
+	// GREATEST with a literal (the fallback of each column), LEAST of
+	// columns only (each in the COALESCE of the others), NULLIF.
+	choose := ir.And{
+		L: ir.Compare{Op: ir.OpGt, L: ir.Func{Name: "greatest", Args: []ir.Expr{col("t", "a"), lit(ir.Int(3)), col("t", "b")}},
+			R: ir.Func{Name: "least", Args: []ir.Expr{col("t", "a"), col("t", "b")}}},
+		R: ir.IsNull{X: ir.Func{Name: "nullif", Args: []ir.Expr{col("t", "a"), lit(ir.Int(0))}}},
+	}
 	tests := []struct {
 		name     string
 		dialect  *Dialect
@@ -156,6 +163,15 @@ func TestRenderExpr(t *testing.T) {
 		wantSQL  string
 		wantArgs []any
 	}{
+		{"postgres choose", Postgres(), choose,
+			`((GREATEST("t"."a", CAST($1 AS BIGINT), "t"."b") > LEAST("t"."a", "t"."b")) AND (NULLIF("t"."a", CAST($2 AS BIGINT)) IS NULL))`,
+			[]any{int64(3), int64(0)}},
+		{"sqlite choose", SQLite(), choose,
+			`((MAX(COALESCE("t"."a", ?), ?, COALESCE("t"."b", ?)) > MIN(COALESCE("t"."a", "t"."b"), COALESCE("t"."b", "t"."a"))) AND (NULLIF("t"."a", ?) IS NULL))`,
+			[]any{int64(3), int64(3), int64(3), int64(0)}},
+		{"mysql choose", MySQL(), choose,
+			"((GREATEST(COALESCE(`t`.`a`, ?), ?, COALESCE(`t`.`b`, ?)) > LEAST(COALESCE(`t`.`a`, `t`.`b`), COALESCE(`t`.`b`, `t`.`a`))) AND (NULLIF(`t`.`a`, ?) IS NULL))",
+			[]any{int64(3), int64(3), int64(3), int64(0)}},
 		{"postgres case", Postgres(), cases,
 			`(((CASE WHEN ("t"."a" > CAST($1 AS BIGINT)) THEN CAST($2 AS BIGINT) WHEN "t"."b" THEN "t"."a" END) > CAST($3 AS BIGINT)) OR ((CASE WHEN CAST($4 AS BOOLEAN) THEN NULL ELSE "t"."s" END) = CAST($5 AS TEXT)))`,
 			[]any{int64(5), int64(1), int64(0), false, "x"}},

@@ -292,6 +292,25 @@ func evalFunc(n ir.Func, env env) (ir.Value, error) {
 		}
 		args[i] = v
 	}
+	switch n.Name {
+	case "nullif":
+		if !args[0].IsNull() && !args[1].IsNull() && ir.CompareValues(args[0], args[1]) == 0 {
+			return ir.Null(), nil
+		}
+		return args[0], nil
+	case "greatest", "least":
+		// NULL arguments are skipped on every backend (exprtype.Func.SkipsNull).
+		out := ir.Null()
+		for _, a := range args {
+			if a.IsNull() {
+				continue
+			}
+			if c := ir.CompareValues(a, out); out.IsNull() || c > 0 == (n.Name == "greatest") && c != 0 {
+				out = a
+			}
+		}
+		return out, nil
+	}
 	if n.Name == "coalesce" {
 		for _, a := range args {
 			if !a.IsNull() {

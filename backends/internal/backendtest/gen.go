@@ -158,7 +158,16 @@ func (g gen) number(depth int) ir.Expr {
 		return leaf()
 	}
 	d := depth - 1
-	switch g.rng.IntN(6) {
+	switch g.rng.IntN(7) {
+	case 6:
+		if g.rng.IntN(3) == 0 {
+			return ir.Func{Name: "nullif", Args: []ir.Expr{g.number(d), g.numberOrNull(d)}}
+		}
+		args := []ir.Expr{g.number(d)}
+		for range 1 + g.rng.IntN(2) {
+			args = append(args, g.numberOrNull(d))
+		}
+		return ir.Func{Name: []string{"greatest", "least"}[g.rng.IntN(2)], Args: args}
 	case 5:
 		// The first arm is a number, so no backend has to type a CASE
 		// of NULLs (PostgreSQL would make it text).
