@@ -2,6 +2,7 @@ package exprtype
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -499,6 +500,10 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 		return nil, internalErr("unbounded operand of arithmetic")
 	}
 	out := &node{x: ir.Arith{Op: a.Op, L: l.x, R: r.x}, src: a, twice: l.twice || r.twice}
+	switch a.Op {
+	case ir.OpDiv, ir.OpMod, ir.OpRealDiv, ir.OpIntDiv:
+		return out, divide(a, out, l.info, r.info)
+	}
 	if l.info.Type == Integer && r.info.Type == Integer {
 		switch a.Op {
 		case ir.OpAdd:
@@ -525,6 +530,48 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 		}
 	}
 	return out, checkRange(out)
+}
+
+// divide types and ranges a quotient or remainder (out.x is the lowered
+// Arith). A zero divisor gives NULL (the renderer writes NULLIF(b, 0)),
+// so the range is taken over the nonzero divisors only.
+func divide(a ir.Arith, out *node, l, r Info) error {
+	ints := l.Type == Integer && r.Type == Integer
+	switch {
+	case a.Op == ir.OpMod && !ints:
+		return sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %% %s: %s", l.Type, r.Type, out.text()).
+			WithHint("the remainder is defined for integers; floor or round the operands first")
+	case a.Op == ir.OpMod:
+		if minusOne := big.NewInt(-1); l.Int.Lo.Cmp(minInt64) <= 0 && r.Int.Lo.Cmp(minusOne) <= 0 && r.Int.Hi.Cmp(minusOne) >= 0 {
+			// -2^63 % -1 overflows in C; backends special-case it, but
+			// not all the same way, so it is kept out.
+			return sqlerr.New(sqlerr.NumericValueOutOfRange, "%s can compute -9223372036854775808 %% -1, which overflows: the query would fail only for the rows where it happens", out.text()).
+				WithHint("narrow the bounds of the dividend")
+		}
+		out.info = intInfo(modInt(l.Int, r.Int))
+		return checkRange(out)
+	case a.Op == ir.OpIntDiv && !ints:
+		return sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s DIV %s: %s", l.Type, r.Type, out.text()).
+			WithHint("DIV divides integers; write FLOOR(a / b) or ROUND(a / b) for reals")
+	case ints && (a.Op == ir.OpDiv || a.Op == ir.OpIntDiv):
+		ar := out.x.(ir.Arith)
+		ar.Op = ir.OpDiv
+		out.x = ar
+		out.info = intInfo(quoInt(l.Int, r.Int))
+		return checkRange(out)
+	}
+	// The real quotient (PostgreSQL's / with a real operand, MySQL's /).
+	ar := out.x.(ir.Arith)
+	ar.Op = ir.OpRealDiv
+	out.x = ar
+	q, ok := quoReal(asReal(l), asReal(r))
+	if !ok {
+		return sqlerr.New(sqlerr.NumericValueOutOfRange,
+			"the quotient %s can round a nonzero value to zero (floating-point underflow), which the backend reports as an error only for the rows where it happens", out.text()).
+			WithHint("divide by a smaller number, or scale the dividend up first")
+	}
+	out.info = realInfo(q)
+	return checkRange(out)
 }
 
 // wholeNumbers reports whether every value of a bounded number is an integer:

@@ -151,6 +151,18 @@ func TestPredicate(t *testing.T) {
 		{"greatest(least(age, salary), score) > 1", &sqlerr.FeatureNotSupported, "several times"},
 		{"greatest(least(age, 10), 0) + greatest(age, salary) > 1", nil, ""},
 
+		// Division and modulo: a zero divisor gives NULL.
+		{"salary / age > 1000 AND salary % (age - 30) = 0 AND mod(age, 7) = 1", nil, ""},
+		{"score / score > 0.5 AND score / (age - 30) < 1 AND age / 0 IS NULL", nil, ""},
+		{"(age - 9223372036854775807 - 18) / (age - 18) > 0", &sqlerr.NumericValueOutOfRange, "beyond 9223372036854775807"},
+		{"(age - 9223372036854775807 - 18) % (age - 18) > 0", &sqlerr.NumericValueOutOfRange, "overflows"},
+		{"(age - 9223372036854775807 - 18) / (age - 16) > 0", nil, ""}, // divisor -1 cannot occur
+		{"score / 1e-300 > 0", &sqlerr.NumericValueOutOfRange, "beyond"},
+		{"score / 1e300 > 0", &sqlerr.NumericValueOutOfRange, "underflow"},
+		{"score % 2 > 0", &sqlerr.UndefinedFunction, "%"},
+		{"raw / 2 > 0", &sqlerr.FeatureNotSupported, "no declared bounds"},
+		{"note / 2 > 0", &sqlerr.UndefinedFunction, "operator does not exist"},
+
 		// round writes its argument twice on PostgreSQL and MySQL.
 		{"round(score * 0.5 + round(score * 0.5)) > 1", &sqlerr.FeatureNotSupported, "doubles the statement"},
 		{"round(round(score)) + round(score * 0.5) > 1", nil, ""},
@@ -217,8 +229,15 @@ func TestScalarRanges(t *testing.T) {
 		{"-age * 2", "bigint in [-180, -34]"},
 		{"score * 2", "double precision in [-2000, 2000]"},
 		{"age * 0.5", "double precision in [8.5, 45]"},
-		{"round(score / 1)", ""}, // division is not in the language
-		{"coalesce(age, 1000)", "bigint in [17, 1000]"},
+		{"round(score / 1)", "double precision in [-1000, 1000]"},
+		{"age / 2", "bigint in [8, 45]"},
+		{"salary / (age - 50)", "bigint in [-10000000, 10000000]"},
+		{"(age - 50) / 7", "bigint in [-4, 5]"},
+		{"100 / (age - 20)", "bigint in [-100, 100]"}, // age = 20 gives NULL
+		{"age % 7", "bigint in [0, 6]"},
+		{"(age - 50) % 100", "bigint in [-33, 40]"},
+		{"age / 2.0", "double precision in [8.5, 45]"},
+		{"1 / (age - 17)", "bigint in [0, 1]"}, {"coalesce(age, 1000)", "bigint in [17, 1000]"},
 		{"length(note)", "bigint in [0, 4294967296]"},
 		{"CASE WHEN age > 30 THEN 1 ELSE 0 END", "bigint in [0, 1]"},
 		{"CASE WHEN age > 30 THEN age WHEN salary > 5 THEN -3 END", "bigint in [-3, 90]"},

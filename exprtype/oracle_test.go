@@ -89,7 +89,7 @@ type source interface{ IntN(int) int }
 
 var (
 	intLits  = []int64{0, 1, 2, -3, 90, 1 << 31, 3037000499, math.MaxInt64, math.MinInt64, 1 << 62}
-	realLits = []float64{0.5, 0.75, -2.5, 1e-300, 1e200, 3, 0}
+	realLits = []float64{0.5, 0.75, -2.5, 1e-300, 1e200, 3, 0, 1e-160}
 )
 
 // genNumber draws a numeric expression of depth at most d.
@@ -138,7 +138,8 @@ func genNumber(s source, d int) ir.Expr {
 		}
 		return k
 	case 0, 1:
-		return ir.Arith{Op: ir.ArithOp(s.IntN(3)), L: genNumber(s, d-1), R: genNumber(s, d-1)}
+		// + - * / % real-/ DIV
+		return ir.Arith{Op: ir.ArithOp(s.IntN(7)), L: genNumber(s, d-1), R: genNumber(s, d-1)}
 	case 2:
 		return ir.Neg{X: genNumber(s, d-1)}
 	case 3:
@@ -172,7 +173,7 @@ func staticReal(e ir.Expr) bool {
 	case ir.Clamp:
 		return n.Lo.Kind == ir.KindFloat
 	case ir.Arith:
-		return staticReal(n.L) || staticReal(n.R)
+		return n.Op == ir.OpRealDiv || staticReal(n.L) || staticReal(n.R)
 	case ir.Neg:
 		return staticReal(n.X)
 	case ir.Func:
@@ -269,6 +270,35 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 		r, err := eval(n.R, row)
 		if err != nil || l.null || r.null {
 			return val{null: true}, err
+		}
+		switch n.Op {
+		case ir.OpDiv, ir.OpMod:
+			// Lowered: integer operands, rendered over NULLIF(b, 0).
+			if l.real || r.real {
+				return val{}, fmt.Errorf("%s of a real survived the lowering", n.Op)
+			}
+			if r.i.Sign() == 0 {
+				return val{null: true}, nil
+			}
+			if n.Op == ir.OpMod {
+				if l.i.Cmp(bigMin) == 0 && r.i.Cmp(big.NewInt(-1)) == 0 {
+					return val{}, errBackend // not every backend special-cases it
+				}
+				return intVal(new(big.Int).Rem(l.i, r.i))
+			}
+			return intVal(new(big.Int).Quo(l.i, r.i))
+		case ir.OpRealDiv:
+			a, b := toFloat(l), toFloat(r)
+			if b == 0 {
+				return val{null: true}, nil
+			}
+			q := a / b
+			if q == 0 && a != 0 {
+				return val{}, errBackend // "value out of range: underflow"
+			}
+			return realVal(q)
+		case ir.OpIntDiv:
+			return val{}, fmt.Errorf("DIV survived the lowering")
 		}
 		if !staticReal(n) {
 			z := new(big.Int)

@@ -3,8 +3,7 @@ package ir
 // Expr is a scalar expression in a WHERE, HAVING or ORDER BY clause. The set
 // of node types is closed: it is exactly the predicate whitelist of
 // DESIGN.md (comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - *
-// without division, searched CASE, the functions of package exprtype's
-// table). A parser
+// / %, searched CASE, the functions of package exprtype's table). A parser
 // that meets anything else refuses the statement instead of approximating
 // it. Clamp is the one node parsers never produce: the planner inserts it.
 type Expr interface{ exprNode() }
@@ -77,18 +76,33 @@ type And struct{ L, R Expr }
 type Or struct{ L, R Expr }
 type Not struct{ X Expr }
 
-// ArithOp is an arithmetic operator. Division and modulo are deliberately
-// absent: they can raise on private values (division by zero), which is a
-// side channel.
+// ArithOp is an arithmetic operator. Division and modulo are total by
+// construction: a zero divisor gives NULL (the renderer writes the
+// divisor as NULLIF(b, 0)), and the range analysis of package exprtype
+// refuses the one overflow (MinInt64 / -1).
 type ArithOp uint8
 
 const (
 	OpAdd ArithOp = iota
 	OpSub
 	OpMul
+	// OpDiv is PostgreSQL's /: on two integers the quotient truncated
+	// toward zero, otherwise the real quotient. The analysis lowers it
+	// to OpRealDiv when an operand is real, so a lowered OpDiv always
+	// has integer operands.
+	OpDiv
+	// OpMod is the remainder of integers, with the sign of the dividend
+	// (% on every backend, MOD in MySQL).
+	OpMod
+	// OpRealDiv is the quotient in double precision whatever the
+	// operands' types: MySQL's / (which never truncates).
+	OpRealDiv
+	// OpIntDiv is MySQL's DIV: integer operands only (the analysis
+	// refuses reals), lowered to OpDiv.
+	OpIntDiv
 )
 
-var arithOpText = [...]string{"+", "-", "*"}
+var arithOpText = [...]string{"+", "-", "*", "/", "%", "/", "DIV"}
 
 func (o ArithOp) String() string { return arithOpText[o] }
 

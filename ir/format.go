@@ -89,6 +89,15 @@ func formatExpr(b *strings.Builder, e Expr) {
 		formatExpr(b, n.X)
 		b.WriteByte(')')
 	case Arith:
+		if n.Op == OpRealDiv {
+			// Distinct from OpDiv, which truncates integers.
+			b.WriteString("(real(")
+			formatExpr(b, n.L)
+			b.WriteString(") / ")
+			formatExpr(b, n.R)
+			b.WriteByte(')')
+			break
+		}
 		bin(b, n.L, n.Op.String(), n.R)
 	case Neg:
 		b.WriteString("(-")

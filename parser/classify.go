@@ -133,8 +133,7 @@ func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
 // Messages shared by both dialects, so the analyst sees the same advice
 // whichever front end they use.
 const (
-	msgDivision    = "division is not allowed in predicates (it can fail on private values); rewrite the comparison without / (e.g. a > 2*b instead of a/b > 2)"
-	msgModulo      = "modulo (%) is not allowed in predicates (it can fail on private values); rewrite the condition without it"
+	msgDivHaving   = "division and modulo are not supported in HAVING or ORDER BY yet; use them in WHERE"
 	msgCast        = "casts are not allowed in predicates (they can fail on private values); compare with a literal of the column's type instead"
 	msgSubquery    = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
 	msgWindow      = "window functions are not supported; use GROUP BY"

@@ -506,10 +506,13 @@ func (m *myQueryBuilder) binary(x *ast.BinaryOperationExpr, aggs bool) (ir.Expr,
 		build = func(l, r ir.Expr) ir.Expr { return ir.And{L: l, R: r} }
 	case opcode.LogicOr:
 		build = func(l, r ir.Expr) ir.Expr { return ir.Or{L: l, R: r} }
-	case opcode.Div, opcode.IntDiv:
-		return nil, notAgg(msgDivision)
-	case opcode.Mod:
-		return nil, notAgg("%s", msgModulo)
+	case opcode.Div, opcode.IntDiv, opcode.Mod:
+		if aggs {
+			return nil, notAgg(msgDivHaving)
+		}
+		// MySQL's / never truncates (it returns a decimal, read here as
+		// a real); DIV truncates integers (exprtype refuses it on reals).
+		build = arith(map[opcode.Op]ir.ArithOp{opcode.Div: ir.OpRealDiv, opcode.IntDiv: ir.OpIntDiv, opcode.Mod: ir.OpMod}[x.Op])
 	case opcode.NullEQ:
 		return nil, notAgg("the <=> operator is not supported; use = with IS NULL")
 	default:
@@ -554,6 +557,18 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		if len(f.Args) != 1 {
 			return nil, notAgg("only the one-argument TRIM(x) is supported in predicates")
 		}
+	case "mod":
+		if aggs {
+			return nil, notAgg(msgDivHaving)
+		}
+		if len(f.Args) != 2 {
+			return nil, notAgg("function mod takes 2 arguments, not %d", len(f.Args))
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Arith{Op: ir.OpMod, L: args[0], R: args[1]}, nil
 	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil", "nullif":
 	case "greatest", "least":
 		// The IR's greatest and least skip NULL arguments, as

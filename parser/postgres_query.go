@@ -649,10 +649,10 @@ func pgAExpr(a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 
 func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	switch op {
-	case "/":
-		return nil, notAgg(msgDivision)
-	case "%":
-		return nil, notAgg("%s", msgModulo)
+	case "/", "%":
+		if aggs {
+			return nil, notAgg(msgDivHaving)
+		}
 	case "~", "!~", "~*", "!~*":
 		if a.Lexpr != nil { // prefix ~ is bitwise NOT
 			return nil, notAgg(msgRegex)
@@ -693,8 +693,13 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 		isCmp, arith = false, ir.OpSub
 	case "*":
 		isCmp, arith = false, ir.OpMul
+	case "/":
+		// Truncating on two integers, real otherwise (exprtype decides).
+		isCmp, arith = false, ir.OpDiv
+	case "%":
+		isCmp, arith = false, ir.OpMod
 	default:
-		return nil, notAgg("operator %s is not allowed in predicates; use comparisons and + - *", op)
+		return nil, notAgg("operator %s is not allowed in predicates; use comparisons and + - * / %%", op)
 	}
 	l, err := pgExpr(a.Lexpr, aggs)
 	if err != nil {
@@ -731,6 +736,19 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", name, allowedFuncs())
 	}
 	canon := strings.TrimPrefix(name, "pg_catalog.")
+	if canon == "mod" {
+		if aggs {
+			return nil, notAgg(msgDivHaving)
+		}
+		if len(f.Args) != 2 {
+			return nil, notAgg("function mod takes 2 arguments, not %d", len(f.Args))
+		}
+		args, err := pgExprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Arith{Op: ir.OpMod, L: args[0], R: args[1]}, nil
+	}
 	switch canon {
 	case "char_length", "character_length":
 		canon = "length"

@@ -222,6 +222,15 @@ func TestPredicates(t *testing.T) {
 		{"mysql nullif greatest least", MySQL, "NULLIF(a, 0) = GREATEST(a, b, 1) OR least(a, b) > 2",
 			ir.Or{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "nullif", Args: []ir.Expr{a, lit(ir.Int(0))}}, R: ir.Func{Name: "greatest", Args: []ir.Expr{a, b, lit(ir.Int(1))}}},
 				R: ir.Compare{Op: ir.OpGt, L: ir.Func{Name: "least", Args: []ir.Expr{a, b}}, R: lit(ir.Int(2))}}},
+		{"division modulo", Postgres, "a / b > a % 2 AND mod(a, b) = 1",
+			ir.And{L: ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpDiv, L: a, R: b}, R: ir.Arith{Op: ir.OpMod, L: a, R: lit(ir.Int(2))}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: a, R: b}, R: lit(ir.Int(1))}}},
+		// MySQL's / is the real quotient; DIV truncates like PostgreSQL's
+		// / of integers.
+		{"mysql division modulo", MySQL, "a / b > a DIV 2 AND a MOD b = 1 AND MOD(a, 3) = a % 4",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpRealDiv, L: a, R: b}, R: ir.Arith{Op: ir.OpIntDiv, L: a, R: lit(ir.Int(2))}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: a, R: b}, R: lit(ir.Int(1))}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: a, R: lit(ir.Int(3))}, R: ir.Arith{Op: ir.OpMod, L: a, R: lit(ir.Int(4))}}}},
 		{"round floor", MySQL, "ROUND(a) = FLOOR(b)", ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "round", Args: []ir.Expr{a}}, R: ir.Func{Name: "floor", Args: []ir.Expr{b}}}},
 	}
 	for _, tt := range tests {
@@ -307,11 +316,9 @@ func TestNotAggregate(t *testing.T) {
 		{"from function", Postgres, "SELECT count(*) FROM generate_series(1, 3)", "functions in FROM"},
 		{"tablesample", Postgres, "SELECT count(*) FROM t TABLESAMPLE SYSTEM (10)", "TABLESAMPLE"},
 		{"only", Postgres, "SELECT count(*) FROM ONLY t", "ONLY"},
-		{"division", Postgres, "SELECT count(*) FROM t WHERE a / 2 > 1", "division is not allowed"},
-		{"mysql division", MySQL, "SELECT count(*) FROM t WHERE a / 2 > 1", "division is not allowed"},
-		{"mysql div", MySQL, "SELECT count(*) FROM t WHERE a DIV 2 > 1", "division is not allowed"},
-		{"modulo", Postgres, "SELECT count(*) FROM t WHERE a % 2 = 1", "modulo"},
-		{"mysql mod", MySQL, "SELECT count(*) FROM t WHERE a MOD 2 = 1", "modulo"},
+		{"division in having", Postgres, "SELECT count(*) FROM t HAVING count(*) / 2 > 1", "not supported in HAVING"},
+		{"mysql division in having", MySQL, "SELECT count(*) FROM t HAVING count(*) DIV 2 > 1", "not supported in HAVING"},
+		{"mod in having", Postgres, "SELECT count(*) FROM t HAVING mod(count(*), 2) = 1", "not supported in HAVING"},
 		{"cast ::", Postgres, "SELECT count(*) FROM t WHERE a::int = 1", "casts"},
 		{"cast", Postgres, "SELECT count(*) FROM t WHERE CAST(a AS int) = 1", "casts"},
 		{"mysql cast", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS signed) = 1", "casts"},

@@ -38,6 +38,9 @@ type Dialect struct {
 	// (PostgreSQL) instead of returning NULL: clamping must then guard NULL
 	// explicitly, or a NULL value would count as the bound.
 	LeastIgnoresNull bool
+	// IntDiv divides two integers truncating toward zero (MySQL's /
+	// returns a decimal; its DIV truncates).
+	IntDiv string
 	// IntType and FloatType are CAST targets for exact 64-bit integers and
 	// IEEE doubles.
 	IntType, FloatType string
@@ -85,6 +88,7 @@ func Postgres() *Dialect {
 		Least:            "LEAST",
 		Greatest:         "GREATEST",
 		LeastIgnoresNull: true,
+		IntDiv:           "/",
 		IntType:          "BIGINT",
 		FloatType:        "DOUBLE PRECISION",
 		ILike:            true,
@@ -109,6 +113,7 @@ func SQLite() *Dialect {
 		BoolAsInt:    true,
 		Least:        "MIN",
 		Greatest:     "MAX",
+		IntDiv:       "/",
 		IntType:      "INTEGER",
 		FloatType:    "REAL",
 		LikeEscape:   ` ESCAPE '\'`,

@@ -54,7 +54,14 @@ func (r *renderer) expr(e ir.Expr) {
 		r.expr(n.X)
 		r.w(")")
 	case ir.Arith:
-		r.binary(n.L, " "+n.Op.String()+" ", n.R)
+		switch n.Op {
+		case ir.OpIntDiv:
+			r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: DIV survived the analysis"))
+		case ir.OpDiv, ir.OpMod, ir.OpRealDiv:
+			r.divide(n)
+		default:
+			r.binary(n.L, " "+n.Op.String()+" ", n.R)
+		}
 	case ir.Neg:
 		r.w("(-")
 		r.expr(n.X)
@@ -73,6 +80,33 @@ func (r *renderer) expr(e ir.Expr) {
 		// ir.Aggregate, ir.OutputRef: post-processing nodes, never backend SQL.
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: %T in a backend predicate", e))
 	}
+}
+
+// divide writes a quotient or remainder that cannot fail: the divisor
+// is NULLIF(b, 0), so a zero divisor gives NULL on every backend (the
+// planner has excluded the overflow of -2^63 / -1). OpDiv has integer
+// operands and truncates toward zero: / on PostgreSQL and SQLite, DIV on
+// MySQL (whose / returns a decimal). OpRealDiv divides doubles: both
+// operands are cast, so two integers do not truncate (PostgreSQL,
+// SQLite) nor become a rounded DECIMAL (MySQL).
+func (r *renderer) divide(n ir.Arith) {
+	op := " " + n.Op.String() + " "
+	operand := func(e ir.Expr) { r.expr(e) }
+	if n.Op == ir.OpRealDiv {
+		operand = func(e ir.Expr) {
+			r.w("CAST(")
+			r.expr(e)
+			r.w(" AS " + r.d.FloatType + ")")
+		}
+	}
+	if n.Op == ir.OpDiv {
+		op = " " + r.d.IntDiv + " "
+	}
+	r.w("(")
+	operand(n.L)
+	r.w(op + "NULLIF(")
+	operand(n.R)
+	r.w(", 0))")
 }
 
 // caseExpr writes a searched CASE; every backend spells it alike.

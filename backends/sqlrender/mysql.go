@@ -15,6 +15,8 @@ package sqlrender
 //     (exprtype's function table spells it).
 //   - ROUND of a double rounds half to even on most C libraries, so round
 //     is rendered as SIGN(x)·FLOOR(|x|+0.5) like on PostgreSQL.
+//   - / of two integers returns a DECIMAL: integer division is DIV, real
+//     division casts both operands to DOUBLE.
 //   - ASC sorts NULLs first already; backslash is LIKE's default escape.
 //
 // Text comparison, LIKE and GROUP BY follow the column's collation: with
@@ -29,6 +31,7 @@ func MySQL() *Dialect {
 		Placeholders: Question,
 		Least:        "LEAST",
 		Greatest:     "GREATEST",
+		IntDiv:       "DIV",
 		IntType:      "SIGNED",
 		FloatType:    "DOUBLE",
 		UncastSum:    true,

@@ -156,6 +156,11 @@ func TestRenderExpr(t *testing.T) {
 			R: ir.Func{Name: "least", Args: []ir.Expr{col("t", "a"), col("t", "b")}}},
 		R: ir.IsNull{X: ir.Func{Name: "nullif", Args: []ir.Expr{col("t", "a"), lit(ir.Int(0))}}},
 	}
+	// Integer and real quotients and a remainder, each over NULLIF(b, 0).
+	div := ir.Or{
+		L: ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpDiv, L: col("t", "a"), R: col("t", "b")}, R: ir.Arith{Op: ir.OpRealDiv, L: col("t", "a"), R: lit(ir.Int(2))}},
+		R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: col("t", "a"), R: lit(ir.Int(3))}, R: lit(ir.Int(1))},
+	}
 	tests := []struct {
 		name     string
 		dialect  *Dialect
@@ -163,6 +168,15 @@ func TestRenderExpr(t *testing.T) {
 		wantSQL  string
 		wantArgs []any
 	}{
+		{"postgres division", Postgres(), div,
+			`((("t"."a" / NULLIF("t"."b", 0)) > (CAST("t"."a" AS DOUBLE PRECISION) / NULLIF(CAST(CAST($1 AS BIGINT) AS DOUBLE PRECISION), 0))) OR (("t"."a" % NULLIF(CAST($2 AS BIGINT), 0)) = CAST($3 AS BIGINT)))`,
+			[]any{int64(2), int64(3), int64(1)}},
+		{"sqlite division", SQLite(), div,
+			`((("t"."a" / NULLIF("t"."b", 0)) > (CAST("t"."a" AS REAL) / NULLIF(CAST(? AS REAL), 0))) OR (("t"."a" % NULLIF(?, 0)) = ?))`,
+			[]any{int64(2), int64(3), int64(1)}},
+		{"mysql division", MySQL(), div,
+			"(((`t`.`a` DIV NULLIF(`t`.`b`, 0)) > (CAST(`t`.`a` AS DOUBLE) / NULLIF(CAST(? AS DOUBLE), 0))) OR ((`t`.`a` % NULLIF(?, 0)) = ?))",
+			[]any{int64(2), int64(3), int64(1)}},
 		{"postgres choose", Postgres(), choose,
 			`((GREATEST("t"."a", CAST($1 AS BIGINT), "t"."b") > LEAST("t"."a", "t"."b")) AND (NULLIF("t"."a", CAST($2 AS BIGINT)) IS NULL))`,
 			[]any{int64(3), int64(0)}},
