@@ -74,6 +74,11 @@ func TestExpressionLanguageOnEveryBackend(t *testing.T) {
 		{pg, "least(a, b) IS NULL", 0}, // NULLs are skipped
 		{my, "LEAST(a, b) IS NULL", 0},
 		{pg, "least(a, b, 0) = 0", 4},
+		{pg, "CAST(a AS text) = '7' OR a::int * 2 = -14", 2},
+		{my, "CAST(a AS CHAR) = '-7' OR CAST(a AS SIGNED) * 2 = 14", 2},
+		{pg, "CAST(round(f) AS bigint) = 3 OR floor(f)::integer = -2", 2}, // 2.5 rounds away from zero; floor(-1.5)
+		{my, "CAST(ROUND(f) AS SIGNED) = 3 OR CAST(FLOOR(f) AS SIGNED) = -2", 2},
+		{pg, "a::double precision / 2 = 3.5", 1}, // no truncation once real
 		{pg, "nullif(b, 2) IS NULL", 3},
 		{my, "NULLIF(b, 2) IS NULL", 3},
 	}

@@ -185,6 +185,8 @@ func (c *checker) expr(e ir.Expr, m mode) (*node, error) {
 		return c.fn(n, m)
 	case ir.Case:
 		return c.caseExpr(n, m)
+	case ir.Cast:
+		return c.cast(n, m)
 	case ir.Param:
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
 	case ir.Aggregate:
@@ -770,6 +772,100 @@ func nullif(f ir.Func, def Func, a, b *node) (*node, error) {
 	}
 	out := &node{x: ir.Func{Name: f.Name, Args: []ir.Expr{a.x, b.x}}, info: info, src: f, twice: a.twice || b.twice}
 	return out, checkRange(out)
+}
+
+// int32Range is PostgreSQL's integer (int4).
+var int32Range = IntRange{big.NewInt(math.MinInt32), big.NewInt(math.MaxInt32)}
+
+// cast analyses CAST(x AS t). Only conversions that cannot fail for any
+// value of x's type and range, and that every backend computes alike, are
+// allowed: an integer to any target (to integer only within 32 bits), a
+// whole-numbered real to an integer within range (round, floor or ceil
+// first: backends round the halves of a bare double differently, and
+// SQLite truncates), a real to double precision, text to text. Text to a
+// number is refused — a stored value that is not a number would fail the
+// query for that row only — and so is a real or a boolean to text, whose
+// spelling differs between backends.
+func (c *checker) cast(k ir.Cast, m mode) (*node, error) {
+	xm := m
+	if k.To == ir.CastBigint || k.To == ir.CastInteger {
+		xm = modeCompute // the range decides
+	}
+	x, err := c.expr(k.X, xm)
+	if err != nil {
+		return nil, err
+	}
+	if x.strLit {
+		switch k.To {
+		case ir.CastBigint, ir.CastInteger:
+			err = coerce(x, Integer, x)
+		case ir.CastDouble:
+			err = coerce(x, Real, x)
+		}
+		if err != nil {
+			return nil, err
+		}
+		x.strLit = false
+	}
+	if x.isNull() {
+		return nullNode(k), nil
+	}
+	refuse := func(why string) error {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "CAST of %s to %s is not supported: %s: %s", x.info.Type, k.To, why, ir.FormatExpr(k)).
+			WithHint("compare with a literal of the column's type, or cast an integer")
+	}
+	same := &node{x: x.x, info: x.info, src: k, twice: x.twice}
+	conv := &node{x: ir.Cast{X: x.x, To: k.To}, src: k, twice: x.twice}
+	switch t := x.info.Type; {
+	case t == Integer && k.To == ir.CastBigint:
+		return same, nil
+	case t == Integer && k.To == ir.CastInteger:
+		if !x.info.Bounded {
+			return nil, internalErr("unbounded operand of a cast")
+		}
+		if x.info.Int.Lo.Cmp(int32Range.Lo) < 0 || x.info.Int.Hi.Cmp(int32Range.Hi) > 0 {
+			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange,
+				"%s can reach beyond the 32-bit range of integer (%s): the cast would fail only for the rows where it happens", x.text(), x.info).
+				WithHint("cast to bigint")
+		}
+		return same, nil // computed as a BIGINT: the value is the same
+	case t == Integer && k.To == ir.CastDouble:
+		conv.info = Info{Type: Real}
+		if x.info.Bounded {
+			conv.info = realInfo(intToReal(x.info.Int))
+		}
+		return conv, nil
+	case t == Integer && k.To == ir.CastText:
+		conv.info = Info{Type: Text}
+		return conv, nil
+	case t == Real && k.To == ir.CastDouble:
+		return same, nil
+	case t == Real && (k.To == ir.CastBigint || k.To == ir.CastInteger):
+		if !wholeNumbers(x.info) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"CAST of a double precision that may have a fraction to %s is not supported: backends round it differently (PostgreSQL to even, MySQL away from zero, SQLite truncates): %s", k.To, ir.FormatExpr(k)).
+				WithHint("round first: CAST(round(x) AS %s), or floor or ceil", k.To)
+		}
+		lo, _ := new(big.Float).SetFloat64(x.info.Real.Lo).Int(nil) // whole numbers: exact
+		hi, _ := new(big.Float).SetFloat64(x.info.Real.Hi).Int(nil)
+		conv.x = ir.Cast{X: x.x, To: ir.CastBigint}
+		conv.info = intInfo(IntRange{lo, hi})
+		if k.To == ir.CastInteger && (lo.Cmp(int32Range.Lo) < 0 || hi.Cmp(int32Range.Hi) > 0) {
+			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange,
+				"%s can reach beyond the 32-bit range of integer (%s): the cast would fail only for the rows where it happens", x.text(), x.info).
+				WithHint("cast to bigint")
+		}
+		return conv, checkRange(conv)
+	case t == Text && k.To == ir.CastText:
+		return same, nil
+	case t == Text:
+		return nil, refuse("a stored text that is not a number would fail the query for that row only")
+	case t == Real && k.To == ir.CastText:
+		return nil, refuse("backends spell doubles differently (1e+20, 1.0e+20, 1e20)")
+	case t == Boolean:
+		return nil, refuse("backends spell and convert booleans differently")
+	}
+	return nil, refuse("the column's type is not declared")
 }
 
 // caseExpr analyses a searched CASE. Every arm is analysed over the whole

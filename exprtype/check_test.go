@@ -163,6 +163,19 @@ func TestPredicate(t *testing.T) {
 		{"raw / 2 > 0", &sqlerr.FeatureNotSupported, "no declared bounds"},
 		{"note / 2 > 0", &sqlerr.UndefinedFunction, "operator does not exist"},
 
+		// CAST.
+		{"CAST(age AS text) = '30' AND age::int = 30 AND age::bigint + 1 > 5 AND age::float8 / 3 > 1", nil, ""},
+		{"CAST(round(score) AS bigint) > 3 AND floor(score)::int < 5 AND score::double precision > 1", nil, ""},
+		{"CAST(note AS text) = 'a' AND CAST(raw AS double precision) > 1", nil, ""},
+		{"huge::int > 0", &sqlerr.NumericValueOutOfRange, "32-bit"},
+		{"score::bigint > 0", &sqlerr.FeatureNotSupported, "round first"},
+		{"CAST(score AS text) = '1'", &sqlerr.FeatureNotSupported, "spell doubles"},
+		{"CAST(note AS bigint) > 0", &sqlerr.FeatureNotSupported, "not a number"},
+		{"CAST(flag AS text) = 'true'", &sqlerr.FeatureNotSupported, "booleans"},
+		{"CAST(pub AS text) = 'x'", &sqlerr.FeatureNotSupported, "not declared"},
+		{"CAST(raw AS bigint) > 1", &sqlerr.FeatureNotSupported, "no declared bounds"},
+		{"CAST(round(score * 1e290) AS bigint) > 1", &sqlerr.NumericValueOutOfRange, "beyond"},
+
 		// round writes its argument twice on PostgreSQL and MySQL.
 		{"round(score * 0.5 + round(score * 0.5)) > 1", &sqlerr.FeatureNotSupported, "doubles the statement"},
 		{"round(round(score)) + round(score * 0.5) > 1", nil, ""},
@@ -203,6 +216,9 @@ func TestLowering(t *testing.T) {
 		{"coalesce(NULL, age, NULL) * 2 > 5", `((clamp("t0"."age", 17, 90) * 2) > 5)`},
 		{"length(lower(note)) > 3", `(length(lower("t0"."note")) > 3)`},
 		{"flag = 'yes'", `("t0"."flag" = TRUE)`},
+		{"age::bigint + age::int + round(score)::int > 1",
+			`(((clamp("t0"."age", 17, 90) + clamp("t0"."age", 17, 90)) + CAST(round(clamp("t0"."score", -1000::real, 1000::real)) AS bigint)) > 1)`},
+		{"CAST(age AS text) = '3'", `(CAST("t0"."age" AS text) = '3')`},
 		{"CASE age WHEN '30' THEN age + 1 ELSE '2' END > 5",
 			`((CASE WHEN ("t0"."age" = 30) THEN (clamp("t0"."age", 17, 90) + 1) ELSE 2 END) > 5)`},
 		{"CASE WHEN 'yes' THEN NULL ELSE NULL END IS NULL", `(NULL IS NULL)`},
@@ -250,6 +266,8 @@ func TestScalarRanges(t *testing.T) {
 		{"least(age, 50, salary)", "bigint in [0, 50]"},
 		{"least(score, age)", "double precision in [-1000, 1000]"},
 		{"greatest(NULL, age)", "bigint in [17, 90]"},
+		{"CAST(age AS double precision)", "double precision in [17, 90]"},
+		{"CAST(floor(score / 3) AS bigint)", "bigint in [-334, 333]"},
 	}
 	for _, tc := range tests {
 		stmts, err := parser.Parse(parser.Postgres, "SELECT COUNT(*) FROM t WHERE "+tc.expr+" > 0")

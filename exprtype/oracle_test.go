@@ -112,7 +112,9 @@ func genNumber(s source, d int) ir.Expr {
 		}
 		return ir.Literal{Value: ir.String([]string{"2", "-5", "1.5", "x"}[s.IntN(4)])}
 	}
-	switch s.IntN(8) {
+	switch s.IntN(9) {
+	case 7:
+		return ir.Cast{X: genNumber(s, d-1), To: []ir.CastType{ir.CastBigint, ir.CastInteger, ir.CastDouble}[s.IntN(3)]}
 	case 6:
 		switch s.IntN(3) {
 		case 0:
@@ -182,6 +184,8 @@ func staticReal(e ir.Expr) bool {
 				return true
 			}
 		}
+	case ir.Cast:
+		return n.To == ir.CastDouble
 	case ir.Case:
 		for _, w := range n.Whens {
 			if staticReal(w.Then) {
@@ -360,6 +364,25 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 		}
 		t := [...]bool{c == 0, c != 0, c < 0, c <= 0, c > 0, c >= 0}[n.Op]
 		return val{i: big.NewInt(map[bool]int64{true: 1, false: 0}[t])}, nil
+	case ir.Cast:
+		x, err := eval(n.X, row)
+		if err != nil || x.null {
+			return x, err
+		}
+		switch n.To {
+		case ir.CastDouble:
+			return val{real: true, f: toFloat(x)}, nil
+		case ir.CastBigint:
+			if !x.real {
+				return val{}, fmt.Errorf("a cast of an integer to bigint survived the lowering")
+			}
+			if x.f != math.Trunc(x.f) {
+				return val{}, fmt.Errorf("a cast of %v to bigint: backends round it differently", x.f)
+			}
+			i, _ := new(big.Float).SetFloat64(x.f).Int(nil)
+			return intVal(i) // out of range: the backend's error
+		}
+		return val{}, fmt.Errorf("a cast to %s survived the lowering", n.To)
 	case ir.Case:
 		// Every condition and every arm is evaluated, whichever is
 		// chosen: the analysis promises totality for all of them, since

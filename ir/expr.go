@@ -3,7 +3,7 @@ package ir
 // Expr is a scalar expression in a WHERE, HAVING or ORDER BY clause. The set
 // of node types is closed: it is exactly the predicate whitelist of
 // DESIGN.md (comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - *
-// / %, searched CASE, the functions of package exprtype's table). A parser
+// / %, searched CASE, CAST, the functions of package exprtype's table). A parser
 // that meets anything else refuses the statement instead of approximating
 // it. Clamp is the one node parsers never produce: the planner inserts it.
 type Expr interface{ exprNode() }
@@ -135,6 +135,33 @@ type Case struct {
 	Else  Expr
 }
 
+// CastType is the target of a Cast.
+type CastType uint8
+
+const (
+	// CastBigint is a 64-bit integer (BIGINT, SIGNED).
+	CastBigint CastType = iota
+	// CastInteger is PostgreSQL's integer (int4): the analysis requires
+	// the value to fit 32 bits and computes it as a BIGINT.
+	CastInteger
+	// CastDouble is an IEEE double (DOUBLE PRECISION, DOUBLE).
+	CastDouble
+	// CastText is text (TEXT, CHAR).
+	CastText
+)
+
+var castTypeText = [...]string{"bigint", "integer", "double precision", "text"}
+
+func (t CastType) String() string { return castTypeText[t] }
+
+// Cast is CAST(X AS To). Package exprtype allows only the casts that
+// cannot fail on any value of X's range and lowers the others away
+// (a cast to X's own type), so a lowered Cast always converts.
+type Cast struct {
+	X  Expr
+	To CastType
+}
+
 // Clamp is X clamped to [Lo, Hi]: LEAST(GREATEST(X, Lo), Hi), NULL when X
 // is NULL. Lo and Hi are both integers or both reals, and the clamped value
 // has their type (the backend computes in BIGINT or DOUBLE whatever the
@@ -180,6 +207,7 @@ func (Arith) exprNode()     {}
 func (Neg) exprNode()       {}
 func (Func) exprNode()      {}
 func (Case) exprNode()      {}
+func (Cast) exprNode()      {}
 func (Clamp) exprNode()     {}
 func (Aggregate) exprNode() {}
 func (OutputRef) exprNode() {}
@@ -231,6 +259,8 @@ func Walk(e Expr, fn func(Expr) bool) {
 			Walk(w.Then, fn)
 		}
 		Walk(n.Else, fn)
+	case Cast:
+		Walk(n.X, fn)
 	case Clamp:
 		Walk(n.X, fn)
 	}
@@ -303,6 +333,9 @@ func Rewrite(e Expr, fn func(Expr) (Expr, error)) (Expr, error) {
 		if n.Else != nil {
 			n.Else = rw(n.Else)
 		}
+		e = n
+	case Cast:
+		n.X = rw(n.X)
 		e = n
 	case Clamp:
 		n.X = rw(n.X)

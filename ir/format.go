@@ -126,6 +126,10 @@ func formatExpr(b *strings.Builder, e Expr) {
 			formatExpr(b, n.Else)
 		}
 		b.WriteString(" END)")
+	case Cast:
+		b.WriteString("CAST(")
+		formatExpr(b, n.X)
+		b.WriteString(" AS " + n.To.String() + ")")
 	case Aggregate:
 		b.WriteString(n.Func.String())
 		b.WriteByte('(')

@@ -134,7 +134,7 @@ func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
 // whichever front end they use.
 const (
 	msgDivHaving   = "division and modulo are not supported in HAVING or ORDER BY yet; use them in WHERE"
-	msgCast        = "casts are not allowed in predicates (they can fail on private values); compare with a literal of the column's type instead"
+	msgCast        = "only casts to bigint, integer, double precision and text are supported (CAST(x AS SIGNED|DOUBLE|CHAR) in MySQL); compare with a literal of the column's type instead"
 	msgSubquery    = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
 	msgWindow      = "window functions are not supported; use GROUP BY"
 	msgSetOp       = "set operations (UNION, INTERSECT, EXCEPT) are not supported in aggregate queries; run each part as its own query"

@@ -427,8 +427,43 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 		return m.funcCall(x, aggs)
 	case *ast.CaseExpr:
 		return m.caseExpr(x, aggs)
+	case *ast.FuncCastExpr:
+		to, ok := myCastType(x)
+		if !ok {
+			return nil, notAgg(msgCast)
+		}
+		v, err := m.expr(x.Expr, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Cast{X: v, To: to}, nil
 	}
 	return nil, notAgg("%s", myUnsupportedExpr(e))
+}
+
+// myCastType maps CAST(x AS SIGNED|DOUBLE|CHAR) and CONVERT(x, ...);
+// UNSIGNED (which wraps negative values), CHAR(n) (which truncates),
+// DECIMAL, FLOAT, dates and BINARY are refused.
+func myCastType(c *ast.FuncCastExpr) (ir.CastType, bool) {
+	tp := c.Tp
+	if tp == nil || c.FunctionType == ast.CastBinaryOperator {
+		return 0, false
+	}
+	switch tp.GetType() {
+	case mysql.TypeLonglong:
+		if mysql.HasUnsignedFlag(tp.GetFlag()) {
+			return 0, false
+		}
+		return ir.CastBigint, true
+	case mysql.TypeDouble:
+		return ir.CastDouble, true
+	case mysql.TypeVarString, mysql.TypeString:
+		if tp.GetFlen() >= 0 || mysql.HasBinaryFlag(tp.GetFlag()) || tp.GetCharset() == "binary" {
+			return 0, false
+		}
+		return ir.CastText, true
+	}
+	return 0, false
 }
 
 // caseExpr converts CASE; the simple form CASE x WHEN v THEN a becomes
@@ -620,8 +655,6 @@ func myUnsupportedExpr(e ast.ExprNode) string {
 	switch e.(type) {
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
 		return msgSubquery
-	case *ast.FuncCastExpr:
-		return msgCast
 	case *ast.WindowFuncExpr:
 		return msgWindow
 	case *ast.IsTruthExpr:

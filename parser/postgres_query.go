@@ -436,9 +436,40 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		if x.TypeCast.Arg.GetAConst() != nil {
 			return nil, notAgg(msgTypedLit)
 		}
-		return nil, notAgg(msgCast)
+		to, ok := pgCastType(x.TypeCast.TypeName)
+		if !ok {
+			return nil, notAgg(msgCast)
+		}
+		arg, err := pgExpr(x.TypeCast.Arg, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Cast{X: arg, To: to}, nil
 	}
 	return nil, notAgg("%s", pgUnsupportedExpr(n))
+}
+
+// pgCastType maps a cast's target type; modifiers (varchar(3),
+// numeric(5,2)) and arrays are refused.
+func pgCastType(tn *pg.TypeName) (ir.CastType, bool) {
+	if tn == nil || len(tn.Typmods) > 0 || len(tn.ArrayBounds) > 0 || tn.Setof {
+		return 0, false
+	}
+	names := pgStrings(tn.Names)
+	if len(names) == 0 || len(names) > 2 || len(names) == 2 && names[0] != "pg_catalog" {
+		return 0, false
+	}
+	switch names[len(names)-1] {
+	case "int8", "bigint":
+		return ir.CastBigint, true
+	case "int4", "integer", "int":
+		return ir.CastInteger, true
+	case "float8":
+		return ir.CastDouble, true
+	case "text":
+		return ir.CastText, true
+	}
+	return 0, false
 }
 
 // pgCase converts CASE; the simple form CASE x WHEN v THEN a becomes the

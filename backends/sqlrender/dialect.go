@@ -44,6 +44,8 @@ type Dialect struct {
 	// IntType and FloatType are CAST targets for exact 64-bit integers and
 	// IEEE doubles.
 	IntType, FloatType string
+	// TextType is the CAST target for text.
+	TextType string
 	// ILike is set when the dialect has a case-sensitive LIKE and an
 	// ILIKE; otherwise case-insensitive matching renders as
 	// LOWER(x) LIKE LOWER(p).
@@ -91,6 +93,7 @@ func Postgres() *Dialect {
 		IntDiv:           "/",
 		IntType:          "BIGINT",
 		FloatType:        "DOUBLE PRECISION",
+		TextType:         "TEXT",
 		ILike:            true,
 		NullsFirst:       " NULLS FIRST",
 		// The extended protocol counts parameters in an int16 (lib/pq).
@@ -116,6 +119,7 @@ func SQLite() *Dialect {
 		IntDiv:       "/",
 		IntType:      "INTEGER",
 		FloatType:    "REAL",
+		TextType:     "TEXT",
 		LikeEscape:   ` ESCAPE '\'`,
 		// SQLITE_MAX_VARIABLE_NUMBER of the embedded build (the default
 		// since 3.32; TestParamLimitsHold runs it and fails one more).

@@ -70,6 +70,15 @@ func (r *renderer) expr(e ir.Expr) {
 		r.fn(n)
 	case ir.Case:
 		r.caseExpr(n)
+	case ir.Cast:
+		typ := map[ir.CastType]string{ir.CastBigint: r.d.IntType, ir.CastDouble: r.d.FloatType, ir.CastText: r.d.TextType}[n.To]
+		if typ == "" {
+			r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: a cast to %s survived the analysis", n.To))
+			return
+		}
+		r.w("CAST(")
+		r.expr(n.X)
+		r.w(" AS " + typ + ")")
 	case ir.Clamp:
 		r.clampNode(n)
 	case nil:

@@ -4,8 +4,8 @@ package sqlrender
 // contribution bound, CAST AS DOUBLE). Differences from the other
 // dialects, and why:
 //
-//   - CAST targets are SIGNED and DOUBLE: neither server accepts
-//     CAST(x AS BIGINT).
+//   - CAST targets are SIGNED, DOUBLE and CHAR: neither server accepts
+//     CAST(x AS BIGINT) or CAST(x AS TEXT).
 //   - SUM over integers returns DECIMAL(65) here, so the outer CAST of a
 //     sum is left out (UncastSum): the exact DECIMAL total is clamped to
 //     the int64 limits in SQL (as on PostgreSQL) and read as an int64 by
@@ -34,6 +34,7 @@ func MySQL() *Dialect {
 		IntDiv:       "DIV",
 		IntType:      "SIGNED",
 		FloatType:    "DOUBLE",
+		TextType:     "CHAR",
 		UncastSum:    true,
 		// A prepared statement's parameter count is two bytes.
 		MaxParams:   65535,

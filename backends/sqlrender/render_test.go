@@ -161,6 +161,11 @@ func TestRenderExpr(t *testing.T) {
 		L: ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpDiv, L: col("t", "a"), R: col("t", "b")}, R: ir.Arith{Op: ir.OpRealDiv, L: col("t", "a"), R: lit(ir.Int(2))}},
 		R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: col("t", "a"), R: lit(ir.Int(3))}, R: lit(ir.Int(1))},
 	}
+	// The three lowered casts.
+	casts := ir.And{
+		L: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: col("t", "a"), To: ir.CastText}, R: lit(ir.String("3"))},
+		R: ir.Compare{Op: ir.OpGt, L: ir.Cast{X: col("t", "f"), To: ir.CastBigint}, R: ir.Cast{X: col("t", "a"), To: ir.CastDouble}},
+	}
 	tests := []struct {
 		name     string
 		dialect  *Dialect
@@ -168,6 +173,15 @@ func TestRenderExpr(t *testing.T) {
 		wantSQL  string
 		wantArgs []any
 	}{
+		{"postgres casts", Postgres(), casts,
+			`((CAST("t"."a" AS TEXT) = CAST($1 AS TEXT)) AND (CAST("t"."f" AS BIGINT) > CAST("t"."a" AS DOUBLE PRECISION)))`,
+			[]any{"3"}},
+		{"sqlite casts", SQLite(), casts,
+			`((CAST("t"."a" AS TEXT) = ?) AND (CAST("t"."f" AS INTEGER) > CAST("t"."a" AS REAL)))`,
+			[]any{"3"}},
+		{"mysql casts", MySQL(), casts,
+			"((CAST(`t`.`a` AS CHAR) = ?) AND (CAST(`t`.`f` AS SIGNED) > CAST(`t`.`a` AS DOUBLE)))",
+			[]any{"3"}},
 		{"postgres division", Postgres(), div,
 			`((("t"."a" / NULLIF("t"."b", 0)) > (CAST("t"."a" AS DOUBLE PRECISION) / NULLIF(CAST(CAST($1 AS BIGINT) AS DOUBLE PRECISION), 0))) OR (("t"."a" % NULLIF(CAST($2 AS BIGINT), 0)) = CAST($3 AS BIGINT)))`,
 			[]any{int64(2), int64(3), int64(1)}},
