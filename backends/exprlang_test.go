@@ -22,17 +22,17 @@ import (
 func TestExpressionLanguageOnEveryBackend(t *testing.T) {
 	table := uniqueTable("ddp_exprlang")
 	cols := map[string]string{
-		"sqlite":   "a INTEGER, b INTEGER, f REAL, s TEXT",
-		"postgres": "a BIGINT, b BIGINT, f DOUBLE PRECISION, s TEXT",
-		"mysql":    "a BIGINT, b BIGINT, f DOUBLE, s VARCHAR(10)",
+		"sqlite":   "a INTEGER, b INTEGER, f REAL, s TEXT, w TEXT",
+		"postgres": "a BIGINT, b BIGINT, f DOUBLE PRECISION, s TEXT, w TEXT",
+		"mysql":    "a BIGINT, b BIGINT, f DOUBLE, s VARCHAR(10), w VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
 	}
 	rows := []string{
-		"(7, 2, 2.5, 'x')",
-		"(-7, 2, -1.5, 'y')",
-		"(5, 0, 0.0, 'x')", // a zero divisor
-		"(6, -4, 10.0, NULL)",
-		"(NULL, 3, NULL, 'z')",
-		"(1, NULL, 4.0, 'x')",
+		"(7, 2, 2.5, 'x', 'hello')",
+		"(-7, 2, -1.5, 'y', 'abcdef')",
+		"(5, 0, 0.0, 'x', 'héllo wörld')", // a zero divisor
+		"(6, -4, 10.0, NULL, NULL)",
+		"(NULL, 3, NULL, 'z', 'aa')",
+		"(1, NULL, 4.0, 'x', '')",
 	}
 	columns := func(c ir.ColumnRef) (exprtype.Column, error) {
 		ref := ir.ColumnRef{Qualifier: "t", Name: c.Name}
@@ -43,7 +43,7 @@ func TestExpressionLanguageOnEveryBackend(t *testing.T) {
 			return exprtype.Column{Ref: ref, Type: exprtype.Integer, HasBounds: true, Lo: ir.Int(-5), Hi: ir.Int(5)}, nil
 		case "f":
 			return exprtype.Column{Ref: ref, Type: exprtype.Real, HasBounds: true, Lo: ir.Float(-100), Hi: ir.Float(100)}, nil
-		case "s":
+		case "s", "w":
 			return exprtype.Column{Ref: ref, Type: exprtype.Text}, nil
 		}
 		return exprtype.Column{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s does not exist", c.Name)
@@ -79,6 +79,18 @@ func TestExpressionLanguageOnEveryBackend(t *testing.T) {
 		{pg, "CAST(round(f) AS bigint) = 3 OR floor(f)::integer = -2", 2}, // 2.5 rounds away from zero; floor(-1.5)
 		{my, "CAST(ROUND(f) AS SIGNED) = 3 OR CAST(FLOOR(f) AS SIGNED) = -2", 2},
 		{pg, "a::double precision / 2 = 3.5", 1}, // no truncation once real
+		{pg, "substr(w, 2, 3) = 'ell'", 1},
+		{my, "SUBSTRING(w, 2, 3) = 'éll'", 1}, // characters, not bytes
+		{pg, "substring(w FROM 2 FOR 3) = 'éll'", 1},
+		{pg, "substr(w, 10) = ''", 4},    // a start past the end
+		{my, "MID(w, 10) = 'ld'", 1},     //
+		{pg, "left(w, 2) = 'ab'", 1},     //
+		{my, "LEFT(w, 0) = ''", 5},       // every non-NULL w
+		{pg, "right(w, 3) = 'def'", 1},   //
+		{my, "RIGHT(w, 5) = 'wörld'", 1}, //
+		{pg, "right(w, 10) = 'aa'", 1},   // more than the length: the whole text
+		{pg, "replace(w, 'l', '') = 'heo'", 1},
+		{my, "REPLACE(w, 'a', 'b') = 'bb'", 1},
 		{pg, "nullif(b, 2) IS NULL", 3},
 		{my, "NULLIF(b, 2) IS NULL", 3},
 	}

@@ -636,6 +636,11 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 			return nullNode(f), nil
 		}
 	}
+	if def.NoGrowth {
+		if err := noGrowth(f, args); err != nil {
+			return nil, err
+		}
+	}
 	if def.IntegerIdentity && len(args) == 1 && wholeNumbers(args[0].info) {
 		return &node{x: args[0].x, info: args[0].info, src: f, twice: args[0].twice}, nil
 	}
@@ -665,6 +670,26 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 	}
 	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
 	return out, checkRange(out)
+}
+
+// noGrowth checks replace's pattern and replacement (Func.NoGrowth).
+func noGrowth(f ir.Func, args []*node) error {
+	lit := func(n *node) (string, bool) {
+		l, ok := n.x.(ir.Literal)
+		return l.Value.Str, ok && l.Value.Kind == ir.KindString
+	}
+	from, ok1 := lit(args[1])
+	to, ok2 := lit(args[2])
+	if !ok1 || !ok2 {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "the pattern and the replacement of %s must be constant texts: %s", f.Name, ir.FormatExpr(f)).
+			WithHint("write them as quoted literals or parameters")
+	}
+	if from != "" && (len(to) > len(from) || utf8.RuneCountInString(to) > utf8.RuneCountInString(from)) {
+		return sqlerr.New(sqlerr.FeatureNotSupported,
+			"%s with a replacement longer than its pattern is not supported: the text could grow past the backend's largest value only for the rows with many matches, and the error would reveal them: %s", f.Name, ir.FormatExpr(f)).
+			WithHint("replace with a text no longer (in bytes and characters) than the pattern")
+	}
+	return nil
 }
 
 // unified analyses the calls that choose among their arguments

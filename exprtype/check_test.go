@@ -163,6 +163,23 @@ func TestPredicate(t *testing.T) {
 		{"raw / 2 > 0", &sqlerr.FeatureNotSupported, "no declared bounds"},
 		{"note / 2 > 0", &sqlerr.UndefinedFunction, "operator does not exist"},
 
+		// substr, left, right, replace.
+		{"substr(note, 2, 3) = 'a' AND substr(note, age) = 'b' AND left(note, 2) = 'c' AND right(note, age - 16) = 'd'", nil, ""},
+		{"replace(note, 'ab', 'x') = 'y' AND replace(note, '', 'long text') = 'z' AND upper(replace(note, 'é', 'e')) = 'E'", nil, ""},
+		{"substr(note, 1, -1) = 'a'", &sqlerr.InvalidParameterValue, "outside [0, 2147483647]"},
+		{"substr(note, 0, 2) = 'a'", &sqlerr.InvalidParameterValue, "outside [1,"},
+		{"substr(note, age - 20) = 'a'", &sqlerr.InvalidParameterValue, "outside [1,"},
+		{"substr(note, 1, huge) = 'a'", &sqlerr.InvalidParameterValue, "2147483647"},
+		{"left(note, -2) = 'a'", &sqlerr.InvalidParameterValue, ""},
+		{"right(note, 0) = 'a'", &sqlerr.InvalidParameterValue, ""},
+		{"substr(note, raw) = 'a'", &sqlerr.FeatureNotSupported, "no declared bounds"},
+		{"substr(age, 1) = 'a'", &sqlerr.UndefinedFunction, "function substr"},
+		{"substr(note, '2') = 'a'", &sqlerr.UndefinedFunction, "function substr"},
+		{"replace(note, 'a', 'bb') = 'x'", &sqlerr.FeatureNotSupported, "longer than its pattern"},
+		{"replace(note, 'e', 'é') = 'x'", &sqlerr.FeatureNotSupported, "longer than its pattern"},
+		{"replace(note, note, '') = 'x'", &sqlerr.FeatureNotSupported, "constant texts"},
+		{"replace(note, 'a', NULL) IS NULL", nil, ""},
+
 		// CAST.
 		{"CAST(age AS text) = '30' AND age::int = 30 AND age::bigint + 1 > 5 AND age::float8 / 3 > 1", nil, ""},
 		{"CAST(round(score) AS bigint) > 3 AND floor(score)::int < 5 AND score::double precision > 1", nil, ""},
@@ -310,7 +327,7 @@ func TestNulAndUTF8(t *testing.T) {
 // a rendering for every dialect; the parser accepts exactly these names.
 func TestFunctionTable(t *testing.T) {
 	names := exprtype.Names()
-	if len(names) != 14 {
+	if len(names) != 18 {
 		t.Errorf("functions %v: a new one needs a test here and in the oracle", names)
 	}
 	for _, n := range names {

@@ -112,7 +112,22 @@ func genNumber(s source, d int) ir.Expr {
 		}
 		return ir.Literal{Value: ir.String([]string{"2", "-5", "1.5", "x"}[s.IntN(4)])}
 	}
-	switch s.IntN(9) {
+	switch s.IntN(10) {
+	case 8:
+		// The integer arguments of substr, left and right: their ranges
+		// must keep them where every backend agrees and none fails.
+		txt := ir.Literal{Value: ir.String("abc")}
+		switch s.IntN(3) {
+		case 0:
+			args := []ir.Expr{txt, genNumber(s, d-1)}
+			if s.IntN(2) == 0 {
+				args = append(args, genNumber(s, d-1))
+			}
+			return ir.Func{Name: "length", Args: []ir.Expr{ir.Func{Name: "substr", Args: args}}}
+		case 1:
+			return ir.Func{Name: "length", Args: []ir.Expr{ir.Func{Name: "left", Args: []ir.Expr{txt, genNumber(s, d-1)}}}}
+		}
+		return ir.Func{Name: "length", Args: []ir.Expr{ir.Func{Name: "right", Args: []ir.Expr{txt, genNumber(s, d-1)}}}}
 	case 7:
 		return ir.Cast{X: genNumber(s, d-1), To: []ir.CastType{ir.CastBigint, ir.CastInteger, ir.CastDouble}[s.IntN(3)]}
 	case 6:
@@ -417,6 +432,32 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 		return *out, nil
 	case ir.Func:
 		switch n.Name {
+		case "length":
+			// Of substr, left or right of a text literal: each integer
+			// argument is evaluated and must lie where backends agree.
+			inner, ok := n.Args[0].(ir.Func)
+			if !ok {
+				return val{}, fmt.Errorf("length of %s", ir.FormatExpr(n.Args[0]))
+			}
+			mins := map[string][]int64{"substr": {1, 0}, "left": {0}, "right": {1}}[inner.Name]
+			null := false
+			for i, a := range inner.Args[1:] {
+				v, err := eval(a, row)
+				if err != nil {
+					return val{}, err
+				}
+				if v.null {
+					null = true
+					continue
+				}
+				if v.real || v.i.Cmp(big.NewInt(mins[i])) < 0 || v.i.Cmp(big.NewInt(math.MaxInt32)) > 0 {
+					return val{}, errBackend // PostgreSQL fails, or backends disagree
+				}
+			}
+			if null {
+				return val{null: true}, nil
+			}
+			return val{i: big.NewInt(3)}, nil // at most the literal's length
 		case "nullif":
 			a, err := eval(n.Args[0], row)
 			if err != nil {

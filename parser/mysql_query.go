@@ -592,6 +592,9 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		if len(f.Args) != 1 {
 			return nil, notAgg("only the one-argument TRIM(x) is supported in predicates")
 		}
+	case "substring", "substr", "mid":
+		canon = "substr"
+	case "left", "right", "replace":
 	case "mod":
 		if aggs {
 			return nil, notAgg(msgDivHaving)

@@ -787,6 +787,8 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		canon = "ceil"
 	case "btrim":
 		canon = "trim"
+	case "substring":
+		canon = "substr"
 	}
 	args, err := pgExprs(f.Args, aggs)
 	if err != nil {

@@ -239,6 +239,14 @@ func TestPredicates(t *testing.T) {
 			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: a, To: ir.CastBigint}, R: ir.Cast{X: b, To: ir.CastBigint}},
 				R: ir.Compare{Op: ir.OpGt, L: ir.Cast{X: a, To: ir.CastDouble}, R: lit(ir.Int(1))}},
 				R: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: a, To: ir.CastText}, R: lit(ir.String("x"))}}},
+		{"string functions", Postgres, "substring(a, 2, 3) = substr(a, 1) AND substring(a FROM 2 FOR 3) = left(a, 2) AND right(a, 1) = replace(a, 'x', '')",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(1))}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "left", Args: []ir.Expr{a, lit(ir.Int(2))}}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "right", Args: []ir.Expr{a, lit(ir.Int(1))}}, R: ir.Func{Name: "replace", Args: []ir.Expr{a, lit(ir.String("x")), lit(ir.String(""))}}}}},
+		{"mysql string functions", MySQL, "SUBSTRING(a, 2, 3) = MID(a, 1) AND SUBSTRING(a FROM 2 FOR 3) = LEFT(a, 2) AND RIGHT(a, 1) = REPLACE(a, 'x', '')",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(1))}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "left", Args: []ir.Expr{a, lit(ir.Int(2))}}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "right", Args: []ir.Expr{a, lit(ir.Int(1))}}, R: ir.Func{Name: "replace", Args: []ir.Expr{a, lit(ir.String("x")), lit(ir.String(""))}}}}},
 		{"round floor", MySQL, "ROUND(a) = FLOOR(b)", ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "round", Args: []ir.Expr{a}}, R: ir.Func{Name: "floor", Args: []ir.Expr{b}}}},
 	}
 	for _, tt := range tests {

@@ -260,8 +260,24 @@ func (r *renderer) fn(n ir.Func) {
 		r.skipsNull(rd.Name, n.Args)
 		return
 	}
-	if rd.Form == exprtype.FormRoundHalfAway {
+	switch rd.Form {
+	case exprtype.FormRoundHalfAway:
 		r.roundHalfAway(n.Args[0])
+		return
+	case exprtype.FormLeft, exprtype.FormRight:
+		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
+		// (left) and n ≥ 1 (right).
+		r.w("SUBSTR(")
+		r.expr(n.Args[0])
+		if rd.Form == exprtype.FormLeft {
+			r.w(", 1, ")
+			r.expr(n.Args[1])
+		} else {
+			r.w(", -(")
+			r.expr(n.Args[1])
+			r.w(")")
+		}
+		r.w(")")
 		return
 	}
 	if def.CastResult {
@@ -271,6 +287,12 @@ func (r *renderer) fn(n ir.Func) {
 	for i, a := range n.Args {
 		if i > 0 {
 			r.w(", ")
+		}
+		if rd.Int4Args && i > 0 {
+			r.w("CAST(")
+			r.expr(a)
+			r.w(" AS INTEGER)")
+			continue
 		}
 		r.expr(a)
 	}

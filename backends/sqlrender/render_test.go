@@ -161,6 +161,12 @@ func TestRenderExpr(t *testing.T) {
 		L: ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpDiv, L: col("t", "a"), R: col("t", "b")}, R: ir.Arith{Op: ir.OpRealDiv, L: col("t", "a"), R: lit(ir.Int(2))}},
 		R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: col("t", "a"), R: lit(ir.Int(3))}, R: lit(ir.Int(1))},
 	}
+	// substr, left, right: PostgreSQL takes int4 positions, SQLite has
+	// no LEFT or RIGHT.
+	strs := ir.And{
+		L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{col("t", "s"), lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "left", Args: []ir.Expr{col("t", "s"), lit(ir.Int(4))}}},
+		R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "right", Args: []ir.Expr{col("t", "s"), lit(ir.Int(5))}}, R: ir.Func{Name: "replace", Args: []ir.Expr{col("t", "s"), lit(ir.String("a")), lit(ir.String(""))}}},
+	}
 	// The three lowered casts.
 	casts := ir.And{
 		L: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: col("t", "a"), To: ir.CastText}, R: lit(ir.String("3"))},
@@ -173,6 +179,15 @@ func TestRenderExpr(t *testing.T) {
 		wantSQL  string
 		wantArgs []any
 	}{
+		{"postgres strings", Postgres(), strs,
+			`((SUBSTR("t"."s", CAST(CAST($1 AS BIGINT) AS INTEGER), CAST(CAST($2 AS BIGINT) AS INTEGER)) = LEFT("t"."s", CAST(CAST($3 AS BIGINT) AS INTEGER))) AND (RIGHT("t"."s", CAST(CAST($4 AS BIGINT) AS INTEGER)) = REPLACE("t"."s", CAST($5 AS TEXT), CAST($6 AS TEXT))))`,
+			[]any{int64(2), int64(3), int64(4), int64(5), "a", ""}},
+		{"sqlite strings", SQLite(), strs,
+			`((SUBSTR("t"."s", ?, ?) = SUBSTR("t"."s", 1, ?)) AND (SUBSTR("t"."s", -(?)) = REPLACE("t"."s", ?, ?)))`,
+			[]any{int64(2), int64(3), int64(4), int64(5), "a", ""}},
+		{"mysql strings", MySQL(), strs,
+			"((SUBSTRING(`t`.`s`, ?, ?) = LEFT(`t`.`s`, ?)) AND (RIGHT(`t`.`s`, ?) = REPLACE(`t`.`s`, ?, ?)))",
+			[]any{int64(2), int64(3), int64(4), int64(5), "a", ""}},
 		{"postgres casts", Postgres(), casts,
 			`((CAST("t"."a" AS TEXT) = CAST($1 AS TEXT)) AND (CAST("t"."f" AS BIGINT) > CAST("t"."a" AS DOUBLE PRECISION)))`,
 			[]any{"3"}},
