@@ -130,10 +130,28 @@ func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
 	return ir.Func{Name: canon, Args: args}, nil
 }
 
+// havingFuncs are the functions the post-processing evaluator of HAVING
+// (package release) implements; the others are refused there at parse
+// time, before anything is charged, rather than failing after.
+var havingFuncs = map[string]bool{
+	"lower": true, "upper": true, "length": true, "trim": true, "ltrim": true, "rtrim": true,
+	"abs": true, "floor": true, "ceil": true, "round": true, "coalesce": true,
+}
+
+// havingFunc builds a whitelisted call, refusing in HAVING (aggs) the
+// functions havingFuncs lacks.
+func havingFunc(canon, written string, args []ir.Expr, aggs bool) (ir.Expr, error) {
+	if aggs && !havingFuncs[canon] {
+		return nil, notAgg(msgNotInHaving, "function "+written)
+	}
+	return safeFunc(canon, written, args)
+}
+
 // Messages shared by both dialects, so the analyst sees the same advice
 // whichever front end they use.
 const (
 	msgDivHaving   = "division and modulo are not supported in HAVING or ORDER BY yet; use them in WHERE"
+	msgNotInHaving = "%s is not supported in HAVING or ORDER BY yet; use it in WHERE"
 	msgCast        = "only casts to bigint, integer, double precision and text are supported (CAST(x AS SIGNED|DOUBLE|CHAR) in MySQL); compare with a literal of the column's type instead"
 	msgSubquery    = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
 	msgWindow      = "window functions are not supported; use GROUP BY"

@@ -426,11 +426,17 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 	case *ast.FuncCallExpr:
 		return m.funcCall(x, aggs)
 	case *ast.CaseExpr:
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "CASE")
+		}
 		return m.caseExpr(x, aggs)
 	case *ast.FuncCastExpr:
 		to, ok := myCastType(x)
 		if !ok {
 			return nil, notAgg(msgCast)
+		}
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "CAST")
 		}
 		v, err := m.expr(x.Expr, aggs)
 		if err != nil {
@@ -619,7 +625,7 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	if err != nil {
 		return nil, err
 	}
-	return safeFunc(canon, name, args)
+	return havingFunc(canon, name, args, aggs)
 }
 
 // myValue converts a literal.

@@ -421,6 +421,9 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 	case *pg.Node_FuncCall:
 		return pgFunc(x.FuncCall, aggs)
 	case *pg.Node_CaseExpr:
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "CASE")
+		}
 		return pgCase(x.CaseExpr, aggs)
 	case *pg.Node_MinMaxExpr:
 		name := "greatest"
@@ -431,7 +434,7 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return safeFunc(name, name, args)
+		return havingFunc(name, name, args, aggs)
 	case *pg.Node_TypeCast:
 		if x.TypeCast.Arg.GetAConst() != nil {
 			return nil, notAgg(msgTypedLit)
@@ -439,6 +442,9 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		to, ok := pgCastType(x.TypeCast.TypeName)
 		if !ok {
 			return nil, notAgg(msgCast)
+		}
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "CAST")
 		}
 		arg, err := pgExpr(x.TypeCast.Arg, aggs)
 		if err != nil {
@@ -669,7 +675,7 @@ func pgAExpr(a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return safeFunc("nullif", "nullif", args)
+		return havingFunc("nullif", "nullif", args, aggs)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
 		return nil, notAgg(msgRegex)
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
@@ -794,7 +800,7 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return safeFunc(canon, name, args)
+	return havingFunc(canon, name, args, aggs)
 }
 
 // pgDescribe names a construct for a NotAggregate message.
