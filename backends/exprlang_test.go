@@ -91,6 +91,11 @@ func TestExpressionLanguageOnEveryBackend(t *testing.T) {
 		{pg, "right(w, 10) = 'aa'", 1},   // more than the length: the whole text
 		{pg, "replace(w, 'l', '') = 'heo'", 1},
 		{my, "REPLACE(w, 'a', 'b') = 'bb'", 1},
+		{pg, "w || '!' = 'aa!'", 1},
+		{pg, "'<' || w || '>' = '<>'", 1},
+		{pg, "concat(s, '!') = '!'", 1},   // s NULL is skipped
+		{pg, "(s || '!') IS NULL", 1},     // || is NULL
+		{my, "CONCAT(s, '!') IS NULL", 1}, // so is MySQL's CONCAT
 		{pg, "nullif(b, 2) IS NULL", 3},
 		{my, "NULLIF(b, 2) IS NULL", 3},
 	}

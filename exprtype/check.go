@@ -636,6 +636,19 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 			return nullNode(f), nil
 		}
 	}
+	if def.OneVariable {
+		n := 0
+		for _, a := range args {
+			if _, ok := a.x.(ir.Literal); !ok {
+				n++
+			}
+		}
+		if n > 1 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"%s of more than one non-constant text is not supported: the result could pass the backend's largest text value only for the rows holding long texts, and the error would reveal them: %s", f.Name, ir.FormatExpr(f)).
+				WithHint("concatenate one column with constants, or compare the columns separately")
+		}
+	}
 	if def.NoGrowth {
 		if err := noGrowth(f, args); err != nil {
 			return nil, err

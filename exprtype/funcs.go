@@ -22,6 +22,12 @@ const (
 	FormLeft
 	// FormRight is SUBSTR(s, -(n)) for n ≥ 1 (SQLite has no RIGHT).
 	FormRight
+	// FormConcatSkipNull is NAME(COALESCE(a, ''), ...): PostgreSQL's
+	// concat, which skips NULLs, spelled so that MySQL's CONCAT (NULL
+	// when any argument is) agrees.
+	FormConcatSkipNull
+	// FormInfixConcat is (a || b), NULL when either is NULL.
+	FormInfixConcat
 )
 
 // Rendering is how one dialect writes a function.
@@ -75,6 +81,13 @@ type Func struct {
 	// grows the text could pass the backend's largest text value only
 	// for the rows with many matches, and the error would reveal them.
 	NoGrowth bool
+	// OneVariable (concat, textcat): at most one argument may be other
+	// than a literal. The result is then at most one stored text plus
+	// constants: concatenating stored texts could pass the backend's
+	// largest value (1 GB in PostgreSQL) only for the rows holding long
+	// ones (concat(s, s, s, ...) amplifies), and the error would reveal
+	// them.
+	OneVariable bool
 	// SkipsNull (greatest, least): the call ignores NULL arguments and
 	// is NULL only when all are, as PostgreSQL's GREATEST and LEAST are,
 	// whichever front end the query came from. MySQL's and SQLite's
@@ -226,6 +239,20 @@ var table = func() map[string]*Func {
 			Render: map[string]Rendering{"": {Name: "RIGHT"}, "postgres": {Name: "RIGHT", Int4Args: true}, "sqlite": {Form: FormRight}},
 		},
 		{
+			Name: "concat", MinArgs: 1, MaxArgs: -1, OneVariable: true,
+			Rule:   allText,
+			Total:  "text in, text out; NULLs are skipped (PostgreSQL's concat) on every backend; at most one non-constant argument (OneVariable)",
+			Render: map[string]Rendering{"": {Form: FormConcatSkipNull, Name: "CONCAT"}},
+		},
+		{
+			// PostgreSQL's || (and MySQL's CONCAT, which is NULL when an
+			// argument is): the name is PostgreSQL's function behind ||.
+			Name: "textcat", MinArgs: 2, MaxArgs: 2, Strict: true, OneVariable: true,
+			Rule:   allText,
+			Total:  "text in, text out; at most one non-constant argument (OneVariable)",
+			Render: map[string]Rendering{"": {Form: FormInfixConcat}, "mysql": {Name: "CONCAT"}},
+		},
+		{
 			Name: "replace", MinArgs: 3, MaxArgs: 3, Strict: true, NoGrowth: true,
 			Rule: func(c string, args []Info) (Info, error) {
 				for _, a := range args {
@@ -272,6 +299,16 @@ var table = func() map[string]*Func {
 	}
 	return m
 }()
+
+// allText accepts text (and NULL) arguments.
+func allText(c string, args []Info) (Info, error) {
+	for _, a := range args {
+		if a.Type != Text && a.Type != Null {
+			return Info{}, noFunction(c, args)
+		}
+	}
+	return Info{Type: Text}, nil
+}
 
 // positionsRule is the rule of substr, left and right: a text, then
 // integers whose whole ranges lie in [min_i, MaxInt32].

@@ -601,6 +601,24 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	case "substring", "substr", "mid":
 		canon = "substr"
 	case "left", "right", "replace":
+	case "concat":
+		// MySQL's CONCAT is NULL when any argument is: PostgreSQL's ||
+		// (textcat), chained.
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function concat")
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) == 0 {
+			return nil, notAgg("function concat takes at least 1 argument")
+		}
+		out := args[0]
+		for _, a := range args[1:] {
+			out = ir.Func{Name: "textcat", Args: []ir.Expr{out, a}}
+		}
+		return out, nil
 	case "mod":
 		if aggs {
 			return nil, notAgg(msgDivHaving)

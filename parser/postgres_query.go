@@ -695,6 +695,13 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 			return nil, notAgg(msgRegex)
 		}
 	}
+	if op == "||" && a.Lexpr != nil {
+		args, err := pgExprs([]*pg.Node{a.Lexpr, a.Rexpr}, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return havingFunc("textcat", "||", args, aggs)
+	}
 	if a.Lexpr == nil { // prefix operator
 		x, err := pgExpr(a.Rexpr, aggs)
 		if err != nil {

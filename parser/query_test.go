@@ -247,6 +247,11 @@ func TestPredicates(t *testing.T) {
 			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(1))}}},
 				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "left", Args: []ir.Expr{a, lit(ir.Int(2))}}}},
 				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "right", Args: []ir.Expr{a, lit(ir.Int(1))}}, R: ir.Func{Name: "replace", Args: []ir.Expr{a, lit(ir.String("x")), lit(ir.String(""))}}}}},
+		{"concatenation", Postgres, "a || 'x' = concat(b, NULL, 'y')",
+			ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "textcat", Args: []ir.Expr{a, lit(ir.String("x"))}}, R: ir.Func{Name: "concat", Args: []ir.Expr{b, lit(ir.Null()), lit(ir.String("y"))}}}},
+		// MySQL's CONCAT is NULL when an argument is: PostgreSQL's ||.
+		{"mysql concatenation", MySQL, "CONCAT(a, 'x', b) = CONCAT(b)",
+			ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "textcat", Args: []ir.Expr{ir.Func{Name: "textcat", Args: []ir.Expr{a, lit(ir.String("x"))}}, b}}, R: b}},
 		{"round floor", MySQL, "ROUND(a) = FLOOR(b)", ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "round", Args: []ir.Expr{a}}, R: ir.Func{Name: "floor", Args: []ir.Expr{b}}}},
 	}
 	for _, tt := range tests {
@@ -384,7 +389,7 @@ func TestNotAggregate(t *testing.T) {
 		{"current_user", Postgres, "SELECT count(*) FROM t WHERE a = current_user", "current_user"},
 		{"bit xor", MySQL, "SELECT count(*) FROM t WHERE a ^ 1 = 0", "operator"},
 		{"xor", MySQL, "SELECT count(*) FROM t WHERE a = 1 XOR b = 1", "operator"},
-		{"string concat", Postgres, "SELECT count(*) FROM t WHERE a || 'x' = 'y'", "operator ||"},
+		{"concat in having", Postgres, "SELECT count(*) FROM t HAVING 'a' || 'x' = 'y'", "function || is not supported in HAVING"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

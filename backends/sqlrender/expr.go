@@ -264,6 +264,21 @@ func (r *renderer) fn(n ir.Func) {
 	case exprtype.FormRoundHalfAway:
 		r.roundHalfAway(n.Args[0])
 		return
+	case exprtype.FormInfixConcat:
+		r.binary(n.Args[0], " || ", n.Args[1])
+		return
+	case exprtype.FormConcatSkipNull:
+		r.w(rd.Name + "(")
+		for i, a := range n.Args {
+			if i > 0 {
+				r.w(", ")
+			}
+			r.w("COALESCE(")
+			r.expr(a)
+			r.w(", '')")
+		}
+		r.w(")")
+		return
 	case exprtype.FormLeft, exprtype.FormRight:
 		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
 		// (left) and n ≥ 1 (right).

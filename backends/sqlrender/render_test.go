@@ -167,6 +167,9 @@ func TestRenderExpr(t *testing.T) {
 		L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{col("t", "s"), lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "left", Args: []ir.Expr{col("t", "s"), lit(ir.Int(4))}}},
 		R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "right", Args: []ir.Expr{col("t", "s"), lit(ir.Int(5))}}, R: ir.Func{Name: "replace", Args: []ir.Expr{col("t", "s"), lit(ir.String("a")), lit(ir.String(""))}}},
 	}
+	// || and concat (NULLs skipped: each argument COALESCEd to '').
+	cat := ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "textcat", Args: []ir.Expr{col("t", "s"), lit(ir.String("x"))}},
+		R: ir.Func{Name: "concat", Args: []ir.Expr{lit(ir.String("y")), col("t", "s")}}}
 	// The three lowered casts.
 	casts := ir.And{
 		L: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: col("t", "a"), To: ir.CastText}, R: lit(ir.String("3"))},
@@ -188,6 +191,15 @@ func TestRenderExpr(t *testing.T) {
 		{"mysql strings", MySQL(), strs,
 			"((SUBSTRING(`t`.`s`, ?, ?) = LEFT(`t`.`s`, ?)) AND (RIGHT(`t`.`s`, ?) = REPLACE(`t`.`s`, ?, ?)))",
 			[]any{int64(2), int64(3), int64(4), int64(5), "a", ""}},
+		{"postgres concat", Postgres(), cat,
+			`(("t"."s" || CAST($1 AS TEXT)) = CONCAT(COALESCE(CAST($2 AS TEXT), ''), COALESCE("t"."s", '')))`,
+			[]any{"x", "y"}},
+		{"sqlite concat", SQLite(), cat,
+			`(("t"."s" || ?) = CONCAT(COALESCE(?, ''), COALESCE("t"."s", '')))`,
+			[]any{"x", "y"}},
+		{"mysql concat", MySQL(), cat,
+			"(CONCAT(`t`.`s`, ?) = CONCAT(COALESCE(?, ''), COALESCE(`t`.`s`, '')))",
+			[]any{"x", "y"}},
 		{"postgres casts", Postgres(), casts,
 			`((CAST("t"."a" AS TEXT) = CAST($1 AS TEXT)) AND (CAST("t"."f" AS BIGINT) > CAST("t"."a" AS DOUBLE PRECISION)))`,
 			[]any{"3"}},
