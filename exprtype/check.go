@@ -825,9 +825,13 @@ var int32Range = IntRange{big.NewInt(math.MinInt32), big.NewInt(math.MaxInt32)}
 // query for that row only — and so is a real or a boolean to text, whose
 // spelling differs between backends.
 func (c *checker) cast(k ir.Cast, m mode) (*node, error) {
-	xm := m
-	if k.To == ir.CastBigint || k.To == ir.CastInteger {
-		xm = modeCompute // the range decides
+	// An integer target needs the range; a text one the clamp's BIGINT,
+	// so that the spelling does not depend on the storage type (a
+	// NUMERIC column would print its scale). To double precision, a
+	// bare column converts as well as a clamped one.
+	xm := modeCompute
+	if k.To == ir.CastDouble {
+		xm = m
 	}
 	x, err := c.expr(k.X, xm)
 	if err != nil {
