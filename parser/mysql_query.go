@@ -557,7 +557,7 @@ func (m *myQueryBuilder) binary(x *ast.BinaryOperationExpr, aggs bool) (ir.Expr,
 	case opcode.NullEQ:
 		return nil, notAgg("the <=> operator is not supported; use = with IS NULL")
 	default:
-		return nil, notAgg("operator %s is not allowed in predicates; use comparisons, AND/OR/NOT and + - *", x.Op)
+		return nil, notAgg("operator %s is not allowed in predicates; use comparisons, AND/OR/NOT and + - * / DIV %%", x.Op)
 	}
 	l, err := m.expr(x.L, aggs)
 	if err != nil {
@@ -695,7 +695,7 @@ func myUnsupportedExpr(e ast.ExprNode) string {
 	case *ast.SetCollationExpr:
 		return msgCollate
 	}
-	return myDescribe(e) + " is not allowed in predicates; use comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - * and the functions " + allowedFuncs()
+	return myDescribe(e) + " is not allowed in predicates; use comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - * / %, CASE, CAST and the functions " + allowedFuncs()
 }
 
 // myDescribe names a construct for a NotAggregate message.

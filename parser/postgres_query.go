@@ -537,7 +537,7 @@ func pgUnsupportedExpr(n *pg.Node) string {
 			return msgWindow
 		}
 	}
-	return pgDescribe(n) + " is not allowed in predicates; use comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - * and the functions " + allowedFuncs()
+	return pgDescribe(n) + " is not allowed in predicates; use comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - * / %, CASE, CAST and the functions " + allowedFuncs()
 }
 
 func pgExprs(ns []*pg.Node, aggs bool) ([]ir.Expr, error) {
@@ -743,7 +743,7 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	case "%":
 		isCmp, arith = false, ir.OpMod
 	default:
-		return nil, notAgg("operator %s is not allowed in predicates; use comparisons and + - * / %%", op)
+		return nil, notAgg("operator %s is not allowed in predicates; use comparisons, + - * / %% and ||", op)
 	}
 	l, err := pgExpr(a.Lexpr, aggs)
 	if err != nil {
