@@ -436,11 +436,11 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		}
 		return havingFunc(name, name, args, aggs)
 	case *pg.Node_TypeCast:
-		if x.TypeCast.Arg.GetAConst() != nil {
-			return nil, notAgg(msgTypedLit)
-		}
 		to, ok := pgCastType(x.TypeCast.TypeName)
-		if !ok {
+		switch {
+		case !ok && x.TypeCast.Arg.GetAConst() != nil:
+			return nil, notAgg(msgTypedLit)
+		case !ok:
 			return nil, notAgg(msgCast)
 		}
 		if aggs {

@@ -252,6 +252,9 @@ func TestPredicates(t *testing.T) {
 		// MySQL's CONCAT is NULL when an argument is: PostgreSQL's ||.
 		{"mysql concatenation", MySQL, "CONCAT(a, 'x', b) = CONCAT(b)",
 			ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "textcat", Args: []ir.Expr{ir.Func{Name: "textcat", Args: []ir.Expr{a, lit(ir.String("x"))}}, b}}, R: b}},
+		{"cast literals", Postgres, "a > '30'::int AND b = 5::text",
+			ir.And{L: ir.Compare{Op: ir.OpGt, L: a, R: ir.Cast{X: lit(ir.String("30")), To: ir.CastInteger}},
+				R: ir.Compare{Op: ir.OpEq, L: b, R: ir.Cast{X: lit(ir.Int(5)), To: ir.CastText}}}},
 		{"round floor", MySQL, "ROUND(a) = FLOOR(b)", ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "round", Args: []ir.Expr{a}}, R: ir.Func{Name: "floor", Args: []ir.Expr{b}}}},
 	}
 	for _, tt := range tests {
@@ -352,6 +355,7 @@ func TestNotAggregate(t *testing.T) {
 		{"mysql cast char(3)", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS char(3)) = '1'", "only casts"},
 		{"mysql cast decimal", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS decimal) = 1", "only casts"},
 		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
+		{"typed literal ::date", Postgres, "SELECT count(*) FROM t WHERE d > '2020-01-01'::date", "typed literals"},
 		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
 		{"sleep", Postgres, "SELECT count(*) FROM t WHERE pg_sleep(1) IS NULL", "function pg_sleep is not allowed in predicates; allowed: abs, ceil, coalesce"},
 		{"mysql sleep", MySQL, "SELECT count(*) FROM t WHERE sleep(1) = 0", "function sleep is not allowed"},
