@@ -2,6 +2,7 @@ package exprtype
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -182,6 +183,10 @@ func (c *checker) expr(e ir.Expr, m mode) (*node, error) {
 		return c.neg(n)
 	case ir.Func:
 		return c.fn(n, m)
+	case ir.Case:
+		return c.caseExpr(n, m)
+	case ir.Cast:
+		return c.cast(n, m)
 	case ir.Param:
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
 	case ir.Aggregate:
@@ -336,9 +341,9 @@ func unify(e ir.Expr, what string, ns ...*node) error {
 		if !comparable(n.info.Type, target) {
 			code := sqlerr.UndefinedFunction
 			msg := "operator does not exist: " + target.String() + " " + what + " " + n.info.Type.String()
-			if what == "COALESCE" {
+			if what == "COALESCE" || what == "CASE" || what == "GREATEST" || what == "LEAST" {
 				code = sqlerr.DatatypeMismatch
-				msg = "COALESCE types " + target.String() + " and " + n.info.Type.String() + " cannot be matched"
+				msg = what + " types " + target.String() + " and " + n.info.Type.String() + " cannot be matched"
 			}
 			return sqlerr.New(code, "%s: %s", msg, ir.FormatExpr(e)).
 				WithHint("compare text with quoted literals ('2'), numbers with numbers and booleans with TRUE or FALSE")
@@ -497,6 +502,10 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 		return nil, internalErr("unbounded operand of arithmetic")
 	}
 	out := &node{x: ir.Arith{Op: a.Op, L: l.x, R: r.x}, src: a, twice: l.twice || r.twice}
+	switch a.Op {
+	case ir.OpDiv, ir.OpMod, ir.OpRealDiv, ir.OpIntDiv:
+		return out, divide(a, out, l.info, r.info)
+	}
 	if l.info.Type == Integer && r.info.Type == Integer {
 		switch a.Op {
 		case ir.OpAdd:
@@ -523,6 +532,48 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 		}
 	}
 	return out, checkRange(out)
+}
+
+// divide types and ranges a quotient or remainder (out.x is the lowered
+// Arith). A zero divisor gives NULL (the renderer writes NULLIF(b, 0)),
+// so the range is taken over the nonzero divisors only.
+func divide(a ir.Arith, out *node, l, r Info) error {
+	ints := l.Type == Integer && r.Type == Integer
+	switch {
+	case a.Op == ir.OpMod && !ints:
+		return sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s %% %s: %s", l.Type, r.Type, out.text()).
+			WithHint("the remainder is defined for integers; floor or round the operands first")
+	case a.Op == ir.OpMod:
+		if minusOne := big.NewInt(-1); l.Int.Lo.Cmp(minInt64) <= 0 && r.Int.Lo.Cmp(minusOne) <= 0 && r.Int.Hi.Cmp(minusOne) >= 0 {
+			// -2^63 % -1 overflows in C; backends special-case it, but
+			// not all the same way, so it is kept out.
+			return sqlerr.New(sqlerr.NumericValueOutOfRange, "%s can compute -9223372036854775808 %% -1, which overflows: the query would fail only for the rows where it happens", out.text()).
+				WithHint("narrow the bounds of the dividend")
+		}
+		out.info = intInfo(modInt(l.Int, r.Int))
+		return checkRange(out)
+	case a.Op == ir.OpIntDiv && !ints:
+		return sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s DIV %s: %s", l.Type, r.Type, out.text()).
+			WithHint("DIV divides integers; write FLOOR(a / b) or ROUND(a / b) for reals")
+	case ints && (a.Op == ir.OpDiv || a.Op == ir.OpIntDiv):
+		ar := out.x.(ir.Arith)
+		ar.Op = ir.OpDiv
+		out.x = ar
+		out.info = intInfo(quoInt(l.Int, r.Int))
+		return checkRange(out)
+	}
+	// The real quotient (PostgreSQL's / with a real operand, MySQL's /).
+	ar := out.x.(ir.Arith)
+	ar.Op = ir.OpRealDiv
+	out.x = ar
+	q, ok := quoReal(asReal(l), asReal(r))
+	if !ok {
+		return sqlerr.New(sqlerr.NumericValueOutOfRange,
+			"the quotient %s can round a nonzero value to zero (floating-point underflow), which the backend reports as an error only for the rows where it happens", out.text()).
+			WithHint("divide by a smaller number, or scale the dividend up first")
+	}
+	out.info = realInfo(q)
+	return checkRange(out)
 }
 
 // wholeNumbers reports whether every value of a bounded number is an integer:
@@ -585,6 +636,24 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 			return nullNode(f), nil
 		}
 	}
+	if def.OneVariable {
+		n := 0
+		for _, a := range args {
+			if _, ok := a.x.(ir.Literal); !ok {
+				n++
+			}
+		}
+		if n > 1 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"%s of more than one non-constant text is not supported: the result could pass the backend's largest text value only for the rows holding long texts, and the error would reveal them: %s", f.Name, ir.FormatExpr(f)).
+				WithHint("concatenate one column with constants, or compare the columns separately")
+		}
+	}
+	if def.NoGrowth {
+		if err := noGrowth(f, args); err != nil {
+			return nil, err
+		}
+	}
 	if def.IntegerIdentity && len(args) == 1 && wholeNumbers(args[0].info) {
 		return &node{x: args[0].x, info: args[0].info, src: f, twice: args[0].twice}, nil
 	}
@@ -616,10 +685,39 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 	return out, checkRange(out)
 }
 
-// unified analyses COALESCE: one type for all arguments, NULLs dropped.
+// noGrowth checks replace's pattern and replacement (Func.NoGrowth).
+func noGrowth(f ir.Func, args []*node) error {
+	lit := func(n *node) (string, bool) {
+		l, ok := n.x.(ir.Literal)
+		return l.Value.Str, ok && l.Value.Kind == ir.KindString
+	}
+	from, ok1 := lit(args[1])
+	to, ok2 := lit(args[2])
+	if !ok1 || !ok2 {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "the pattern and the replacement of %s must be constant texts: %s", f.Name, ir.FormatExpr(f)).
+			WithHint("write them as quoted literals or parameters")
+	}
+	if from != "" && (len(to) > len(from) || utf8.RuneCountInString(to) > utf8.RuneCountInString(from)) {
+		return sqlerr.New(sqlerr.FeatureNotSupported,
+			"%s with a replacement longer than its pattern is not supported: the text could grow past the backend's largest value only for the rows with many matches, and the error would reveal them: %s", f.Name, ir.FormatExpr(f)).
+			WithHint("replace with a text no longer (in bytes and characters) than the pattern")
+	}
+	return nil
+}
+
+// unified analyses the calls that choose among their arguments
+// (COALESCE, NULLIF, GREATEST, LEAST): one type for all arguments, NULLs
+// dropped (NULLIF aside).
 func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
-	if err := unify(f, "COALESCE", args...); err != nil {
+	what := strings.ToUpper(f.Name)
+	if f.Name == "nullif" {
+		what = "=" // NULLIF(a, b) compares a = b
+	}
+	if err := unify(f, what, args...); err != nil {
 		return nil, err
+	}
+	if f.Name == "nullif" {
+		return nullif(f, def, args[0], args[1])
 	}
 	var keep []*node
 	real := false
@@ -635,9 +733,21 @@ func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
 	case 1:
 		return &node{x: keep[0].x, info: keep[0].info, src: f, strLit: keep[0].strLit, twice: keep[0].twice}, nil
 	}
-	twice := false
+	twice, literal := false, false
 	for _, a := range keep {
 		twice = twice || a.twice
+		_, isLit := a.x.(ir.Literal)
+		literal = literal || isLit
+	}
+	if def.SkipsNull && !literal {
+		// MySQL and SQLite get every argument inside the COALESCE of
+		// every other (see Func.SkipsNull).
+		if twice {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"%s of arguments that may all be NULL, around another such call or round, is not supported: the backend form writes its arguments several times, so nesting multiplies the statement at every level: %s", f.Name, ir.FormatExpr(f)).
+				WithHint("add a constant argument (e.g. %s(x, y, 0)), which keeps each argument written once", f.Name)
+		}
+		twice = true
 	}
 	infos := make([]Info, len(keep))
 	lowered := make([]ir.Expr, len(keep))
@@ -653,7 +763,262 @@ func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if def.SkipsNull && info.Bounded {
+		// A literal is never NULL, so it always takes part: the
+		// greatest is at least each literal, the least at most each.
+		for i, a := range keep {
+			if _, ok := a.x.(ir.Literal); !ok {
+				continue
+			}
+			in := infos[i]
+			switch {
+			case info.Type == Integer && f.Name == "greatest" && in.Int.Lo.Cmp(info.Int.Lo) > 0:
+				info.Int.Lo = in.Int.Lo
+			case info.Type == Integer && f.Name == "least" && in.Int.Hi.Cmp(info.Int.Hi) < 0:
+				info.Int.Hi = in.Int.Hi
+			case info.Type == Real && f.Name == "greatest":
+				info.Real.Lo = math.Max(info.Real.Lo, in.Real.Lo)
+			case info.Type == Real && f.Name == "least":
+				info.Real.Hi = math.Min(info.Real.Hi, in.Real.Hi)
+			}
+		}
+	}
 	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	return out, checkRange(out)
+}
+
+// nullif analyses NULLIF(a, b): a or NULL, in the type PostgreSQL gives
+// it (real when either argument is real: the equality promotes a).
+func nullif(f ir.Func, def Func, a, b *node) (*node, error) {
+	switch {
+	case a.isNull():
+		return nullNode(f), nil
+	case b.isNull():
+		// a = NULL is never true.
+		return &node{x: a.x, info: a.info, src: f, strLit: a.strLit, twice: a.twice}, nil
+	}
+	ai := a.info
+	if a.info.Type == Integer && b.info.Type == Real {
+		ai = Info{Type: Real}
+		if a.info.Bounded {
+			ai = realInfo(intToReal(a.info.Int))
+		}
+	}
+	info, err := def.Rule(ir.FormatExpr(f), []Info{ai, b.info})
+	if err != nil {
+		return nil, err
+	}
+	out := &node{x: ir.Func{Name: f.Name, Args: []ir.Expr{a.x, b.x}}, info: info, src: f, twice: a.twice || b.twice}
+	return out, checkRange(out)
+}
+
+// int32Range is PostgreSQL's integer (int4).
+var int32Range = IntRange{big.NewInt(math.MinInt32), big.NewInt(math.MaxInt32)}
+
+// cast analyses CAST(x AS t). Only conversions that cannot fail for any
+// value of x's type and range, and that every backend computes alike, are
+// allowed: an integer to any target (to integer only within 32 bits), a
+// whole-numbered real to an integer within range (round, floor or ceil
+// first: backends round the halves of a bare double differently, and
+// SQLite truncates), a real to double precision, text to text. Text to a
+// number is refused — a stored value that is not a number would fail the
+// query for that row only — and so is a real or a boolean to text, whose
+// spelling differs between backends.
+func (c *checker) cast(k ir.Cast, m mode) (*node, error) {
+	// An integer target needs the range; a text one the clamp's BIGINT,
+	// so that the spelling does not depend on the storage type (a
+	// NUMERIC column would print its scale). To double precision, a
+	// bare column converts as well as a clamped one.
+	xm := modeCompute
+	if k.To == ir.CastDouble {
+		xm = m
+	}
+	x, err := c.expr(k.X, xm)
+	if err != nil {
+		return nil, err
+	}
+	if x.strLit {
+		switch k.To {
+		case ir.CastBigint, ir.CastInteger:
+			err = coerce(x, Integer, x)
+		case ir.CastDouble:
+			err = coerce(x, Real, x)
+		}
+		if err != nil {
+			return nil, err
+		}
+		x.strLit = false
+	}
+	if x.isNull() {
+		return nullNode(k), nil
+	}
+	refuse := func(why string) error {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "CAST of %s to %s is not supported: %s: %s", x.info.Type, k.To, why, ir.FormatExpr(k)).
+			WithHint("compare with a literal of the column's type, or cast an integer")
+	}
+	same := &node{x: x.x, info: x.info, src: k, twice: x.twice}
+	conv := &node{x: ir.Cast{X: x.x, To: k.To}, src: k, twice: x.twice}
+	switch t := x.info.Type; {
+	case t == Integer && k.To == ir.CastBigint:
+		return same, nil
+	case t == Integer && k.To == ir.CastInteger:
+		if !x.info.Bounded {
+			return nil, internalErr("unbounded operand of a cast")
+		}
+		if x.info.Int.Lo.Cmp(int32Range.Lo) < 0 || x.info.Int.Hi.Cmp(int32Range.Hi) > 0 {
+			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange,
+				"%s can reach beyond the 32-bit range of integer (%s): the cast would fail only for the rows where it happens", x.text(), x.info).
+				WithHint("cast to bigint")
+		}
+		return same, nil // computed as a BIGINT: the value is the same
+	case t == Integer && k.To == ir.CastDouble:
+		conv.info = Info{Type: Real}
+		if x.info.Bounded {
+			conv.info = realInfo(intToReal(x.info.Int))
+		}
+		return conv, nil
+	case t == Integer && k.To == ir.CastText:
+		conv.info = Info{Type: Text}
+		return conv, nil
+	case t == Real && k.To == ir.CastDouble:
+		return same, nil
+	case t == Real && (k.To == ir.CastBigint || k.To == ir.CastInteger):
+		if !wholeNumbers(x.info) {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"CAST of a double precision that may have a fraction to %s is not supported: backends round it differently (PostgreSQL to even, MySQL away from zero, SQLite truncates): %s", k.To, ir.FormatExpr(k)).
+				WithHint("round first: CAST(round(x) AS %s), or floor or ceil", k.To)
+		}
+		lo, _ := new(big.Float).SetFloat64(x.info.Real.Lo).Int(nil) // whole numbers: exact
+		hi, _ := new(big.Float).SetFloat64(x.info.Real.Hi).Int(nil)
+		conv.x = ir.Cast{X: x.x, To: ir.CastBigint}
+		conv.info = intInfo(IntRange{lo, hi})
+		if k.To == ir.CastInteger && (lo.Cmp(int32Range.Lo) < 0 || hi.Cmp(int32Range.Hi) > 0) {
+			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange,
+				"%s can reach beyond the 32-bit range of integer (%s): the cast would fail only for the rows where it happens", x.text(), x.info).
+				WithHint("cast to bigint")
+		}
+		return conv, checkRange(conv)
+	case t == Text && k.To == ir.CastText:
+		return same, nil
+	case t == Text:
+		return nil, refuse("a stored text that is not a number would fail the query for that row only")
+	case t == Real && k.To == ir.CastText:
+		return nil, refuse("backends spell doubles differently (1e+20, 1.0e+20, 1e20)")
+	case t == Boolean:
+		return nil, refuse("backends spell and convert booleans differently")
+	}
+	return nil, refuse("the column's type is not declared")
+}
+
+// caseExpr analyses a searched CASE. Every arm is analysed over the whole
+// range of its inputs, whatever condition guards it: totality must not
+// rest on the backend evaluating only the chosen arm (PostgreSQL folds
+// constant arms at plan time, and no backend promises an order). The
+// arms are read as the caller reads the CASE (like COALESCE, it only
+// chooses), brought to one type (integer and real arms give a real), and
+// the range is the hull of the arms' ranges (NULL, without ELSE, is in
+// every range).
+func (c *checker) caseExpr(k ir.Case, m mode) (*node, error) {
+	if len(k.Whens) == 0 {
+		return nil, internalErr("CASE without WHEN")
+	}
+	whens := make([]ir.When, len(k.Whens))
+	conds := make([]*node, len(k.Whens))
+	vals := make([]*node, 0, len(k.Whens)+1)
+	for i, w := range k.Whens {
+		cond, err := c.expr(w.Cond, modeValue)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantBoolean(cond, "CASE/WHEN"); err != nil {
+			return nil, err
+		}
+		then, err := c.expr(w.Then, m)
+		if err != nil {
+			return nil, err
+		}
+		conds[i] = cond
+		vals = append(vals, then)
+	}
+	if k.Else != nil {
+		els, err := c.expr(k.Else, m)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, els)
+	}
+	if err := unify(k, "CASE", vals...); err != nil {
+		return nil, err
+	}
+	out := &node{src: k}
+	var info *Info
+	real, unknown := false, false
+	for _, v := range vals {
+		out.twice = out.twice || v.twice
+		switch v.info.Type {
+		case Null:
+			continue
+		case Unknown:
+			unknown = true
+		case Real:
+			real = true
+		}
+		if info == nil {
+			in := v.info
+			info = &in
+		}
+	}
+	for _, cd := range conds {
+		out.twice = out.twice || cd.twice
+	}
+	if info == nil {
+		return nullNode(k), nil // every arm is NULL
+	}
+	switch {
+	case unknown:
+		// An undeclared column of a public table: comparable, never
+		// computed with, so its range does not matter.
+		out.info = Info{Type: Unknown}
+	case info.Type == Integer || info.Type == Real:
+		out.info = Info{Type: Integer, Bounded: true}
+		if real {
+			out.info.Type = Real
+		}
+		first := true
+		for _, v := range vals {
+			if v.info.Type == Null {
+				continue
+			}
+			if !v.info.Bounded {
+				out.info.Bounded = false
+				break
+			}
+			switch {
+			case out.info.Type == Integer && first:
+				out.info.Int = v.info.Int
+			case out.info.Type == Integer:
+				out.info.Int = hullInt(out.info.Int, v.info.Int)
+			case first:
+				out.info.Real = asReal(v.info)
+			default:
+				out.info.Real = hullReal(out.info.Real, asReal(v.info))
+			}
+			first = false
+		}
+		if !out.info.Bounded {
+			out.info = Info{Type: out.info.Type}
+		}
+	default:
+		out.info = Info{Type: info.Type} // text or boolean
+	}
+	for i, cd := range conds {
+		whens[i] = ir.When{Cond: cd.x, Then: vals[i].x}
+	}
+	lowered := ir.Case{Whens: whens}
+	if k.Else != nil {
+		lowered.Else = vals[len(vals)-1].x
+	}
+	out.x = lowered
 	return out, checkRange(out)
 }
 

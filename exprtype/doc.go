@@ -31,7 +31,22 @@
 //     int64 for integers, |x| ≤ MaxReal for reals, and real products that
 //     could underflow to zero (PostgreSQL raises an error for that);
 //   - refuses LIKE patterns that are not literals or that end in the
-//     escape character (PostgreSQL raises an error when it meets one).
+//     escape character (PostgreSQL raises an error when it meets one);
+//   - makes division total by construction: a zero divisor gives NULL
+//     (the renderer writes NULLIF(b, 0)), and the range is taken over the
+//     nonzero divisors — exactly for integers (so -2^63 / -1 is refused),
+//     outward-rounded for reals with an underflow check; / keeps the
+//     client dialect's meaning (ir.OpDiv truncates two integers, as
+//     PostgreSQL does; ir.OpRealDiv is MySQL's);
+//   - analyses every arm of a CASE over the whole range of its inputs,
+//     whatever condition guards it (no backend promises to evaluate only
+//     the chosen arm), the range being the hull of the arms;
+//   - allows only the casts that cannot fail for any value of the
+//     operand's range and that every backend computes alike.
+//
+// The oracle test (oracle_test.go) checks every rule by brute force:
+// random expressions over tiny bounded columns, every assignment
+// evaluated as PostgreSQL would, every value inside the inferred range.
 //
 // The result is the lowered expression the backend runs: columns
 // resolved through the caller's callback and clamped where they are

@@ -18,6 +18,16 @@ const (
 	// rounding SQLite's ROUND does natively, which PostgreSQL and MySQL
 	// (half to even on doubles) do not.
 	FormRoundHalfAway
+	// FormLeft is SUBSTR(s, 1, n) (SQLite has no LEFT).
+	FormLeft
+	// FormRight is SUBSTR(s, -(n)) for n ≥ 1 (SQLite has no RIGHT).
+	FormRight
+	// FormConcatSkipNull is NAME(COALESCE(a, ''), ...): PostgreSQL's
+	// concat, which skips NULLs, spelled so that MySQL's CONCAT (NULL
+	// when any argument is) agrees.
+	FormConcatSkipNull
+	// FormInfixConcat is (a || b), NULL when either is NULL.
+	FormInfixConcat
 )
 
 // Rendering is how one dialect writes a function.
@@ -25,6 +35,10 @@ type Rendering struct {
 	Form Form
 	// Name is the SQL function of FormCall.
 	Name string
+	// Int4Args casts every argument after the first to INTEGER
+	// (PostgreSQL's substr, left and right take int4, and no bigint
+	// reaches int4 implicitly).
+	Int4Args bool
 }
 
 // Func is one entry of the function table.
@@ -61,6 +75,28 @@ type Func struct {
 	// type that later arithmetic would overflow (PostgreSQL's length is
 	// int4).
 	CastResult bool
+	// NoGrowth (replace): the second and third arguments must be text
+	// literals, the replacement no longer than what it replaces, so the
+	// result is never longer than the first argument — a replacement that
+	// grows the text could pass the backend's largest text value only
+	// for the rows with many matches, and the error would reveal them.
+	NoGrowth bool
+	// OneVariable (concat, textcat): at most one argument may be other
+	// than a literal. The result is then at most one stored text plus
+	// constants: concatenating stored texts could pass the backend's
+	// largest value (1 GB in PostgreSQL) only for the rows holding long
+	// ones (concat(s, s, s, ...) amplifies), and the error would reveal
+	// them.
+	OneVariable bool
+	// SkipsNull (greatest, least): the call ignores NULL arguments and
+	// is NULL only when all are, as PostgreSQL's GREATEST and LEAST are,
+	// whichever front end the query came from. MySQL's and SQLite's
+	// return NULL when any argument is NULL, so there the renderer
+	// replaces each argument that may be NULL by COALESCE(arg, fallback):
+	// a literal argument when there is one (each argument is then written
+	// once), otherwise all the other arguments, in which case the
+	// analysis counts the call as writing its arguments twice.
+	SkipsNull bool
 	// Render is the spelling per dialect name (postgres, mysql, sqlite);
 	// the "" entry is the default.
 	Render map[string]Rendering
@@ -184,6 +220,73 @@ var table = func() map[string]*Func {
 			},
 		},
 		{
+			Name: "substr", MinArgs: 2, MaxArgs: 3, Strict: true,
+			Rule: positionsRule(1, 0),
+			Total: "the start is at least 1 and the length at least 0 for every value of their ranges (PostgreSQL fails on a negative length; " +
+				"backends disagree on a start below 1), both within int4",
+			Render: map[string]Rendering{"": {Name: "SUBSTR"}, "postgres": {Name: "SUBSTR", Int4Args: true}, "mysql": {Name: "SUBSTRING"}},
+		},
+		{
+			Name: "left", MinArgs: 2, MaxArgs: 2, Strict: true,
+			Rule:   positionsRule(0),
+			Total:  "the count is at least 0 for every value of its range (a negative count means different things per backend), within int4",
+			Render: map[string]Rendering{"": {Name: "LEFT"}, "postgres": {Name: "LEFT", Int4Args: true}, "sqlite": {Form: FormLeft}},
+		},
+		{
+			Name: "right", MinArgs: 2, MaxArgs: 2, Strict: true,
+			Rule:   positionsRule(1),
+			Total:  "the count is at least 1 for every value of its range (SQLite's SUBSTR(s, -0) would be the whole text), within int4",
+			Render: map[string]Rendering{"": {Name: "RIGHT"}, "postgres": {Name: "RIGHT", Int4Args: true}, "sqlite": {Form: FormRight}},
+		},
+		{
+			Name: "concat", MinArgs: 1, MaxArgs: -1, OneVariable: true,
+			Rule:   allText,
+			Total:  "text in, text out; NULLs are skipped (PostgreSQL's concat) on every backend; at most one non-constant argument (OneVariable)",
+			Render: map[string]Rendering{"": {Form: FormConcatSkipNull, Name: "CONCAT"}},
+		},
+		{
+			// PostgreSQL's || (and MySQL's CONCAT, which is NULL when an
+			// argument is): the name is PostgreSQL's function behind ||.
+			Name: "textcat", MinArgs: 2, MaxArgs: 2, Strict: true, OneVariable: true,
+			Rule:   allText,
+			Total:  "text in, text out; at most one non-constant argument (OneVariable)",
+			Render: map[string]Rendering{"": {Form: FormInfixConcat}, "mysql": {Name: "CONCAT"}},
+		},
+		{
+			Name: "replace", MinArgs: 3, MaxArgs: 3, Strict: true, NoGrowth: true,
+			Rule: func(c string, args []Info) (Info, error) {
+				for _, a := range args {
+					if a.Type != Text {
+						return Info{}, noFunction(c, args)
+					}
+				}
+				return Info{Type: Text}, nil
+			},
+			Total:  "text in, text out, never longer than the first argument (NoGrowth); an empty pattern replaces nothing on every backend",
+			Render: call("REPLACE"),
+		},
+		{
+			Name: "nullif", MinArgs: 2, MaxArgs: 2, Unify: true,
+			Rule: func(_ string, args []Info) (Info, error) { return args[0], nil },
+			Total: "NULL or its first argument, which is total; the equality of two values of one type cannot fail " +
+				"(an integer and a real compare, and the result is real, as PostgreSQL's NULLIF promotes it)",
+			Render: call("NULLIF"),
+		},
+		{
+			Name: "greatest", MinArgs: 1, MaxArgs: -1, Unify: true,
+			Rule:      hullRule,
+			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
+			Render:    map[string]Rendering{"": {Name: "GREATEST"}, "sqlite": {Name: "MAX"}},
+			SkipsNull: true,
+		},
+		{
+			Name: "least", MinArgs: 1, MaxArgs: -1, Unify: true,
+			Rule:      hullRule,
+			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
+			Render:    map[string]Rendering{"": {Name: "LEAST"}, "sqlite": {Name: "MIN"}},
+			SkipsNull: true,
+		},
+		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,
 			Rule:   coalesceRule,
 			Total:  "a choice among its arguments, which are total; one type (mixed integer and real arguments are real)",
@@ -197,12 +300,50 @@ var table = func() map[string]*Func {
 	return m
 }()
 
+// allText accepts text (and NULL) arguments.
+func allText(c string, args []Info) (Info, error) {
+	for _, a := range args {
+		if a.Type != Text && a.Type != Null {
+			return Info{}, noFunction(c, args)
+		}
+	}
+	return Info{Type: Text}, nil
+}
+
+// positionsRule is the rule of substr, left and right: a text, then
+// integers whose whole ranges lie in [min_i, MaxInt32].
+func positionsRule(mins ...int64) func(string, []Info) (Info, error) {
+	return func(c string, args []Info) (Info, error) {
+		if args[0].Type != Text {
+			return Info{}, noFunction(c, args)
+		}
+		for i, a := range args[1:] {
+			if a.Type != Integer || !a.Bounded {
+				return Info{}, noFunction(c, args)
+			}
+			if a.Int.Lo.Cmp(big.NewInt(mins[i])) < 0 || a.Int.Hi.Cmp(big.NewInt(math.MaxInt32)) > 0 {
+				return Info{}, sqlerr.New(sqlerr.InvalidParameterValue,
+					"argument %d of %s can be %s, outside [%d, %d]: backends fail or disagree there, and the query would do so only for some rows: %s",
+					i+2, fnName(c), a, mins[i], math.MaxInt32, c).
+					WithHint("use a constant (or a bounded expression) of at least %d", mins[i])
+			}
+		}
+		return Info{Type: Text}, nil
+	}
+}
+
 func textRule(c string, args []Info) (Info, error) {
 	if args[0].Type != Text {
 		return Info{}, noFunction(c, args)
 	}
 	return Info{Type: Text}, nil
 }
+
+// hullRule is the range of a choice among the arguments (unified to one
+// type, NULLs dropped) when any of them may be the one chosen: the hull.
+// The analysis tightens it for greatest and least with the literal
+// arguments, which are never NULL and so always take part.
+func hullRule(c string, args []Info) (Info, error) { return coalesceRule(c, args) }
 
 // coalesceRule: the arguments were unified to one type (NULLs dropped).
 func coalesceRule(_ string, args []Info) (Info, error) {
@@ -228,7 +369,7 @@ func noFunction(c string, args []Info) error {
 		types += a.Type.String()
 	}
 	return sqlerr.New(sqlerr.UndefinedFunction, "function %s does not accept (%s): %s", fnName(c), types, c).
-		WithHint("text functions (lower, upper, trim, length) take text; abs, floor, ceil and round take numbers")
+		WithHint("text functions (lower, upper, trim, length, replace) take text, substr, left and right a text and integers; abs, floor, ceil and round take numbers")
 }
 
 func fnName(c string) string {

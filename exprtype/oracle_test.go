@@ -89,7 +89,7 @@ type source interface{ IntN(int) int }
 
 var (
 	intLits  = []int64{0, 1, 2, -3, 90, 1 << 31, 3037000499, math.MaxInt64, math.MinInt64, 1 << 62}
-	realLits = []float64{0.5, 0.75, -2.5, 1e-300, 1e200, 3, 0}
+	realLits = []float64{0.5, 0.75, -2.5, 1e-300, 1e200, 3, 0, 1e-160}
 )
 
 // genNumber draws a numeric expression of depth at most d.
@@ -112,9 +112,51 @@ func genNumber(s source, d int) ir.Expr {
 		}
 		return ir.Literal{Value: ir.String([]string{"2", "-5", "1.5", "x"}[s.IntN(4)])}
 	}
-	switch s.IntN(6) {
+	switch s.IntN(10) {
+	case 8:
+		// The integer arguments of substr, left and right: their ranges
+		// must keep them where every backend agrees and none fails.
+		txt := ir.Literal{Value: ir.String("abc")}
+		switch s.IntN(3) {
+		case 0:
+			args := []ir.Expr{txt, genNumber(s, d-1)}
+			if s.IntN(2) == 0 {
+				args = append(args, genNumber(s, d-1))
+			}
+			return ir.Func{Name: "length", Args: []ir.Expr{ir.Func{Name: "substr", Args: args}}}
+		case 1:
+			return ir.Func{Name: "length", Args: []ir.Expr{ir.Func{Name: "left", Args: []ir.Expr{txt, genNumber(s, d-1)}}}}
+		}
+		return ir.Func{Name: "length", Args: []ir.Expr{ir.Func{Name: "right", Args: []ir.Expr{txt, genNumber(s, d-1)}}}}
+	case 7:
+		return ir.Cast{X: genNumber(s, d-1), To: []ir.CastType{ir.CastBigint, ir.CastInteger, ir.CastDouble}[s.IntN(3)]}
+	case 6:
+		switch s.IntN(3) {
+		case 0:
+			return ir.Func{Name: "nullif", Args: []ir.Expr{genNumber(s, d-1), genNumber(s, d-1)}}
+		}
+		args := []ir.Expr{genNumber(s, d-1)}
+		for range 1 + s.IntN(3) {
+			args = append(args, genNumber(s, d-1))
+		}
+		return ir.Func{Name: []string{"greatest", "least"}[s.IntN(2)], Args: args}
+	case 5:
+		// CASE: conditions compare numbers (their operands are computed
+		// too, so they must be total as well); arms may be NULL.
+		cond := func() ir.Expr {
+			return ir.Compare{Op: ir.CmpOp(s.IntN(6)), L: genNumber(s, d-1), R: genNumber(s, 0)}
+		}
+		k := ir.Case{Whens: []ir.When{{Cond: cond(), Then: genNumber(s, d-1)}}}
+		for range s.IntN(2) {
+			k.Whens = append(k.Whens, ir.When{Cond: cond(), Then: genNumber(s, d-1)})
+		}
+		if s.IntN(3) > 0 {
+			k.Else = genNumber(s, d-1)
+		}
+		return k
 	case 0, 1:
-		return ir.Arith{Op: ir.ArithOp(s.IntN(3)), L: genNumber(s, d-1), R: genNumber(s, d-1)}
+		// + - * / % real-/ DIV
+		return ir.Arith{Op: ir.ArithOp(s.IntN(7)), L: genNumber(s, d-1), R: genNumber(s, d-1)}
 	case 2:
 		return ir.Neg{X: genNumber(s, d-1)}
 	case 3:
@@ -148,7 +190,7 @@ func staticReal(e ir.Expr) bool {
 	case ir.Clamp:
 		return n.Lo.Kind == ir.KindFloat
 	case ir.Arith:
-		return staticReal(n.L) || staticReal(n.R)
+		return n.Op == ir.OpRealDiv || staticReal(n.L) || staticReal(n.R)
 	case ir.Neg:
 		return staticReal(n.X)
 	case ir.Func:
@@ -157,6 +199,15 @@ func staticReal(e ir.Expr) bool {
 				return true
 			}
 		}
+	case ir.Cast:
+		return n.To == ir.CastDouble
+	case ir.Case:
+		for _, w := range n.Whens {
+			if staticReal(w.Then) {
+				return true
+			}
+		}
+		return n.Else != nil && staticReal(n.Else)
 	}
 	return false
 }
@@ -239,6 +290,35 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 		if err != nil || l.null || r.null {
 			return val{null: true}, err
 		}
+		switch n.Op {
+		case ir.OpDiv, ir.OpMod:
+			// Lowered: integer operands, rendered over NULLIF(b, 0).
+			if l.real || r.real {
+				return val{}, fmt.Errorf("%s of a real survived the lowering", n.Op)
+			}
+			if r.i.Sign() == 0 {
+				return val{null: true}, nil
+			}
+			if n.Op == ir.OpMod {
+				if l.i.Cmp(bigMin) == 0 && r.i.Cmp(big.NewInt(-1)) == 0 {
+					return val{}, errBackend // not every backend special-cases it
+				}
+				return intVal(new(big.Int).Rem(l.i, r.i))
+			}
+			return intVal(new(big.Int).Quo(l.i, r.i))
+		case ir.OpRealDiv:
+			a, b := toFloat(l), toFloat(r)
+			if b == 0 {
+				return val{null: true}, nil
+			}
+			q := a / b
+			if q == 0 && a != 0 {
+				return val{}, errBackend // "value out of range: underflow"
+			}
+			return realVal(q)
+		case ir.OpIntDiv:
+			return val{}, fmt.Errorf("DIV survived the lowering")
+		}
 		if !staticReal(n) {
 			z := new(big.Int)
 			switch n.Op {
@@ -272,7 +352,168 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 			return realVal(-x.f)
 		}
 		return intVal(new(big.Int).Neg(x.i))
+	case ir.Compare:
+		// Only as a CASE condition: both operands are evaluated (an error
+		// in either is the backend's), then compared. Text literals
+		// (compared with each other or NULL) cannot fail; which arm they
+		// select does not matter, as every arm is checked.
+		for _, x := range []ir.Expr{n.L, n.R} {
+			if lit, ok := x.(ir.Literal); ok && lit.Value.Kind == ir.KindString {
+				return val{null: true}, nil
+			}
+		}
+		l, err := eval(n.L, row)
+		if err != nil {
+			return val{}, err
+		}
+		r, err := eval(n.R, row)
+		if err != nil || l.null || r.null {
+			return val{null: true}, err
+		}
+		var c int
+		if l.real || r.real {
+			a, b := toFloat(l), toFloat(r)
+			c = map[bool]int{true: -1, false: 0}[a < b] + map[bool]int{true: 1, false: 0}[a > b]
+		} else {
+			c = l.i.Cmp(r.i)
+		}
+		t := [...]bool{c == 0, c != 0, c < 0, c <= 0, c > 0, c >= 0}[n.Op]
+		return val{i: big.NewInt(map[bool]int64{true: 1, false: 0}[t])}, nil
+	case ir.Cast:
+		x, err := eval(n.X, row)
+		if err != nil || x.null {
+			return x, err
+		}
+		switch n.To {
+		case ir.CastDouble:
+			return val{real: true, f: toFloat(x)}, nil
+		case ir.CastBigint:
+			if !x.real {
+				return val{}, fmt.Errorf("a cast of an integer to bigint survived the lowering")
+			}
+			if x.f != math.Trunc(x.f) {
+				return val{}, fmt.Errorf("a cast of %v to bigint: backends round it differently", x.f)
+			}
+			i, _ := new(big.Float).SetFloat64(x.f).Int(nil)
+			return intVal(i) // out of range: the backend's error
+		}
+		return val{}, fmt.Errorf("a cast to %s survived the lowering", n.To)
+	case ir.Case:
+		// Every condition and every arm is evaluated, whichever is
+		// chosen: the analysis promises totality for all of them, since
+		// no backend promises to evaluate only the chosen arm.
+		var out *val
+		for _, w := range n.Whens {
+			c, err := eval(w.Cond, row)
+			if err != nil {
+				return val{}, err
+			}
+			v, err := eval(w.Then, row)
+			if err != nil {
+				return val{}, err
+			}
+			if out == nil && !c.null && c.i.Sign() != 0 {
+				out = &v
+			}
+		}
+		v := val{null: true}
+		if n.Else != nil {
+			var err error
+			if v, err = eval(n.Else, row); err != nil {
+				return val{}, err
+			}
+		}
+		if out == nil {
+			out = &v
+		}
+		if staticReal(n) && !out.null && !out.real {
+			return val{real: true, f: toFloat(*out)}, nil // bigint arm of a double CASE
+		}
+		return *out, nil
 	case ir.Func:
+		switch n.Name {
+		case "length":
+			// Of substr, left or right of a text literal: each integer
+			// argument is evaluated and must lie where backends agree.
+			inner, ok := n.Args[0].(ir.Func)
+			if !ok {
+				return val{}, fmt.Errorf("length of %s", ir.FormatExpr(n.Args[0]))
+			}
+			mins := map[string][]int64{"substr": {1, 0}, "left": {0}, "right": {1}}[inner.Name]
+			null := false
+			for i, a := range inner.Args[1:] {
+				v, err := eval(a, row)
+				if err != nil {
+					return val{}, err
+				}
+				if v.null {
+					null = true
+					continue
+				}
+				if v.real || v.i.Cmp(big.NewInt(mins[i])) < 0 || v.i.Cmp(big.NewInt(math.MaxInt32)) > 0 {
+					return val{}, errBackend // PostgreSQL fails, or backends disagree
+				}
+			}
+			if null {
+				return val{null: true}, nil
+			}
+			return val{i: big.NewInt(3)}, nil // at most the literal's length
+		case "nullif":
+			a, err := eval(n.Args[0], row)
+			if err != nil {
+				return val{}, err
+			}
+			b, err := eval(n.Args[1], row)
+			if err != nil || a.null {
+				return val{null: true}, err
+			}
+			if !b.null && (a.real || b.real) && toFloat(a) == toFloat(b) || !b.null && !a.real && !b.real && a.i.Cmp(b.i) == 0 {
+				return val{null: true}, nil
+			}
+			if staticReal(n) && !a.real {
+				return val{real: true, f: toFloat(a)}, nil // PostgreSQL promotes a
+			}
+			return a, nil
+		case "greatest", "least":
+			// PostgreSQL: NULL arguments are skipped; the result has
+			// the common type.
+			var out *val
+			for _, a := range n.Args {
+				v, err := eval(a, row)
+				if err != nil {
+					return val{}, err
+				}
+				if v.null {
+					continue
+				}
+				if staticReal(n) && !v.real {
+					v = val{real: true, f: toFloat(v)}
+				}
+				if out == nil {
+					out = &v
+					continue
+				}
+				var less bool
+				if v.real != out.real {
+					// Bare columns (a condition's operands) of both
+					// kinds: PostgreSQL compares in double precision.
+					v = val{real: true, f: toFloat(v)}
+					out = &val{real: true, f: toFloat(*out)}
+				}
+				if v.real {
+					less = v.f < out.f
+				} else {
+					less = v.i.Cmp(out.i) < 0
+				}
+				if less == (n.Name == "least") && !(v.real && v.f == out.f) {
+					out = &v
+				}
+			}
+			if out == nil {
+				return val{null: true}, nil
+			}
+			return *out, nil
+		}
 		if n.Name == "coalesce" {
 			for _, a := range n.Args {
 				v, err := eval(a, row)

@@ -300,3 +300,125 @@ func clampInfo(t Type, lo, hi ir.Value) Info {
 	}
 	return realInfo(r)
 }
+
+// nonzeroInt splits a divisor range into its negative and positive parts
+// (a zero divisor gives NULL, not a value). ok is false for an empty part.
+func nonzeroInt(b IntRange) (neg, pos IntRange, negOK, posOK bool) {
+	one, minus := big.NewInt(1), big.NewInt(-1)
+	if b.Lo.Sign() < 0 {
+		neg, negOK = IntRange{b.Lo, minBig(b.Hi, minus)}, true
+	}
+	if b.Hi.Sign() > 0 {
+		pos, posOK = IntRange{maxBig(b.Lo, one), b.Hi}, true
+	}
+	return
+}
+
+func minBig(a, b *big.Int) *big.Int {
+	if a.Cmp(b) < 0 {
+		return a
+	}
+	return b
+}
+
+func maxBig(a, b *big.Int) *big.Int {
+	if a.Cmp(b) > 0 {
+		return a
+	}
+	return b
+}
+
+// quoInt is the range of a / b truncated toward zero over the nonzero b:
+// on each sign part of b the truncated quotient is monotone in a and in
+// b, so its extremes are at the corners. Both parts empty (b is always 0,
+// the quotient always NULL): [0, 0].
+func quoInt(a, b IntRange) IntRange {
+	neg, pos, negOK, posOK := nonzeroInt(b)
+	var lo, hi *big.Int
+	for _, part := range []struct {
+		r  IntRange
+		ok bool
+	}{{neg, negOK}, {pos, posOK}} {
+		if !part.ok {
+			continue
+		}
+		for _, x := range []*big.Int{a.Lo, a.Hi} {
+			for _, y := range []*big.Int{part.r.Lo, part.r.Hi} {
+				q := new(big.Int).Quo(x, y)
+				if lo == nil || q.Cmp(lo) < 0 {
+					lo = q
+				}
+				if hi == nil || q.Cmp(hi) > 0 {
+					hi = q
+				}
+			}
+		}
+	}
+	if lo == nil {
+		return IntRange{new(big.Int), new(big.Int)}
+	}
+	return IntRange{lo, hi}
+}
+
+// modInt is the range of a % b (the sign of a, magnitude below |b| and at
+// most |a|) over the nonzero b.
+func modInt(a, b IntRange) IntRange {
+	m := new(big.Int).Abs(b.Lo)
+	if h := new(big.Int).Abs(b.Hi); h.Cmp(m) > 0 {
+		m = h
+	}
+	if m.Sign() == 0 {
+		return IntRange{new(big.Int), new(big.Int)}
+	}
+	m.Sub(m, big.NewInt(1))
+	lo, hi := new(big.Int), new(big.Int)
+	if a.Lo.Sign() < 0 {
+		lo = maxBig(a.Lo, new(big.Int).Neg(m))
+	}
+	if a.Hi.Sign() > 0 {
+		hi = minBig(a.Hi, m)
+	}
+	return IntRange{lo, hi}
+}
+
+// quoReal is the range of the double quotient a / b over the nonzero b.
+// The smallest nonzero |b| is 2^b.Grain (every value is a multiple of
+// it); on each sign part of b the exact quotient is monotone, so its
+// extremes are at the corners, rounded outward. ok is false when a
+// nonzero quotient could round to zero (PostgreSQL raises an underflow
+// error): the smallest nonzero |a| over the largest |b| must be at least
+// the smallest subnormal double.
+func quoReal(a, b RealRange) (RealRange, bool) {
+	if b.Grain == ZeroGrain || a.Grain == ZeroGrain {
+		return RealRange{Grain: ZeroGrain}, true // always NULL or 0
+	}
+	tiny := math.Ldexp(1, b.Grain)
+	var parts [][2]float64
+	if b.Lo < 0 && b.Lo <= -tiny {
+		parts = append(parts, [2]float64{b.Lo, math.Min(b.Hi, -tiny)})
+	}
+	if b.Hi > 0 && b.Hi >= tiny {
+		parts = append(parts, [2]float64{math.Max(b.Lo, tiny), b.Hi})
+	}
+	if len(parts) == 0 {
+		return RealRange{Grain: ZeroGrain}, true
+	}
+	_, exp := math.Frexp(math.Max(math.Abs(b.Lo), math.Abs(b.Hi))) // |b| < 2^exp
+	minQ := a.Grain - exp                                          // every nonzero |a / b| exceeds 2^minQ
+	if minQ < MinGrain {
+		return RealRange{}, false
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range parts {
+		for _, x := range []float64{a.Lo, a.Hi} {
+			for _, y := range []float64{p[0], p[1]} {
+				d := new(big.Float).SetPrec(exactPrec).SetMode(big.ToNegativeInf).Quo(exact(x), exact(y))
+				u := new(big.Float).SetPrec(exactPrec).SetMode(big.ToPositiveInf).Quo(exact(x), exact(y))
+				lo, hi = math.Min(lo, down(d)), math.Max(hi, up(u))
+			}
+		}
+	}
+	// A nonzero quotient of magnitude above 2^minQ is a multiple of
+	// 2^(minQ-52) (or of the smallest subnormal).
+	return RealRange{Lo: lo, Hi: hi, Grain: max(minQ-52, MinGrain)}, true
+}

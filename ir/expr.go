@@ -3,7 +3,7 @@ package ir
 // Expr is a scalar expression in a WHERE, HAVING or ORDER BY clause. The set
 // of node types is closed: it is exactly the predicate whitelist of
 // DESIGN.md (comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - *
-// without division, the functions of package exprtype's table). A parser
+// / %, searched CASE, CAST, the functions of package exprtype's table). A parser
 // that meets anything else refuses the statement instead of approximating
 // it. Clamp is the one node parsers never produce: the planner inserts it.
 type Expr interface{ exprNode() }
@@ -79,18 +79,33 @@ type And struct{ L, R Expr }
 type Or struct{ L, R Expr }
 type Not struct{ X Expr }
 
-// ArithOp is an arithmetic operator. Division and modulo are deliberately
-// absent: they can raise on private values (division by zero), which is a
-// side channel.
+// ArithOp is an arithmetic operator. Division and modulo are total by
+// construction: a zero divisor gives NULL (the renderer writes the
+// divisor as NULLIF(b, 0)), and the range analysis of package exprtype
+// refuses the one overflow (MinInt64 / -1).
 type ArithOp uint8
 
 const (
 	OpAdd ArithOp = iota
 	OpSub
 	OpMul
+	// OpDiv is PostgreSQL's /: on two integers the quotient truncated
+	// toward zero, otherwise the real quotient. The analysis lowers it
+	// to OpRealDiv when an operand is real, so a lowered OpDiv always
+	// has integer operands.
+	OpDiv
+	// OpMod is the remainder of integers, with the sign of the dividend
+	// (% on every backend, MOD in MySQL).
+	OpMod
+	// OpRealDiv is the quotient in double precision whatever the
+	// operands' types: MySQL's / (which never truncates).
+	OpRealDiv
+	// OpIntDiv is MySQL's DIV: integer operands only (the analysis
+	// refuses reals), lowered to OpDiv.
+	OpIntDiv
 )
 
-var arithOpText = [...]string{"+", "-", "*"}
+var arithOpText = [...]string{"+", "-", "*", "/", "%", "/", "DIV"}
 
 func (o ArithOp) String() string { return arithOpText[o] }
 
@@ -110,6 +125,44 @@ type Neg struct{ X Expr }
 type Func struct {
 	Name string
 	Args []Expr
+}
+
+// When is one arm of a Case: when Cond is true, the value is Then.
+type When struct{ Cond, Then Expr }
+
+// Case is the searched CASE WHEN c THEN a ... [ELSE b] END: the Then of
+// the first arm whose Cond is true, else Else (NULL when Else is nil).
+// Parsers lower the simple form CASE x WHEN v THEN a to WHEN x = v.
+type Case struct {
+	Whens []When
+	Else  Expr
+}
+
+// CastType is the target of a Cast.
+type CastType uint8
+
+const (
+	// CastBigint is a 64-bit integer (BIGINT, SIGNED).
+	CastBigint CastType = iota
+	// CastInteger is PostgreSQL's integer (int4): the analysis requires
+	// the value to fit 32 bits and computes it as a BIGINT.
+	CastInteger
+	// CastDouble is an IEEE double (DOUBLE PRECISION, DOUBLE).
+	CastDouble
+	// CastText is text (TEXT, CHAR).
+	CastText
+)
+
+var castTypeText = [...]string{"bigint", "integer", "double precision", "text"}
+
+func (t CastType) String() string { return castTypeText[t] }
+
+// Cast is CAST(X AS To). Package exprtype allows only the casts that
+// cannot fail on any value of X's range and lowers the others away
+// (a cast to X's own type), so a lowered Cast always converts.
+type Cast struct {
+	X  Expr
+	To CastType
 }
 
 // Clamp is X clamped to [Lo, Hi]: LEAST(GREATEST(X, Lo), Hi), NULL when X
@@ -156,6 +209,8 @@ func (Not) exprNode()       {}
 func (Arith) exprNode()     {}
 func (Neg) exprNode()       {}
 func (Func) exprNode()      {}
+func (Case) exprNode()      {}
+func (Cast) exprNode()      {}
 func (Clamp) exprNode()     {}
 func (Aggregate) exprNode() {}
 func (OutputRef) exprNode() {}
@@ -201,6 +256,14 @@ func Walk(e Expr, fn func(Expr) bool) {
 		for _, x := range n.Args {
 			Walk(x, fn)
 		}
+	case Case:
+		for _, w := range n.Whens {
+			Walk(w.Cond, fn)
+			Walk(w.Then, fn)
+		}
+		Walk(n.Else, fn)
+	case Cast:
+		Walk(n.X, fn)
 	case Clamp:
 		Walk(n.X, fn)
 	}
@@ -263,6 +326,19 @@ func Rewrite(e Expr, fn func(Expr) (Expr, error)) (Expr, error) {
 			args[i] = rw(x)
 		}
 		n.Args = args
+		e = n
+	case Case:
+		whens := make([]When, len(n.Whens))
+		for i, w := range n.Whens {
+			whens[i] = When{Cond: rw(w.Cond), Then: rw(w.Then)}
+		}
+		n.Whens = whens
+		if n.Else != nil {
+			n.Else = rw(n.Else)
+		}
+		e = n
+	case Cast:
+		n.X = rw(n.X)
 		e = n
 	case Clamp:
 		n.X = rw(n.X)

@@ -93,6 +93,15 @@ func formatExpr(b *strings.Builder, e Expr) {
 		formatExpr(b, n.X)
 		b.WriteByte(')')
 	case Arith:
+		if n.Op == OpRealDiv {
+			// Distinct from OpDiv, which truncates integers.
+			b.WriteString("(real(")
+			formatExpr(b, n.L)
+			b.WriteString(") / ")
+			formatExpr(b, n.R)
+			b.WriteByte(')')
+			break
+		}
 		bin(b, n.L, n.Op.String(), n.R)
 	case Neg:
 		b.WriteString("(-")
@@ -108,6 +117,23 @@ func formatExpr(b *strings.Builder, e Expr) {
 			formatExpr(b, x)
 		}
 		b.WriteByte(')')
+	case Case:
+		b.WriteString("(CASE")
+		for _, w := range n.Whens {
+			b.WriteString(" WHEN ")
+			formatExpr(b, w.Cond)
+			b.WriteString(" THEN ")
+			formatExpr(b, w.Then)
+		}
+		if n.Else != nil {
+			b.WriteString(" ELSE ")
+			formatExpr(b, n.Else)
+		}
+		b.WriteString(" END)")
+	case Cast:
+		b.WriteString("CAST(")
+		formatExpr(b, n.X)
+		b.WriteString(" AS " + n.To.String() + ")")
 	case Aggregate:
 		b.WriteString(n.Func.String())
 		b.WriteByte('(')

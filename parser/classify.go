@@ -130,12 +130,34 @@ func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
 	return ir.Func{Name: canon, Args: args}, nil
 }
 
+// postFuncs are the functions the post-processing evaluator (package
+// release: select-list expressions, HAVING, ORDER BY) implements; the
+// others are refused there at parse time, before anything is charged,
+// rather than failing after.
+var postFuncs = map[string]bool{
+	"lower": true, "upper": true, "length": true, "trim": true, "ltrim": true, "rtrim": true,
+	"abs": true, "floor": true, "ceil": true, "round": true, "coalesce": true,
+}
+
 // postFunc checks a function call of a post-processing expression (select
 // list, HAVING, ORDER BY): it runs in the proxy on noisy values, so
-// ROUND(x, digits) is allowed there besides the predicate functions.
+// ROUND(x, digits) is allowed there besides the predicate functions the
+// evaluator implements.
 func postFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
 	if canon == "round" && len(args) == 2 {
 		return ir.Func{Name: canon, Args: args}, nil
+	}
+	if !postFuncs[canon] {
+		return nil, notAgg(msgNotInHaving, "function "+written)
+	}
+	return safeFunc(canon, written, args)
+}
+
+// callFunc builds a call of a function of the table: through postFunc in
+// a post-processing expression (aggs), through safeFunc in a predicate.
+func callFunc(canon, written string, args []ir.Expr, aggs bool) (ir.Expr, error) {
+	if aggs {
+		return postFunc(canon, written, args)
 	}
 	return safeFunc(canon, written, args)
 }
@@ -153,10 +175,8 @@ func countConst(isNull bool) (ir.Aggregate, error) {
 // Messages shared by both dialects, so the analyst sees the same advice
 // whichever front end they use.
 const (
-	msgDivision    = "division is not allowed in predicates (it can fail on private values); rewrite the comparison without / (e.g. a > 2*b instead of a/b > 2)"
-	msgModulo      = "modulo (%) is not allowed in predicates (it can fail on private values); rewrite the condition without it"
-	msgCast        = "casts are not allowed in predicates (they can fail on private values); compare with a literal of the column's type instead"
-	msgCase        = "CASE is not allowed in predicates; rewrite it with AND/OR"
+	msgNotInHaving = "%s is not supported in HAVING, ORDER BY or the select list yet; use it in WHERE"
+	msgCast        = "only casts to bigint, integer, double precision and text are supported (CAST(x AS SIGNED|DOUBLE|CHAR) in MySQL); compare with a literal of the column's type instead"
 	msgSubquery    = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
 	msgWindow      = "window functions are not supported; use GROUP BY"
 	msgSetOp       = "set operations (UNION, INTERSECT, EXCEPT) are not supported in aggregate queries; run each part as its own query"

@@ -421,8 +421,83 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 		return myAggregate(x)
 	case *ast.FuncCallExpr:
 		return m.funcCall(x, aggs)
+	case *ast.CaseExpr:
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "CASE")
+		}
+		return m.caseExpr(x, aggs)
+	case *ast.FuncCastExpr:
+		to, ok := myCastType(x)
+		if !ok {
+			return nil, notAgg(msgCast)
+		}
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "CAST")
+		}
+		v, err := m.expr(x.Expr, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Cast{X: v, To: to}, nil
 	}
 	return nil, notAgg("%s", myUnsupportedExpr(e))
+}
+
+// myCastType maps CAST(x AS SIGNED|DOUBLE|CHAR) and CONVERT(x, ...);
+// UNSIGNED (which wraps negative values), CHAR(n) (which truncates),
+// DECIMAL, FLOAT, dates and BINARY are refused.
+func myCastType(c *ast.FuncCastExpr) (ir.CastType, bool) {
+	tp := c.Tp
+	if tp == nil || c.FunctionType == ast.CastBinaryOperator {
+		return 0, false
+	}
+	switch tp.GetType() {
+	case mysql.TypeLonglong:
+		if mysql.HasUnsignedFlag(tp.GetFlag()) {
+			return 0, false
+		}
+		return ir.CastBigint, true
+	case mysql.TypeDouble:
+		return ir.CastDouble, true
+	case mysql.TypeVarString, mysql.TypeString:
+		if tp.GetFlen() >= 0 || mysql.HasBinaryFlag(tp.GetFlag()) || tp.GetCharset() == "binary" {
+			return 0, false
+		}
+		return ir.CastText, true
+	}
+	return 0, false
+}
+
+// caseExpr converts CASE; the simple form CASE x WHEN v THEN a becomes
+// the searched WHEN x = v THEN a (x is written once per arm).
+func (m *myQueryBuilder) caseExpr(k *ast.CaseExpr, aggs bool) (ir.Expr, error) {
+	var subject ir.Expr
+	if k.Value != nil {
+		var err error
+		if subject, err = m.expr(k.Value, aggs); err != nil {
+			return nil, err
+		}
+	}
+	out := ir.Case{Whens: make([]ir.When, 0, len(k.WhenClauses))}
+	for _, w := range k.WhenClauses {
+		xs, err := m.exprs([]ast.ExprNode{w.Expr, w.Result}, aggs)
+		if err != nil {
+			return nil, err
+		}
+		cond := xs[0]
+		if subject != nil {
+			cond = ir.Compare{Op: ir.OpEq, L: subject, R: cond}
+		}
+		out.Whens = append(out.Whens, ir.When{Cond: cond, Then: xs[1]})
+	}
+	if k.ElseClause != nil {
+		els, err := m.expr(k.ElseClause, aggs)
+		if err != nil {
+			return nil, err
+		}
+		out.Else = els
+	}
+	return out, nil
 }
 
 func (m *myQueryBuilder) exprs(es []ast.ExprNode, aggs bool) ([]ir.Expr, error) {
@@ -468,14 +543,14 @@ func (m *myQueryBuilder) binary(x *ast.BinaryOperationExpr, aggs bool) (ir.Expr,
 		build = func(l, r ir.Expr) ir.Expr { return ir.And{L: l, R: r} }
 	case opcode.LogicOr:
 		build = func(l, r ir.Expr) ir.Expr { return ir.Or{L: l, R: r} }
-	case opcode.Div, opcode.IntDiv:
-		return nil, notAgg(msgDivision)
-	case opcode.Mod:
-		return nil, notAgg("%s", msgModulo)
+	case opcode.Div, opcode.IntDiv, opcode.Mod:
+		// MySQL's / never truncates (it returns a decimal, read here as
+		// a real); DIV truncates integers (exprtype refuses it on reals).
+		build = arith(map[opcode.Op]ir.ArithOp{opcode.Div: ir.OpRealDiv, opcode.IntDiv: ir.OpIntDiv, opcode.Mod: ir.OpMod}[x.Op])
 	case opcode.NullEQ:
 		return nil, notAgg("the <=> operator is not supported; use = with IS NULL")
 	default:
-		return nil, notAgg("operator %s is not allowed in predicates; use comparisons, AND/OR/NOT and + - *", x.Op)
+		return nil, notAgg("operator %s is not allowed in predicates; use comparisons, AND/OR/NOT and + - * / DIV %%", x.Op)
 	}
 	l, err := m.expr(x.L, aggs)
 	if err != nil {
@@ -516,7 +591,41 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		if len(f.Args) != 1 {
 			return nil, notAgg("only the one-argument TRIM(x) is supported in predicates")
 		}
-	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil":
+	case "substring", "substr", "mid":
+		canon = "substr"
+	case "left", "right", "replace":
+	case "concat":
+		// MySQL's CONCAT is NULL when any argument is: PostgreSQL's ||
+		// (textcat), chained.
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function concat")
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) == 0 {
+			return nil, notAgg("function concat takes at least 1 argument")
+		}
+		out := args[0]
+		for _, a := range args[1:] {
+			out = ir.Func{Name: "textcat", Args: []ir.Expr{out, a}}
+		}
+		return out, nil
+	case "mod":
+		if len(f.Args) != 2 {
+			return nil, notAgg("function mod takes 2 arguments, not %d", len(f.Args))
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Arith{Op: ir.OpMod, L: args[0], R: args[1]}, nil
+	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil", "nullif":
+	case "greatest", "least":
+		// The IR's greatest and least skip NULL arguments, as
+		// PostgreSQL's do (exprtype.Func.SkipsNull); MySQL's own return
+		// NULL when any argument is NULL. README documents the choice.
 	default:
 		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", name, allowedFuncs())
 	}
@@ -524,10 +633,7 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	if err != nil {
 		return nil, err
 	}
-	if aggs {
-		return postFunc(canon, name, args)
-	}
-	return safeFunc(canon, name, args)
+	return callFunc(canon, name, args, aggs)
 }
 
 // myValue converts a literal.
@@ -566,10 +672,6 @@ func myUnsupportedExpr(e ast.ExprNode) string {
 	switch e.(type) {
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
 		return msgSubquery
-	case *ast.CaseExpr:
-		return msgCase
-	case *ast.FuncCastExpr:
-		return msgCast
 	case *ast.WindowFuncExpr:
 		return msgWindow
 	case *ast.IsTruthExpr:
@@ -583,7 +685,7 @@ func myUnsupportedExpr(e ast.ExprNode) string {
 	case *ast.SetCollationExpr:
 		return msgCollate
 	}
-	return myDescribe(e) + " is not allowed in predicates; use comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - * and the functions " + allowedFuncs()
+	return myDescribe(e) + " is not allowed in predicates; use comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - * / %, CASE, CAST and the functions " + allowedFuncs()
 }
 
 // myDescribe names a construct for a NotAggregate message.

@@ -439,13 +439,101 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		return safeFunc("coalesce", "coalesce", args)
 	case *pg.Node_FuncCall:
 		return pgFunc(x.FuncCall, aggs)
-	case *pg.Node_TypeCast:
-		if x.TypeCast.Arg.GetAConst() != nil {
-			return nil, notAgg(msgTypedLit)
+	case *pg.Node_CaseExpr:
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "CASE")
 		}
-		return nil, notAgg(msgCast)
+		return pgCase(x.CaseExpr, aggs)
+	case *pg.Node_MinMaxExpr:
+		name := "greatest"
+		if x.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
+			name = "least"
+		}
+		args, err := pgExprs(x.MinMaxExpr.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return callFunc(name, name, args, aggs)
+	case *pg.Node_TypeCast:
+		to, ok := pgCastType(x.TypeCast.TypeName)
+		switch {
+		case !ok && x.TypeCast.Arg.GetAConst() != nil:
+			return nil, notAgg(msgTypedLit)
+		case !ok:
+			return nil, notAgg(msgCast)
+		}
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "CAST")
+		}
+		arg, err := pgExpr(x.TypeCast.Arg, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Cast{X: arg, To: to}, nil
 	}
 	return nil, notAgg("%s", pgUnsupportedExpr(n))
+}
+
+// pgCastType maps a cast's target type; modifiers (varchar(3),
+// numeric(5,2)) and arrays are refused.
+func pgCastType(tn *pg.TypeName) (ir.CastType, bool) {
+	if tn == nil || len(tn.Typmods) > 0 || len(tn.ArrayBounds) > 0 || tn.Setof {
+		return 0, false
+	}
+	names := pgStrings(tn.Names)
+	if len(names) == 0 || len(names) > 2 || len(names) == 2 && names[0] != "pg_catalog" {
+		return 0, false
+	}
+	switch names[len(names)-1] {
+	case "int8", "bigint":
+		return ir.CastBigint, true
+	case "int4", "integer", "int":
+		return ir.CastInteger, true
+	case "float8":
+		return ir.CastDouble, true
+	case "text":
+		return ir.CastText, true
+	}
+	return 0, false
+}
+
+// pgCase converts CASE; the simple form CASE x WHEN v THEN a becomes the
+// searched WHEN x = v THEN a (x is written once per arm).
+func pgCase(k *pg.CaseExpr, aggs bool) (ir.Expr, error) {
+	var subject ir.Expr
+	if k.Arg != nil {
+		var err error
+		if subject, err = pgExpr(k.Arg, aggs); err != nil {
+			return nil, err
+		}
+	}
+	out := ir.Case{Whens: make([]ir.When, 0, len(k.Args))}
+	for _, a := range k.Args {
+		w := a.GetCaseWhen()
+		if w == nil {
+			return nil, notAgg("this CASE form is not supported")
+		}
+		cond, err := pgExpr(w.Expr, aggs)
+		if err != nil {
+			return nil, err
+		}
+		then, err := pgExpr(w.Result, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if subject != nil {
+			cond = ir.Compare{Op: ir.OpEq, L: subject, R: cond}
+		}
+		out.Whens = append(out.Whens, ir.When{Cond: cond, Then: then})
+	}
+	if k.Defresult != nil {
+		els, err := pgExpr(k.Defresult, aggs)
+		if err != nil {
+			return nil, err
+		}
+		out.Else = els
+	}
+	return out, nil
 }
 
 // pgUnsupportedExpr explains why an expression is outside the whitelist.
@@ -453,8 +541,6 @@ func pgUnsupportedExpr(n *pg.Node) string {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_SubLink:
 		return msgSubquery
-	case *pg.Node_CaseExpr:
-		return msgCase
 	case *pg.Node_BooleanTest:
 		return msgIsTruth
 	case *pg.Node_RowExpr:
@@ -463,14 +549,14 @@ func pgUnsupportedExpr(n *pg.Node) string {
 		return msgCollate
 	case *pg.Node_AArrayExpr, *pg.Node_AIndirection:
 		return msgArray
-	case *pg.Node_SqlvalueFunction, *pg.Node_MinMaxExpr:
+	case *pg.Node_SqlvalueFunction:
 		return fmt.Sprintf("function %s is not allowed in predicates; allowed: %s", pgDescribe(n), allowedFuncs())
 	case *pg.Node_FuncCall:
 		if x.FuncCall.Over != nil {
 			return msgWindow
 		}
 	}
-	return pgDescribe(n) + " is not allowed in predicates; use comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - * and the functions " + allowedFuncs()
+	return pgDescribe(n) + " is not allowed in predicates; use comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - * / %, CASE, CAST and the functions " + allowedFuncs()
 }
 
 func pgExprs(ns []*pg.Node, aggs bool) ([]ir.Expr, error) {
@@ -604,7 +690,11 @@ func pgAExpr(a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		return nil, notAgg(msgDistinctOp)
 	case pg.A_Expr_Kind_AEXPR_NULLIF:
-		return nil, notAgg("function nullif is not allowed in predicates; allowed: %s", allowedFuncs())
+		args, err := pgExprs([]*pg.Node{a.Lexpr, a.Rexpr}, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return callFunc("nullif", "nullif", args, aggs)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
 		return nil, notAgg(msgRegex)
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
@@ -615,14 +705,17 @@ func pgAExpr(a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 
 func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	switch op {
-	case "/":
-		return nil, notAgg(msgDivision)
-	case "%":
-		return nil, notAgg("%s", msgModulo)
 	case "~", "!~", "~*", "!~*":
 		if a.Lexpr != nil { // prefix ~ is bitwise NOT
 			return nil, notAgg(msgRegex)
 		}
+	}
+	if op == "||" && a.Lexpr != nil {
+		args, err := pgExprs([]*pg.Node{a.Lexpr, a.Rexpr}, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return callFunc("textcat", "||", args, aggs)
 	}
 	if a.Lexpr == nil { // prefix operator
 		x, err := pgExpr(a.Rexpr, aggs)
@@ -659,8 +752,13 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 		isCmp, arith = false, ir.OpSub
 	case "*":
 		isCmp, arith = false, ir.OpMul
+	case "/":
+		// Truncating on two integers, real otherwise (exprtype decides).
+		isCmp, arith = false, ir.OpDiv
+	case "%":
+		isCmp, arith = false, ir.OpMod
 	default:
-		return nil, notAgg("operator %s is not allowed in predicates; use comparisons and + - *", op)
+		return nil, notAgg("operator %s is not allowed in predicates; use comparisons, + - * / %% and ||", op)
 	}
 	l, err := pgExpr(a.Lexpr, aggs)
 	if err != nil {
@@ -697,6 +795,16 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", name, allowedFuncs())
 	}
 	canon := strings.TrimPrefix(name, "pg_catalog.")
+	if canon == "mod" {
+		if len(f.Args) != 2 {
+			return nil, notAgg("function mod takes 2 arguments, not %d", len(f.Args))
+		}
+		args, err := pgExprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Arith{Op: ir.OpMod, L: args[0], R: args[1]}, nil
+	}
 	switch canon {
 	case "char_length", "character_length":
 		canon = "length"
@@ -704,15 +812,14 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		canon = "ceil"
 	case "btrim":
 		canon = "trim"
+	case "substring":
+		canon = "substr"
 	}
 	args, err := pgExprs(f.Args, aggs)
 	if err != nil {
 		return nil, err
 	}
-	if aggs {
-		return postFunc(canon, name, args)
-	}
-	return safeFunc(canon, name, args)
+	return callFunc(canon, name, args, aggs)
 }
 
 // pgDescribe names a construct for a NotAggregate message.

@@ -277,6 +277,61 @@ func TestPredicates(t *testing.T) {
 				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "lower", Args: []ir.Expr{a}}, R: ir.Func{Name: "upper", Args: []ir.Expr{b}}}}},
 		{"parentheses group only", Postgres, "((a)) = (((1)))", ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}},
 		{"mysql parentheses group only", MySQL, "((a)) = (((1)))", ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}},
+		{"searched case", Postgres, "CASE WHEN a > 1 THEN b WHEN a < 0 THEN 2 END = 1",
+			ir.Compare{Op: ir.OpEq, L: ir.Case{Whens: []ir.When{
+				{Cond: ir.Compare{Op: ir.OpGt, L: a, R: lit(ir.Int(1))}, Then: b},
+				{Cond: ir.Compare{Op: ir.OpLt, L: a, R: lit(ir.Int(0))}, Then: lit(ir.Int(2))}}}, R: lit(ir.Int(1))}},
+		{"mysql searched case", MySQL, "CASE WHEN a > 1 THEN b WHEN a < 0 THEN 2 END = 1",
+			ir.Compare{Op: ir.OpEq, L: ir.Case{Whens: []ir.When{
+				{Cond: ir.Compare{Op: ir.OpGt, L: a, R: lit(ir.Int(1))}, Then: b},
+				{Cond: ir.Compare{Op: ir.OpLt, L: a, R: lit(ir.Int(0))}, Then: lit(ir.Int(2))}}}, R: lit(ir.Int(1))}},
+		{"simple case lowered", Postgres, "CASE a WHEN 1 THEN 'x' WHEN 2 THEN 'y' ELSE b END = 'x'",
+			ir.Compare{Op: ir.OpEq, L: ir.Case{Whens: []ir.When{
+				{Cond: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}, Then: lit(ir.String("x"))},
+				{Cond: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(2))}, Then: lit(ir.String("y"))}}, Else: b}, R: lit(ir.String("x"))}},
+		{"mysql simple case lowered", MySQL, "CASE a WHEN 1 THEN 'x' WHEN 2 THEN 'y' ELSE b END = 'x'",
+			ir.Compare{Op: ir.OpEq, L: ir.Case{Whens: []ir.When{
+				{Cond: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(1))}, Then: lit(ir.String("x"))},
+				{Cond: ir.Compare{Op: ir.OpEq, L: a, R: lit(ir.Int(2))}, Then: lit(ir.String("y"))}}, Else: b}, R: lit(ir.String("x"))}},
+		{"nullif greatest least", Postgres, "nullif(a, 0) = greatest(a, b, 1) OR LEAST(a, b) > 2",
+			ir.Or{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "nullif", Args: []ir.Expr{a, lit(ir.Int(0))}}, R: ir.Func{Name: "greatest", Args: []ir.Expr{a, b, lit(ir.Int(1))}}},
+				R: ir.Compare{Op: ir.OpGt, L: ir.Func{Name: "least", Args: []ir.Expr{a, b}}, R: lit(ir.Int(2))}}},
+		{"mysql nullif greatest least", MySQL, "NULLIF(a, 0) = GREATEST(a, b, 1) OR least(a, b) > 2",
+			ir.Or{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "nullif", Args: []ir.Expr{a, lit(ir.Int(0))}}, R: ir.Func{Name: "greatest", Args: []ir.Expr{a, b, lit(ir.Int(1))}}},
+				R: ir.Compare{Op: ir.OpGt, L: ir.Func{Name: "least", Args: []ir.Expr{a, b}}, R: lit(ir.Int(2))}}},
+		{"division modulo", Postgres, "a / b > a % 2 AND mod(a, b) = 1",
+			ir.And{L: ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpDiv, L: a, R: b}, R: ir.Arith{Op: ir.OpMod, L: a, R: lit(ir.Int(2))}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: a, R: b}, R: lit(ir.Int(1))}}},
+		// MySQL's / is the real quotient; DIV truncates like PostgreSQL's
+		// / of integers.
+		{"mysql division modulo", MySQL, "a / b > a DIV 2 AND a MOD b = 1 AND MOD(a, 3) = a % 4",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpRealDiv, L: a, R: b}, R: ir.Arith{Op: ir.OpIntDiv, L: a, R: lit(ir.Int(2))}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: a, R: b}, R: lit(ir.Int(1))}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: a, R: lit(ir.Int(3))}, R: ir.Arith{Op: ir.OpMod, L: a, R: lit(ir.Int(4))}}}},
+		{"casts", Postgres, "a::int = CAST(b AS bigint) AND a::double precision > 1 AND CAST(a AS text) = 'x'",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: a, To: ir.CastInteger}, R: ir.Cast{X: b, To: ir.CastBigint}},
+				R: ir.Compare{Op: ir.OpGt, L: ir.Cast{X: a, To: ir.CastDouble}, R: lit(ir.Int(1))}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: a, To: ir.CastText}, R: lit(ir.String("x"))}}},
+		{"mysql casts", MySQL, "CAST(a AS SIGNED) = CONVERT(b, SIGNED INTEGER) AND CAST(a AS DOUBLE) > 1 AND CAST(a AS CHAR) = 'x'",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: a, To: ir.CastBigint}, R: ir.Cast{X: b, To: ir.CastBigint}},
+				R: ir.Compare{Op: ir.OpGt, L: ir.Cast{X: a, To: ir.CastDouble}, R: lit(ir.Int(1))}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: a, To: ir.CastText}, R: lit(ir.String("x"))}}},
+		{"string functions", Postgres, "substring(a, 2, 3) = substr(a, 1) AND substring(a FROM 2 FOR 3) = left(a, 2) AND right(a, 1) = replace(a, 'x', '')",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(1))}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "left", Args: []ir.Expr{a, lit(ir.Int(2))}}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "right", Args: []ir.Expr{a, lit(ir.Int(1))}}, R: ir.Func{Name: "replace", Args: []ir.Expr{a, lit(ir.String("x")), lit(ir.String(""))}}}}},
+		{"mysql string functions", MySQL, "SUBSTRING(a, 2, 3) = MID(a, 1) AND SUBSTRING(a FROM 2 FOR 3) = LEFT(a, 2) AND RIGHT(a, 1) = REPLACE(a, 'x', '')",
+			ir.And{L: ir.And{L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(1))}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{a, lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "left", Args: []ir.Expr{a, lit(ir.Int(2))}}}},
+				R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "right", Args: []ir.Expr{a, lit(ir.Int(1))}}, R: ir.Func{Name: "replace", Args: []ir.Expr{a, lit(ir.String("x")), lit(ir.String(""))}}}}},
+		{"concatenation", Postgres, "a || 'x' = concat(b, NULL, 'y')",
+			ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "textcat", Args: []ir.Expr{a, lit(ir.String("x"))}}, R: ir.Func{Name: "concat", Args: []ir.Expr{b, lit(ir.Null()), lit(ir.String("y"))}}}},
+		// MySQL's CONCAT is NULL when an argument is: PostgreSQL's ||.
+		{"mysql concatenation", MySQL, "CONCAT(a, 'x', b) = CONCAT(b)",
+			ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "textcat", Args: []ir.Expr{ir.Func{Name: "textcat", Args: []ir.Expr{a, lit(ir.String("x"))}}, b}}, R: b}},
+		{"cast literals", Postgres, "a > '30'::int AND b = 5::text",
+			ir.And{L: ir.Compare{Op: ir.OpGt, L: a, R: ir.Cast{X: lit(ir.String("30")), To: ir.CastInteger}},
+				R: ir.Compare{Op: ir.OpEq, L: b, R: ir.Cast{X: lit(ir.Int(5)), To: ir.CastText}}}},
 		{"round floor", MySQL, "ROUND(a) = FLOOR(b)", ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "round", Args: []ir.Expr{a}}, R: ir.Func{Name: "floor", Args: []ir.Expr{b}}}},
 	}
 	for _, tt := range tests {
@@ -322,8 +377,6 @@ func TestNotAggregate(t *testing.T) {
 		{"parameter-free round digits only in post-processing", Postgres, "SELECT count(*) FROM t WHERE round(a, 2) > 1", "takes 1 argument"},
 		{"sum of product", Postgres, "SELECT sum(a * b) FROM t", "single column"},
 		{"mysql sum of product", MySQL, "SELECT SUM(a * b) FROM t", "single column"},
-		{"sum halved", Postgres, "SELECT sum(a) / 2 FROM t", "division"},
-		{"mysql sum halved", MySQL, "SELECT SUM(a) / 2 FROM t", "division"},
 		{"min", Postgres, "SELECT min(a) FROM t", "function min"},
 		{"mysql max", MySQL, "SELECT MAX(a) FROM t", "function max"},
 		{"unknown function in select", Postgres, "SELECT md5(a), count(*) FROM t GROUP BY a", "function md5"},
@@ -354,7 +407,6 @@ func TestNotAggregate(t *testing.T) {
 		{"group by aggregate position", Postgres, "SELECT count(*) FROM t GROUP BY 1", "aggregate"},
 		{"group by position out of range", MySQL, "SELECT a, count(*) FROM t GROUP BY 3", "position 3"},
 		{"order by position out of range", Postgres, "SELECT count(*) FROM t ORDER BY 2", "position 2"},
-		{"order by division", Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY count(*) / 2", "division"},
 		{"mysql order by window", MySQL, "SELECT a, count(*) FROM t GROUP BY a ORDER BY md5(a)", "function md5"},
 		{"nulls first", Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY a NULLS FIRST", "NULLS"},
 		{"limit param", Postgres, "SELECT count(*) FROM t LIMIT $1", "parameters"},
@@ -373,18 +425,20 @@ func TestNotAggregate(t *testing.T) {
 		{"from function", Postgres, "SELECT count(*) FROM generate_series(1, 3)", "functions in FROM"},
 		{"tablesample", Postgres, "SELECT count(*) FROM t TABLESAMPLE SYSTEM (10)", "TABLESAMPLE"},
 		{"only", Postgres, "SELECT count(*) FROM ONLY t", "ONLY"},
-		{"division", Postgres, "SELECT count(*) FROM t WHERE a / 2 > 1", "division is not allowed"},
-		{"mysql division", MySQL, "SELECT count(*) FROM t WHERE a / 2 > 1", "division is not allowed"},
-		{"mysql div", MySQL, "SELECT count(*) FROM t WHERE a DIV 2 > 1", "division is not allowed"},
-		{"modulo", Postgres, "SELECT count(*) FROM t WHERE a % 2 = 1", "modulo"},
-		{"mysql mod", MySQL, "SELECT count(*) FROM t WHERE a MOD 2 = 1", "modulo"},
-		{"cast ::", Postgres, "SELECT count(*) FROM t WHERE a::int = 1", "casts"},
-		{"cast", Postgres, "SELECT count(*) FROM t WHERE CAST(a AS int) = 1", "casts"},
-		{"mysql cast", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS signed) = 1", "casts"},
+		// The HAVING evaluator (package release) lacks these: refused
+		// before the charge, not failing after it.
+		{"case in having", Postgres, "SELECT count(*) FROM t HAVING CASE WHEN count(*) > 1 THEN true END", "CASE is not supported in HAVING"},
+		{"mysql cast in having", MySQL, "SELECT count(*) FROM t HAVING CAST(count(*) AS SIGNED) > 1", "CAST is not supported in HAVING"},
+		{"greatest in having", Postgres, "SELECT count(*) FROM t HAVING greatest(count(*), 1) > 1", "function greatest is not supported in HAVING"},
+		{"mysql substr in having", MySQL, "SELECT count(*) FROM t HAVING NULLIF(count(*), 1) > 1", "function nullif is not supported in HAVING"},
+		{"cast to numeric", Postgres, "SELECT count(*) FROM t WHERE a::numeric = 1", "only casts"},
+		{"cast to varchar(3)", Postgres, "SELECT count(*) FROM t WHERE CAST(a AS varchar(3)) = '1'", "only casts"},
+		{"mysql cast unsigned", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS unsigned) = 1", "only casts"},
+		{"mysql cast char(3)", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS char(3)) = '1'", "only casts"},
+		{"mysql cast decimal", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS decimal) = 1", "only casts"},
 		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
+		{"typed literal ::date", Postgres, "SELECT count(*) FROM t WHERE d > '2020-01-01'::date", "typed literals"},
 		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
-		{"case", Postgres, "SELECT count(*) FROM t WHERE CASE WHEN a > 1 THEN true END", "CASE"},
-		{"mysql case", MySQL, "SELECT count(*) FROM t WHERE CASE WHEN a > 1 THEN 1 END = 1", "CASE"},
 		{"sleep", Postgres, "SELECT count(*) FROM t WHERE pg_sleep(1) IS NULL", "function pg_sleep is not allowed in predicates; allowed: abs, ceil, coalesce"},
 		{"mysql sleep", MySQL, "SELECT count(*) FROM t WHERE sleep(1) = 0", "function sleep is not allowed"},
 		{"random", Postgres, "SELECT count(*) FROM t WHERE a > random()", "function random"},
@@ -422,7 +476,7 @@ func TestNotAggregate(t *testing.T) {
 		{"current_user", Postgres, "SELECT count(*) FROM t WHERE a = current_user", "current_user"},
 		{"bit xor", MySQL, "SELECT count(*) FROM t WHERE a ^ 1 = 0", "operator"},
 		{"xor", MySQL, "SELECT count(*) FROM t WHERE a = 1 XOR b = 1", "operator"},
-		{"string concat", Postgres, "SELECT count(*) FROM t WHERE a || 'x' = 'y'", "operator ||"},
+		{"concat in having", Postgres, "SELECT count(*) FROM t HAVING 'a' || 'x' = 'y'", "function || is not supported in HAVING"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -437,5 +491,44 @@ func TestNotAggregate(t *testing.T) {
 				t.Errorf("NotAggregate = %q, want it to mention %q", st.NotAggregate, tt.want)
 			}
 		})
+	}
+}
+
+// TestPostProcessingDivision: division and remainder over aggregates are
+// post-processing in the client's dialect (the release step computes them
+// on the noisy values): PostgreSQL's / is OpDiv, MySQL's / OpRealDiv and
+// DIV OpIntDiv, mod() and % OpMod, in the select list, HAVING and ORDER BY.
+func TestPostProcessingDivision(t *testing.T) {
+	tests := []struct {
+		d    Dialect
+		sql  string
+		want ir.ArithOp
+		at   func(q *ir.Query) ir.Expr
+	}{
+		{Postgres, "SELECT sum(a) / 2 FROM t", ir.OpDiv, func(q *ir.Query) ir.Expr { return q.Select[0].Expr }},
+		{MySQL, "SELECT SUM(a) / 2 FROM t", ir.OpRealDiv, func(q *ir.Query) ir.Expr { return q.Select[0].Expr }},
+		{MySQL, "SELECT count(*) FROM t HAVING count(*) DIV 2 > 1", ir.OpIntDiv, func(q *ir.Query) ir.Expr { return q.Having.(ir.Compare).L }},
+		{Postgres, "SELECT count(*) FROM t HAVING mod(count(*), 2) = 1", ir.OpMod, func(q *ir.Query) ir.Expr { return q.Having.(ir.Compare).L }},
+		{Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY count(*) % 2", ir.OpMod, func(q *ir.Query) ir.Expr { return q.OrderBy[0].Expr }},
+	}
+	for _, tt := range tests {
+		sts, err := Parse(tt.d, tt.sql)
+		if err != nil || len(sts) != 1 {
+			t.Errorf("%s: %d statements, %v", tt.sql, len(sts), err)
+			continue
+		}
+		st := sts[0]
+		if st.Query == nil {
+			t.Errorf("%s: not a query", tt.sql)
+			continue
+		}
+		a, ok := tt.at(st.Query).(ir.Arith)
+		if !ok || a.Op != tt.want {
+			t.Errorf("%s: %#v, want an Arith with operator %s", tt.sql, tt.at(st.Query), tt.want)
+			continue
+		}
+		if _, ok := a.L.(ir.Aggregate); !ok {
+			t.Errorf("%s: left operand %#v, want the aggregate", tt.sql, a.L)
+		}
 	}
 }

@@ -590,18 +590,27 @@ func (b *builder) exprType(e ir.Expr) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		switch n.Op {
-		case ir.OpAdd, ir.OpSub, ir.OpMul:
-		default:
-			return "", sqlerr.New(sqlerr.FeatureNotSupported, "operator %s is not supported in post-processing (select list, HAVING, ORDER BY)", n.Op)
-		}
 		if !numeric(l) && !isNullLit(n.L) || !numeric(r) && !isNullLit(n.R) {
 			return mismatch("operator %s needs numbers in the select list", n.Op)
 		}
-		if l == policies.TypeInteger && r == policies.TypeInteger {
+		ints := (l == policies.TypeInteger || isNullLit(n.L)) && (r == policies.TypeInteger || isNullLit(n.R))
+		switch n.Op {
+		case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv:
+			// PostgreSQL's / truncates two integers (SUM(x) / COUNT(*) of
+			// integer columns is an integer there too).
+			if ints {
+				return policies.TypeInteger, nil
+			}
+			return policies.TypeReal, nil
+		case ir.OpRealDiv:
+			return policies.TypeReal, nil
+		case ir.OpIntDiv, ir.OpMod:
+			if !ints {
+				return mismatch("operator %s needs integers", n.Op)
+			}
 			return policies.TypeInteger, nil
 		}
-		return policies.TypeReal, nil
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "operator %s is not supported in post-processing (select list, HAVING, ORDER BY)", n.Op)
 	case ir.Func:
 		args := make([]string, len(n.Args))
 		for i, a := range n.Args {

@@ -208,7 +208,7 @@ func TestRefusals(t *testing.T) {
 		{"unknown table", "SELECT COUNT(*) FROM salaries", planArgs{}, sqlerr.UndefinedTable, "not exposed"},
 		{"unknown table in subquery", "SELECT COUNT(*) FROM zips WHERE zip IN (SELECT zip FROM salaries)", planArgs{}, sqlerr.UndefinedTable, "salaries"},
 		{"private in subquery of public", "SELECT COUNT(*) FROM zips WHERE zip IN (SELECT zip FROM people)", planArgs{}, sqlerr.InsufficientPrivilege, "private"},
-		{"division", "SELECT COUNT(*) FROM people WHERE age / 2 > 3", planArgs{}, sqlerr.InsufficientPrivilege, "division"},
+		{"remainder of a real", "SELECT COUNT(*) FROM people WHERE age % 2.5 > 3", planArgs{}, sqlerr.UndefinedFunction, "%"},
 		{"sleep", "SELECT COUNT(*) FROM people WHERE pg_sleep(1) IS NULL", planArgs{}, sqlerr.InsufficientPrivilege, "sleep"},
 		{"private join", "SELECT COUNT(*) FROM people p JOIN checkins c ON p.zip = c.venue", planArgs{}, sqlerr.FeatureNotSupported, "private"},
 		{"public first", "SELECT COUNT(*) FROM zips z JOIN people p ON p.zip = z.zip", planArgs{}, sqlerr.FeatureNotSupported, "private table first"},

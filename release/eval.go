@@ -191,6 +191,30 @@ func arith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
 			return ir.Int(saturate(l.Int-r.Int, float64(l.Int)-float64(r.Int))), nil
 		case ir.OpMul:
 			return ir.Int(saturate(l.Int*r.Int, float64(l.Int)*float64(r.Int))), nil
+		case ir.OpDiv, ir.OpIntDiv:
+			// Truncated toward zero, as PostgreSQL's / and MySQL's DIV. A
+			// zero divisor gives NULL (a noisy count can be 0, and one
+			// error would lose the whole answer); MinInt64 / -1 saturates.
+			switch {
+			case r.Int == 0:
+				return ir.Null(), nil
+			case r.Int == -1:
+				return ir.Int(saturate(-l.Int, -float64(l.Int))), nil
+			}
+			return ir.Int(l.Int / r.Int), nil
+		case ir.OpMod:
+			switch r.Int {
+			case 0:
+				return ir.Null(), nil
+			case -1:
+				return ir.Int(0), nil
+			}
+			return ir.Int(l.Int % r.Int), nil
+		case ir.OpRealDiv:
+			if r.Int == 0 {
+				return ir.Null(), nil
+			}
+			return ir.Float(float64(l.Int) / float64(r.Int)), nil
 		}
 		return ir.Null(), unsupportedOp(op)
 	}
@@ -203,6 +227,11 @@ func arith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
 		return ir.Float(a - b), nil
 	case ir.OpMul:
 		return ir.Float(a * b), nil
+	case ir.OpDiv, ir.OpRealDiv:
+		if b == 0 {
+			return ir.Null(), nil
+		}
+		return ir.Float(a / b), nil
 	}
 	return ir.Null(), unsupportedOp(op)
 }

@@ -77,3 +77,41 @@ func TestPostUnknownOperator(t *testing.T) {
 		}
 	}
 }
+
+// TestPostDivision: division and remainder on noisy values follow the
+// client's SQL (PostgreSQL's / and MySQL's DIV truncate integers toward
+// zero, MySQL's / is real, % keeps the dividend's sign), a zero divisor
+// gives NULL instead of failing the whole answer, and MinInt64 / -1
+// saturates.
+func TestPostDivision(t *testing.T) {
+	tests := []struct {
+		op   ir.ArithOp
+		l, r ir.Value
+		want ir.Value
+	}{
+		{ir.OpDiv, ir.Int(7), ir.Int(2), ir.Int(3)},
+		{ir.OpDiv, ir.Int(-7), ir.Int(2), ir.Int(-3)},
+		{ir.OpIntDiv, ir.Int(-7), ir.Int(2), ir.Int(-3)},
+		{ir.OpDiv, ir.Int(7), ir.Int(0), ir.Null()},
+		{ir.OpDiv, ir.Int(math.MinInt64), ir.Int(-1), ir.Int(math.MaxInt64)},
+		{ir.OpDiv, ir.Int(9), ir.Int(-1), ir.Int(-9)},
+		{ir.OpRealDiv, ir.Int(7), ir.Int(2), ir.Float(3.5)},
+		{ir.OpRealDiv, ir.Int(7), ir.Int(0), ir.Null()},
+		{ir.OpDiv, ir.Float(7), ir.Int(2), ir.Float(3.5)},
+		{ir.OpDiv, ir.Float(7), ir.Float(0), ir.Null()},
+		{ir.OpRealDiv, ir.Float(-1), ir.Int(4), ir.Float(-0.25)},
+		{ir.OpMod, ir.Int(-7), ir.Int(3), ir.Int(-1)},
+		{ir.OpMod, ir.Int(7), ir.Int(-3), ir.Int(1)},
+		{ir.OpMod, ir.Int(7), ir.Int(0), ir.Null()},
+		{ir.OpMod, ir.Int(math.MinInt64), ir.Int(-1), ir.Int(0)},
+	}
+	for _, tt := range tests {
+		v, err := arith(tt.op, tt.l, tt.r)
+		if err != nil || v != tt.want {
+			t.Errorf("%v %s %v = %v (%v), want %v", tt.l, tt.op, tt.r, v, err, tt.want)
+		}
+	}
+	if v, err := arith(ir.OpMod, ir.Float(7), ir.Int(2)); err == nil {
+		t.Errorf("remainder of a real gave %v, want an error (the planner refuses it)", v)
+	}
+}

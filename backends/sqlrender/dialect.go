@@ -38,9 +38,14 @@ type Dialect struct {
 	// (PostgreSQL) instead of returning NULL: clamping must then guard NULL
 	// explicitly, or a NULL value would count as the bound.
 	LeastIgnoresNull bool
+	// IntDiv divides two integers truncating toward zero (MySQL's /
+	// returns a decimal; its DIV truncates).
+	IntDiv string
 	// IntType and FloatType are CAST targets for exact 64-bit integers and
 	// IEEE doubles.
 	IntType, FloatType string
+	// TextType is the CAST target for text.
+	TextType string
 	// ILike is set when the dialect has a case-sensitive LIKE and an
 	// ILIKE; otherwise case-insensitive matching renders as
 	// LOWER(x) LIKE LOWER(p).
@@ -85,8 +90,10 @@ func Postgres() *Dialect {
 		Least:            "LEAST",
 		Greatest:         "GREATEST",
 		LeastIgnoresNull: true,
+		IntDiv:           "/",
 		IntType:          "BIGINT",
 		FloatType:        "DOUBLE PRECISION",
+		TextType:         "TEXT",
 		ILike:            true,
 		NullsFirst:       " NULLS FIRST",
 		// The extended protocol counts parameters in an int16 (lib/pq).
@@ -109,8 +116,10 @@ func SQLite() *Dialect {
 		BoolAsInt:    true,
 		Least:        "MIN",
 		Greatest:     "MAX",
+		IntDiv:       "/",
 		IntType:      "INTEGER",
 		FloatType:    "REAL",
+		TextType:     "TEXT",
 		LikeEscape:   ` ESCAPE '\'`,
 		// SQLITE_MAX_VARIABLE_NUMBER of the embedded build (the default
 		// since 3.32; TestParamLimitsHold runs it and fails one more).

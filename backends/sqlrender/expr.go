@@ -54,13 +54,31 @@ func (r *renderer) expr(e ir.Expr) {
 		r.expr(n.X)
 		r.w(")")
 	case ir.Arith:
-		r.binary(n.L, " "+n.Op.String()+" ", n.R)
+		switch n.Op {
+		case ir.OpIntDiv:
+			r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: DIV survived the analysis"))
+		case ir.OpDiv, ir.OpMod, ir.OpRealDiv:
+			r.divide(n)
+		default:
+			r.binary(n.L, " "+n.Op.String()+" ", n.R)
+		}
 	case ir.Neg:
 		r.w("(-")
 		r.expr(n.X)
 		r.w(")")
 	case ir.Func:
 		r.fn(n)
+	case ir.Case:
+		r.caseExpr(n)
+	case ir.Cast:
+		typ := map[ir.CastType]string{ir.CastBigint: r.d.IntType, ir.CastDouble: r.d.FloatType, ir.CastText: r.d.TextType}[n.To]
+		if typ == "" {
+			r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: a cast to %s survived the analysis", n.To))
+			return
+		}
+		r.w("CAST(")
+		r.expr(n.X)
+		r.w(" AS " + typ + ")")
 	case ir.Clamp:
 		r.clampNode(n)
 	case nil:
@@ -71,6 +89,53 @@ func (r *renderer) expr(e ir.Expr) {
 		// ir.Aggregate, ir.OutputRef: post-processing nodes, never backend SQL.
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: %T in a backend predicate", e))
 	}
+}
+
+// divide writes a quotient or remainder that cannot fail: the divisor
+// is NULLIF(b, 0), so a zero divisor gives NULL on every backend (the
+// planner has excluded the overflow of -2^63 / -1). OpDiv has integer
+// operands and truncates toward zero: / on PostgreSQL and SQLite, DIV on
+// MySQL (whose / returns a decimal). OpRealDiv divides doubles: both
+// operands are cast, so two integers do not truncate (PostgreSQL,
+// SQLite) nor become a rounded DECIMAL (MySQL).
+func (r *renderer) divide(n ir.Arith) {
+	op := " " + n.Op.String() + " "
+	operand := func(e ir.Expr) { r.expr(e) }
+	if n.Op == ir.OpRealDiv {
+		operand = func(e ir.Expr) {
+			r.w("CAST(")
+			r.expr(e)
+			r.w(" AS " + r.d.FloatType + ")")
+		}
+	}
+	if n.Op == ir.OpDiv {
+		op = " " + r.d.IntDiv + " "
+	}
+	r.w("(")
+	operand(n.L)
+	r.w(op + "NULLIF(")
+	operand(n.R)
+	r.w(", 0))")
+}
+
+// caseExpr writes a searched CASE; every backend spells it alike.
+func (r *renderer) caseExpr(n ir.Case) {
+	if len(n.Whens) == 0 {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: CASE without WHEN"))
+		return
+	}
+	r.w("(CASE")
+	for _, w := range n.Whens {
+		r.w(" WHEN ")
+		r.expr(w.Cond)
+		r.w(" THEN ")
+		r.expr(w.Then)
+	}
+	if n.Else != nil {
+		r.w(" ELSE ")
+		r.expr(n.Else)
+	}
+	r.w(" END)")
 }
 
 func (r *renderer) binary(l ir.Expr, op string, rt ir.Expr) {
@@ -191,8 +256,43 @@ func (r *renderer) fn(n ir.Func) {
 		return
 	}
 	rd := def.Rendering(r.d.Name)
-	if rd.Form == exprtype.FormRoundHalfAway {
+	if def.SkipsNull {
+		r.skipsNull(rd.Name, n.Args)
+		return
+	}
+	switch rd.Form {
+	case exprtype.FormRoundHalfAway:
 		r.roundHalfAway(n.Args[0])
+		return
+	case exprtype.FormInfixConcat:
+		r.binary(n.Args[0], " || ", n.Args[1])
+		return
+	case exprtype.FormConcatSkipNull:
+		r.w(rd.Name + "(")
+		for i, a := range n.Args {
+			if i > 0 {
+				r.w(", ")
+			}
+			r.w("COALESCE(")
+			r.expr(a)
+			r.w(", '')")
+		}
+		r.w(")")
+		return
+	case exprtype.FormLeft, exprtype.FormRight:
+		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
+		// (left) and n ≥ 1 (right).
+		r.w("SUBSTR(")
+		r.expr(n.Args[0])
+		if rd.Form == exprtype.FormLeft {
+			r.w(", 1, ")
+			r.expr(n.Args[1])
+		} else {
+			r.w(", -(")
+			r.expr(n.Args[1])
+			r.w(")")
+		}
+		r.w(")")
 		return
 	}
 	if def.CastResult {
@@ -203,6 +303,12 @@ func (r *renderer) fn(n ir.Func) {
 		if i > 0 {
 			r.w(", ")
 		}
+		if rd.Int4Args && i > 0 {
+			r.w("CAST(")
+			r.expr(a)
+			r.w(" AS INTEGER)")
+			continue
+		}
 		r.expr(a)
 	}
 	r.w(")")
@@ -210,6 +316,51 @@ func (r *renderer) fn(n ir.Func) {
 		// Every CastResult function has an integer result (length).
 		r.w(" AS " + r.d.IntType + ")")
 	}
+}
+
+// skipsNull writes GREATEST or LEAST with NULL arguments skipped, as
+// PostgreSQL does natively (exprtype.Func.SkipsNull). Elsewhere each
+// argument that may be NULL becomes COALESCE(arg, fallback), where the
+// fallback is a literal argument if there is one, else all the other
+// arguments: every term is then one of the non-NULL arguments (or NULL
+// when all are), and each non-NULL argument is itself a term. A single
+// argument is written bare (SQLite's one-argument MAX is the aggregate).
+func (r *renderer) skipsNull(name string, args []ir.Expr) {
+	if len(args) == 1 {
+		r.expr(args[0])
+		return
+	}
+	notNull := func(e ir.Expr) bool {
+		l, ok := e.(ir.Literal)
+		return ok && l.Value.Kind != ir.KindNull
+	}
+	fallback := -1
+	for i, a := range args {
+		if notNull(a) {
+			fallback = i
+			break
+		}
+	}
+	r.w(name + "(")
+	for i, a := range args {
+		if i > 0 {
+			r.w(", ")
+		}
+		if r.d.LeastIgnoresNull || notNull(a) {
+			r.expr(a)
+			continue
+		}
+		r.w("COALESCE(")
+		r.expr(a)
+		for j, b := range args {
+			if j != i && (fallback < 0 || j == fallback) {
+				r.w(", ")
+				r.expr(b)
+			}
+		}
+		r.w(")")
+	}
+	r.w(")")
 }
 
 // clampNode writes a planner-inserted clamp: the value in the bounds'

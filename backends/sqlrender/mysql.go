@@ -4,8 +4,8 @@ package sqlrender
 // contribution bound, CAST AS DOUBLE). Differences from the other
 // dialects, and why:
 //
-//   - CAST targets are SIGNED and DOUBLE: neither server accepts
-//     CAST(x AS BIGINT).
+//   - CAST targets are SIGNED, DOUBLE and CHAR: neither server accepts
+//     CAST(x AS BIGINT) or CAST(x AS TEXT).
 //   - SUM over integers returns DECIMAL(65) here, so the outer CAST of a
 //     sum is left out (UncastSum): the exact DECIMAL total is clamped to
 //     the int64 limits in SQL (as on PostgreSQL) and read as an int64 by
@@ -15,6 +15,8 @@ package sqlrender
 //     (exprtype's function table spells it).
 //   - ROUND of a double rounds half to even on most C libraries, so round
 //     is rendered as SIGN(x)·FLOOR(|x|+0.5) like on PostgreSQL.
+//   - / of two integers returns a DECIMAL: integer division is DIV, real
+//     division casts both operands to DOUBLE.
 //   - ASC sorts NULLs first already; backslash is LIKE's default escape.
 //
 // Text comparison, LIKE and GROUP BY follow the column's collation: with
@@ -29,8 +31,10 @@ func MySQL() *Dialect {
 		Placeholders: Question,
 		Least:        "LEAST",
 		Greatest:     "GREATEST",
+		IntDiv:       "DIV",
 		IntType:      "SIGNED",
 		FloatType:    "DOUBLE",
+		TextType:     "CHAR",
 		UncastSum:    true,
 		// A prepared statement's parameter count is two bytes.
 		MaxParams:   65535,

@@ -141,6 +141,40 @@ func TestRenderExpr(t *testing.T) {
 		R: ir.Compare{Op: ir.OpLt, L: ir.Arith{Op: ir.OpAdd, L: ir.Func{Name: "ceil", Args: []ir.Expr{col("t", "f")}}, R: ir.Func{Name: "floor", Args: []ir.Expr{col("t", "f")}}},
 			R: ir.Arith{Op: ir.OpSub, L: ir.Func{Name: "abs", Args: []ir.Expr{col("t", "a")}}, R: ir.Func{Name: "length", Args: []ir.Expr{col("t", "s")}}}},
 	}
+	// CASE with two arms and no ELSE, and with a NULL arm and an ELSE.
+	cases := ir.Or{
+		L: ir.Compare{Op: ir.OpGt, L: ir.Case{Whens: []ir.When{
+			{Cond: ir.Compare{Op: ir.OpGt, L: col("t", "a"), R: lit(ir.Int(5))}, Then: lit(ir.Int(1))},
+			{Cond: col("t", "b"), Then: col("t", "a")},
+		}}, R: lit(ir.Int(0))},
+		R: ir.Compare{Op: ir.OpEq, L: ir.Case{Whens: []ir.When{{Cond: lit(ir.Bool(false)), Then: lit(ir.Null())}}, Else: col("t", "s")}, R: lit(ir.String("x"))},
+	}
+	// GREATEST with a literal (the fallback of each column), LEAST of
+	// columns only (each in the COALESCE of the others), NULLIF.
+	choose := ir.And{
+		L: ir.Compare{Op: ir.OpGt, L: ir.Func{Name: "greatest", Args: []ir.Expr{col("t", "a"), lit(ir.Int(3)), col("t", "b")}},
+			R: ir.Func{Name: "least", Args: []ir.Expr{col("t", "a"), col("t", "b")}}},
+		R: ir.IsNull{X: ir.Func{Name: "nullif", Args: []ir.Expr{col("t", "a"), lit(ir.Int(0))}}},
+	}
+	// Integer and real quotients and a remainder, each over NULLIF(b, 0).
+	div := ir.Or{
+		L: ir.Compare{Op: ir.OpGt, L: ir.Arith{Op: ir.OpDiv, L: col("t", "a"), R: col("t", "b")}, R: ir.Arith{Op: ir.OpRealDiv, L: col("t", "a"), R: lit(ir.Int(2))}},
+		R: ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMod, L: col("t", "a"), R: lit(ir.Int(3))}, R: lit(ir.Int(1))},
+	}
+	// substr, left, right: PostgreSQL takes int4 positions, SQLite has
+	// no LEFT or RIGHT.
+	strs := ir.And{
+		L: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "substr", Args: []ir.Expr{col("t", "s"), lit(ir.Int(2)), lit(ir.Int(3))}}, R: ir.Func{Name: "left", Args: []ir.Expr{col("t", "s"), lit(ir.Int(4))}}},
+		R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "right", Args: []ir.Expr{col("t", "s"), lit(ir.Int(5))}}, R: ir.Func{Name: "replace", Args: []ir.Expr{col("t", "s"), lit(ir.String("a")), lit(ir.String(""))}}},
+	}
+	// || and concat (NULLs skipped: each argument COALESCEd to '').
+	cat := ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "textcat", Args: []ir.Expr{col("t", "s"), lit(ir.String("x"))}},
+		R: ir.Func{Name: "concat", Args: []ir.Expr{lit(ir.String("y")), col("t", "s")}}}
+	// The three lowered casts.
+	casts := ir.And{
+		L: ir.Compare{Op: ir.OpEq, L: ir.Cast{X: col("t", "a"), To: ir.CastText}, R: lit(ir.String("3"))},
+		R: ir.Compare{Op: ir.OpGt, L: ir.Cast{X: col("t", "f"), To: ir.CastBigint}, R: ir.Cast{X: col("t", "a"), To: ir.CastDouble}},
+	}
 	tests := []struct {
 		name     string
 		dialect  *Dialect
@@ -148,6 +182,60 @@ func TestRenderExpr(t *testing.T) {
 		wantSQL  string
 		wantArgs []any
 	}{
+		{"postgres strings", Postgres(), strs,
+			`((SUBSTR("t"."s", CAST(CAST($1 AS BIGINT) AS INTEGER), CAST(CAST($2 AS BIGINT) AS INTEGER)) = LEFT("t"."s", CAST(CAST($3 AS BIGINT) AS INTEGER))) AND (RIGHT("t"."s", CAST(CAST($4 AS BIGINT) AS INTEGER)) = REPLACE("t"."s", CAST($5 AS TEXT), CAST($6 AS TEXT))))`,
+			[]any{int64(2), int64(3), int64(4), int64(5), "a", ""}},
+		{"sqlite strings", SQLite(), strs,
+			`((SUBSTR("t"."s", ?, ?) = SUBSTR("t"."s", 1, ?)) AND (SUBSTR("t"."s", -(?)) = REPLACE("t"."s", ?, ?)))`,
+			[]any{int64(2), int64(3), int64(4), int64(5), "a", ""}},
+		{"mysql strings", MySQL(), strs,
+			"((SUBSTRING(`t`.`s`, ?, ?) = LEFT(`t`.`s`, ?)) AND (RIGHT(`t`.`s`, ?) = REPLACE(`t`.`s`, ?, ?)))",
+			[]any{int64(2), int64(3), int64(4), int64(5), "a", ""}},
+		{"postgres concat", Postgres(), cat,
+			`(("t"."s" || CAST($1 AS TEXT)) = CONCAT(COALESCE(CAST($2 AS TEXT), ''), COALESCE("t"."s", '')))`,
+			[]any{"x", "y"}},
+		{"sqlite concat", SQLite(), cat,
+			`(("t"."s" || ?) = CONCAT(COALESCE(?, ''), COALESCE("t"."s", '')))`,
+			[]any{"x", "y"}},
+		{"mysql concat", MySQL(), cat,
+			"(CONCAT(`t`.`s`, ?) = CONCAT(COALESCE(?, ''), COALESCE(`t`.`s`, '')))",
+			[]any{"x", "y"}},
+		{"postgres casts", Postgres(), casts,
+			`((CAST("t"."a" AS TEXT) = CAST($1 AS TEXT)) AND (CAST("t"."f" AS BIGINT) > CAST("t"."a" AS DOUBLE PRECISION)))`,
+			[]any{"3"}},
+		{"sqlite casts", SQLite(), casts,
+			`((CAST("t"."a" AS TEXT) = ?) AND (CAST("t"."f" AS INTEGER) > CAST("t"."a" AS REAL)))`,
+			[]any{"3"}},
+		{"mysql casts", MySQL(), casts,
+			"((CAST(`t`.`a` AS CHAR) = ?) AND (CAST(`t`.`f` AS SIGNED) > CAST(`t`.`a` AS DOUBLE)))",
+			[]any{"3"}},
+		{"postgres division", Postgres(), div,
+			`((("t"."a" / NULLIF("t"."b", 0)) > (CAST("t"."a" AS DOUBLE PRECISION) / NULLIF(CAST(CAST($1 AS BIGINT) AS DOUBLE PRECISION), 0))) OR (("t"."a" % NULLIF(CAST($2 AS BIGINT), 0)) = CAST($3 AS BIGINT)))`,
+			[]any{int64(2), int64(3), int64(1)}},
+		{"sqlite division", SQLite(), div,
+			`((("t"."a" / NULLIF("t"."b", 0)) > (CAST("t"."a" AS REAL) / NULLIF(CAST(? AS REAL), 0))) OR (("t"."a" % NULLIF(?, 0)) = ?))`,
+			[]any{int64(2), int64(3), int64(1)}},
+		{"mysql division", MySQL(), div,
+			"(((`t`.`a` DIV NULLIF(`t`.`b`, 0)) > (CAST(`t`.`a` AS DOUBLE) / NULLIF(CAST(? AS DOUBLE), 0))) OR ((`t`.`a` % NULLIF(?, 0)) = ?))",
+			[]any{int64(2), int64(3), int64(1)}},
+		{"postgres choose", Postgres(), choose,
+			`((GREATEST("t"."a", CAST($1 AS BIGINT), "t"."b") > LEAST("t"."a", "t"."b")) AND (NULLIF("t"."a", CAST($2 AS BIGINT)) IS NULL))`,
+			[]any{int64(3), int64(0)}},
+		{"sqlite choose", SQLite(), choose,
+			`((MAX(COALESCE("t"."a", ?), ?, COALESCE("t"."b", ?)) > MIN(COALESCE("t"."a", "t"."b"), COALESCE("t"."b", "t"."a"))) AND (NULLIF("t"."a", ?) IS NULL))`,
+			[]any{int64(3), int64(3), int64(3), int64(0)}},
+		{"mysql choose", MySQL(), choose,
+			"((GREATEST(COALESCE(`t`.`a`, ?), ?, COALESCE(`t`.`b`, ?)) > LEAST(COALESCE(`t`.`a`, `t`.`b`), COALESCE(`t`.`b`, `t`.`a`))) AND (NULLIF(`t`.`a`, ?) IS NULL))",
+			[]any{int64(3), int64(3), int64(3), int64(0)}},
+		{"postgres case", Postgres(), cases,
+			`(((CASE WHEN ("t"."a" > CAST($1 AS BIGINT)) THEN CAST($2 AS BIGINT) WHEN "t"."b" THEN "t"."a" END) > CAST($3 AS BIGINT)) OR ((CASE WHEN CAST($4 AS BOOLEAN) THEN NULL ELSE "t"."s" END) = CAST($5 AS TEXT)))`,
+			[]any{int64(5), int64(1), int64(0), false, "x"}},
+		{"sqlite case", SQLite(), cases,
+			`(((CASE WHEN ("t"."a" > ?) THEN ? WHEN "t"."b" THEN "t"."a" END) > ?) OR ((CASE WHEN ? THEN NULL ELSE "t"."s" END) = ?))`,
+			[]any{int64(5), int64(1), int64(0), int64(0), "x"}},
+		{"mysql case", MySQL(), cases,
+			"(((CASE WHEN (`t`.`a` > ?) THEN ? WHEN `t`.`b` THEN `t`.`a` END) > ?) OR ((CASE WHEN ? THEN NULL ELSE `t`.`s` END) = ?))",
+			[]any{int64(5), int64(1), int64(0), false, "x"}},
 		{"postgres numeric", Postgres(), numeric,
 			`((NOT (("t"."a" * (-CAST($1 AS BIGINT))) NOT BETWEEN CAST($2 AS DOUBLE PRECISION) AND CAST($3 AS BIGINT))) OR ((SIGN(CAST("t"."f" AS DOUBLE PRECISION)) * FLOOR(ABS(CAST("t"."f" AS DOUBLE PRECISION)) + 0.5)) NOT IN (CAST($4 AS BIGINT), NULL)))`,
 			[]any{int64(2), 1.5, int64(3), int64(1)}},

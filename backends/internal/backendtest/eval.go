@@ -233,6 +233,20 @@ func eval(e ir.Expr, env env) (ir.Value, error) {
 		return ir.Null(), err
 	case ir.Func:
 		return evalFunc(n, env)
+	case ir.Case:
+		for _, w := range n.Whens {
+			c, err := eval(w.Cond, env)
+			if err != nil {
+				return ir.Null(), err
+			}
+			if isTrue(c) {
+				return eval(w.Then, env)
+			}
+		}
+		if n.Else == nil {
+			return ir.Null(), nil
+		}
+		return eval(n.Else, env)
 	case ir.Clamp:
 		x, err := eval(n.X, env)
 		if err != nil || x.IsNull() {
@@ -277,6 +291,25 @@ func evalFunc(n ir.Func, env env) (ir.Value, error) {
 			return v, err
 		}
 		args[i] = v
+	}
+	switch n.Name {
+	case "nullif":
+		if !args[0].IsNull() && !args[1].IsNull() && ir.CompareValues(args[0], args[1]) == 0 {
+			return ir.Null(), nil
+		}
+		return args[0], nil
+	case "greatest", "least":
+		// NULL arguments are skipped on every backend (exprtype.Func.SkipsNull).
+		out := ir.Null()
+		for _, a := range args {
+			if a.IsNull() {
+				continue
+			}
+			if c := ir.CompareValues(a, out); out.IsNull() || c > 0 == (n.Name == "greatest") && c != 0 {
+				out = a
+			}
+		}
+		return out, nil
 	}
 	if n.Name == "coalesce" {
 		for _, a := range args {

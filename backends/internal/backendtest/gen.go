@@ -158,7 +158,27 @@ func (g gen) number(depth int) ir.Expr {
 		return leaf()
 	}
 	d := depth - 1
-	switch g.rng.IntN(5) {
+	switch g.rng.IntN(7) {
+	case 6:
+		if g.rng.IntN(3) == 0 {
+			return ir.Func{Name: "nullif", Args: []ir.Expr{g.number(d), g.numberOrNull(d)}}
+		}
+		args := []ir.Expr{g.number(d)}
+		for range 1 + g.rng.IntN(2) {
+			args = append(args, g.numberOrNull(d))
+		}
+		return ir.Func{Name: []string{"greatest", "least"}[g.rng.IntN(2)], Args: args}
+	case 5:
+		// The first arm is a number, so no backend has to type a CASE
+		// of NULLs (PostgreSQL would make it text).
+		k := ir.Case{Whens: []ir.When{{Cond: g.boolean(d), Then: g.number(d)}}}
+		for range g.rng.IntN(2) {
+			k.Whens = append(k.Whens, ir.When{Cond: g.boolean(d), Then: g.numberOrNull(d)})
+		}
+		if g.rng.IntN(3) > 0 {
+			k.Else = g.numberOrNull(d)
+		}
+		return k
 	case 0:
 		return ir.Arith{Op: ir.ArithOp(g.rng.IntN(3)), L: g.number(d), R: g.number(d)}
 	case 1:
@@ -189,8 +209,11 @@ func (g gen) text(depth int) ir.Expr {
 		return tc("s")
 	}
 	d := depth - 1
-	if g.rng.IntN(4) == 0 {
+	switch g.rng.IntN(6) {
+	case 0:
 		return ir.Func{Name: "coalesce", Args: []ir.Expr{g.text(d), g.text(d)}}
+	case 1:
+		return ir.Case{Whens: []ir.When{{Cond: g.boolean(d), Then: g.text(d)}}, Else: g.text(d)}
 	}
 	name := []string{"lower", "upper", "trim", "ltrim", "rtrim"}[g.rng.IntN(5)]
 	return ir.Func{Name: name, Args: []ir.Expr{g.text(d)}}
