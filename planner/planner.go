@@ -473,7 +473,7 @@ func cacheKey(pl *Plan) string {
 		if g.DomainFrom != nil {
 			fmt.Fprintf(h, "from:%s", g.DomainFrom.Canonical())
 		}
-		fmt.Fprintf(h, "sql:%s\x00", g.DomainSQL)
+		fmt.Fprintf(h, "sql:%s/null:%t\x00", g.DomainSQL, g.NullKey)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
