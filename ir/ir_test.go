@@ -62,8 +62,12 @@ func TestCanonicalDistinguishes(t *testing.T) {
 		func(q *BackendQuery) { q.From.Schema = "other" },
 		func(q *BackendQuery) { q.Where = nil },
 		func(q *BackendQuery) { q.Joins = []Join{join} },
-		func(q *BackendQuery) { q.Joins = []Join{{Table: join.Table, Left: join.Left, Right: join.Right, Outer: true}} },
-		func(q *BackendQuery) { q.Joins = []Join{{Table: join.Table, Left: join.Left, Right: join.Right, NullSafe: true}} },
+		func(q *BackendQuery) {
+			q.Joins = []Join{{Table: join.Table, Left: join.Left, Right: join.Right, Outer: true}}
+		},
+		func(q *BackendQuery) {
+			q.Joins = []Join{{Table: join.Table, Left: join.Left, Right: join.Right, NullSafe: true}}
+		},
 	}
 	seen := map[string]int{base.Canonical(): -1}
 	for i, v := range variants {
