@@ -21,6 +21,9 @@ type builder struct {
 
 	groupCols []resolved
 	aggKeys   map[string]int
+	// nullsHigh: the client speaks PostgreSQL, where NULL sorts after
+	// every value (MySQL sorts it before).
+	nullsHigh bool
 }
 
 // resolveColumn binds a column reference to a table of the scope.
@@ -750,7 +753,7 @@ func (b *builder) postProcessing(q *ir.Query) error {
 				return err
 			}
 		}
-		b.plan.OrderBy = append(b.plan.OrderBy, OrderKey{Output: i, Desc: o.Desc})
+		b.plan.OrderBy = append(b.plan.OrderBy, OrderKey{Output: i, Desc: o.Desc, NullsHigh: b.nullsHigh})
 	}
 	for _, v := range []*int64{q.Limit, q.Offset} {
 		if v != nil && *v < 0 {

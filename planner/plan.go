@@ -183,4 +183,8 @@ type Output struct {
 type OrderKey struct {
 	Output int
 	Desc   bool
+	// NullsHigh sorts NULL after every value (PostgreSQL: last ascending,
+	// first descending); otherwise before (MySQL). A LEFT join's NULL
+	// group lands where the client's own database would put it.
+	NullsHigh bool
 }

@@ -275,7 +275,7 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		Limit:   q.Limit,
 		Offset:  q.Offset,
 	}
-	b := &builder{p: p, sc: sc, plan: pl, q: q}
+	b := &builder{p: p, sc: sc, plan: pl, q: q, nullsHigh: req.Dialect == "postgres"}
 	bq := &ir.BackendQuery{
 		From:           ir.TableRef{Schema: main.Schema, Name: main.Name, Alias: sc.tables[0].alias},
 		Unit:           ir.ColumnRef{Qualifier: sc.tables[0].alias, Name: main.Unit},

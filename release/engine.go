@@ -406,7 +406,11 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 	if len(pl.OrderBy) > 0 {
 		sort.SliceStable(rows, func(i, j int) bool {
 			for _, k := range pl.OrderBy {
-				c := ir.CompareValues(rows[i][k.Output], rows[j][k.Output])
+				a, b := rows[i][k.Output], rows[j][k.Output]
+				c := ir.CompareValues(a, b) // NULL first
+				if k.NullsHigh && a.IsNull() != b.IsNull() {
+					c = -c
+				}
 				if c != 0 {
 					return (c < 0) != k.Desc
 				}

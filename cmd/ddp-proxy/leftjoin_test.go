@@ -16,15 +16,19 @@ const leftJoinQuery = `SELECT "Cells"."borough" AS "Cells__borough", count(*) AS
 
 // The boroughs of the demo's cells table, and NULL: the group of the
 // check-ins without a cell, released (noised) whether or not it has rows.
-var leftJoinKeys = []string{"Bronx", "Brooklyn", "Manhattan", "Outside NYC", "Queens", "Staten Island", "NULL"}
+var leftJoinKeys = []string{"Bronx", "Brooklyn", "Manhattan", "Outside NYC", "Queens", "Staten Island"}
 
-func checkLeftJoinKeys(t *testing.T, got []string) {
+// checkLeftJoinKeys wants every borough and NULL once, in ascending order
+// with NULL where the client's database sorts it: last for PostgreSQL,
+// first for MySQL.
+func checkLeftJoinKeys(t *testing.T, got []string, nullsLast bool) {
 	t.Helper()
-	slices.Sort(got)
-	want := slices.Clone(leftJoinKeys)
-	slices.Sort(want)
+	want := append([]string{"NULL"}, leftJoinKeys...)
+	if nullsLast {
+		want = append(slices.Clone(leftJoinKeys), "NULL")
+	}
 	if !slices.Equal(got, want) {
-		t.Fatalf("keys %q, want every borough and NULL once: %q", got, want)
+		t.Fatalf("keys %q, want %q", got, want)
 	}
 }
 
@@ -63,7 +67,7 @@ func TestLeftJoinWithPgx(t *testing.T) {
 			if err := rows.Err(); err != nil {
 				t.Fatal(err)
 			}
-			checkLeftJoinKeys(t, keys)
+			checkLeftJoinKeys(t, keys, true)
 		})
 	}
 }
@@ -97,5 +101,5 @@ func TestLeftJoinWithMySQLDriver(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	checkLeftJoinKeys(t, keys)
+	checkLeftJoinKeys(t, keys, false)
 }
