@@ -212,11 +212,18 @@ func (q *BackendQuery) Canonical() string {
 	b.WriteString(" FROM ")
 	formatTable(&b, q.From)
 	for _, j := range q.Joins {
+		if j.Outer {
+			b.WriteString(" LEFT")
+		}
 		b.WriteString(" JOIN ")
 		formatTable(&b, j.Table)
 		b.WriteString(" ON ")
 		formatCol(&b, j.Left)
-		b.WriteString(" = ")
+		if j.NullSafe {
+			b.WriteString(" IS NOT DISTINCT FROM ")
+		} else {
+			b.WriteString(" = ")
+		}
 		formatCol(&b, j.Right)
 	}
 	if q.Where != nil {

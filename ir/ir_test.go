@@ -48,6 +48,7 @@ func TestCanonicalDistinguishes(t *testing.T) {
 		MaxRowsPerUnit: 1,
 		Aggs:           []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 100}},
 	}
+	join := Join{Table: TableRef{Name: "cells", Alias: "t1"}, Left: ColumnRef{Qualifier: "t0", Name: "cell"}, Right: ColumnRef{Qualifier: "t1", Name: "cell"}}
 	variants := []func(q *BackendQuery){
 		func(q *BackendQuery) { q.Where = Compare{Op: OpGt, L: *col, R: Literal{Value: Float(1)}} },
 		func(q *BackendQuery) { q.Where = Compare{Op: OpGt, L: *col, R: Literal{Value: String("1")}} },
@@ -60,6 +61,13 @@ func TestCanonicalDistinguishes(t *testing.T) {
 		func(q *BackendQuery) { q.GroupBy = []ColumnRef{*col} },
 		func(q *BackendQuery) { q.From.Schema = "other" },
 		func(q *BackendQuery) { q.Where = nil },
+		func(q *BackendQuery) { q.Joins = []Join{join} },
+		func(q *BackendQuery) {
+			q.Joins = []Join{{Table: join.Table, Left: join.Left, Right: join.Right, Outer: true}}
+		},
+		func(q *BackendQuery) {
+			q.Joins = []Join{{Table: join.Table, Left: join.Left, Right: join.Right, NullSafe: true}}
+		},
 	}
 	seen := map[string]int{base.Canonical(): -1}
 	for i, v := range variants {

@@ -29,13 +29,21 @@ func (t TableRef) RefName() string {
 	return t.Name
 }
 
-// Join is an inner equi-join of the query's main table (or an earlier
-// join) with Table: ON Left = Right. Parsers normalise `JOIN t USING (c)`
-// and `ON a = b` into this form and refuse every other join.
+// Join is an equi-join of the query's main table (or an earlier join)
+// with Table: ON Left = Right. Parsers normalise `JOIN t USING (c)`,
+// `ON a = b` and `ON a IS NOT DISTINCT FROM b` (MySQL `<=>`) into this
+// form, inner or LEFT [OUTER], and refuse every other join (RIGHT and
+// FULL would invent rows of the table on the left).
 type Join struct {
 	Table TableRef
 	Left  ColumnRef
 	Right ColumnRef
+	// Outer marks LEFT [OUTER] JOIN: every row of the left side is kept,
+	// Table's columns read NULL where no row matches.
+	Outer bool
+	// NullSafe marks the null-safe equality (IS NOT DISTINCT FROM): a NULL
+	// Left matches a NULL Right.
+	NullSafe bool
 }
 
 // SelectItem is one output column: a grouping column (Agg == AggNone, Arg

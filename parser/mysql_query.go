@@ -91,7 +91,7 @@ func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
 	return q, nil
 }
 
-// myFrom flattens a left-deep chain of inner equi-joins. TiDB represents a
+// myFrom flattens a left-deep chain of inner and LEFT equi-joins. TiDB represents a
 // single table as a Join with no right side, and INNER JOIN, CROSS JOIN,
 // plain JOIN and the comma alike as CrossJoin (distinguished by ON/USING).
 func myFrom(rs ast.ResultSetNode) (ir.TableRef, []ir.Join, error) {
@@ -103,7 +103,10 @@ func myFrom(rs ast.ResultSetNode) (ir.TableRef, []ir.Join, error) {
 		if x.Right == nil {
 			return myFrom(x.Left)
 		}
-		if x.Tp != ast.CrossJoin || x.NaturalJoin || (x.On == nil && len(x.Using) == 0) {
+		if x.Tp == ast.RightJoin {
+			return ir.TableRef{}, nil, notAgg(msgJoinOuter)
+		}
+		if (x.Tp != ast.CrossJoin && x.Tp != ast.LeftJoin) || x.NaturalJoin || (x.On == nil && len(x.Using) == 0) {
 			if x.Tp == ast.CrossJoin && !x.NaturalJoin {
 				return ir.TableRef{}, nil, notAgg(msgCommaJoin)
 			}
@@ -121,7 +124,7 @@ func myFrom(rs ast.ResultSetNode) (ir.TableRef, []ir.Join, error) {
 		if err != nil {
 			return ir.TableRef{}, nil, err
 		}
-		join := ir.Join{Table: right}
+		join := ir.Join{Table: right, Outer: x.Tp == ast.LeftJoin}
 		if len(x.Using) > 0 {
 			if len(x.Using) != 1 {
 				return ir.TableRef{}, nil, notAgg(msgJoinKind)
@@ -136,9 +139,10 @@ func myFrom(rs ast.ResultSetNode) (ir.TableRef, []ir.Join, error) {
 		} else {
 			e := unparen(x.On.Expr)
 			bin, ok := e.(*ast.BinaryOperationExpr)
-			if !ok || bin.Op != opcode.EQ {
+			if !ok || (bin.Op != opcode.EQ && bin.Op != opcode.NullEQ) {
 				return ir.TableRef{}, nil, notAgg(msgJoinKind)
 			}
+			join.NullSafe = bin.Op == opcode.NullEQ
 			l, lok := myColumn(bin.L)
 			r, rok := myColumn(bin.R)
 			if !lok || !rok {

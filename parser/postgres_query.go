@@ -83,7 +83,7 @@ func pgQuery(s *pg.SelectStmt) (*ir.Query, error) {
 	return q, nil
 }
 
-// pgFrom flattens a left-deep chain of inner equi-joins.
+// pgFrom flattens a left-deep chain of inner and LEFT equi-joins.
 func pgFrom(n *pg.Node) (ir.TableRef, []ir.Join, error) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_RangeVar:
@@ -91,7 +91,14 @@ func pgFrom(n *pg.Node) (ir.TableRef, []ir.Join, error) {
 		return t, nil, err
 	case *pg.Node_JoinExpr:
 		j := x.JoinExpr
-		if j.Jointype != pg.JoinType_JOIN_INNER || j.IsNatural || (j.Quals == nil && len(j.UsingClause) == 0) {
+		switch j.Jointype {
+		case pg.JoinType_JOIN_INNER, pg.JoinType_JOIN_LEFT:
+		case pg.JoinType_JOIN_RIGHT, pg.JoinType_JOIN_FULL:
+			return ir.TableRef{}, nil, notAgg(msgJoinOuter)
+		default:
+			return ir.TableRef{}, nil, notAgg(msgJoinKind)
+		}
+		if j.IsNatural || (j.Quals == nil && len(j.UsingClause) == 0) {
 			return ir.TableRef{}, nil, notAgg(msgJoinKind)
 		}
 		if j.Alias != nil || j.JoinUsingAlias != nil {
@@ -112,7 +119,7 @@ func pgFrom(n *pg.Node) (ir.TableRef, []ir.Join, error) {
 		if err != nil {
 			return ir.TableRef{}, nil, err
 		}
-		join := ir.Join{Table: right}
+		join := ir.Join{Table: right, Outer: j.Jointype == pg.JoinType_JOIN_LEFT}
 		if len(j.UsingClause) > 0 {
 			cols := pgStrings(j.UsingClause)
 			if len(cols) != 1 || len(j.UsingClause) != 1 {
@@ -129,7 +136,12 @@ func pgFrom(n *pg.Node) (ir.TableRef, []ir.Join, error) {
 			join.Right = ir.ColumnRef{Qualifier: right.RefName(), Name: cols[0]}
 		} else {
 			a := j.Quals.GetAExpr()
-			if a == nil || a.Kind != pg.A_Expr_Kind_AEXPR_OP || !pgIsOp(a.Name, "=") {
+			switch {
+			case a == nil:
+				return ir.TableRef{}, nil, notAgg(msgJoinKind)
+			case a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+				join.NullSafe = true
+			case a.Kind != pg.A_Expr_Kind_AEXPR_OP || !pgIsOp(a.Name, "="):
 				return ir.TableRef{}, nil, notAgg(msgJoinKind)
 			}
 			l, lok := pgColumn(a.Lexpr)

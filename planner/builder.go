@@ -21,6 +21,9 @@ type builder struct {
 
 	groupCols []resolved
 	aggKeys   map[string]int
+	// nullsHigh: the client speaks PostgreSQL, where NULL sorts after
+	// every value (MySQL sorts it before).
+	nullsHigh bool
 }
 
 // resolveColumn binds a column reference to a table of the scope.
@@ -125,10 +128,17 @@ func (b *builder) joins(q *ir.Query, bq *ir.BackendQuery) error {
 				"JOIN %s must be ON <column of an earlier table> = %s.%s (its declared unique key), so that no private row is duplicated",
 				bt.tbl.Name, bt.ref.RefName(), bt.tbl.Key)
 		}
+		// A LEFT join on a unique key keeps every row of the left side
+		// exactly once (Table's columns NULL where nothing matches), so
+		// sensitivities are those of the inner join. The null-safe
+		// equality matches a NULL private value with a NULL key: the key
+		// check (release) then allows at most one NULL key.
 		bq.Joins = append(bq.Joins, ir.Join{
-			Table: ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: bt.alias},
-			Left:  l.col,
-			Right: r.col,
+			Table:    ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: bt.alias},
+			Left:     l.col,
+			Right:    r.col,
+			Outer:    j.Outer,
+			NullSafe: j.NullSafe,
 		})
 	}
 	return nil
@@ -239,6 +249,10 @@ func (b *builder) groups(q *ir.Query) error {
 		seen[r.col] = true
 		gp := GroupPlan{Name: r.name}
 		bt := b.sc.tables[r.table]
+		// Rows without a match in a LEFT-joined table read NULL in its
+		// columns: NULL is a key whatever the table holds, released (with
+		// noise) like any other so that its presence reveals nothing.
+		gp.NullKey = r.table > 0 && q.Joins[r.table-1].Outer
 		if r.decl != nil {
 			gp.Type = r.decl.Type
 			if d := r.decl.Domain; d != nil {
@@ -288,13 +302,20 @@ func (b *builder) staticKeyCount() int {
 	n := 1
 	for _, g := range b.plan.Groups {
 		if g.Domain != nil {
-			n *= max(len(g.Domain), 1)
+			n *= max(len(g.Domain)+btoi(g.NullKey), 1)
 			if n > MaxKeys {
 				return n
 			}
 		}
 	}
 	return n
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // agg adds (or finds) a true aggregate and returns its index.
@@ -732,7 +753,7 @@ func (b *builder) postProcessing(q *ir.Query) error {
 				return err
 			}
 		}
-		b.plan.OrderBy = append(b.plan.OrderBy, OrderKey{Output: i, Desc: o.Desc})
+		b.plan.OrderBy = append(b.plan.OrderBy, OrderKey{Output: i, Desc: o.Desc, NullsHigh: b.nullsHigh})
 	}
 	for _, v := range []*int64{q.Limit, q.Offset} {
 		if v != nil && *v < 0 {

@@ -94,7 +94,9 @@ func describeSecrets(s *policies.Secrets) string {
 
 // queryColumns returns the private-table columns the query filters on and
 // groups by. A joined public table's columns are functions of the private
-// join column, so they count as that column; an inner join also filters.
+// join column, so they count as that column; an inner join also filters
+// (a LEFT join does not, but counting its column as a filter only adds
+// secrets to consider: conservative).
 func (b *builder) queryColumns(s aggShape) (where, group []string) {
 	add := func(list []string, c string) []string {
 		if !slices.Contains(list, c) {

@@ -152,6 +152,9 @@ func TestThreePartColumns(t *testing.T) {
 		{"pg from unqualified", parser.Postgres, "", "SELECT public.people.sex, count(*) FROM people GROUP BY public.people.sex"},
 		{"pg mixed qualification", parser.Postgres, "", "SELECT people.sex, count(*) FROM public.people GROUP BY public.people.sex ORDER BY sex"},
 		{"pg public join", parser.Postgres, "", "SELECT public.people.sex, count(*) FROM public.people JOIN public.zips ON public.people.zip = public.zips.zip WHERE public.zips.state = 'x' GROUP BY public.people.sex"},
+		{"pg public left join", parser.Postgres, "", `SELECT "public"."people"."sex" AS "sex", count(*) AS "count" FROM "public"."people" ` +
+			`LEFT JOIN "public"."zips" "Zips" ON "public"."people"."zip" = "Zips"."zip" GROUP BY "public"."people"."sex"`},
+		{"mysql public left join", parser.MySQL, "demo", "SELECT `demo`.`people`.`sex`, COUNT(*) FROM `demo`.`people` LEFT OUTER JOIN `demo`.`zips` `Zips` ON `demo`.`people`.`zip` = `Zips`.`zip` GROUP BY `demo`.`people`.`sex`"},
 		{"mysql", parser.MySQL, "demo", "SELECT `demo`.`people`.`sex`, COUNT(*) FROM `demo`.`people` GROUP BY `demo`.`people`.`sex`"},
 		{"mysql case-insensitive", parser.MySQL, "demo", "SELECT DEMO.PEOPLE.sex, COUNT(*) FROM demo.people GROUP BY demo.people.sex"},
 	}

@@ -108,6 +108,9 @@ type GroupPlan struct {
 	// DomainSQL is a declared domain query over public tables, in the
 	// backend's dialect.
 	DomainSQL string
+	// NullKey adds NULL to the domain: the column belongs to a LEFT-joined
+	// table, whose columns read NULL for rows without a match.
+	NullKey bool
 }
 
 // KeyMode says how the released group keys are chosen.
@@ -180,4 +183,8 @@ type Output struct {
 type OrderKey struct {
 	Output int
 	Desc   bool
+	// NullsHigh sorts NULL after every value (PostgreSQL: last ascending,
+	// first descending); otherwise before (MySQL). A LEFT join's NULL
+	// group lands where the client's own database would put it.
+	NullsHigh bool
 }

@@ -275,7 +275,7 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		Limit:   q.Limit,
 		Offset:  q.Offset,
 	}
-	b := &builder{p: p, sc: sc, plan: pl, q: q}
+	b := &builder{p: p, sc: sc, plan: pl, q: q, nullsHigh: req.Dialect == "postgres"}
 	bq := &ir.BackendQuery{
 		From:           ir.TableRef{Schema: main.Schema, Name: main.Name, Alias: sc.tables[0].alias},
 		Unit:           ir.ColumnRef{Qualifier: sc.tables[0].alias, Name: main.Unit},
@@ -473,7 +473,7 @@ func cacheKey(pl *Plan) string {
 		if g.DomainFrom != nil {
 			fmt.Fprintf(h, "from:%s", g.DomainFrom.Canonical())
 		}
-		fmt.Fprintf(h, "sql:%s\x00", g.DomainSQL)
+		fmt.Fprintf(h, "sql:%s/null:%t\x00", g.DomainSQL, g.NullKey)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -213,6 +213,10 @@ func TestRefusals(t *testing.T) {
 		{"private join", "SELECT COUNT(*) FROM people p JOIN checkins c ON p.zip = c.venue", planArgs{}, sqlerr.FeatureNotSupported, "private"},
 		{"public first", "SELECT COUNT(*) FROM zips z JOIN people p ON p.zip = z.zip", planArgs{}, sqlerr.FeatureNotSupported, "private table first"},
 		{"join not on key", "SELECT COUNT(*) FROM people p JOIN zips z ON p.name = z.state", planArgs{}, sqlerr.FeatureNotSupported, "unique key"},
+		{"left join from public", "SELECT COUNT(*) FROM zips z LEFT JOIN people p ON p.zip = z.zip", planArgs{}, sqlerr.FeatureNotSupported, "private table first"},
+		{"left join not on key", "SELECT COUNT(*) FROM people p LEFT JOIN zips z ON p.name = z.state", planArgs{}, sqlerr.FeatureNotSupported, "unique key"},
+		{"left join private", "SELECT COUNT(*) FROM people p LEFT JOIN checkins c ON p.zip = c.venue", planArgs{}, sqlerr.FeatureNotSupported, "private"},
+		{"right join", "SELECT COUNT(*) FROM people p RIGHT JOIN zips z ON p.zip = z.zip", planArgs{}, sqlerr.InsufficientPrivilege, "RIGHT and FULL"},
 		{"stats", "SELECT * FROM pg_catalog.pg_stats", planArgs{}, sqlerr.InsufficientPrivilege, "statistics"},
 		{"password hashes", "SELECT rolname, rolpassword FROM pg_catalog.pg_authid", planArgs{}, sqlerr.InsufficientPrivilege, "secrets"},
 		{"large objects", "SELECT data FROM pg_largeobject", planArgs{}, sqlerr.InsufficientPrivilege, "secrets"},
@@ -276,6 +280,58 @@ func TestPublicJoinDomain(t *testing.T) {
 	}
 	if pl.Outputs[1].Name != "n" || len(pl.OrderBy) != 1 || pl.OrderBy[0].Output != 1 || !pl.OrderBy[0].Desc {
 		t.Fatalf("outputs %+v order %+v", pl.Outputs, pl.OrderBy)
+	}
+}
+
+// TestPublicLeftJoinPlan: a LEFT JOIN on the public key is planned like the
+// inner join (same sensitivities: every private row is kept once), marked
+// outer for the renderer, with NULL added to the domain of the public
+// column; a private grouping column gets no NULL key from the join.
+func TestPublicLeftJoinPlan(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	const rest = " zips z ON p.zip = z.zip GROUP BY z.state"
+	const sel = "SELECT z.state, COUNT(*), SUM(age), AVG(age) FROM people p"
+	inner, err := plan(t, p, sel+" JOIN"+rest, planArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{sel + " LEFT JOIN" + rest, sel + " LEFT OUTER JOIN" + rest,
+		"SELECT z.state, COUNT(*), SUM(age), AVG(age) FROM people p LEFT JOIN zips z ON p.zip IS NOT DISTINCT FROM z.zip GROUP BY z.state"} {
+		left, err := plan(t, p, sql, planArgs{})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if len(left.Backend.Joins) != 1 || !left.Backend.Joins[0].Outer {
+			t.Fatalf("%s: joins %+v, want one LEFT join", sql, left.Backend.Joins)
+		}
+		if ns := strings.Contains(sql, "DISTINCT"); left.Backend.Joins[0].NullSafe != ns {
+			t.Errorf("%s: NullSafe %v", sql, left.Backend.Joins[0].NullSafe)
+		}
+		if left.Keys.Mode != planner.KeysDomain || left.Groups[0].DomainFrom == nil || !left.Groups[0].NullKey {
+			t.Fatalf("%s: keys %+v groups %+v: want the public keys and NULL", sql, left.Keys, left.Groups)
+		}
+		if len(left.Aggs) != len(inner.Aggs) {
+			t.Fatalf("%s: %d aggregates, inner join %d", sql, len(left.Aggs), len(inner.Aggs))
+		}
+		for i := range left.Aggs {
+			if left.Aggs[i].Sensitivity != inner.Aggs[i].Sensitivity || left.Aggs[i].Scale.String() != inner.Aggs[i].Scale.String() {
+				t.Errorf("%s: aggregate %d sensitivity %v scale %s, inner join %v %s", sql, i,
+					left.Aggs[i].Sensitivity, left.Aggs[i].Scale.String(), inner.Aggs[i].Sensitivity, inner.Aggs[i].Scale.String())
+			}
+		}
+		if left.CacheKey == inner.CacheKey {
+			t.Errorf("%s: same cache key as the inner join", sql)
+		}
+	}
+	if inner.Groups[0].NullKey || inner.Backend.Joins[0].Outer {
+		t.Errorf("inner join: groups %+v joins %+v", inner.Groups, inner.Backend.Joins)
+	}
+	priv, err := plan(t, p, "SELECT sex, COUNT(*) FROM people p LEFT JOIN zips z ON p.zip = z.zip GROUP BY sex", planArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if priv.Groups[0].NullKey {
+		t.Errorf("private grouping column got a NULL key: %+v", priv.Groups)
 	}
 }
 

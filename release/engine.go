@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -222,6 +223,11 @@ func (e *Engine) keyDomain(ctx context.Context, pl *planner.Plan) ([][]ir.Value,
 		if err != nil {
 			return nil, err
 		}
+		if g.NullKey && !slices.ContainsFunc(doms[i], ir.Value.IsNull) {
+			// A LEFT-joined column: rows without a match group under NULL,
+			// a key whatever the data. Copied: the domain may be cached.
+			doms[i] = append(slices.Clip(doms[i]), ir.Null())
+		}
 		total *= max(len(doms[i]), 1)
 		if total > planner.MaxKeys {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY over these columns has more than %d possible keys", planner.MaxKeys).
@@ -400,7 +406,11 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 	if len(pl.OrderBy) > 0 {
 		sort.SliceStable(rows, func(i, j int) bool {
 			for _, k := range pl.OrderBy {
-				c := ir.CompareValues(rows[i][k.Output], rows[j][k.Output])
+				a, b := rows[i][k.Output], rows[j][k.Output]
+				c := ir.CompareValues(a, b) // NULL first
+				if k.NullsHigh && a.IsNull() != b.IsNull() {
+					c = -c
+				}
 				if c != 0 {
 					return (c < 0) != k.Desc
 				}
@@ -550,9 +560,16 @@ func (k *keyedMutex) lock(key string) func() {
 // checkJoinKeys verifies, once per public table, that the declared join key
 // is unique. The sensitivity assumes joins are many-to-one: a duplicated
 // key would count a private row twice. The check reads public data only.
+// LEFT joins need it as much as inner ones. Under = a NULL key matches
+// nothing, so repeated NULLs are harmless; under the null-safe equality
+// (IS NOT DISTINCT FROM) a NULL private value matches every NULL key, so
+// NULL must be unique too.
 func (e *Engine) checkJoinKeys(ctx context.Context, q *ir.BackendQuery) error {
 	for _, j := range q.Joins {
 		id := j.Table.Schema + "." + j.Table.Name + "." + j.Right.Name
+		if j.NullSafe {
+			id += "/null-safe"
+		}
 		e.domMu.Lock()
 		ok := e.unique[id]
 		e.domMu.Unlock()
@@ -564,10 +581,14 @@ func (e *Engine) checkJoinKeys(ctx context.Context, q *ir.BackendQuery) error {
 			GroupBy: []ir.ColumnRef{{Qualifier: "t0", Name: j.Right.Name}},
 			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 		}
-		dup := false
+		dup, dupNull := false, false
 		err := e.backend.Aggregate(ctx, kq, func(r ir.BackendRow) error {
-			if r.Aggs[0] > 1 && !r.Keys[0].IsNull() {
-				dup = true
+			if r.Aggs[0] > 1 {
+				if !r.Keys[0].IsNull() {
+					dup = true
+				} else if j.NullSafe {
+					dupNull = true
+				}
 			}
 			return nil
 		})
@@ -578,6 +599,11 @@ func (e *Engine) checkJoinKeys(ctx context.Context, q *ir.BackendQuery) error {
 			return sqlerr.New(sqlerr.FeatureNotSupported,
 				"public table %s has repeated values in its declared key %s: joining it could count a private row twice", j.Table.Name, j.Right.Name).
 				WithHint("make the key unique in the backend, or declare another key")
+		}
+		if dupNull {
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"public table %s has several NULLs in its declared key %s: IS NOT DISTINCT FROM would match a private NULL with each of them and count it twice", j.Table.Name, j.Right.Name).
+				WithHint("join with = instead (a NULL then matches nothing), or leave at most one NULL in the key")
 		}
 		e.domMu.Lock()
 		e.unique[id] = true

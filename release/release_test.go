@@ -61,6 +61,12 @@ datasets:
       dupsexes:
         public: true
         key: code
+      femsexes:
+        public: true
+        key: code
+      nullsexes:
+        public: true
+        key: code
 `
 
 // The fixture: 1000 people, person i has age i%90+10, sex Female for even
@@ -116,6 +122,10 @@ func newFixture(t *testing.T, dir string) *fixture {
 			"INSERT INTO sexes VALUES ('Female', 'F'), ('Male', 'M'), ('Other', 'O')",
 			"CREATE TABLE dupsexes (code TEXT, label TEXT)",
 			"INSERT INTO dupsexes VALUES ('Female', 'F'), ('Female', 'W'), ('Male', 'M')",
+			"CREATE TABLE femsexes (code TEXT, label TEXT)",
+			"INSERT INTO femsexes VALUES ('Female', 'F')",
+			"CREATE TABLE nullsexes (code TEXT, label TEXT)",
+			"INSERT INTO nullsexes VALUES ('Female', 'F'), (NULL, 'X'), (NULL, 'Y')",
 			"BEGIN"}, fixtureRows()...)
 		for _, s := range append(stmts, "COMMIT") {
 			if _, err := db.Exec(s); err != nil {
@@ -532,4 +542,71 @@ func TestPublicJoin(t *testing.T) {
 	if again, _ := f.ledger.Spent("alice", "census"); again != spent {
 		t.Fatalf("the refused join was charged: %+v -> %+v", spent, again)
 	}
+}
+
+// TestPublicLeftJoin: a LEFT JOIN keeps every private row once; grouping by
+// a column of the joined table releases the public keys plus NULL (the
+// rows without a match), NULL noised and present even when no row lacks a
+// match. Repeated keys are refused for LEFT joins too, and repeated NULL
+// keys under IS NOT DISTINCT FROM, before any charge.
+func TestPublicLeftJoin(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(4)})
+	counts := func(sql string) map[string]int64 {
+		t.Helper()
+		res, err := f.run(t, e, "alice", sql, 5)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		got := map[string]int64{}
+		for _, r := range res.Rows {
+			k := r[0].Str
+			if r[0].IsNull() {
+				k = "NULL"
+			}
+			got[k] = r[1].Int
+		}
+		return got
+	}
+	near := func(sql string, got map[string]int64, want map[string]int64) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: keys %v, want those of %v", sql, got, want)
+		}
+		for k, w := range want {
+			g, ok := got[k]
+			if !ok {
+				t.Fatalf("%s: key %s missing from %v", sql, k, got)
+			}
+			// ε = 5: noise scale 0.2.
+			if d := g - w; d < -5 || d > 5 {
+				t.Errorf("%s: %s count %d, true %d", sql, k, g, w)
+			}
+		}
+	}
+	q := "SELECT s.label, COUNT(*) FROM people p LEFT JOIN femsexes s ON p.sex = s.code GROUP BY s.label"
+	near(q, counts(q), map[string]int64{"F": 500, "NULL": 500})
+	q = "SELECT s.label, COUNT(*) FROM people p LEFT OUTER JOIN sexes s ON p.sex = s.code GROUP BY s.label"
+	near(q, counts(q), map[string]int64{"F": 500, "M": 500, "O": 0, "NULL": 0})
+	// With =, a NULL key matches nothing: the repeated NULLs are harmless.
+	q = "SELECT s.label, COUNT(*) FROM people p LEFT JOIN nullsexes s ON p.sex = s.code GROUP BY s.label"
+	near(q, counts(q), map[string]int64{"F": 500, "X": 0, "Y": 0, "NULL": 500})
+
+	spent, _ := f.ledger.Spent("alice", "census")
+	for sql, msg := range map[string]string{
+		"SELECT COUNT(*) FROM people p LEFT JOIN dupsexes s ON p.sex = s.code":                     "repeated values",
+		"SELECT COUNT(*) FROM people p LEFT JOIN nullsexes s ON p.sex IS NOT DISTINCT FROM s.code": "several NULLs",
+		"SELECT COUNT(*) FROM people p JOIN nullsexes s ON p.sex IS NOT DISTINCT FROM s.code":      "several NULLs",
+	} {
+		_, err := f.run(t, e, "alice", sql, 1)
+		if !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", sql, err, msg)
+		}
+	}
+	if again, _ := f.ledger.Spent("alice", "census"); again != spent {
+		t.Fatalf("a refused join was charged: %+v -> %+v", spent, again)
+	}
+	// The null-safe equality on a key without repeated NULLs is accepted.
+	q = "SELECT s.label, COUNT(*) FROM people p JOIN femsexes s ON p.sex IS NOT DISTINCT FROM s.code GROUP BY s.label"
+	near(q, counts(q), map[string]int64{"F": 500})
 }

@@ -44,6 +44,9 @@ type Dialect struct {
 	// IntType and FloatType are CAST targets for exact 64-bit integers and
 	// IEEE doubles.
 	IntType, FloatType string
+	// NullSafeEq is the equality under which NULL equals NULL (IS NOT
+	// DISTINCT FROM; MySQL <=>, SQLite IS).
+	NullSafeEq string
 	// TextType is the CAST target for text.
 	TextType string
 	// ILike is set when the dialect has a case-sensitive LIKE and an
@@ -94,6 +97,7 @@ func Postgres() *Dialect {
 		IntType:          "BIGINT",
 		FloatType:        "DOUBLE PRECISION",
 		TextType:         "TEXT",
+		NullSafeEq:       "IS NOT DISTINCT FROM",
 		ILike:            true,
 		NullsFirst:       " NULLS FIRST",
 		// The extended protocol counts parameters in an int16 (lib/pq).
@@ -120,6 +124,7 @@ func SQLite() *Dialect {
 		IntType:      "INTEGER",
 		FloatType:    "REAL",
 		TextType:     "TEXT",
+		NullSafeEq:   "IS",
 		LikeEscape:   ` ESCAPE '\'`,
 		// SQLITE_MAX_VARIABLE_NUMBER of the embedded build (the default
 		// since 3.32; TestParamLimitsHold runs it and fails one more).

@@ -33,6 +33,7 @@ func MySQL() *Dialect {
 		Greatest:     "GREATEST",
 		IntDiv:       "DIV",
 		IntType:      "SIGNED",
+		NullSafeEq:   "<=>",
 		FloatType:    "DOUBLE",
 		TextType:     "CHAR",
 		UncastSum:    true,

@@ -202,11 +202,18 @@ func (r *renderer) fromWhere(q *ir.BackendQuery) {
 	r.w(" FROM ")
 	r.table(q.From)
 	for _, j := range q.Joins {
+		if j.Outer {
+			r.w(" LEFT")
+		}
 		r.w(" JOIN ")
 		r.table(j.Table)
 		r.w(" ON ")
 		r.col(j.Left)
-		r.w(" = ")
+		if j.NullSafe {
+			r.w(" " + r.d.NullSafeEq + " ")
+		} else {
+			r.w(" = ")
+		}
 		r.col(j.Right)
 	}
 	if q.Where != nil {

@@ -348,3 +348,34 @@ func TestQuoteIdent(t *testing.T) {
 		t.Errorf("backquoted: %s", got)
 	}
 }
+
+// TestRenderLeftJoin: LEFT JOIN and the null-safe equality in each
+// dialect's spelling (MariaDB has no IS NOT DISTINCT FROM; SQLite's IS
+// compares NULLs as equal).
+func TestRenderLeftJoin(t *testing.T) {
+	q := &ir.BackendQuery{
+		From: ir.TableRef{Name: "checkins", Alias: "t0"},
+		Joins: []ir.Join{
+			{Table: ir.TableRef{Name: "cells", Alias: "t1"}, Left: col("t0", "cell"), Right: col("t1", "cell"), Outer: true},
+			{Table: ir.TableRef{Name: "boroughs", Alias: "t2"}, Left: col("t1", "borough"), Right: col("t2", "name"), NullSafe: true},
+		},
+		GroupBy: []ir.ColumnRef{col("t2", "name")},
+		Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
+	}
+	for _, tc := range []struct {
+		d    *Dialect
+		want string
+	}{
+		{Postgres(), `SELECT "t2"."name", COUNT(*) FROM "checkins" AS "t0" LEFT JOIN "cells" AS "t1" ON "t0"."cell" = "t1"."cell" JOIN "boroughs" AS "t2" ON "t1"."borough" IS NOT DISTINCT FROM "t2"."name" GROUP BY "t2"."name"`},
+		{SQLite(), `SELECT "t2"."name", COUNT(*) FROM "checkins" AS "t0" LEFT JOIN "cells" AS "t1" ON "t0"."cell" = "t1"."cell" JOIN "boroughs" AS "t2" ON "t1"."borough" IS "t2"."name" GROUP BY "t2"."name"`},
+		{MySQL(), "SELECT `t2`.`name`, COUNT(*) FROM `checkins` AS `t0` LEFT JOIN `cells` AS `t1` ON `t0`.`cell` = `t1`.`cell` JOIN `boroughs` AS `t2` ON `t1`.`borough` <=> `t2`.`name` GROUP BY `t2`.`name`"},
+	} {
+		st, err := tc.d.Render(q)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.d.Name, err)
+		}
+		if st.SQL != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.d.Name, st.SQL, tc.want)
+		}
+	}
+}

@@ -27,13 +27,13 @@ var (
 	publicCols  = []string{"id", "region", "w"}
 	types       = map[string]map[string]string{
 		"postgres": {"uid": "BIGINT", "i": "BIGINT", "f": "DOUBLE PRECISION", "s": "TEXT", "b": "BOOLEAN",
-			"cid": "BIGINT", "id": "BIGINT PRIMARY KEY", "region": "TEXT", "w": "BIGINT"},
+			"cid": "BIGINT", "id": "BIGINT UNIQUE", "region": "TEXT", "w": "BIGINT"},
 		"sqlite": {"uid": "INTEGER", "i": "INTEGER", "f": "REAL", "s": "TEXT", "b": "BOOLEAN",
-			"cid": "INTEGER", "id": "INTEGER PRIMARY KEY", "region": "TEXT", "w": "INTEGER"},
+			"cid": "INTEGER", "id": "INTEGER UNIQUE", "region": "TEXT", "w": "INTEGER"},
 		// MySQL: binary no-pad collation, so text compares as on the
 		// others (the loader's session must use ANSI_QUOTES).
 		"mysql": {"uid": "BIGINT", "i": "BIGINT", "f": "DOUBLE", "s": "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", "b": "BOOLEAN",
-			"cid": "BIGINT", "id": "BIGINT PRIMARY KEY", "region": "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", "w": "BIGINT"},
+			"cid": "BIGINT", "id": "BIGINT UNIQUE", "region": "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", "w": "BIGINT"},
 	}
 )
 
@@ -50,6 +50,9 @@ func Generate(rng *rand.Rand, units int, suffix string) *Data {
 		}
 		d.Public = append(d.Public, Row{"id": ir.Int(int64(id)), "region": ir.String(regions[id-1]), "w": w})
 	}
+	// One NULL key: matched by a NULL cid under the null-safe equality
+	// only (IS NOT DISTINCT FROM, <=>, IS).
+	d.Public = append(d.Public, Row{"id": ir.Null(), "region": ir.String("nowhere"), "w": ir.Int(1)})
 	for u := 0; u <= units; u++ {
 		uid := ir.Int(int64(u))
 		if u == units {

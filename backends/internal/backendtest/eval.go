@@ -23,14 +23,18 @@ func (d *Data) Reference(q *ir.BackendQuery) ([]ir.BackendRow, error) {
 			e["t."+c] = v
 		}
 		if len(q.Joins) > 0 {
+			j := q.Joins[0]
 			var match Row
 			for _, p := range d.Public {
-				if !t["cid"].IsNull() && p["id"] == t["cid"] {
+				if (j.NullSafe || !t["cid"].IsNull()) && p["id"] == t["cid"] {
 					match = p
 				}
 			}
-			if match == nil {
+			if match == nil && !j.Outer {
 				continue // inner join drops the row
+			}
+			for _, c := range publicCols {
+				e["p."+c] = ir.Null() // LEFT join: no match reads NULL
 			}
 			for c, v := range match {
 				e["p."+c] = v

@@ -28,7 +28,8 @@ func (d *Data) RandomQuery(rng *rand.Rand) *ir.BackendQuery {
 		MaxRowsPerUnit: rng.IntN(4),
 	}
 	if g.join {
-		q.Joins = []ir.Join{{Table: ir.TableRef{Name: d.PublicName, Alias: "p"}, Left: tc("cid"), Right: pc("id")}}
+		q.Joins = []ir.Join{{Table: ir.TableRef{Name: d.PublicName, Alias: "p"}, Left: tc("cid"), Right: pc("id"),
+			Outer: rng.IntN(2) == 0, NullSafe: rng.IntN(3) == 0}}
 	}
 	if rng.IntN(5) > 0 {
 		q.Where = g.boolean(3)
