@@ -186,7 +186,7 @@ const (
 	msgStar        = "SELECT * reads individual rows; select grouping columns and aggregates (COUNT, SUM, AVG) instead"
 	msgCommaJoin   = "several FROM items are not supported; only inner equi-joins on one column are supported: write FROM a JOIN b ON a.x = b.y"
 	msgJoinKind    = "only inner equi-joins on one column are supported: write JOIN t ON a.x = b.y or JOIN t USING (x)"
-	msgAggArg      = "aggregate arguments must be a single column (e.g. SUM(amount)); expressions inside aggregates are not supported"
+	msgAggArg      = "aggregate arguments must be a single column or expression (e.g. SUM(amount), SUM(hours * 52))"
 	msgAggInWhere  = "aggregates are not allowed in WHERE; use HAVING"
 	msgNestedAgg   = "aggregates are only allowed in the select list, HAVING and ORDER BY"
 	msgLimit       = "LIMIT and OFFSET must be non-negative integer constants"
