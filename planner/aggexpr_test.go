@@ -201,3 +201,15 @@ func TestExprAggregateCacheKeyAndExplain(t *testing.T) {
 		t.Errorf("notes %q do not show the range [0, 240]", x.Notes)
 	}
 }
+
+// TestExprAggregateDDP: under the dependent model the expression's range
+// goes through the same sensitivity calls as a column's bounds.
+func TestExprAggregateDDP(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	p := planner.New(loadDDP(t))
+	col := explainOf(t, p, "SELECT SUM(age) FROM people", 1).Aggregates[0]
+	expr := explainOf(t, p, "SELECT SUM(age * 2) FROM people", 1).Aggregates[0]
+	if expr.Sensitivity != 2*col.Sensitivity || expr.Scale != 2*col.Scale {
+		t.Errorf("ddp SUM(age * 2): sensitivity %v scale %v, want twice SUM(age)'s %v, %v", expr.Sensitivity, expr.Scale, col.Sensitivity, col.Scale)
+	}
+}
