@@ -1,10 +1,12 @@
 package backends_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/internal/backendtest"
@@ -13,10 +15,18 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // TestExpressionAggregatesOnEveryBackend plans aggregates over expressions
 // (parser, planner: exprtype lowering and range) and runs the true,
 // noise-free backend query on SQLite, PostgreSQL and MariaDB, in its
-// bounded form (max_rows_per_unit 2, every unit within it). The expected
+// bounded form (max_rows_per_unit 2; one unit has 4 rows, so the window's
+// ORDER BY over the rendered argument decides which 2 it keeps). The expected
 // values are computed below in Go from the same rows, clamping to the
 // declared bounds where the expression computes with a column.
 func TestExpressionAggregatesOnEveryBackend(t *testing.T) {
@@ -27,6 +37,7 @@ func TestExpressionAggregatesOnEveryBackend(t *testing.T) {
 		"mysql":    "u BIGINT, age BIGINT, income DOUBLE, sex VARCHAR(4)",
 	}
 	type row struct {
+		unit   int
 		age    *int64
 		income *float64
 		sex    string
@@ -34,16 +45,21 @@ func TestExpressionAggregatesOnEveryBackend(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	f64 := func(v float64) *float64 { return &v }
 	data := []row{
-		{i64(30), f64(100.5), "F"},
-		{i64(45), f64(2000), "M"}, // income above its bounds
-		{i64(70), f64(10.25), "F"},
-		{nil, nil, "F"},
-		{i64(-5), f64(0.5), ""}, // age below its bounds, sex NULL
-		{i64(41), f64(999.75), "M"},
+		{1, i64(30), f64(100.5), "F"},
+		{1, i64(45), f64(2000), "M"}, // income above its bounds
+		{2, i64(70), f64(10.25), "F"},
+		{2, nil, nil, "F"},
+		{3, i64(-5), f64(0.5), ""}, // age below its bounds, sex NULL
+		{4, i64(41), f64(999.75), "M"},
+		// Unit 5 has more rows than max_rows_per_unit: the backend keeps
+		// the 2 with the smallest argument values, NULLs first.
+		{5, i64(90), f64(700), "F"},
+		{5, i64(10), f64(3), "M"},
+		{5, nil, f64(1), "F"},
+		{5, i64(60), nil, "F"},
 	}
-	units := []int{1, 1, 2, 2, 3, 4}
 	var rows []string
-	for i, r := range data {
+	for _, r := range data {
 		age, inc, sex := "NULL", "NULL", "NULL"
 		if r.age != nil {
 			age = fmt.Sprint(*r.age)
@@ -54,7 +70,7 @@ func TestExpressionAggregatesOnEveryBackend(t *testing.T) {
 		if r.sex != "" {
 			sex = "'" + r.sex + "'"
 		}
-		rows = append(rows, fmt.Sprintf("(%d, %s, %s, %s)", units[i], age, inc, sex))
+		rows = append(rows, fmt.Sprintf("(%d, %s, %s, %s)", r.unit, age, inc, sex))
 	}
 	backends := eachBackend(t, table, cols, rows)
 
@@ -89,9 +105,36 @@ datasets:
 		}
 		return min(max(*r.age, 0), 100), true
 	}
+	// kept is what the bounded backend query reads: per unit, the 2 rows
+	// with the smallest values of the argument f, NULLs first.
+	kept := func(f func(r row) (float64, bool)) []row {
+		var out []row
+		for u := 1; u <= 5; u++ {
+			var rs []row
+			for _, r := range data {
+				if r.unit == u {
+					rs = append(rs, r)
+				}
+			}
+			slices.SortStableFunc(rs, func(a, b row) int {
+				va, oka := f(a)
+				vb, okb := f(b)
+				switch {
+				case !oka || !okb:
+					return cmp.Compare(btoi(oka), btoi(okb))
+				}
+				return cmp.Compare(va, vb)
+			})
+			out = append(out, rs[:min(2, len(rs))]...)
+		}
+		return out
+	}
+	asFloat := func(f func(r row) (int64, bool)) func(r row) (float64, bool) {
+		return func(r row) (float64, bool) { v, ok := f(r); return float64(v), ok }
+	}
 	sumInt := func(f func(r row) (int64, bool)) int64 {
 		var s int64
-		for _, r := range data {
+		for _, r := range kept(asFloat(f)) {
 			if v, ok := f(r); ok {
 				s += v
 			}
@@ -100,7 +143,7 @@ datasets:
 	}
 	countOf := func(f func(r row) (int64, bool)) int64 {
 		var n int64
-		for _, r := range data {
+		for _, r := range kept(asFloat(f)) {
 			if _, ok := f(r); ok {
 				n++
 			}
@@ -117,6 +160,12 @@ datasets:
 	minus17 := func(r row) (int64, bool) { a, ok := clampAge(r); return a - 17, ok }
 	half := func(r row) (int64, bool) { a, ok := clampAge(r); return a / 2, ok }
 	female := func(r row) (int64, bool) { return 1, r.sex == "F" }
+	incomeK := func(r row) (float64, bool) {
+		if r.income == nil {
+			return 0, false
+		}
+		return min(max(*r.income, 0), 1000) / 1000, true
+	}
 
 	pg, my := parser.Postgres, parser.MySQL
 	tests := []struct {
@@ -135,9 +184,9 @@ datasets:
 		{my, "SELECT SUM(age DIV 2) FROM " + table, func(float64) []int64 { return []int64{sumInt(half)} }},
 		{pg, "SELECT SUM(income / 1000) FROM " + table, func(q float64) []int64 {
 			var s int64
-			for _, r := range data {
-				if r.income != nil {
-					s += int64(math.Floor(min(max(*r.income, 0), 1000)/1000/q + 0.5))
+			for _, r := range kept(incomeK) {
+				if x, ok := incomeK(r); ok {
+					s += int64(math.Floor(x/q + 0.5))
 				}
 			}
 			return []int64{s}
