@@ -191,6 +191,21 @@ datasets:
 			}
 			return []int64{s}
 		}},
+		// A tiny real range: the lattice step is the smallest normal double.
+		{pg, "SELECT SUM(CASE WHEN age > 40 THEN 1e-300 ELSE 0 END) FROM " + table, func(q float64) []int64 {
+			tiny := func(r row) (float64, bool) {
+				if v, _ := indicator(r); v == 1 {
+					return 1e-300, true
+				}
+				return 0, true
+			}
+			var s int64
+			for _, r := range kept(tiny) {
+				x, _ := tiny(r)
+				s += int64(math.Floor(x/q + 0.5))
+			}
+			return []int64{s}
+		}},
 	}
 	for _, tc := range tests {
 		stmts, err := parser.Parse(tc.d, tc.sql)

@@ -146,6 +146,7 @@ func TestExprAggregateRefusals(t *testing.T) {
 		{"range beyond 2^53", "SELECT SUM(age * 1000000000000000) FROM people", sqlerr.NumericValueOutOfRange, "2^53"},
 		{"text argument", "SELECT SUM(lower(sex)) FROM people", sqlerr.DatatypeMismatch, "not a number"},
 		{"unbounded column computed with", "SELECT SUM(cell + 1) FROM checkins", sqlerr.Code{}, "cell"},
+		{"negligible real bound", "SELECT SUM(CASE WHEN age > 40 THEN -3e-308 ELSE 1000.5 END) FROM people", sqlerr.NumericValueOutOfRange, "negligible"},
 		{"avg of boolean", "SELECT AVG(age > 3) FROM people", sqlerr.DatatypeMismatch, "not a number"},
 	}
 	for _, tt := range tests {

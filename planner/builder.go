@@ -863,6 +863,17 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 				if lerr != nil {
 					return sqlerr.Wrap(sqlerr.InvalidParameterValue, lerr, "cannot calibrate noise for "+a.Label)
 				}
+				for _, bnd := range []float64{lo, hi} {
+					// The backend divides each value by γ: a nonzero bound
+					// that small would underflow there (PostgreSQL raises
+					// an error), so it is refused now, before any charge.
+					// Only an expression's range can hold one (a literal
+					// such as 1e-307); declared bounds are validated.
+					if bnd != 0 && math.Abs(bnd)/gamma < 0x1p-1000 {
+						return sqlerr.New(sqlerr.NumericValueOutOfRange, "cannot sum %s: the bound %g of its range is nonzero but negligible next to the noise lattice γ = %g", a.Label, bnd, gamma).
+							WithHint("write 0 instead of a value that small")
+					}
+				}
 				ba.Quantum = gamma
 				a.Quantum = gamma
 				qlo, qhi := quantize(lo, gamma), quantize(hi, gamma)
