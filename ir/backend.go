@@ -34,7 +34,7 @@ type BackendAggKind uint8
 const (
 	// CountRows is COUNT(*).
 	CountRows BackendAggKind = iota
-	// CountValues is COUNT(col): rows where Column is not NULL.
+	// CountValues is COUNT(col): rows where Column (or Expr) is not NULL.
 	CountValues
 	// SumClamped is SUM of Column clamped to [Lo, Hi] (NULLs contribute
 	// nothing) and, when Quantum > 0, divided by Quantum and rounded to the
@@ -50,8 +50,12 @@ const (
 
 // BackendAgg is one true aggregate of a BackendQuery.
 type BackendAgg struct {
-	Kind    BackendAggKind
-	Column  *ColumnRef // nil for CountRows
+	Kind   BackendAggKind
+	Column *ColumnRef // nil for CountRows and when Expr is set
+	// Expr, when set, is the input instead of Column: a lowered expression
+	// (exprtype.Scalar: total, every column clamped) whose range lies in
+	// [Lo, Hi] for SumClamped, so the clamp is a no-op the renderer keeps.
+	Expr    Expr
 	Lo, Hi  float64
 	Quantum float64
 }

@@ -187,7 +187,11 @@ const TinyReal = 1e-77
 // SelectItem). The planner maps it to an output column of the noisy result.
 type Aggregate struct {
 	Func AggFunc
-	Arg  *ColumnRef // nil for COUNT(*)
+	Arg  *ColumnRef // nil for COUNT(*) and for an expression argument
+	// ArgExpr is the argument when it is not a bare column (Arg nil).
+	// Walk and Rewrite do not descend into it: it is evaluated on input
+	// rows, not on the output row the rest of the expression reads.
+	ArgExpr Expr
 }
 
 // OutputRef refers to the i-th (0-based) item of the select list, as in

@@ -137,9 +137,12 @@ func formatExpr(b *strings.Builder, e Expr) {
 	case Aggregate:
 		b.WriteString(n.Func.String())
 		b.WriteByte('(')
-		if n.Arg == nil {
+		switch {
+		case n.ArgExpr != nil:
+			formatExpr(b, n.ArgExpr)
+		case n.Arg == nil:
 			b.WriteByte('*')
-		} else {
+		default:
 			formatCol(b, *n.Arg)
 		}
 		b.WriteByte(')')
@@ -201,11 +204,11 @@ func (q *BackendQuery) Canonical() string {
 			b.WriteString("count(*)")
 		case CountValues:
 			b.WriteString("count(")
-			formatCol(&b, *a.Column)
+			a.formatInput(&b)
 			b.WriteByte(')')
 		case SumClamped:
 			b.WriteString("sum_clamped(")
-			formatCol(&b, *a.Column)
+			a.formatInput(&b)
 			b.WriteString(", " + fmtFloat(a.Lo) + ", " + fmtFloat(a.Hi) + ", " + fmtFloat(a.Quantum) + ")")
 		}
 	}
@@ -245,6 +248,15 @@ func (q *BackendQuery) Canonical() string {
 		}
 	}
 	return b.String()
+}
+
+// formatInput writes the aggregate's input: its column or expression.
+func (a BackendAgg) formatInput(b *strings.Builder) {
+	if a.Expr != nil {
+		formatExpr(b, a.Expr)
+		return
+	}
+	formatCol(b, *a.Column)
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -39,6 +39,29 @@ func TestBind(t *testing.T) {
 	}
 }
 
+// TestBindAggregateArguments: a parameter inside an aggregate's argument
+// in the select list is counted and bound like one in WHERE.
+func TestBindAggregateArguments(t *testing.T) {
+	q := &Query{
+		From:   TableRef{Name: "people"},
+		Select: []SelectItem{{Agg: AggSum, ArgExpr: Arith{Op: OpMul, L: ColumnRef{Name: "age"}, R: Param{Index: 2}}}},
+		Where:  Compare{Op: OpGt, L: ColumnRef{Name: "age"}, R: Param{Index: 1}},
+	}
+	if n := q.NumParams(); n != 2 {
+		t.Fatalf("NumParams = %d, want 2", n)
+	}
+	b, err := q.Bind([]Value{Int(30), Int(52)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FormatExpr(b.Select[0].ArgExpr); got != `("age" * 52)` {
+		t.Fatalf("bound argument %s", got)
+	}
+	if got := FormatExpr(q.Select[0].ArgExpr); got != `("age" * $2)` {
+		t.Fatalf("Bind modified the query: %s", got)
+	}
+}
+
 func TestCanonicalDistinguishes(t *testing.T) {
 	col := &ColumnRef{Qualifier: "t0", Name: "age"}
 	base := BackendQuery{
@@ -67,6 +90,16 @@ func TestCanonicalDistinguishes(t *testing.T) {
 		},
 		func(q *BackendQuery) {
 			q.Joins = []Join{{Table: join.Table, Left: join.Left, Right: join.Right, NullSafe: true}}
+		},
+		// Aggregates over expressions: the expression is part of the text.
+		func(q *BackendQuery) {
+			q.Aggs = []BackendAgg{{Kind: SumClamped, Expr: Arith{Op: OpMul, L: Clamp{X: *col, Lo: Int(0), Hi: Int(100)}, R: Literal{Value: Int(1)}}, Lo: 0, Hi: 100}}
+		},
+		func(q *BackendQuery) {
+			q.Aggs = []BackendAgg{{Kind: SumClamped, Expr: Arith{Op: OpMul, L: Clamp{X: *col, Lo: Int(0), Hi: Int(100)}, R: Literal{Value: Int(2)}}, Lo: 0, Hi: 100}}
+		},
+		func(q *BackendQuery) {
+			q.Aggs = []BackendAgg{{Kind: CountValues, Expr: Arith{Op: OpAdd, L: *col, R: Literal{Value: Int(2)}}}}
 		},
 	}
 	seen := map[string]int{base.Canonical(): -1}

@@ -54,10 +54,14 @@ type Join struct {
 // Alias is the output name as written ("" when none; the planner then names
 // it as PostgreSQL would: the column name, the function name or "?column?").
 type SelectItem struct {
-	Agg      AggFunc
-	Arg      *ColumnRef // the column; nil for COUNT(*) and for an expression
-	Distinct bool       // COUNT(DISTINCT col) and friends: the planner refuses it
-	Expr     Expr       // the expression item; nil for a column or an aggregate
+	Agg AggFunc
+	Arg *ColumnRef // the column; nil for COUNT(*) and for an expression
+	// ArgExpr is an aggregate's argument when it is not a bare column
+	// (SUM(age * 2)); Arg is then nil. One representation per argument:
+	// a bare column is always Arg.
+	ArgExpr  Expr
+	Distinct bool // COUNT(DISTINCT col) and friends: the planner refuses it
+	Expr     Expr // the expression item; nil for a column or an aggregate
 	Alias    string
 }
 
@@ -197,6 +201,9 @@ func (q *Query) NumParams() int {
 	}
 	Walk(q.Where, visit)
 	Walk(q.Having, visit)
+	for _, it := range q.Select {
+		Walk(it.ArgExpr, visit)
+	}
 	return n
 }
 
@@ -218,6 +225,13 @@ func (q *Query) Bind(args []Value) (*Query, error) {
 	}
 	if c.Having, err = Rewrite(q.Having, bind); err != nil {
 		return nil, err
+	}
+	c.Select = make([]SelectItem, len(q.Select))
+	for i, it := range q.Select {
+		if it.ArgExpr, err = Rewrite(it.ArgExpr, bind); err != nil {
+			return nil, err
+		}
+		c.Select[i] = it
 	}
 	return &c, nil
 }

@@ -187,7 +187,7 @@ const (
 	msgCommaJoin   = "several FROM items are not supported; only inner and LEFT equi-joins on one column are supported: write FROM a [LEFT] JOIN b ON a.x = b.y"
 	msgJoinKind    = "only inner and LEFT equi-joins on one column are supported: write [LEFT] JOIN t ON a.x = b.y (or IS NOT DISTINCT FROM) or [LEFT] JOIN t USING (x)"
 	msgJoinOuter   = "RIGHT and FULL joins are not supported: they would add rows that are not private rows; put the private table first and write LEFT JOIN or JOIN"
-	msgAggArg      = "aggregate arguments must be a single column (e.g. SUM(amount)); expressions inside aggregates are not supported"
+	msgAggArg      = "aggregate arguments must be a single column or expression (e.g. SUM(amount), SUM(hours * 52))"
 	msgAggInWhere  = "aggregates are not allowed in WHERE; use HAVING"
 	msgNestedAgg   = "aggregates are only allowed in the select list, HAVING and ORDER BY"
 	msgLimit       = "LIMIT and OFFSET must be non-negative integer constants"

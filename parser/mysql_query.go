@@ -216,11 +216,11 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 			items = append(items, ir.SelectItem{Agg: ir.AggNone, Arg: &col, Alias: f.AsName.O})
 			continue
 		case *ast.AggregateFuncExpr:
-			agg, err := myAggregate(x)
+			agg, err := m.aggregate(x)
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, Distinct: x.Distinct, Alias: f.AsName.O})
+			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: x.Distinct, Alias: f.AsName.O})
 			continue
 		case *ast.WindowFuncExpr:
 			return nil, notAgg(msgWindow)
@@ -236,10 +236,10 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 	return items, nil
 }
 
-// myAggregate converts COUNT/SUM/AVG of one column. TiDB parses COUNT(*)
+// aggregate converts COUNT/SUM/AVG of one column or expression. TiDB parses COUNT(*)
 // as COUNT(1), and MySQL users write COUNT(1) and COUNT(0) for COUNT(*):
 // any non-NULL constant counts every row (COUNT(NULL) is refused).
-func myAggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
+func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
 	var fn ir.AggFunc
 	switch strings.ToLower(a.F) {
 	case ast.AggFuncCount:
@@ -262,11 +262,21 @@ func myAggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
 			return countConst(ve.Kind() == test_driver.KindNull)
 		}
 	}
-	col, ok := myColumn(a.Args[0])
-	if !ok {
-		return ir.Aggregate{}, notAgg(msgAggArg)
+	if c, isCol := unparen(a.Args[0]).(*ast.ColumnNameExpr); isCol {
+		col, ok := myColumn(c)
+		if !ok {
+			return ir.Aggregate{}, notAgg(msgAggArg)
+		}
+		return ir.Aggregate{Func: fn, Arg: &col}, nil
 	}
-	return ir.Aggregate{Func: fn, Arg: &col}, nil
+	// An expression of the row (SUM(age * 2)), converted as a WHERE
+	// operand is: no aggregate inside; the planner types it and infers its
+	// range.
+	x, err := m.expr(a.Args[0], false)
+	if err != nil {
+		return ir.Aggregate{}, err
+	}
+	return ir.Aggregate{Func: fn, ArgExpr: x}, nil
 }
 
 func myGroupKey(e ast.ExprNode) (groupKey, error) {
@@ -308,7 +318,7 @@ func (m *myQueryBuilder) orderItem(it *ast.ByItem, items []ir.SelectItem) (ir.Or
 		if x.Distinct {
 			return ir.OrderItem{}, notAgg("DISTINCT aggregates are not supported in ORDER BY")
 		}
-		agg, err := myAggregate(x)
+		agg, err := m.aggregate(x)
 		if err != nil {
 			return ir.OrderItem{}, err
 		}
@@ -422,7 +432,7 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 		if x.Distinct {
 			return nil, notAgg("DISTINCT aggregates are not supported in HAVING")
 		}
-		return myAggregate(x)
+		return m.aggregate(x)
 	case *ast.FuncCallExpr:
 		return m.funcCall(x, aggs)
 	case *ast.CaseExpr:

@@ -233,7 +233,7 @@ func pgTargets(targets []*pg.Node) ([]ir.SelectItem, error) {
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, Distinct: f.AggDistinct, Alias: rt.Name})
+			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: f.AggDistinct, Alias: rt.Name})
 			continue
 		}
 		// Anything else is post-processing over aggregates, grouping
@@ -257,7 +257,8 @@ func pgIsAggregateName(name string) bool {
 	return false
 }
 
-// pgAggregate converts COUNT/SUM/AVG of one column (or COUNT(*)).
+// pgAggregate converts COUNT/SUM/AVG of one column or expression (or
+// COUNT(*)).
 func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 	name := pgFuncName(f)
 	var fn ir.AggFunc
@@ -294,11 +295,21 @@ func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 	if c := f.Args[0].GetAConst(); c != nil && fn == ir.AggCount && !f.AggDistinct {
 		return countConst(c.Isnull)
 	}
-	col, ok := pgColumn(f.Args[0])
-	if !ok {
-		return ir.Aggregate{}, notAgg(msgAggArg)
+	if f.Args[0].GetColumnRef() != nil {
+		col, ok := pgColumn(f.Args[0])
+		if !ok {
+			return ir.Aggregate{}, notAgg(msgAggArg)
+		}
+		return ir.Aggregate{Func: fn, Arg: &col}, nil
 	}
-	return ir.Aggregate{Func: fn, Arg: &col}, nil
+	// An expression of the row (SUM(age * 2)), converted as a WHERE
+	// operand is: no aggregate inside; the planner types it and infers its
+	// range.
+	x, err := pgExpr(f.Args[0], false)
+	if err != nil {
+		return ir.Aggregate{}, err
+	}
+	return ir.Aggregate{Func: fn, ArgExpr: x}, nil
 }
 
 func pgGroupKey(n *pg.Node) (groupKey, error) {

@@ -24,6 +24,9 @@ type builder struct {
 	// nullsHigh: the client speaks PostgreSQL, where NULL sorts after
 	// every value (MySQL sorts it before).
 	nullsHigh bool
+	// exprSumTypes is the type (integer or real) of each SumClamped
+	// aggregate over an expression, by aggregate index.
+	exprSumTypes map[int]string
 }
 
 // resolveColumn binds a column reference to a table of the scope.
@@ -321,7 +324,10 @@ func btoi(b bool) int {
 // agg adds (or finds) a true aggregate and returns its index.
 func (b *builder) agg(a ir.BackendAgg, label string) int {
 	key := fmt.Sprintf("%d/%v", a.Kind, a.Column)
-	if a.Column != nil {
+	switch {
+	case a.Expr != nil:
+		key = fmt.Sprintf("%d/expr:%s/%g/%g", a.Kind, ir.FormatExpr(a.Expr), a.Lo, a.Hi)
+	case a.Column != nil:
 		key = fmt.Sprintf("%d/%s.%s", a.Kind, a.Column.Qualifier, a.Column.Name)
 	}
 	if b.aggKeys == nil {
@@ -337,12 +343,16 @@ func (b *builder) agg(a ir.BackendAgg, label string) int {
 	return i
 }
 
-// aggregateOutput returns the output index computing fn(arg), adding it
-// (hidden unless visible) when absent.
-func (b *builder) aggregateOutput(fn ir.AggFunc, arg *ir.ColumnRef, distinct bool, alias string, hidden bool) (int, error) {
+// aggregateOutput returns the output index computing fn(arg) (or
+// fn(argExpr) for an expression argument), adding it (hidden unless
+// visible) when absent.
+func (b *builder) aggregateOutput(fn ir.AggFunc, arg *ir.ColumnRef, argExpr ir.Expr, distinct bool, alias string, hidden bool) (int, error) {
 	if distinct {
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s(DISTINCT ...) is not supported", strings.ToUpper(fn.String())).
 			WithHint("drop DISTINCT: each unit's rows are already bounded by max_rows_per_unit")
+	}
+	if argExpr != nil {
+		return b.exprAggregateOutput(fn, argExpr, alias, hidden)
 	}
 	out := Output{Name: alias, Hidden: hidden}
 	var r resolved
@@ -389,16 +399,96 @@ func (b *builder) aggregateOutput(fn ir.AggFunc, arg *ir.ColumnRef, distinct boo
 	default:
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate %s is not supported", fn)
 	}
-	// Reuse an identical output (same kind and aggregates) for hidden ones.
+	return b.addOutput(out, hidden), nil
+}
+
+// addOutput appends out, or for a hidden one reuses an identical output
+// (same kind and aggregates), and returns its index.
+func (b *builder) addOutput(out Output, hidden bool) int {
 	if hidden {
 		for i, o := range b.plan.Outputs {
 			if o.Kind == out.Kind && o.Agg == out.Agg && (o.Kind != OutAvg || o.CountAgg == out.CountAgg) {
-				return i, nil
+				return i
 			}
 		}
 	}
 	b.plan.Outputs = append(b.plan.Outputs, out)
-	return len(b.plan.Outputs) - 1, nil
+	return len(b.plan.Outputs) - 1
+}
+
+// exprAggregateOutput is aggregateOutput for an expression argument. The
+// expression is analysed like a WHERE operand (exprtype: total, every
+// column clamped to its declared bounds), here at plan time and before any
+// charge; its inferred range plays the part of a column's declared bounds:
+// SUM/AVG clamp to it (a no-op the renderer keeps) and take their
+// sensitivity from it through the same calls as for a column.
+func (b *builder) exprAggregateOutput(fn ir.AggFunc, src ir.Expr, alias string, hidden bool) (int, error) {
+	var perr error
+	ir.Walk(src, func(n ir.Expr) bool {
+		switch n := n.(type) {
+		case ir.Param:
+			perr = sqlerr.New(sqlerr.FeatureNotSupported, "parameter $%d inside an aggregate outside the select list is not supported", n.Index).
+				WithHint("write the value as a literal")
+		case ir.Aggregate:
+			perr = sqlerr.New(sqlerr.GroupingError, "aggregate function calls cannot be nested")
+		case ir.OutputRef, ir.Clamp:
+			perr = sqlerr.New(sqlerr.Internal, "internal error: %T in an aggregate argument as written", n)
+		}
+		return perr == nil
+	})
+	if perr != nil {
+		return 0, perr
+	}
+	x, info, err := exprtype.Scalar(src, b.exprColumn)
+	if err != nil {
+		return 0, err
+	}
+	text := ir.FormatExpr(src)
+	label := fn.String() + "(" + text + ")"
+	out := Output{Name: alias, Hidden: hidden}
+	if out.Name == "" {
+		out.Name = fn.String()
+	}
+	if fn == ir.AggCount {
+		out.Kind, out.Type = OutCount, policies.TypeInteger
+		out.Agg = b.agg(ir.BackendAgg{Kind: ir.CountValues, Expr: x}, label)
+		return b.addOutput(out, hidden), nil
+	}
+	if fn != ir.AggSum && fn != ir.AggAvg {
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate %s is not supported", fn)
+	}
+	var lo, hi float64
+	var typ string
+	switch {
+	case info.Type == exprtype.Integer && info.Bounded:
+		if !info.Int.Lo.IsInt64() || !info.Int.Hi.IsInt64() || math.Abs(float64(info.Int.Lo.Int64())) > 1<<53 || math.Abs(float64(info.Int.Hi.Int64())) > 1<<53 {
+			return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "%s: the argument's range [%s, %s] exceeds 2^53 in magnitude, too wide to sum with noise", strings.ToUpper(fn.String()), info.Int.Lo, info.Int.Hi).
+				WithHint("scale the argument down (divide it) so that its range stays within ±2^53")
+		}
+		lo, hi, typ = float64(info.Int.Lo.Int64()), float64(info.Int.Hi.Int64()), policies.TypeInteger
+	case info.Type == exprtype.Real && info.Bounded:
+		lo, hi, typ = info.Real.Lo, info.Real.Hi, policies.TypeReal
+	case info.Type == exprtype.Integer || info.Type == exprtype.Real:
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s(%s): the argument has no known range", strings.ToUpper(fn.String()), text).
+			WithHint("compute only with columns that have declared bounds")
+	default:
+		return 0, sqlerr.New(sqlerr.DatatypeMismatch, "%s(%s): the argument is %s, not a number", strings.ToUpper(fn.String()), text, info.Type)
+	}
+	sa := ir.BackendAgg{Kind: ir.SumClamped, Expr: x, Lo: lo, Hi: hi}
+	out.Agg = b.agg(sa, "sum("+text+")")
+	if b.exprSumTypes == nil {
+		b.exprSumTypes = map[int]string{}
+	}
+	b.exprSumTypes[out.Agg] = typ
+	out.Lo, out.Hi = lo, hi
+	b.notes = append(b.notes, fmt.Sprintf("sum(%s): the argument's range %s, inferred from the declared bounds of its columns and the literals, is its clamp and sets its sensitivity", text, info))
+	if fn == ir.AggSum {
+		out.Kind, out.Type = OutSum, typ
+	} else {
+		out.Kind, out.Type = OutAvg, policies.TypeReal
+		out.CountAgg = b.agg(ir.BackendAgg{Kind: ir.CountValues, Expr: x}, "count("+text+")")
+	}
+	return b.addOutput(out, hidden), nil
 }
 
 // sumAgg builds the clamped sum of a column, checking the policy allows it.
@@ -447,7 +537,7 @@ func (b *builder) selectList(q *ir.Query) error {
 			}
 			b.plan.Outputs = append(b.plan.Outputs[:n], o) // replaces the hidden one just added, if any
 		default:
-			if _, err := b.aggregateOutput(it.Agg, it.Arg, it.Distinct, it.Alias, false); err != nil {
+			if _, err := b.aggregateOutput(it.Agg, it.Arg, it.ArgExpr, it.Distinct, it.Alias, false); err != nil {
 				return err
 			}
 		}
@@ -510,7 +600,7 @@ func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
 	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
 		switch n := n.(type) {
 		case ir.Aggregate:
-			i, err := b.aggregateOutput(n.Func, n.Arg, false, "", true)
+			i, err := b.aggregateOutput(n.Func, n.Arg, n.ArgExpr, false, "", true)
 			if err != nil {
 				return nil, err
 			}
@@ -700,7 +790,7 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 		}
 		return n.Index, true, nil
 	case ir.Aggregate:
-		i, err := b.aggregateOutput(n.Func, n.Arg, false, "", true)
+		i, err := b.aggregateOutput(n.Func, n.Arg, n.ArgExpr, false, "", true)
 		return i, true, err
 	case ir.ColumnRef:
 		if n.Qualifier == "" {
@@ -781,7 +871,10 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 			sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: countKind(grouped)})
 		case ir.SumClamped:
 			lo, hi := ba.Lo, ba.Hi
-			colType := b.sumColumnType(*ba.Column)
+			colType, isExpr := b.exprSumTypes[i]
+			if !isExpr {
+				colType = b.sumColumnType(*ba.Column)
+			}
 			if colType == policies.TypeInteger {
 				a.Quantum = 1
 				sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: sumKind(grouped), Lo: int64(lo), Hi: int64(hi), Quantum: 1})
@@ -790,6 +883,17 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 				gamma, lerr := lattice(realSens, a.Epsilon, math.Max(math.Abs(lo), math.Abs(hi)), k)
 				if lerr != nil {
 					return sqlerr.Wrap(sqlerr.InvalidParameterValue, lerr, "cannot calibrate noise for "+a.Label)
+				}
+				for _, bnd := range []float64{lo, hi} {
+					// The backend divides each value by γ: a nonzero bound
+					// that small would underflow there (PostgreSQL raises
+					// an error), so it is refused now, before any charge.
+					// Only an expression's range can hold one (a literal
+					// such as 1e-307); declared bounds are validated.
+					if bnd != 0 && math.Abs(bnd)/gamma < 0x1p-1000 {
+						return sqlerr.New(sqlerr.NumericValueOutOfRange, "cannot sum %s: the bound %g of its range is nonzero but negligible next to the noise lattice γ = %g", a.Label, bnd, gamma).
+							WithHint("write 0 instead of a value that small")
+					}
 				}
 				ba.Quantum = gamma
 				a.Quantum = gamma

@@ -213,6 +213,12 @@ func (b *builder) whereValues() (map[string][]ir.Value, bool) {
 // blowfishSensitivity is the sensitivity of one aggregate under a blowfish
 // or induced dataset, from the analysis done when the policy was loaded.
 func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table, s aggShape) (int64, error) {
+	if ba := b.plan.Backend.Aggs[s.Index]; ba.Expr != nil {
+		// The secret-pair analysis reads which declared column a count
+		// filters on or a sum adds up; an expression mixes columns.
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s: an aggregate over an expression is not supported under model %s, whose sensitivity analysis needs a single declared column", b.plan.Aggs[s.Index].Label, ds.Model).
+			WithHint("aggregate a column, or COUNT(*) with the condition in WHERE")
+	}
 	an := ds.Analysis
 	if an == nil {
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "dataset %s (model %s) has no constraint analysis; the policy did not load through the validator", ds.Name, ds.Model)

@@ -234,7 +234,7 @@ func (r *renderer) plain(q *ir.BackendQuery) {
 		if i > 0 || len(q.GroupBy) > 0 {
 			r.w(", ")
 		}
-		r.agg(a, func() { r.col(*a.Column) })
+		r.agg(a, func() { r.input(a) })
 	}
 	r.fromWhere(q)
 	if len(q.GroupBy) > 0 {
@@ -263,7 +263,11 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 		r.agg(a, func() { r.alias("ddp_a", i) })
 	}
 	r.w(" FROM (SELECT ")
-	var order []ir.ColumnRef
+	// The window orders by the projected values only (group keys, then
+	// aggregate inputs, columns or expressions of the row): which rows a
+	// unit keeps may then depend on ties, but the multiset of projected
+	// values it keeps does not.
+	var order []ir.Expr
 	for i, g := range q.GroupBy {
 		r.col(g)
 		r.w(" AS ")
@@ -272,14 +276,18 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 		order = appendUnique(order, g)
 	}
 	for i, a := range q.Aggs {
-		if a.Column == nil {
+		if a.Column == nil && a.Expr == nil {
 			continue
 		}
-		r.col(*a.Column)
+		r.input(a)
 		r.w(" AS ")
 		r.alias("ddp_a", i)
 		r.w(", ")
-		order = appendUnique(order, *a.Column)
+		if a.Expr != nil {
+			order = appendUnique(order, a.Expr)
+		} else {
+			order = appendUnique(order, *a.Column)
+		}
 	}
 	if len(order) == 0 {
 		order = append(order, q.Unit)
@@ -291,7 +299,7 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 		if i > 0 {
 			r.w(", ")
 		}
-		r.col(c)
+		r.expr(c)
 		r.w(r.d.NullsFirst)
 	}
 	r.w(") AS ")
@@ -313,13 +321,23 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 	}
 }
 
-func appendUnique(cs []ir.ColumnRef, c ir.ColumnRef) []ir.ColumnRef {
-	for _, x := range cs {
-		if x == c {
-			return cs
+func appendUnique(es []ir.Expr, e ir.Expr) []ir.Expr {
+	key := ir.FormatExpr(e)
+	for _, x := range es {
+		if ir.FormatExpr(x) == key {
+			return es
 		}
 	}
-	return append(cs, c)
+	return append(es, e)
+}
+
+// input writes an aggregate's input: its column or its expression.
+func (r *renderer) input(a ir.BackendAgg) {
+	if a.Expr != nil {
+		r.expr(a.Expr)
+		return
+	}
+	r.col(*a.Column)
 }
 
 // agg writes one aggregate; input writes its input column.
@@ -421,8 +439,8 @@ func validate(q *ir.BackendQuery) error {
 		switch a.Kind {
 		case ir.CountRows:
 		case ir.CountValues:
-			if a.Column == nil {
-				return bug("COUNT(column) without a column")
+			if (a.Column == nil) == (a.Expr == nil) {
+				return bug("COUNT(column) needs exactly one of a column and an expression")
 			}
 		case ir.SumClamped:
 			if err := validateSum(a); err != nil {
@@ -442,8 +460,8 @@ func (e validationError) Error() string { return string(e) }
 func validateSum(a ir.BackendAgg) error {
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	switch {
-	case a.Column == nil:
-		return validationError("SUM without a column")
+	case (a.Column == nil) == (a.Expr == nil):
+		return validationError("SUM needs exactly one of a column and an expression")
 	case !finite(a.Lo) || !finite(a.Hi) || a.Lo > a.Hi:
 		return validationError("SUM clamping bounds are not finite and ordered")
 	case !finite(a.Quantum) || a.Quantum < 0:

@@ -46,6 +46,16 @@ var plainGroup = &ir.BackendQuery{
 	Aggs:    []ir.BackendAgg{{Kind: ir.SumClamped, Column: pcol("t", "x"), Lo: -3, Hi: 7}},
 }
 
+// boundedExpr: COUNT and SUM over expressions (as the planner lowers
+// them: columns clamped where computed with), k = 2.
+var boundedExpr = &ir.BackendQuery{
+	From: ir.TableRef{Name: "t"}, Unit: col("t", "u"), MaxRowsPerUnit: 2,
+	Aggs: []ir.BackendAgg{
+		{Kind: ir.CountValues, Expr: ir.Case{Whens: []ir.When{{Cond: ir.Compare{Op: ir.OpEq, L: col("t", "sex"), R: lit(ir.String("F"))}, Then: lit(ir.Int(1))}}}},
+		{Kind: ir.SumClamped, Expr: ir.Arith{Op: ir.OpMul, L: ir.Clamp{X: col("t", "age"), Lo: ir.Int(0), Hi: ir.Int(120)}, R: lit(ir.Int(2))}, Lo: 0, Hi: 240},
+	},
+}
+
 func TestRenderQuery(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -96,6 +106,23 @@ func TestRenderQuery(t *testing.T) {
 			name: "sqlite plain group", dialect: SQLite(), q: plainGroup,
 			wantSQL:  `SELECT "t"."a", "t"."b", CAST(COALESCE(ddp_saturating_sum(CAST(MIN(MAX("t"."x", ?), ?) AS INTEGER)), 0) AS INTEGER) FROM "t" GROUP BY "t"."a", "t"."b"`,
 			wantArgs: []any{int64(-3), int64(7)},
+		},
+		{
+			// The argument is rendered in the inner select and again in the
+			// window's ORDER BY (its literals bound twice); the outer SUM
+			// reads the alias.
+			name: "postgres bounded expression", dialect: Postgres(), q: boundedExpr,
+			wantSQL: `SELECT COUNT("ddp_a1"), ` +
+				`CAST(LEAST(GREATEST(COALESCE(SUM(CASE WHEN "ddp_a2" IS NOT NULL THEN CAST(LEAST(GREATEST("ddp_a2", CAST($1 AS BIGINT)), CAST($2 AS BIGINT)) AS BIGINT) END), 0), -9223372036854775808), 9223372036854775807) AS BIGINT) ` +
+				`FROM (SELECT (CASE WHEN ("t"."sex" = CAST($3 AS TEXT)) THEN CAST($4 AS BIGINT) END) AS "ddp_a1", ((CASE WHEN "t"."age" IS NULL THEN NULL ELSE CAST(LEAST(GREATEST("t"."age", CAST($5 AS BIGINT)), CAST($6 AS BIGINT)) AS BIGINT) END) * CAST($7 AS BIGINT)) AS "ddp_a2", ` +
+				`ROW_NUMBER() OVER (PARTITION BY "t"."u" ORDER BY (CASE WHEN ("t"."sex" = CAST($8 AS TEXT)) THEN CAST($9 AS BIGINT) END) NULLS FIRST, ((CASE WHEN "t"."age" IS NULL THEN NULL ELSE CAST(LEAST(GREATEST("t"."age", CAST($10 AS BIGINT)), CAST($11 AS BIGINT)) AS BIGINT) END) * CAST($12 AS BIGINT)) NULLS FIRST) AS "ddp_rn" ` +
+				`FROM "t") AS "ddp_b" WHERE "ddp_rn" <= 2`,
+			wantArgs: []any{int64(0), int64(240), "F", int64(1), int64(0), int64(120), int64(2), "F", int64(1), int64(0), int64(120), int64(2)},
+		},
+		{
+			name: "sqlite plain expression", dialect: SQLite(), q: &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Aggs: boundedExpr.Aggs[1:]},
+			wantSQL:  `SELECT CAST(COALESCE(ddp_saturating_sum(CAST(MIN(MAX((CAST(MIN(MAX("t"."age", CAST(? AS INTEGER)), CAST(? AS INTEGER)) AS INTEGER) * ?), ?), ?) AS INTEGER)), 0) AS INTEGER) FROM "t"`,
+			wantArgs: []any{int64(0), int64(120), int64(2), int64(0), int64(240)},
 		},
 		{
 			name: "bounded count without columns orders by the unit", dialect: SQLite(),
@@ -298,6 +325,7 @@ func TestRenderErrors(t *testing.T) {
 		{"no aggregate", Postgres(), &ir.BackendQuery{From: ir.TableRef{Name: "t"}}, &sqlerr.Internal},
 		{"count values without column", Postgres(), &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Aggs: []ir.BackendAgg{{Kind: ir.CountValues}}}, &sqlerr.Internal},
 		{"unordered bounds", Postgres(), sum(5, 1, 0), &sqlerr.Internal},
+		{"sum of both a column and an expression", Postgres(), &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Aggs: []ir.BackendAgg{{Kind: ir.SumClamped, Column: pcol("t", "x"), Expr: col("t", "x"), Hi: 1}}}, &sqlerr.Internal},
 		{"fractional integer bounds", Postgres(), sum(0, 1.5, 0), &sqlerr.Internal},
 		{"negative quantum", Postgres(), sum(0, 1, -1), &sqlerr.Internal},
 		{"bounds too large for quantum", Postgres(), sum(0, 1e6, 1e-12), &sqlerr.Internal},

@@ -52,7 +52,10 @@ func (d *Data) Reference(q *ir.BackendQuery) ([]ir.BackendRow, error) {
 		input = append(input, e)
 	}
 	if q.MaxRowsPerUnit > 0 {
-		input = bound(q, input)
+		var err error
+		if input, err = bound(q, input); err != nil {
+			return nil, err
+		}
 	}
 	groups := map[string]*ir.BackendRow{}
 	var order []string
@@ -69,7 +72,11 @@ func (d *Data) Reference(q *ir.BackendQuery) ([]ir.BackendRow, error) {
 			order = append(order, k)
 		}
 		for i, a := range q.Aggs {
-			row.Aggs[i] += contribution(a, e)
+			c, err := contribution(a, e)
+			if err != nil {
+				return nil, err
+			}
+			row.Aggs[i] += c
 		}
 	}
 	if len(q.GroupBy) == 0 && len(groups) == 0 {
@@ -83,13 +90,16 @@ func (d *Data) Reference(q *ir.BackendQuery) ([]ir.BackendRow, error) {
 }
 
 // bound keeps, per unit (NULL units together), the k rows with the
-// smallest (group columns, aggregate inputs) tuples, NULLs first.
-func bound(q *ir.BackendQuery, input []env) []env {
-	var cols []ir.ColumnRef
-	cols = append(cols, q.GroupBy...)
+// smallest (group columns, aggregate inputs) tuples, NULLs first; an
+// aggregate over an expression orders by the expression's value.
+func bound(q *ir.BackendQuery, input []env) ([]env, error) {
+	var keys []ir.Expr
+	for _, g := range q.GroupBy {
+		keys = append(keys, g)
+	}
 	for _, a := range q.Aggs {
-		if a.Column != nil {
-			cols = append(cols, *a.Column)
+		if x := aggInput(a); x != nil {
+			keys = append(keys, x)
 		}
 	}
 	byUnit := map[ir.Value][]env{}
@@ -104,35 +114,67 @@ func bound(q *ir.BackendQuery, input []env) []env {
 	var out []env
 	for _, u := range units {
 		rows := byUnit[u]
-		slices.SortStableFunc(rows, func(a, b env) int {
-			for _, c := range cols {
-				if r := ir.CompareValues(a[key(c)], b[key(c)]); r != 0 {
+		type keyed struct {
+			e  env
+			ks []ir.Value
+		}
+		kr := make([]keyed, len(rows))
+		for i, e := range rows {
+			kr[i].e = e
+			for _, x := range keys {
+				v, err := eval(x, e)
+				if err != nil {
+					return nil, err
+				}
+				kr[i].ks = append(kr[i].ks, v)
+			}
+		}
+		slices.SortStableFunc(kr, func(a, b keyed) int {
+			for i := range a.ks {
+				if r := ir.CompareValues(a.ks[i], b.ks[i]); r != 0 {
 					return r
 				}
 			}
 			return 0
 		})
-		out = append(out, rows[:min(len(rows), q.MaxRowsPerUnit)]...)
+		for _, k := range kr[:min(len(kr), q.MaxRowsPerUnit)] {
+			out = append(out, k.e)
+		}
 	}
-	return out
+	return out, nil
 }
 
-func contribution(a ir.BackendAgg, e env) int64 {
-	if a.Kind == ir.CountRows {
-		return 1
+// aggInput is an aggregate's input (its column or expression), nil for
+// COUNT(*).
+func aggInput(a ir.BackendAgg) ir.Expr {
+	switch {
+	case a.Expr != nil:
+		return a.Expr
+	case a.Column != nil:
+		return *a.Column
 	}
-	v := e[key(*a.Column)]
+	return nil
+}
+
+func contribution(a ir.BackendAgg, e env) (int64, error) {
+	if a.Kind == ir.CountRows {
+		return 1, nil
+	}
+	v, err := eval(aggInput(a), e)
+	if err != nil {
+		return 0, err
+	}
 	if v.IsNull() {
-		return 0
+		return 0, nil
 	}
 	if a.Kind == ir.CountValues {
-		return 1
+		return 1, nil
 	}
 	if a.Quantum == 0 {
-		return min(max(v.Int, int64(a.Lo)), int64(a.Hi))
+		return min(max(v.Int, int64(a.Lo)), int64(a.Hi)), nil
 	}
 	x, _ := v.AsFloat()
-	return int64(math.Floor(math.Min(math.Max(x, a.Lo), a.Hi)/a.Quantum + 0.5))
+	return int64(math.Floor(math.Min(math.Max(x, a.Lo), a.Hi)/a.Quantum + 0.5)), nil
 }
 
 // eval is SQL evaluation with three-valued logic: NULL is ir.Null.
