@@ -64,8 +64,17 @@ const maxExact = 1 << 53
 // Every expression is total (DESIGN.md's totality rule): no value a row
 // may hold makes the statement fail.
 func (d *Dialect) Render(q *ir.BackendQuery) (Statement, error) {
-	if err := validate(q); err != nil {
+	r, err := d.render(q)
+	if err != nil {
 		return Statement{}, err
+	}
+	return Statement{SQL: r.b.String(), Args: r.args}, nil
+}
+
+// render validates and renders q; Render and Measure read the result.
+func (d *Dialect) render(q *ir.BackendQuery) (*renderer, error) {
+	if err := validate(q); err != nil {
+		return nil, err
 	}
 	r := &renderer{d: d}
 	if q.MaxRowsPerUnit > 0 {
@@ -73,10 +82,7 @@ func (d *Dialect) Render(q *ir.BackendQuery) (Statement, error) {
 	} else {
 		r.plain(q)
 	}
-	if r.err != nil {
-		return Statement{}, r.err
-	}
-	return Statement{SQL: r.b.String(), Args: r.args}, nil
+	return r, r.err
 }
 
 // Shape is what a backend's fixed limits look at in a rendered statement.
@@ -93,17 +99,9 @@ type Shape struct {
 // return. The planner calls it (through planner.Limits) to refuse, before
 // anything is charged, statements that exceed MaxParams or MaxDepth.
 func (d *Dialect) Measure(q *ir.BackendQuery) (Shape, error) {
-	if err := validate(q); err != nil {
+	r, err := d.render(q)
+	if err != nil {
 		return Shape{}, err
-	}
-	r := &renderer{d: d}
-	if q.MaxRowsPerUnit > 0 {
-		r.bounded(q)
-	} else {
-		r.plain(q)
-	}
-	if r.err != nil {
-		return Shape{}, r.err
 	}
 	return Shape{Params: len(r.args), Depth: r.max}, nil
 }
