@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -610,19 +609,4 @@ func (e *Engine) checkJoinKeys(ctx context.Context, q *ir.BackendQuery) error {
 		e.domMu.Unlock()
 	}
 	return nil
-}
-
-// saturatingAdd is v + n clamped to the int64 limits. The backend's sums
-// saturate there (a sum never fails, whatever the data); wrapping around
-// would turn a large noisy sum into a negative one. Clamping the exact
-// noisy value is post-processing, so it costs no privacy.
-func saturatingAdd(v, n int64) int64 {
-	s := v + n
-	switch {
-	case n > 0 && s < v:
-		return math.MaxInt64
-	case n < 0 && s > v:
-		return math.MinInt64
-	}
-	return s
 }

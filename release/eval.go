@@ -186,7 +186,7 @@ func arith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
 		// result is exact whenever it fits.
 		switch op {
 		case ir.OpAdd:
-			return ir.Int(saturate(l.Int+r.Int, float64(l.Int)+float64(r.Int))), nil
+			return ir.Int(saturatingAdd(l.Int, r.Int)), nil
 		case ir.OpSub:
 			return ir.Int(saturate(l.Int-r.Int, float64(l.Int)-float64(r.Int))), nil
 		case ir.OpMul:
@@ -379,4 +379,20 @@ func likeMatch(s, pattern string, fold bool) bool {
 	re.WriteString("$")
 	m, err := regexp.MatchString(re.String(), s)
 	return err == nil && m
+}
+
+// saturatingAdd is v + n clamped to the int64 limits, exactly (saturate
+// needs a float estimate only for products). The backend's sums saturate
+// there (a sum never fails, whatever the data) and noise is added with it,
+// so a large noisy sum never wraps to a negative one; clamping the exact
+// noisy value is post-processing, so it costs no privacy.
+func saturatingAdd(v, n int64) int64 {
+	s := v + n
+	switch {
+	case n > 0 && s < v:
+		return math.MaxInt64
+	case n < 0 && s > v:
+		return math.MinInt64
+	}
+	return s
 }
