@@ -156,6 +156,13 @@ datasets:
 		}
 		return 0, true
 	}
+	// MySQL's truth value of age > 40: 1, 0, or NULL when age is NULL.
+	gt40 := func(r row) (int64, bool) {
+		if r.age == nil {
+			return 0, false
+		}
+		return int64(btoi(*r.age > 40)), true
+	}
 	double := func(r row) (int64, bool) { a, ok := clampAge(r); return 2 * a, ok }
 	minus17 := func(r row) (int64, bool) { a, ok := clampAge(r); return a - 17, ok }
 	half := func(r row) (int64, bool) { a, ok := clampAge(r); return a / 2, ok }
@@ -175,6 +182,9 @@ datasets:
 	}{
 		{pg, "SELECT SUM(CASE WHEN age > 40 THEN 1 ELSE 0 END) FROM " + table, func(float64) []int64 { return []int64{sumInt(indicator)} }},
 		{my, "SELECT SUM(CASE WHEN age > 40 THEN 1 ELSE 0 END) FROM " + table, func(float64) []int64 { return []int64{sumInt(indicator)} }},
+		{my, "SELECT SUM(IF(age > 40, 1, 0)) FROM " + table, func(float64) []int64 { return []int64{sumInt(indicator)} }},
+		{my, "SELECT SUM(age > 40) FROM " + table, func(float64) []int64 { return []int64{sumInt(gt40)} }},
+		{my, "SELECT AVG(age > 40) FROM " + table, func(float64) []int64 { return []int64{sumInt(gt40), countOf(gt40)} }},
 		{pg, "SELECT SUM(age * 2) FROM " + table, func(float64) []int64 { return []int64{sumInt(double)} }},
 		{my, "SELECT SUM(age * 2) FROM " + table, func(float64) []int64 { return []int64{sumInt(double)} }},
 		{pg, "SELECT AVG(age - 17) FROM " + table, func(float64) []int64 { return []int64{sumInt(minus17), countOf(minus17)} }},

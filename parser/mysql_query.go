@@ -276,6 +276,15 @@ func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, erro
 	if err != nil {
 		return ir.Aggregate{}, err
 	}
+	if isBoolean(x) {
+		// MySQL's truth values are the integers 1 and 0 (SUM(age > 40)
+		// counts the rows over 40); NULL stays NULL, so COUNT and AVG
+		// skip the rows where the condition is unknown, as MySQL does.
+		x = ir.Case{Whens: []ir.When{
+			{Cond: x, Then: ir.Literal{Value: ir.Int(1)}},
+			{Cond: ir.Not{X: x}, Then: ir.Literal{Value: ir.Int(0)}},
+		}}
+	}
 	return ir.Aggregate{Func: fn, ArgExpr: x}, nil
 }
 
@@ -626,6 +635,16 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			out = ir.Func{Name: "textcat", Args: []ir.Expr{out, a}}
 		}
 		return out, nil
+	case "if":
+		// IF(c, a, b) is CASE WHEN c THEN a ELSE b END.
+		if len(f.Args) != 3 {
+			return nil, notAgg("function if takes 3 arguments, not %d", len(f.Args))
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Case{Whens: []ir.When{{Cond: args[0], Then: args[1]}}, Else: args[2]}, nil
 	case "mod":
 		if len(f.Args) != 2 {
 			return nil, notAgg("function mod takes 2 arguments, not %d", len(f.Args))
@@ -731,4 +750,16 @@ func myDescribe(e ast.ExprNode) string {
 		return "MATCH ... AGAINST"
 	}
 	return "this expression"
+}
+
+// isBoolean reports whether e is a condition by its form (a comparison, a
+// connective, IS NULL, LIKE, IN, BETWEEN or a boolean literal).
+func isBoolean(e ir.Expr) bool {
+	switch n := e.(type) {
+	case ir.Compare, ir.Between, ir.In, ir.Like, ir.IsNull, ir.And, ir.Or, ir.Not:
+		return true
+	case ir.Literal:
+		return n.Value.Kind == ir.KindBool
+	}
+	return false
 }

@@ -176,6 +176,17 @@ func TestAggregateSubset(t *testing.T) {
 				{Agg: ir.AggCount, ArgExpr: ir.Case{Whens: []ir.When{{Cond: ir.Compare{Op: ir.OpEq, L: col("", "sex"), R: lit(ir.String("F"))}, Then: lit(ir.Int(1))}}}},
 				{Agg: ir.AggSum, Arg: colp("p", "age")},
 			}}},
+		{"mysql IF and truth values as integers", MySQL,
+			"SELECT SUM(IF(age > 40, 1, 0)), SUM(age > 40), AVG(sex = 'F') FROM people",
+			ir.Query{From: people, Select: []ir.SelectItem{
+				{Agg: ir.AggSum, ArgExpr: ir.Case{Whens: []ir.When{{Cond: ir.Compare{Op: ir.OpGt, L: col("", "age"), R: lit(ir.Int(40))}, Then: lit(ir.Int(1))}}, Else: lit(ir.Int(0))}},
+				{Agg: ir.AggSum, ArgExpr: ir.Case{Whens: []ir.When{
+					{Cond: ir.Compare{Op: ir.OpGt, L: col("", "age"), R: lit(ir.Int(40))}, Then: lit(ir.Int(1))},
+					{Cond: ir.Not{X: ir.Compare{Op: ir.OpGt, L: col("", "age"), R: lit(ir.Int(40))}}, Then: lit(ir.Int(0))}}}},
+				{Agg: ir.AggAvg, ArgExpr: ir.Case{Whens: []ir.When{
+					{Cond: ir.Compare{Op: ir.OpEq, L: col("", "sex"), R: lit(ir.String("F"))}, Then: lit(ir.Int(1))},
+					{Cond: ir.Not{X: ir.Compare{Op: ir.OpEq, L: col("", "sex"), R: lit(ir.String("F"))}}, Then: lit(ir.Int(0))}}}},
+			}}},
 		{"constants of every kind", Postgres, `SELECT AVG(age) + 1, 'label' AS kind, TRUE AS "_", NULL AS x, -2 FROM people`,
 			ir.Query{From: people, Select: []ir.SelectItem{
 				{Expr: ir.Arith{Op: ir.OpAdd, L: ir.Aggregate{Func: ir.AggAvg, Arg: colp("", "age")}, R: lit(ir.Int(1))}},
