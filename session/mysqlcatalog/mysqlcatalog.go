@@ -129,7 +129,42 @@ func Query(ctx context.Context, sql string, args []ir.Value, database string, ta
 	if err := rows.Err(); err != nil {
 		return nil, nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "this information_schema query cannot be answered on a non-MySQL backend")
 	}
+	typeComputed(cols, out)
 	return cols, out, nil
+}
+
+// typeComputed types the columns SQLite declares no type for (COUNT(*),
+// arithmetic) from their values, as MySQL would type them: BIGINT when
+// every value is an integer, DOUBLE when every value is a number. Sent as
+// text instead, COUNT(*) reads "0", which clients take for true
+// (SQLAlchemy's has_table, and so pandas read_sql, which first asks
+// whether the query text names a table).
+func typeComputed(cols []backends.ColumnInfo, rows [][]ir.Value) {
+	for i := range cols {
+		if cols[i].Type != "" {
+			continue
+		}
+		ints, nums, seen := true, true, false
+		for _, r := range rows {
+			switch v := r[i]; {
+			case v.IsNull():
+				continue
+			case v.Kind == ir.KindInt:
+			case v.Kind == ir.KindFloat:
+				ints = false
+			default:
+				ints, nums = false, false
+			}
+			seen = true
+		}
+		switch {
+		case !seen:
+		case ints:
+			cols[i].Type = "BIGINT"
+		case nums:
+			cols[i].Type = "DOUBLE"
+		}
+	}
 }
 
 func shortMessage(err error) string {

@@ -82,3 +82,30 @@ func TestRewriteConvert(t *testing.T) {
 		}
 	}
 }
+
+// TestComputedColumnTypes: a computed column (SQLite declares no type for
+// it) is typed from its values, so SQLAlchemy's has_table reads COUNT(*)
+// as the integer 0, not the string "0" (which Python takes for true).
+func TestComputedColumnTypes(t *testing.T) {
+	tests := []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'shop' AND table_name = 'nope'", []string{"BIGINT"}},
+		{"SELECT COUNT(*), SUM(ORDINAL_POSITION) / 2.0, MAX(COLUMN_NAME), NULL FROM information_schema.columns", []string{"BIGINT", "DOUBLE", "", ""}},
+	}
+	for _, tc := range tests {
+		cols, rows, err := Query(context.Background(), tc.sql, nil, "shop", catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cols {
+			if c.Type != tc.want[i] {
+				t.Errorf("%s: column %d typed %q, want %q", tc.sql, i, c.Type, tc.want[i])
+			}
+		}
+		if len(rows) != 1 || rows[0][0].Kind != ir.KindInt {
+			t.Errorf("%s: %v, want one row starting with an integer", tc.sql, rows)
+		}
+	}
+}
