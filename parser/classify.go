@@ -172,6 +172,23 @@ func countConst(isNull bool) (ir.Aggregate, error) {
 	return ir.Aggregate{Func: ir.AggCount}, nil
 }
 
+// filterAggregate lowers agg(...) FILTER (WHERE cond) to an aggregate
+// of CASE WHEN cond THEN arg END (COUNT(*) counts CASE WHEN cond THEN 1
+// END): the rows the condition rejects give NULL, which COUNT, SUM and
+// AVG (its sum and its count) skip, so the result is the filtered
+// aggregate and the argument's range, hence the sensitivity, is the
+// unfiltered one's.
+func filterAggregate(a ir.Aggregate, cond ir.Expr) ir.Aggregate {
+	var v ir.Expr = ir.Literal{Value: ir.Int(1)}
+	switch {
+	case a.Arg != nil:
+		v = *a.Arg
+	case a.ArgExpr != nil:
+		v = a.ArgExpr
+	}
+	return ir.Aggregate{Func: a.Func, ArgExpr: ir.Case{Whens: []ir.When{{Cond: cond, Then: v}}}}
+}
+
 // Messages shared by both dialects, so the analyst sees the same advice
 // whichever front end they use.
 const (

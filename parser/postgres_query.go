@@ -489,8 +489,20 @@ func pgIsAggregateName(name string) bool {
 }
 
 // pgAggregate converts COUNT/SUM/AVG of one column or expression (or
-// COUNT(*)).
+// COUNT(*)), with its FILTER (WHERE ...) clause if any.
 func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
+	a, err := pgAggregateCall(f)
+	if err != nil || f.AggFilter == nil {
+		return a, err
+	}
+	cond, err := pgExpr(f.AggFilter, false)
+	if err != nil {
+		return ir.Aggregate{}, err
+	}
+	return filterAggregate(a, cond), nil
+}
+
+func pgAggregateCall(f *pg.FuncCall) (ir.Aggregate, error) {
 	name := pgFuncName(f)
 	var fn ir.AggFunc
 	switch name {
@@ -509,8 +521,6 @@ func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 	switch {
 	case f.Over != nil:
 		return ir.Aggregate{}, notAgg(msgWindow)
-	case f.AggFilter != nil:
-		return ir.Aggregate{}, notAgg("aggregate FILTER clauses are not supported; move the condition into WHERE")
 	case len(f.AggOrder) > 0 || f.AggWithinGroup:
 		return ir.Aggregate{}, notAgg("ORDER BY inside an aggregate is not supported")
 	case f.FuncVariadic:
