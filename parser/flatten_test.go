@@ -202,7 +202,7 @@ func TestFlattenRefusals(t *testing.T) {
 		{"star over a subquery and a join", Postgres, "SELECT count(*) FROM (SELECT * FROM (SELECT age FROM people) a JOIN cities c ON a.age = c.id) s", "SELECT * over subquery a joined"},
 		{"subquery without from", Postgres, "SELECT count(*) FROM (SELECT 1 AS x) s", "must read a table"},
 		{"values inside", Postgres, "SELECT count(*) FROM (VALUES (1)) s(x)", "VALUES"},
-		{"mysql index hint inside", MySQL, "SELECT count(*) FROM (SELECT age FROM people) s WHERE age IN (SELECT 1)", "subqueries"},
+		{"mysql subquery in the inner where", MySQL, "SELECT count(*) FROM (SELECT age FROM people) s WHERE age IN (SELECT 1)", "subqueries"},
 		{"aggregate over a grouped cte", Postgres, "WITH t AS (SELECT sex, avg(age) AS a FROM people GROUP BY sex) SELECT avg(a) FROM t", "aggregating the result of an aggregate query"},
 		{"unreferenced aggregate cte still refused", MySQL, "WITH t AS (SELECT count(*) AS n FROM people) SELECT count(*) FROM people", "aggregating the result"},
 	}
@@ -244,6 +244,38 @@ func TestFlattenStatementRefusals(t *testing.T) {
 // subqueries are.
 func TestFlattenRelations(t *testing.T) {
 	st := parseOne(t, Postgres, "WITH t AS (SELECT age FROM people) SELECT count(*) FROM (SELECT age FROM t) s")
+	want := []ir.TableRef{{Name: "people"}}
+	if !reflect.DeepEqual(st.Relations, want) {
+		t.Errorf("Relations = %v, want %v", st.Relations, want)
+	}
+}
+
+// TestFlattenKnowsEveryQueryField fails when a field is added to the IR
+// types the flattening rewrites: flattenQuery must then substitute the
+// derived table's columns in it too, or a reference to the subquery
+// would reach the planner unresolved.
+func TestFlattenKnowsEveryQueryField(t *testing.T) {
+	known := map[reflect.Type][]string{
+		reflect.TypeOf(ir.Query{}):      {"From", "Joins", "Select", "Where", "GroupBy", "Having", "OrderBy", "Limit", "Offset"},
+		reflect.TypeOf(ir.SelectItem{}): {"Agg", "Arg", "ArgExpr", "Distinct", "Expr", "Alias"},
+		reflect.TypeOf(ir.OrderItem{}):  {"Expr", "Desc"},
+		reflect.TypeOf(ir.Join{}):       {"Table", "Left", "Right", "Outer", "NullSafe"},
+		reflect.TypeOf(ir.Aggregate{}):  {"Func", "Arg", "ArgExpr"},
+	}
+	for typ, want := range known {
+		var got []string
+		for i := 0; i < typ.NumField(); i++ {
+			got = append(got, typ.Field(i).Name)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v has fields %v; flatten.go handles %v: teach it the new ones", typ, got, want)
+		}
+	}
+}
+
+// TestFlattenRelationsMySQL: the same for the MySQL walker.
+func TestFlattenRelationsMySQL(t *testing.T) {
+	st := parseOne(t, MySQL, "WITH t AS (SELECT age FROM people) SELECT count(*) FROM (SELECT age FROM t) s")
 	want := []ir.TableRef{{Name: "people"}}
 	if !reflect.DeepEqual(st.Relations, want) {
 		t.Errorf("Relations = %v, want %v", st.Relations, want)
