@@ -277,6 +277,9 @@ func (f flattener) scope(from fromTree) (*scope, error) {
 		inner = append(inner, j.Table)
 	}
 	for _, j := range from.joins {
+		if alias != "" && sameIdent(f.fold, alias, j.Table.RefName()) {
+			return nil, notAgg("table name %s is specified more than once (a subquery and a joined table); give one of them another alias", alias)
+		}
 		for _, t := range inner {
 			if f.same(t.RefName(), j.Table.RefName()) {
 				return nil, notAgg("table name %s is used both inside subquery %s and outside it; give one of them another alias", j.Table.RefName(), alias)

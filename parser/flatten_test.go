@@ -199,6 +199,7 @@ func TestFlattenRefusals(t *testing.T) {
 		{"alias list over star", Postgres, "SELECT count(*) FROM (SELECT * FROM people) s(a) WHERE a = 1", "column alias list over SELECT *"},
 		{"alias list too long", Postgres, "SELECT count(*) FROM (SELECT age FROM people) s(a, b)", "2 column names"},
 		{"alias clash", Postgres, "SELECT count(*) FROM (SELECT city_id FROM people c) s JOIN cities c ON s.city_id = c.id", "give one of them another alias"},
+		{"derived alias reused by a join", MySQL, "SELECT count(*) FROM (SELECT city_id FROM people) c JOIN cities c ON c.city_id = c.id", "specified more than once"},
 		{"star over a subquery and a join", Postgres, "SELECT count(*) FROM (SELECT * FROM (SELECT age FROM people) a JOIN cities c ON a.age = c.id) s", "SELECT * over subquery a joined"},
 		{"subquery without from", Postgres, "SELECT count(*) FROM (SELECT 1 AS x) s", "must read a table"},
 		{"values inside", Postgres, "SELECT count(*) FROM (VALUES (1)) s(x)", "VALUES"},
