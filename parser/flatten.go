@@ -32,8 +32,42 @@ type derivedTable struct {
 	// columns renames the first len(columns) output columns (AS s(a, b),
 	// WITH t(a, b) AS ...).
 	columns []string
-	body    *rowSelect // a subquery; nil for a CTE reference
+	body    *rowSelect // a subquery that projects; nil otherwise
+	agg     *ir.Query  // an aggregate subquery, already flat; nil otherwise
 	cte     *cteDef    // a CTE reference; nil for a subquery
+}
+
+// source returns what a derived table reads (a CTE's body for a
+// reference), its name and column alias list, counting a CTE's use.
+func (d *derivedTable) source() (body *rowSelect, agg *ir.Query, alias string, columns []string, err error) {
+	body, agg, alias, columns = d.body, d.agg, d.alias, d.columns
+	if d.cte != nil {
+		d.cte.uses++
+		if d.cte.uses > 1 {
+			return nil, nil, "", nil, notAgg(msgCTETwice, d.cte.name)
+		}
+		body, agg = d.cte.body, d.cte.agg
+		if alias == "" {
+			alias = d.cte.name
+		}
+		if columns == nil {
+			columns = d.cte.columns
+		}
+	}
+	return body, agg, alias, columns, nil
+}
+
+// aggValued reports whether a FROM item's rows are the output of an
+// aggregate query: an aggregate subquery, or a projection of one.
+func (d *derivedTable) aggValued() bool {
+	if d == nil {
+		return false
+	}
+	body, agg := d.body, d.agg
+	if d.cte != nil {
+		body, agg = d.cte.body, d.cte.agg
+	}
+	return agg != nil || (body != nil && body.from.derived.aggValued())
 }
 
 // cteDef is one non-recursive CTE of a WITH clause, converted once.
@@ -42,7 +76,8 @@ type derivedTable struct {
 type cteDef struct {
 	name    string
 	columns []string
-	body    *rowSelect
+	body    *rowSelect // as derivedTable: one of body and agg is set
+	agg     *ir.Query
 	uses    int
 }
 
@@ -66,11 +101,17 @@ func (e *cteEnv) lookup(name string) *cteDef {
 	return nil
 }
 
-// rowSelect is an inner SELECT that only projects, filters and joins.
+// rowSelect is an inner SELECT that only projects, filters and joins, or
+// a SELECT over an aggregate subquery (its FROM is aggValued): that one
+// post-processes the aggregate's rows and may order and limit them, its
+// expressions converted as post-processing (the select list's rules).
 type rowSelect struct {
-	items []rowItem
-	from  fromTree
-	where ir.Expr // nil when absent
+	items   []rowItem
+	from    fromTree
+	where   ir.Expr // nil when absent
+	orderBy []ir.OrderItem
+	limit   *int64
+	offset  *int64
 }
 
 // rowItem is one item of an inner select list: an expression with its
@@ -243,24 +284,22 @@ type scope struct {
 func (f flattener) scope(from fromTree) (*scope, error) {
 	sc := &scope{f: f, table: from.table, own: from.joins}
 	if from.derived == nil {
+		for _, j := range from.joins {
+			for _, c := range []ir.ColumnRef{j.Left, j.Right} {
+				if _, err := sc.column(c); err != nil {
+					return nil, err
+				}
+			}
+		}
 		sc.from, sc.joins = from.table, from.joins
 		return sc, nil
 	}
-	dt := from.derived
-	body, alias := dt.body, dt.alias
-	columns := dt.columns
-	if dt.cte != nil {
-		dt.cte.uses++
-		if dt.cte.uses > 1 {
-			return nil, notAgg(msgCTETwice, dt.cte.name)
-		}
-		body = dt.cte.body
-		if alias == "" {
-			alias = dt.cte.name
-		}
-		if columns == nil {
-			columns = dt.cte.columns
-		}
+	if from.derived.aggValued() {
+		return nil, notAgg(msgNestedAggr, "aggregates or GROUP BY")
+	}
+	body, _, alias, columns, err := from.derived.source()
+	if err != nil {
+		return nil, err
 	}
 	d, err := f.rows(body)
 	if err != nil {
@@ -332,13 +371,27 @@ func (s *scope) ownJoin(schema, qual string) bool {
 	return false
 }
 
+// isTable reports whether schema.qual names this level's first table.
+func (s *scope) isTable(schema, qual string) bool {
+	t := s.table
+	if schema != "" {
+		return t.Alias == "" && s.f.same(t.Name, qual) && (t.Schema == "" || s.f.same(t.Schema, schema))
+	}
+	return s.f.same(t.RefName(), qual)
+}
+
 // column resolves a column reference of this level to what it reads.
 func (s *scope) column(c ir.ColumnRef) (ir.Expr, error) {
 	if s.d == nil {
 		// A table: qualify a bare name when it is the only table, so that
-		// tables joined at an outer level cannot make it ambiguous.
-		if c.Qualifier == "" && len(s.own) == 0 {
+		// tables joined at an outer level cannot make it ambiguous. A
+		// qualifier must name a table of this level: once merged, an
+		// outer table of that name would otherwise answer for it.
+		switch {
+		case c.Qualifier == "" && len(s.own) == 0:
 			c.Qualifier = s.table.RefName()
+		case c.Qualifier != "" && !s.ownJoin(c.Schema, c.Qualifier) && !s.isTable(c.Schema, c.Qualifier):
+			return nil, notAgg("missing FROM-clause entry for table %s inside a subquery", colText(ir.ColumnRef{Schema: c.Schema, Name: c.Qualifier}))
 		}
 		return c, nil
 	}
@@ -537,4 +590,239 @@ func (d *derivedTable) refName() string {
 		return d.cte.name
 	}
 	return d.alias
+}
+
+// flattenOverAggregate merges a SELECT over an aggregate subquery into that
+// aggregate query: its select list becomes post-processing over the
+// subquery's outputs (grouping columns, aggregates, expressions), its
+// WHERE a HAVING ANDed after the inner one, its ORDER BY, LIMIT and
+// OFFSET those of the query. The planner then checks the result as any
+// query: everything outside the aggregates reads only noisy outputs.
+func flattenOverAggregate(r *rowSelect, fold bool) (*ir.Query, error) {
+	return flattener{fold: fold}.overAggregate(r)
+}
+
+// aggOutput is one output column of an aggregate subquery: its name and
+// what it is as an expression of the merged query.
+type aggOutput struct {
+	name  string
+	item  ir.SelectItem
+	value ir.Expr
+}
+
+func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
+	if len(r.from.joins) > 0 {
+		return nil, notAgg("joining the result of an aggregate query is not supported; join the tables inside it")
+	}
+	body, agg, alias, columns, err := r.from.derived.source()
+	if err != nil {
+		return nil, err
+	}
+	inner := agg
+	if inner == nil {
+		if inner, err = f.overAggregate(body); err != nil {
+			return nil, err
+		}
+	}
+	outs, err := aggOutputs(inner)
+	if err != nil {
+		return nil, err
+	}
+	if len(columns) > len(outs) {
+		return nil, notAgg("subquery %s has %d columns available but %d column names were given", alias, len(outs), len(columns))
+	}
+	for i, c := range columns {
+		outs[i].name = c
+		outs[i].item.Alias = c
+	}
+	lookup := func(c ir.ColumnRef) (ir.Expr, error) {
+		if c.Schema != "" || (c.Qualifier != "" && (alias == "" || !f.same(c.Qualifier, alias))) {
+			return nil, notAgg("missing FROM-clause entry for table %s: the tables inside subquery %s are not visible outside it; qualify the column with %s",
+				colText(ir.ColumnRef{Schema: c.Schema, Name: c.Qualifier}), alias, alias)
+		}
+		var found ir.Expr
+		n := 0
+		for _, o := range outs {
+			if o.name != "" && f.same(o.name, c.Name) {
+				found, n = o.value, n+1
+			}
+		}
+		switch n {
+		case 0:
+			return nil, notAgg("column %s does not exist in subquery %s", c.Name, alias)
+		case 1:
+			return found, nil
+		}
+		return nil, notAgg("column reference %s is ambiguous: subquery %s has %d columns of that name", c.Name, alias, n)
+	}
+	subst := func(e ir.Expr, keep []string) (ir.Expr, error) {
+		return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+			switch n := n.(type) {
+			case ir.ColumnRef:
+				if n.Qualifier == "" && slicesContainsFold(f, keep, n.Name) {
+					return n, nil
+				}
+				return lookup(n)
+			case ir.Aggregate:
+				return nil, notAgg(msgNestedAggr, "aggregates or GROUP BY")
+			}
+			return n, nil
+		})
+	}
+	out := *inner
+	out.Select = nil
+	for _, it := range r.items {
+		if it.star {
+			if it.schema != "" || (it.qual != "" && (alias == "" || !f.same(it.qual, alias))) {
+				return nil, notAgg("missing FROM-clause entry for table %s in %s.*", it.qual, it.qual)
+			}
+			for _, o := range outs {
+				out.Select = append(out.Select, o.item)
+			}
+			continue
+		}
+		e, err := subst(it.expr, nil)
+		if err != nil {
+			return nil, err
+		}
+		out.Select = append(out.Select, outputItem(e, it.name))
+	}
+	limited := inner.Limit != nil || inner.Offset != nil
+	if r.where != nil {
+		if limited {
+			return nil, notAgg("filtering the result of an aggregate query with LIMIT or OFFSET is not supported; filter with HAVING inside it")
+		}
+		w, err := subst(r.where, nil)
+		if err != nil {
+			return nil, err
+		}
+		out.Having = andExpr(inner.Having, w)
+	}
+	if len(r.orderBy) > 0 {
+		if limited {
+			return nil, notAgg("ordering the result of an aggregate query with LIMIT or OFFSET is not supported; order inside it")
+		}
+		var names []string
+		for _, it := range out.Select {
+			if it.Alias != "" {
+				names = append(names, it.Alias)
+			}
+		}
+		out.OrderBy = nil
+		for _, o := range r.orderBy {
+			if o.Expr, err = subst(o.Expr, names); err != nil {
+				return nil, err
+			}
+			out.OrderBy = append(out.OrderBy, o)
+		}
+	} else if out.OrderBy, err = innerOrder(f, inner, outs); err != nil {
+		return nil, err
+	}
+	if r.limit != nil || r.offset != nil {
+		if limited {
+			return nil, notAgg("LIMIT or OFFSET both inside and outside a subquery is not supported; keep one")
+		}
+		out.Limit, out.Offset = r.limit, r.offset
+	}
+	return &out, nil
+}
+
+func slicesContainsFold(f flattener, names []string, name string) bool {
+	for _, n := range names {
+		if f.same(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// aggOutputs lists an aggregate query's outputs as the planner names them:
+// the alias, else a column's name, an aggregate's function name or a
+// function's name.
+func aggOutputs(q *ir.Query) ([]aggOutput, error) {
+	outs := make([]aggOutput, 0, len(q.Select))
+	for _, it := range q.Select {
+		o := aggOutput{name: it.Alias, item: it}
+		switch {
+		case it.Distinct:
+			return nil, notAgg("DISTINCT aggregates are not supported")
+		case it.Expr != nil:
+			o.value = it.Expr
+			if f, ok := it.Expr.(ir.Func); ok && o.name == "" {
+				o.name = f.Name
+			}
+		case it.Agg == ir.AggNone:
+			o.value = *it.Arg
+			if o.name == "" {
+				o.name = it.Arg.Name
+			}
+		default:
+			o.value = ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr}
+			if o.name == "" {
+				o.name = it.Agg.String()
+			}
+		}
+		outs = append(outs, o)
+	}
+	return outs, nil
+}
+
+// outputItem is the select item computing e under name.
+func outputItem(e ir.Expr, name string) ir.SelectItem {
+	switch x := e.(type) {
+	case ir.ColumnRef:
+		return ir.SelectItem{Arg: &x, Alias: name}
+	case ir.Aggregate:
+		return ir.SelectItem{Agg: x.Func, Arg: x.Arg, ArgExpr: x.ArgExpr, Alias: name}
+	}
+	return ir.SelectItem{Expr: e, Alias: name}
+}
+
+// innerOrder rewrites an aggregate subquery's ORDER BY for the merged
+// query, whose select list differs: positions and output names become
+// what they named.
+func innerOrder(f flattener, inner *ir.Query, outs []aggOutput) ([]ir.OrderItem, error) {
+	var order []ir.OrderItem
+	for _, o := range inner.OrderBy {
+		e, err := ir.Rewrite(o.Expr, func(n ir.Expr) (ir.Expr, error) {
+			switch n := n.(type) {
+			case ir.OutputRef:
+				if n.Index < 0 || n.Index >= len(outs) {
+					return nil, notAgg("ORDER BY position %d is not in the select list", n.Index+1)
+				}
+				return outs[n.Index].value, nil
+			case ir.ColumnRef:
+				if n.Qualifier != "" {
+					return n, nil
+				}
+				for _, it := range inner.Select {
+					if a := aggOutputName(it); a != "" && f.same(a, n.Name) {
+						return outputValue(it), nil
+					}
+				}
+			}
+			return n, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		order = append(order, ir.OrderItem{Expr: e, Desc: o.Desc})
+	}
+	return order, nil
+}
+
+func aggOutputName(it ir.SelectItem) string {
+	o, _ := aggOutputs(&ir.Query{Select: []ir.SelectItem{it}})
+	if len(o) == 0 {
+		return ""
+	}
+	return o[0].name
+}
+
+func outputValue(it ir.SelectItem) ir.Expr {
+	o, _ := aggOutputs(&ir.Query{Select: []ir.SelectItem{it}})
+	if len(o) == 0 {
+		return nil
+	}
+	return o[0].value
 }

@@ -17,6 +17,8 @@ var flattenSeeds = [][2]string{
 	{"WITH a AS (SELECT age FROM people) SELECT age AS s FROM a", "s = 1"},
 	{"SELECT age FROM people ORDER BY age", "age BETWEEN 1 AND $1"},
 	{"SELECT count(*) AS n FROM people", "n > 1"},
+	{"SELECT sex, count(*) AS n FROM people GROUP BY sex ORDER BY 2", "s.sex = 'F' AND n > 1"},
+	{"SELECT * FROM (SELECT sex, sum(age) AS n FROM people GROUP BY sex) a", "n > 1"},
 	{"SELECT age FROM people LIMIT 1", "true"},
 	{"SELECT CASE WHEN age > 1 THEN 'a' END AS c FROM people", "c IS NULL"},
 }
@@ -42,7 +44,13 @@ func FuzzFlattenMySQL(f *testing.F) {
 // is left unresolved or silently re-bound.
 func checkFlatten(t *testing.T, d Dialect, inner, where string) {
 	t.Helper()
-	sql := "SELECT count(*), sum(s.age) FROM (" + inner + ") AS s WHERE " + where + " GROUP BY s.sex HAVING count(*) > 1 ORDER BY s.sex"
+	checkFlattened(t, d, "SELECT count(*), sum(s.age) FROM ("+inner+") AS s WHERE "+where+" GROUP BY s.sex HAVING count(*) > 1 ORDER BY s.sex")
+	// Over an aggregate subquery: post-processing of its rows.
+	checkFlattened(t, d, "SELECT *, s.n FROM ("+inner+") AS s WHERE "+where+" ORDER BY s.n LIMIT 3")
+}
+
+func checkFlattened(t *testing.T, d Dialect, sql string) {
+	t.Helper()
 	stmts, err := Parse(d, sql)
 	if err != nil || len(stmts) != 1 {
 		return

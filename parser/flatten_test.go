@@ -156,6 +156,70 @@ func TestFlattenShapes(t *testing.T) {
 	}
 }
 
+// TestOverAggregateShapes: a SELECT over an aggregate subquery is
+// post-processing of its rows (Metabase's filter on a summarised column,
+// Looker's pivot wrappers without their windows), merged into it by hand.
+func TestOverAggregateShapes(t *testing.T) {
+	people := tbl("", "people", "")
+	gt := func(l ir.Expr, n int64) ir.Expr { return ir.Compare{Op: ir.OpGt, L: l, R: lit(ir.Int(n))} }
+	count := ir.Aggregate{Func: ir.AggCount}
+	tests := []struct {
+		name string
+		d    Dialect
+		sql  string
+		want ir.Query
+	}{
+		{"metabase filter on a summarised column", Postgres,
+			`SELECT "source"."sex" AS "sex", "source"."count" AS "count" FROM (SELECT "public"."people"."sex" AS "sex", count(*) AS "count" FROM "public"."people" GROUP BY "public"."people"."sex" ORDER BY "public"."people"."sex" ASC) "source" WHERE "source"."count" > 10 LIMIT 2000`,
+			ir.Query{From: tbl("public", "people", ""),
+				Select:  []ir.SelectItem{{Arg: ptr(col3("public", "people", "sex")), Alias: "sex"}, {Agg: ir.AggCount, Alias: "count"}},
+				GroupBy: []ir.ColumnRef{col3("public", "people", "sex")},
+				Having:  gt(count, 10),
+				OrderBy: []ir.OrderItem{{Expr: col3("public", "people", "sex")}},
+				Limit:   i64(2000)}},
+		{"mysql nested stars with order and limit", MySQL,
+			"SELECT * FROM (SELECT * FROM (SELECT sex AS `people.sex`, count(*) AS `people.count` FROM people GROUP BY 1) aa) bb WHERE `people.count` > 5 ORDER BY `people.count` DESC LIMIT 500",
+			ir.Query{From: people,
+				Select:  []ir.SelectItem{{Arg: colp("", "sex"), Alias: "people.sex"}, {Agg: ir.AggCount, Alias: "people.count"}},
+				GroupBy: []ir.ColumnRef{col("", "sex")},
+				Having:  gt(count, 5),
+				OrderBy: []ir.OrderItem{{Expr: col("", "people.count"), Desc: true}},
+				Limit:   i64(500)}},
+		{"post-processing over the outputs, inner having kept first", Postgres,
+			"WITH t AS (SELECT sex, sum(age) AS s, count(*) AS n FROM people GROUP BY sex HAVING count(*) > 2) SELECT sex, s * 2 AS d, n FROM t WHERE sex <> 'M' AND n < 100",
+			ir.Query{From: people,
+				Select: []ir.SelectItem{{Arg: colp("", "sex"), Alias: "sex"},
+					{Expr: ir.Arith{Op: ir.OpMul, L: ir.Aggregate{Func: ir.AggSum, Arg: colp("", "age")}, R: lit(ir.Int(2))}, Alias: "d"},
+					{Agg: ir.AggCount, Alias: "n"}},
+				GroupBy: []ir.ColumnRef{col("", "sex")},
+				Having: ir.And{L: gt(count, 2), R: ir.And{L: ir.Compare{Op: ir.OpNe, L: col("", "sex"), R: lit(ir.String("M"))},
+					R: ir.Compare{Op: ir.OpLt, L: count, R: lit(ir.Int(100))}}}}},
+		{"inner order by position kept", Postgres,
+			"SELECT n FROM (SELECT sex, count(*) AS n FROM people GROUP BY sex ORDER BY 2 DESC LIMIT 1) s",
+			ir.Query{From: people, Select: []ir.SelectItem{{Agg: ir.AggCount, Alias: "n"}},
+				GroupBy: []ir.ColumnRef{col("", "sex")},
+				OrderBy: []ir.OrderItem{{Expr: count, Desc: true}}, Limit: i64(1)}},
+		{"column alias list over an aggregate", Postgres,
+			"SELECT k, c FROM (SELECT sex, count(*) FROM people GROUP BY sex) s(k, c)",
+			ir.Query{From: people, Select: []ir.SelectItem{{Arg: colp("", "sex"), Alias: "k"}, {Agg: ir.AggCount, Alias: "c"}},
+				GroupBy: []ir.ColumnRef{col("", "sex")}}},
+		{"unreferenced aggregate cte is never run", MySQL,
+			"WITH t AS (SELECT count(*) AS n FROM people) SELECT count(*) FROM people",
+			ir.Query{From: people, Select: []ir.SelectItem{{Agg: ir.AggCount}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := parseOne(t, tt.d, tt.sql)
+			if st.Query == nil {
+				t.Fatalf("not an aggregate: %s", st.NotAggregate)
+			}
+			if !reflect.DeepEqual(*st.Query, tt.want) {
+				t.Errorf("Query =\n%#v\nwant\n%#v", *st.Query, tt.want)
+			}
+		})
+	}
+}
+
 // TestFlattenRefusals: every construct the flattening cannot merge
 // exactly is refused with its reason, never dropped.
 func TestFlattenRefusals(t *testing.T) {
@@ -168,7 +232,7 @@ func TestFlattenRefusals(t *testing.T) {
 		{"nested aggregation", Postgres, "SELECT count(*) FROM (SELECT sex, count(*) AS n FROM people GROUP BY sex) s", "aggregating the result of an aggregate query is not supported"},
 		{"mysql nested aggregation", MySQL, "SELECT sum(n) FROM (SELECT count(*) AS n FROM people) s", "aggregating the result of an aggregate query is not supported"},
 		{"aggregate inside an expression", Postgres, "SELECT count(*) FROM (SELECT coalesce(sum(age), 0) AS n FROM people) s", "aggregating the result"},
-		{"having inside", Postgres, "SELECT count(*) FROM (SELECT age FROM people HAVING true) s", "aggregating the result"},
+		{"having inside", Postgres, "SELECT count(*) FROM (SELECT age FROM people HAVING true) s", "not in GROUP BY"},
 		{"limit inside", Postgres, "SELECT count(*) FROM (SELECT age FROM people ORDER BY age LIMIT 10) s", "LIMIT and OFFSET inside"},
 		{"offset inside", Postgres, "SELECT count(*) FROM (SELECT age FROM people OFFSET 10) s", "LIMIT and OFFSET inside"},
 		{"fetch inside", Postgres, "SELECT count(*) FROM (SELECT age FROM people FETCH FIRST 3 ROWS ONLY) s", "LIMIT and OFFSET inside"},
@@ -199,13 +263,23 @@ func TestFlattenRefusals(t *testing.T) {
 		{"alias list over star", Postgres, "SELECT count(*) FROM (SELECT * FROM people) s(a) WHERE a = 1", "column alias list over SELECT *"},
 		{"alias list too long", Postgres, "SELECT count(*) FROM (SELECT age FROM people) s(a, b)", "2 column names"},
 		{"alias clash", Postgres, "SELECT count(*) FROM (SELECT city_id FROM people c) s JOIN cities c ON s.city_id = c.id", "give one of them another alias"},
+		{"outer table named inside", Postgres, "SELECT count(*) FROM (SELECT city_id FROM people WHERE c.name = 'x') s JOIN cities c ON s.city_id = c.id", "missing FROM-clause entry for table c inside a subquery"},
+		{"outer table named in an inner join", MySQL, "SELECT count(*) FROM (SELECT * FROM people p JOIN zips z ON s.zip = z.zip) s", "missing FROM-clause entry for table s inside a subquery"},
 		{"derived alias reused by a join", MySQL, "SELECT count(*) FROM (SELECT city_id FROM people) c JOIN cities c ON c.city_id = c.id", "specified more than once"},
 		{"star over a subquery and a join", Postgres, "SELECT count(*) FROM (SELECT * FROM (SELECT age FROM people) a JOIN cities c ON a.age = c.id) s", "SELECT * over subquery a joined"},
 		{"subquery without from", Postgres, "SELECT count(*) FROM (SELECT 1 AS x) s", "must read a table"},
 		{"values inside", Postgres, "SELECT count(*) FROM (VALUES (1)) s(x)", "VALUES"},
 		{"mysql subquery in the inner where", MySQL, "SELECT count(*) FROM (SELECT age FROM people) s WHERE age IN (SELECT 1)", "subqueries"},
 		{"aggregate over a grouped cte", Postgres, "WITH t AS (SELECT sex, avg(age) AS a FROM people GROUP BY sex) SELECT avg(a) FROM t", "aggregating the result of an aggregate query"},
-		{"unreferenced aggregate cte still refused", MySQL, "WITH t AS (SELECT count(*) AS n FROM people) SELECT count(*) FROM people", "aggregating the result"},
+		{"aggregate over an aggregate subquery's output", MySQL, "SELECT sum(n) FROM (SELECT sex, count(*) AS n FROM people GROUP BY sex) s", "aggregating the result"},
+		{"group by over an aggregate subquery", Postgres, "SELECT n FROM (SELECT sex, count(*) AS n FROM people GROUP BY sex) s GROUP BY n", "aggregating the result"},
+		{"aggregate in the where over an aggregate subquery", Postgres, "SELECT n FROM (SELECT count(*) AS n FROM people) s WHERE count(*) > 1", "aggregates are not allowed in WHERE"},
+		{"join of an aggregate subquery", Postgres, "SELECT s.n FROM (SELECT zip, count(*) AS n FROM people GROUP BY zip) s JOIN zips z ON s.zip = z.zip", "joining the result of an aggregate query"},
+		{"filter after an inner limit", Postgres, "SELECT * FROM (SELECT sex, count(*) AS n FROM people GROUP BY sex ORDER BY n LIMIT 1) s WHERE n > 3", "LIMIT or OFFSET"},
+		{"limit inside and outside", MySQL, "SELECT * FROM (SELECT sex, count(*) AS n FROM people GROUP BY sex LIMIT 2) s LIMIT 1", "both inside and outside"},
+		{"unknown column of an aggregate subquery", Postgres, "SELECT s.m FROM (SELECT count(*) AS n FROM people) s", "column m does not exist in subquery s"},
+		{"distinct over an aggregate subquery", Postgres, "SELECT DISTINCT n FROM (SELECT sex, count(*) AS n FROM people GROUP BY sex) s", "DISTINCT"},
+		{"order by position over star", Postgres, "SELECT * FROM (SELECT sex, count(*) AS n FROM people GROUP BY sex) s ORDER BY 2", "position over SELECT *"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

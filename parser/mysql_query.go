@@ -19,7 +19,10 @@ type myQueryBuilder struct {
 	params map[*test_driver.ParamMarkerExpr]int
 }
 
-func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
+func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) { return m.queryIn(s, nil) }
+
+// queryIn is query in the scope of enclosing WITH clauses.
+func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 	b := queryBuilder{fold: true}
 	switch {
 	case s.Kind == ast.SelectStmtKindTable:
@@ -33,7 +36,7 @@ func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
 	case s.From == nil || s.From.TableRefs == nil:
 		return nil, notAgg(msgNoFrom)
 	}
-	env, err := m.with(s.With, nil)
+	env, err := m.with(s.With, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +44,17 @@ func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
 	from, err := m.from(s.From.TableRefs, env)
 	if err != nil {
 		return nil, err
+	}
+	if from.derived.aggValued() {
+		// A SELECT over an aggregate subquery: post-processing of its rows.
+		if err := myRowSelectFields(s); err != nil {
+			return nil, err
+		}
+		r, err := m.rowSelectFrom(s, from)
+		if err != nil {
+			return nil, err
+		}
+		return flattenOverAggregate(r, true)
 	}
 	if q.Select, err = m.fields(s.Fields); err != nil {
 		return nil, err
@@ -115,11 +129,16 @@ func (m *myQueryBuilder) with(w *ast.WithClause, parent *cteEnv) (*cteEnv, error
 		if !ok {
 			return nil, notAgg(msgInnerSetOp)
 		}
-		body, err := m.rowSelect(sel, env)
+		def := &cteDef{name: c.Name.O}
+		var err error
+		if myIsAggregateSelect(sel) {
+			def.agg, err = m.queryIn(sel, env)
+		} else {
+			def.body, err = m.rowSelect(sel, env)
+		}
 		if err != nil {
 			return nil, err
 		}
-		def := &cteDef{name: c.Name.O, body: body}
 		for _, n := range c.ColNameList {
 			def.columns = append(def.columns, n.O)
 		}
@@ -141,6 +160,42 @@ func (m *myQueryBuilder) rowSelect(s *ast.SelectStmt, parent *cteEnv) (*rowSelec
 		return nil, notAgg(msgInnerClause, "TABLE or VALUES")
 	case s.AfterSetOperator != nil:
 		return nil, notAgg(msgInnerSetOp)
+	case s.From == nil || s.From.TableRefs == nil:
+		return nil, notAgg(msgInnerNoFrom)
+	}
+	env, err := m.with(s.With, parent)
+	if err != nil {
+		return nil, err
+	}
+	from, err := m.from(s.From.TableRefs, env)
+	if err != nil {
+		return nil, err
+	}
+	return m.rowSelectFrom(s, from)
+}
+
+// myIsAggregateSelect reports whether a SELECT aggregates: GROUP BY,
+// HAVING or an aggregate call in its select list.
+func myIsAggregateSelect(s *ast.SelectStmt) bool {
+	if s.GroupBy != nil || s.Having != nil {
+		return true
+	}
+	if s.Fields != nil {
+		for _, f := range s.Fields.Fields {
+			if f.Expr != nil && myHasAggregate(f.Expr) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rowSelectFrom converts the rest of a row SELECT whose FROM is converted.
+// Over an aggregate subquery its expressions are post-processing (as in a
+// select list) and it may order and limit.
+func (m *myQueryBuilder) rowSelectFrom(s *ast.SelectStmt, from fromTree) (*rowSelect, error) {
+	over := from.derived.aggValued()
+	switch {
 	case s.Distinct:
 		return nil, notAgg(msgInnerDist)
 	case len(s.WindowSpecs) > 0:
@@ -149,30 +204,23 @@ func (m *myQueryBuilder) rowSelect(s *ast.SelectStmt, parent *cteEnv) (*rowSelec
 		return nil, notAgg(msgNestedAggr, "GROUP BY")
 	case s.Having != nil:
 		return nil, notAgg(msgNestedAggr, "HAVING")
-	case s.Limit != nil:
+	case s.Limit != nil && !over:
 		return nil, notAgg(msgInnerLimit)
-	case s.From == nil || s.From.TableRefs == nil:
-		return nil, notAgg(msgInnerNoFrom)
 	case s.Fields == nil:
 		return nil, notAgg(msgInnerClause, "this select list")
 	}
-	env, err := m.with(s.With, parent)
-	if err != nil {
-		return nil, err
-	}
-	r := &rowSelect{}
-	if r.from, err = m.from(s.From.TableRefs, env); err != nil {
-		return nil, err
-	}
+	r := &rowSelect{from: from}
+	star := false
 	for _, f := range s.Fields.Fields {
 		if f.WildCard != nil {
 			r.items = append(r.items, rowItem{star: true, schema: f.WildCard.Schema.O, qual: f.WildCard.Table.O})
+			star = true
 			continue
 		}
 		if myHasAggregate(f.Expr) {
 			return nil, notAgg(msgNestedAggr, "an aggregate")
 		}
-		e, err := m.expr(f.Expr, false)
+		e, err := m.expr(f.Expr, over)
 		if err != nil {
 			return nil, err
 		}
@@ -183,12 +231,45 @@ func (m *myQueryBuilder) rowSelect(s *ast.SelectStmt, parent *cteEnv) (*rowSelec
 		r.items = append(r.items, rowItem{name: name, expr: e})
 	}
 	if s.Where != nil {
-		if r.where, err = m.expr(s.Where, false); err != nil {
+		if over && myHasAggregate(s.Where) {
+			return nil, notAgg(msgAggInWhere)
+		}
+		var err error
+		if r.where, err = m.expr(s.Where, over); err != nil {
 			return nil, err
 		}
 	}
-	// ORDER BY without LIMIT does not change which rows the subquery
-	// returns: it is dropped.
+	if !over {
+		// ORDER BY without LIMIT does not change which rows the subquery
+		// returns: it is dropped.
+		return r, nil
+	}
+	// Positions count the select list as written; a star hides it.
+	items := make([]ir.SelectItem, len(r.items))
+	if s.OrderBy != nil {
+		for _, it := range s.OrderBy.Items {
+			if myHasAggregate(it.Expr) {
+				return nil, notAgg(msgNestedAggr, "an aggregate")
+			}
+			if _, pos := unparen(it.Expr).(*ast.PositionExpr); pos && star {
+				return nil, notAgg("ORDER BY a position over SELECT * of a subquery is not supported; order by the column name")
+			}
+			o, err := m.orderItem(it, items)
+			if err != nil {
+				return nil, err
+			}
+			r.orderBy = append(r.orderBy, o)
+		}
+	}
+	if s.Limit != nil {
+		var err error
+		if r.limit, err = myLimit(s.Limit.Count); err != nil {
+			return nil, err
+		}
+		if r.offset, err = myLimit(s.Limit.Offset); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -323,11 +404,17 @@ func (m *myQueryBuilder) fromItem(ts *ast.TableSource, env *cteEnv) (fromTree, e
 		t, err := myTable(ts)
 		return fromTree{table: t}, err
 	case *ast.SelectStmt:
-		body, err := m.rowSelect(src, env)
+		d := &derivedTable{alias: ts.AsName.O, columns: cols}
+		var err error
+		if myIsAggregateSelect(src) {
+			d.agg, err = m.queryIn(src, env)
+		} else {
+			d.body, err = m.rowSelect(src, env)
+		}
 		if err != nil {
 			return fromTree{}, err
 		}
-		return fromTree{derived: &derivedTable{alias: ts.AsName.O, columns: cols, body: body}}, nil
+		return fromTree{derived: d}, nil
 	case *ast.SetOprStmt:
 		return fromTree{}, notAgg(msgInnerSetOp)
 	}

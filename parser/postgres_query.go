@@ -16,7 +16,10 @@ import (
 // *unsupported error naming the first construct outside the subset.
 // Subqueries and CTEs in FROM are converted to the nested form of
 // flatten.go and merged into the query there.
-func pgQuery(s *pg.SelectStmt) (*ir.Query, error) {
+func pgQuery(s *pg.SelectStmt) (*ir.Query, error) { return pgQueryIn(s, nil) }
+
+// pgQueryIn is pgQuery in the scope of enclosing WITH clauses.
+func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 	b := queryBuilder{}
 	switch {
 	case s.Op != pg.SetOperation_SETOP_NONE:
@@ -34,7 +37,7 @@ func pgQuery(s *pg.SelectStmt) (*ir.Query, error) {
 	case len(s.FromClause) > 1:
 		return nil, notAgg(msgCommaJoin)
 	}
-	env, err := pgWith(s.WithClause, nil)
+	env, err := pgWith(s.WithClause, parent)
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +45,17 @@ func pgQuery(s *pg.SelectStmt) (*ir.Query, error) {
 	from, err := pgFrom(s.FromClause[0], env)
 	if err != nil {
 		return nil, err
+	}
+	if from.derived.aggValued() {
+		// A SELECT over an aggregate subquery: post-processing of its rows.
+		if err := pgRowSelectFields(s); err != nil {
+			return nil, err
+		}
+		r, err := pgRowSelectFrom(s, from)
+		if err != nil {
+			return nil, err
+		}
+		return flattenOverAggregate(r, false)
 	}
 	if q.Select, err = pgTargets(s.TargetList); err != nil {
 		return nil, err
@@ -111,11 +125,17 @@ func pgWith(w *pg.WithClause, parent *cteEnv) (*cteEnv, error) {
 		if sel == nil {
 			return nil, notAgg(msgCTEModify)
 		}
-		body, err := pgRowSelect(sel, env)
+		def := &cteDef{name: c.Ctename, columns: pgStrings(c.Aliascolnames)}
+		var err error
+		if pgIsAggregateSelect(sel) {
+			def.agg, err = pgQueryIn(sel, env)
+		} else {
+			def.body, err = pgRowSelect(sel, env)
+		}
 		if err != nil {
 			return nil, err
 		}
-		env.defs = append(env.defs, &cteDef{name: c.Ctename, columns: pgStrings(c.Aliascolnames), body: body})
+		env.defs = append(env.defs, def)
 	}
 	return env, nil
 }
@@ -133,16 +153,6 @@ func pgRowSelect(s *pg.SelectStmt, parent *cteEnv) (*rowSelect, error) {
 		return nil, notAgg(msgInnerSetOp)
 	case len(s.ValuesLists) > 0:
 		return nil, notAgg(msgInnerClause, "VALUES")
-	case len(s.DistinctClause) > 0:
-		return nil, notAgg(msgInnerDist)
-	case len(s.WindowClause) > 0:
-		return nil, notAgg(msgInnerWindow)
-	case len(s.GroupClause) > 0 || s.GroupDistinct:
-		return nil, notAgg(msgNestedAggr, "GROUP BY")
-	case s.HavingClause != nil:
-		return nil, notAgg(msgNestedAggr, "HAVING")
-	case s.LimitCount != nil || s.LimitOffset != nil || s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
-		return nil, notAgg(msgInnerLimit)
 	case len(s.FromClause) == 0:
 		return nil, notAgg(msgInnerNoFrom)
 	case len(s.FromClause) > 1:
@@ -152,10 +162,51 @@ func pgRowSelect(s *pg.SelectStmt, parent *cteEnv) (*rowSelect, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rowSelect{}
-	if r.from, err = pgFrom(s.FromClause[0], env); err != nil {
+	from, err := pgFrom(s.FromClause[0], env)
+	if err != nil {
 		return nil, err
 	}
+	return pgRowSelectFrom(s, from)
+}
+
+// pgIsAggregateSelect reports whether a SELECT aggregates: GROUP BY,
+// HAVING or an aggregate call in its select list.
+func pgIsAggregateSelect(s *pg.SelectStmt) bool {
+	if s.Op != pg.SetOperation_SETOP_NONE {
+		return false
+	}
+	if len(s.GroupClause) > 0 || s.GroupDistinct || s.HavingClause != nil {
+		return true
+	}
+	for _, t := range s.TargetList {
+		if rt := t.GetResTarget(); rt != nil && rt.Val != nil && pgHasAggregate(rt.Val) {
+			return true
+		}
+	}
+	return false
+}
+
+// pgRowSelectFrom converts the rest of a row SELECT whose FROM is
+// converted. Over an aggregate subquery its expressions are
+// post-processing (as in a select list) and it may order and limit.
+func pgRowSelectFrom(s *pg.SelectStmt, from fromTree) (*rowSelect, error) {
+	over := from.derived.aggValued()
+	switch {
+	case len(s.DistinctClause) > 0:
+		return nil, notAgg(msgInnerDist)
+	case len(s.WindowClause) > 0:
+		return nil, notAgg(msgInnerWindow)
+	case len(s.GroupClause) > 0 || s.GroupDistinct:
+		return nil, notAgg(msgNestedAggr, "GROUP BY")
+	case s.HavingClause != nil:
+		return nil, notAgg(msgNestedAggr, "HAVING")
+	case s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
+		return nil, notAgg("FETCH ... WITH TIES is not supported; use LIMIT")
+	case !over && (s.LimitCount != nil || s.LimitOffset != nil):
+		return nil, notAgg(msgInnerLimit)
+	}
+	r := &rowSelect{from: from}
+	star := false
 	for _, t := range s.TargetList {
 		rt := t.GetResTarget()
 		if rt == nil || rt.Val == nil {
@@ -173,24 +224,54 @@ func pgRowSelect(s *pg.SelectStmt, parent *cteEnv) (*rowSelect, error) {
 				it.schema, it.qual = q[0], q[1]
 			}
 			r.items = append(r.items, it)
+			star = true
 			continue
 		}
 		if pgHasAggregate(rt.Val) {
 			return nil, notAgg(msgNestedAggr, "an aggregate")
 		}
-		e, err := pgExpr(rt.Val, false)
+		e, err := pgExpr(rt.Val, over)
 		if err != nil {
 			return nil, err
 		}
 		r.items = append(r.items, rowItem{name: pgItemName(rt), expr: e})
 	}
 	if s.WhereClause != nil {
-		if r.where, err = pgExpr(s.WhereClause, false); err != nil {
+		if over && pgHasAggregate(s.WhereClause) {
+			return nil, notAgg(msgAggInWhere)
+		}
+		var err error
+		if r.where, err = pgExpr(s.WhereClause, over); err != nil {
 			return nil, err
 		}
 	}
-	// ORDER BY without LIMIT does not change which rows the subquery
-	// returns: it is dropped.
+	if !over {
+		// ORDER BY without LIMIT does not change which rows the subquery
+		// returns: it is dropped.
+		return r, nil
+	}
+	// Positions count the select list as written; a star hides it.
+	items := make([]ir.SelectItem, len(r.items))
+	for _, n := range s.SortClause {
+		if pgHasAggregate(n) {
+			return nil, notAgg(msgNestedAggr, "an aggregate")
+		}
+		if sb := n.GetSortBy(); star && sb != nil && sb.Node.GetAConst() != nil {
+			return nil, notAgg("ORDER BY a position over SELECT * of a subquery is not supported; order by the column name")
+		}
+		o, err := pgOrderItem(n, items)
+		if err != nil {
+			return nil, err
+		}
+		r.orderBy = append(r.orderBy, o)
+	}
+	var err error
+	if r.limit, err = pgLimit(s.LimitCount); err != nil {
+		return nil, err
+	}
+	if r.offset, err = pgLimit(s.LimitOffset); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -278,11 +359,16 @@ func pgFrom(n *pg.Node, env *cteEnv) (fromTree, error) {
 		if sel == nil {
 			return fromTree{}, notAgg(msgFromSubq)
 		}
-		body, err := pgRowSelect(sel, env)
+		d := &derivedTable{}
+		var err error
+		if pgIsAggregateSelect(sel) {
+			d.agg, err = pgQueryIn(sel, env)
+		} else {
+			d.body, err = pgRowSelect(sel, env)
+		}
 		if err != nil {
 			return fromTree{}, err
 		}
-		d := &derivedTable{body: body}
 		if rs.Alias != nil {
 			d.alias, d.columns = rs.Alias.Aliasname, pgStrings(rs.Alias.Colnames)
 		}

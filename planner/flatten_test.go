@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -61,6 +62,13 @@ func TestWrappedQueriesShareTheFlatRelease(t *testing.T) {
 				{pg, "SELECT count(*), avg(s.age) FROM (SELECT zip AS zz, age FROM people) s LEFT JOIN zips z ON s.zz = z.zip WHERE z.state = 'NY'"},
 				{my, "SELECT count(*), avg(s.age) FROM (SELECT zip AS zz, age FROM people) s LEFT JOIN zips z ON s.zz = z.zip WHERE z.state = 'NY'"},
 			}},
+		{"metabase filter on a summarised column",
+			form{pg, `SELECT "public"."people"."sex" AS "sex", count(*) AS "count" FROM "public"."people" GROUP BY "public"."people"."sex" HAVING count(*) > 10 ORDER BY "public"."people"."sex" ASC LIMIT 2000`},
+			[]form{
+				{pg, `SELECT "source"."sex" AS "sex", "source"."count" AS "count" FROM (SELECT "public"."people"."sex" AS "sex", count(*) AS "count" FROM "public"."people" GROUP BY "public"."people"."sex" ORDER BY "public"."people"."sex" ASC) "source" WHERE "source"."count" > 10 LIMIT 2000`},
+				{my, "SELECT `source`.`sex` AS `sex`, `source`.`count` AS `count` FROM (SELECT `people`.`sex` AS `sex`, count(*) AS `count` FROM `people` GROUP BY `people`.`sex` ORDER BY `people`.`sex` ASC) `source` WHERE `source`.`count` > 10 LIMIT 2000"},
+				{pg, `SELECT * FROM (SELECT * FROM (SELECT sex, count(*) AS "count" FROM people GROUP BY sex) a WHERE "count" > 10) b ORDER BY sex LIMIT 2000`},
+			}},
 		{"join inside",
 			form{pg, "SELECT count(*) FROM people p JOIN zips z ON p.zip = z.zip WHERE z.state = 'NY' AND p.age > 3"},
 			[]form{
@@ -87,6 +95,21 @@ func TestWrappedQueriesShareTheFlatRelease(t *testing.T) {
 				}
 				if len(got.Outputs) != len(flat.Outputs) {
 					t.Fatalf("%s: %d outputs, want %d", f.sql, len(got.Outputs), len(flat.Outputs))
+				}
+				post := func(pl *planner.Plan) string {
+					lim := "none"
+					if pl.Limit != nil {
+						lim = fmt.Sprint(*pl.Limit)
+					}
+					// NULLs sort as the client's dialect sorts them.
+					var order []string
+					for _, o := range pl.OrderBy {
+						order = append(order, fmt.Sprint(o.Output, o.Desc))
+					}
+					return fmt.Sprint(pl.Having, order, lim)
+				}
+				if post(got) != post(flat) {
+					t.Errorf("%s: post-processing %s, want %s", f.sql, post(got), post(flat))
 				}
 				for i := range got.Outputs {
 					if got.Outputs[i].Name != flat.Outputs[i].Name {

@@ -34,6 +34,8 @@ func TestWrappedQueriesOverTheWire(t *testing.T) {
 			[]string{
 				`SELECT "source"."sex" AS "sex", count(*) AS "count" FROM (SELECT "public"."people"."sex" AS "sex", "public"."people"."age" AS "age" FROM "public"."people") AS "source" GROUP BY "source"."sex" ORDER BY "source"."sex" ASC`,
 				`SELECT sex AS sex, COUNT(*) AS count FROM (SELECT * FROM people) AS virtual_table GROUP BY sex ORDER BY sex LIMIT 1000`,
+				// Metabase's filter on a summarised column: a query over the aggregate.
+				`SELECT "source"."sex" AS "sex", "source"."count" AS "count" FROM (SELECT "public"."people"."sex" AS "sex", count(*) AS "count" FROM "public"."people" GROUP BY "public"."people"."sex" ORDER BY "public"."people"."sex" ASC) "source" WHERE "source"."count" > 10 LIMIT 2000`,
 			},
 			[]string{"sex", "count"}},
 		{"cte",
