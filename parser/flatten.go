@@ -503,7 +503,11 @@ func (s *scope) subst(e ir.Expr, keep []string) (ir.Expr, error) {
 					}
 				}
 			}
-			return s.column(n)
+			v, err := s.column(n)
+			if err != nil || keep == nil {
+				return v, err
+			}
+			return qualifyBare(s.f, v, keep, s.from, s.joins)
 		case ir.Aggregate:
 			fn, arg, argExpr, err := s.aggArg(n.Func, n.Arg, n.ArgExpr)
 			if err != nil {
@@ -655,14 +659,21 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		}
 		return nil, notAgg("column reference %s is ambiguous: subquery %s has %d columns of that name", c.Name, alias, n)
 	}
-	subst := func(e ir.Expr, keep []string) (ir.Expr, error) {
+	// subst rewrites an outer expression; a bare name in keep stays as
+	// written (an output name in ORDER BY), a bare column the substitution
+	// brings in under a name of guard is qualified (see qualifyBare).
+	subst := func(e ir.Expr, keep, guard []string) (ir.Expr, error) {
 		return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
 			switch n := n.(type) {
 			case ir.ColumnRef:
 				if n.Qualifier == "" && slicesContainsFold(f, keep, n.Name) {
 					return n, nil
 				}
-				return lookup(n)
+				v, err := lookup(n)
+				if err != nil || guard == nil {
+					return v, err
+				}
+				return qualifyBare(f, v, guard, inner.From, inner.Joins)
 			case ir.Aggregate:
 				return nil, notAgg(msgNestedAggr, "aggregates or GROUP BY")
 			}
@@ -681,7 +692,7 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 			}
 			continue
 		}
-		e, err := subst(it.expr, nil)
+		e, err := subst(it.expr, nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -692,7 +703,7 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		if limited {
 			return nil, notAgg("filtering the result of an aggregate query with LIMIT or OFFSET is not supported; filter with HAVING inside it")
 		}
-		w, err := subst(r.where, nil)
+		w, err := subst(r.where, nil, outputNames(out.Select))
 		if err != nil {
 			return nil, err
 		}
@@ -702,21 +713,23 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		if limited {
 			return nil, notAgg("ordering the result of an aggregate query with LIMIT or OFFSET is not supported; order inside it")
 		}
-		var names []string
-		for _, it := range out.Select {
-			if it.Alias != "" {
-				names = append(names, it.Alias)
-			}
-		}
+		names := outputNames(out.Select)
 		out.OrderBy = nil
 		for _, o := range r.orderBy {
-			if o.Expr, err = subst(o.Expr, names); err != nil {
+			if o.Expr, err = subst(o.Expr, names, names); err != nil {
 				return nil, err
 			}
 			out.OrderBy = append(out.OrderBy, o)
 		}
-	} else if out.OrderBy, err = innerOrder(f, inner, outs); err != nil {
-		return nil, err
+	} else {
+		if out.OrderBy, err = innerOrder(f, inner, outs); err != nil {
+			return nil, err
+		}
+		for i, o := range out.OrderBy {
+			if out.OrderBy[i].Expr, err = qualifyBare(f, o.Expr, outputNames(out.Select), inner.From, inner.Joins); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if r.limit != nil || r.offset != nil {
 		if limited {
@@ -825,4 +838,38 @@ func outputValue(it ir.SelectItem) ir.Expr {
 		return nil
 	}
 	return o[0].value
+}
+
+// outputNames lists the names the planner gives a select list's outputs
+// (an alias, else a column's name), which a bare name in HAVING and ORDER
+// BY refers to first.
+func outputNames(items []ir.SelectItem) []string {
+	names := []string{}
+	for _, it := range items {
+		switch {
+		case it.Alias != "":
+			names = append(names, it.Alias)
+		case it.IsColumn():
+			names = append(names, it.Arg.Name)
+		}
+	}
+	return names
+}
+
+// qualifyBare qualifies the bare column references of an expression a
+// substitution put into HAVING or ORDER BY when they carry an output's
+// name: the planner would read them as that output. With one table the
+// table's name qualifies them; with joins that is ambiguous, so refused.
+func qualifyBare(f flattener, e ir.Expr, names []string, from ir.TableRef, joins []ir.Join) (ir.Expr, error) {
+	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		c, ok := n.(ir.ColumnRef)
+		if !ok || c.Qualifier != "" || !slicesContainsFold(f, names, c.Name) {
+			return n, nil
+		}
+		if len(joins) > 0 {
+			return nil, notAgg("column %s of the subquery has the name of an output column here; qualify it with its table inside the subquery", c.Name)
+		}
+		c.Qualifier = from.RefName()
+		return c, nil
+	})
 }

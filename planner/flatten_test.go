@@ -69,6 +69,12 @@ func TestWrappedQueriesShareTheFlatRelease(t *testing.T) {
 				{my, "SELECT `source`.`sex` AS `sex`, `source`.`count` AS `count` FROM (SELECT `people`.`sex` AS `sex`, count(*) AS `count` FROM `people` GROUP BY `people`.`sex` ORDER BY `people`.`sex` ASC) `source` WHERE `source`.`count` > 10 LIMIT 2000"},
 				{pg, `SELECT * FROM (SELECT * FROM (SELECT sex, count(*) AS "count" FROM people GROUP BY sex) a WHERE "count" > 10) b ORDER BY sex LIMIT 2000`},
 			}},
+		{"outer alias named like an inner grouping column",
+			form{pg, "SELECT count(*) AS age FROM people GROUP BY age HAVING people.age > 30"},
+			[]form{
+				{pg, "SELECT s.n AS age FROM (SELECT age, count(*) AS n FROM people GROUP BY age) s WHERE s.age > 30"},
+				{my, "SELECT s.n AS age FROM (SELECT age, count(*) AS n FROM people GROUP BY age) s WHERE s.age > 30"},
+			}},
 		{"join inside",
 			form{pg, "SELECT count(*) FROM people p JOIN zips z ON p.zip = z.zip WHERE z.state = 'NY' AND p.age > 3"},
 			[]form{
