@@ -755,29 +755,38 @@ func slicesContainsFold(f flattener, names []string, name string) bool {
 func aggOutputs(q *ir.Query) ([]aggOutput, error) {
 	outs := make([]aggOutput, 0, len(q.Select))
 	for _, it := range q.Select {
-		o := aggOutput{name: it.Alias, item: it}
-		switch {
-		case it.Distinct:
+		if it.Distinct {
 			return nil, notAgg("DISTINCT aggregates are not supported")
-		case it.Expr != nil:
-			o.value = it.Expr
-			if f, ok := it.Expr.(ir.Func); ok && o.name == "" {
-				o.name = f.Name
-			}
-		case it.Agg == ir.AggNone:
-			o.value = *it.Arg
-			if o.name == "" {
-				o.name = it.Arg.Name
-			}
-		default:
-			o.value = ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr}
-			if o.name == "" {
-				o.name = it.Agg.String()
-			}
 		}
-		outs = append(outs, o)
+		name, value := aggOutputOf(it)
+		outs = append(outs, aggOutput{name: name, item: it, value: value})
 	}
 	return outs, nil
+}
+
+// aggOutputOf is one select item's output name and its value as an
+// expression of the query (a column, an Aggregate node or the expression).
+func aggOutputOf(it ir.SelectItem) (string, ir.Expr) {
+	name := it.Alias
+	var value ir.Expr
+	switch {
+	case it.Expr != nil:
+		value = it.Expr
+		if f, ok := it.Expr.(ir.Func); ok && name == "" {
+			name = f.Name
+		}
+	case it.Agg == ir.AggNone:
+		value = *it.Arg
+		if name == "" {
+			name = it.Arg.Name
+		}
+	default:
+		value = ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr}
+		if name == "" {
+			name = it.Agg.String()
+		}
+	}
+	return name, value
 }
 
 // outputItem is the select item computing e under name.
@@ -809,8 +818,8 @@ func innerOrder(f flattener, inner *ir.Query, outs []aggOutput) ([]ir.OrderItem,
 					return n, nil
 				}
 				for _, it := range inner.Select {
-					if a := aggOutputName(it); a != "" && f.same(a, n.Name) {
-						return outputValue(it), nil
+					if name, value := aggOutputOf(it); name != "" && f.same(name, n.Name) {
+						return value, nil
 					}
 				}
 			}
@@ -822,22 +831,6 @@ func innerOrder(f flattener, inner *ir.Query, outs []aggOutput) ([]ir.OrderItem,
 		order = append(order, ir.OrderItem{Expr: e, Desc: o.Desc})
 	}
 	return order, nil
-}
-
-func aggOutputName(it ir.SelectItem) string {
-	o, _ := aggOutputs(&ir.Query{Select: []ir.SelectItem{it}})
-	if len(o) == 0 {
-		return ""
-	}
-	return o[0].name
-}
-
-func outputValue(it ir.SelectItem) ir.Expr {
-	o, _ := aggOutputs(&ir.Query{Select: []ir.SelectItem{it}})
-	if len(o) == 0 {
-		return nil
-	}
-	return o[0].value
 }
 
 // outputNames lists the names the planner gives a select list's outputs
