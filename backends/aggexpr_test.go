@@ -167,6 +167,14 @@ datasets:
 	minus17 := func(r row) (int64, bool) { a, ok := clampAge(r); return a - 17, ok }
 	half := func(r row) (int64, bool) { a, ok := clampAge(r); return a / 2, ok }
 	female := func(r row) (int64, bool) { return 1, r.sex == "F" }
+	// AVG(age) FILTER (WHERE sex = 'F'): the rows of other sexes are NULL
+	// to both the sum and the hidden count.
+	femaleAge := func(r row) (int64, bool) {
+		if r.sex != "F" {
+			return 0, false
+		}
+		return clampAge(r)
+	}
 	incomeK := func(r row) (float64, bool) {
 		if r.income == nil {
 			return 0, false
@@ -190,6 +198,8 @@ datasets:
 		{pg, "SELECT AVG(age - 17) FROM " + table, func(float64) []int64 { return []int64{sumInt(minus17), countOf(minus17)} }},
 		{pg, "SELECT COUNT(CASE WHEN sex = 'F' THEN 1 END) FROM " + table, func(float64) []int64 { return []int64{countOf(female)} }},
 		{my, "SELECT COUNT(CASE WHEN sex = 'F' THEN 1 END) FROM " + table, func(float64) []int64 { return []int64{countOf(female)} }},
+		{pg, "SELECT COUNT(*) FILTER (WHERE sex = 'F') FROM " + table, func(float64) []int64 { return []int64{countOf(female)} }},
+		{pg, "SELECT AVG(age) FILTER (WHERE sex = 'F') FROM " + table, func(float64) []int64 { return []int64{sumInt(femaleAge), countOf(femaleAge)} }},
 		{pg, "SELECT SUM(age / 2) FROM " + table, func(float64) []int64 { return []int64{sumInt(half)} }},
 		{my, "SELECT SUM(age DIV 2) FROM " + table, func(float64) []int64 { return []int64{sumInt(half)} }},
 		{pg, "SELECT SUM(income / 1000) FROM " + table, func(q float64) []int64 {

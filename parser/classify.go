@@ -172,42 +172,69 @@ func countConst(isNull bool) (ir.Aggregate, error) {
 	return ir.Aggregate{Func: ir.AggCount}, nil
 }
 
+// filterAggregate lowers agg(...) FILTER (WHERE cond) to an aggregate
+// of CASE WHEN cond THEN arg END (COUNT(*) counts CASE WHEN cond THEN 1
+// END): the rows the condition rejects give NULL, which COUNT, SUM and
+// AVG (its sum and its count) skip, so the result is the filtered
+// aggregate and the argument's range, hence the sensitivity, is the
+// unfiltered one's.
+func filterAggregate(a ir.Aggregate, cond ir.Expr) ir.Aggregate {
+	var v ir.Expr = ir.Literal{Value: ir.Int(1)}
+	switch {
+	case a.Arg != nil:
+		v = *a.Arg
+	case a.ArgExpr != nil:
+		v = a.ArgExpr
+	}
+	return ir.Aggregate{Func: a.Func, ArgExpr: ir.Case{Whens: []ir.When{{Cond: cond, Then: v}}}}
+}
+
 // Messages shared by both dialects, so the analyst sees the same advice
 // whichever front end they use.
 const (
-	msgNotInHaving = "%s is not supported in HAVING, ORDER BY or the select list yet; use it in WHERE"
-	msgCast        = "only casts to bigint, integer, double precision and text are supported (CAST(x AS SIGNED|DOUBLE|CHAR) in MySQL); compare with a literal of the column's type instead"
-	msgSubquery    = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
-	msgWindow      = "window functions are not supported; use GROUP BY"
-	msgSetOp       = "set operations (UNION, INTERSECT, EXCEPT) are not supported in aggregate queries; run each part as its own query"
-	msgCTE         = "WITH (common table expressions) is not supported in aggregate queries; inline the query"
-	msgDistinct    = "SELECT DISTINCT lists individual values; use GROUP BY with COUNT(*) instead"
-	msgNoFrom      = "a SELECT without FROM is not an aggregate over a table"
-	msgStar        = "SELECT * reads individual rows; select grouping columns and aggregates (COUNT, SUM, AVG) instead"
-	msgCommaJoin   = "several FROM items are not supported; only inner and LEFT equi-joins on one column are supported: write FROM a [LEFT] JOIN b ON a.x = b.y"
-	msgJoinKind    = "only inner and LEFT equi-joins on one column are supported: write [LEFT] JOIN t ON a.x = b.y (or IS NOT DISTINCT FROM) or [LEFT] JOIN t USING (x)"
-	msgJoinOuter   = "RIGHT and FULL joins are not supported: they would add rows that are not private rows; put the private table first and write LEFT JOIN or JOIN"
-	msgAggArg      = "aggregate arguments must be a single column or expression (e.g. SUM(amount), SUM(hours * 52))"
-	msgAggInWhere  = "aggregates are not allowed in WHERE; use HAVING"
-	msgNestedAgg   = "aggregates are only allowed in the select list, HAVING and ORDER BY"
-	msgLimit       = "LIMIT and OFFSET must be non-negative integer constants"
-	msgGroupExpr   = "GROUP BY supports plain columns only; group by a column and compute expressions afterwards"
-	msgGroupingSet = "ROLLUP, CUBE and GROUPING SETS are not supported; run one GROUP BY query per grouping"
-	msgFromSubq    = "subqueries in FROM are not supported; query the table directly"
-	msgFromFunc    = "functions in FROM are not supported; query a table"
-	msgTableSample = "TABLESAMPLE is not supported; sampling does not reduce the privacy cost"
-	msgLateral     = "LATERAL is not supported in aggregate queries"
-	msgThreePart   = "column names with more than a schema and a table qualifier are not supported; write schema.table.column, table.column or column"
-	msgEscape      = "LIKE ... ESCAPE is not supported; use the default backslash escape"
-	msgRegex       = "regular expression operators are not allowed in predicates; use LIKE"
-	msgVariable    = "variables are not allowed in predicates; use a literal or a parameter"
-	msgIsTruth     = "IS TRUE / IS FALSE / IS UNKNOWN are not supported; compare with = TRUE or use IS NULL"
-	msgRow         = "row constructors are not supported in predicates; compare one column at a time"
-	msgCollate     = "COLLATE is not supported in predicates"
-	msgDistinctOp  = "IS DISTINCT FROM is not supported; use = / <> with IS NULL"
-	msgArray       = "array expressions are not supported in predicates; use IN (...)"
-	msgTypedLit    = "typed literals such as DATE '2020-01-01' are not supported in predicates yet; compare with a plain string literal"
-	msgParamLimit  = "LIMIT and OFFSET must be integer constants, not parameters"
+	msgNotInHaving  = "%s is not supported in HAVING, ORDER BY or the select list yet; use it in WHERE"
+	msgCast         = "only casts to bigint, integer, double precision and text are supported (CAST(x AS SIGNED|DOUBLE|CHAR) in MySQL); compare with a literal of the column's type instead"
+	msgSubquery     = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
+	msgWindow       = "window functions are not supported; use GROUP BY"
+	msgSetOp        = "set operations (UNION, INTERSECT, EXCEPT) are not supported in aggregate queries; run each part as its own query"
+	msgDistinct     = "SELECT DISTINCT lists individual values; use GROUP BY with COUNT(*) instead"
+	msgNoFrom       = "a SELECT without FROM is not an aggregate over a table"
+	msgStar         = "SELECT * reads individual rows; select grouping columns and aggregates (COUNT, SUM, AVG) instead"
+	msgCommaJoin    = "several FROM items are not supported; only inner and LEFT equi-joins on one column are supported: write FROM a [LEFT] JOIN b ON a.x = b.y"
+	msgJoinKind     = "only inner and LEFT equi-joins on one column are supported: write [LEFT] JOIN t ON a.x = b.y (or IS NOT DISTINCT FROM) or [LEFT] JOIN t USING (x)"
+	msgJoinOuter    = "RIGHT and FULL joins are not supported: they would add rows that are not private rows; put the private table first and write LEFT JOIN or JOIN"
+	msgAggArg       = "aggregate arguments must be a single column or expression (e.g. SUM(amount), SUM(hours * 52))"
+	msgAggInWhere   = "aggregates are not allowed in WHERE; use HAVING"
+	msgNestedAgg    = "aggregates are only allowed in the select list, HAVING and ORDER BY"
+	msgLimit        = "LIMIT and OFFSET must be non-negative integer constants"
+	msgGroupExpr    = "GROUP BY supports plain columns only; group by a column and compute expressions afterwards"
+	msgGroupingSet  = "ROLLUP, CUBE and GROUPING SETS are not supported; run one GROUP BY query per grouping"
+	msgFromSubq     = "subqueries in FROM are not supported; query the table directly"
+	msgNestedAggr   = "aggregating the result of an aggregate query is not supported: the subquery in FROM has %s; write one aggregate query over the table"
+	msgInnerLimit   = "LIMIT and OFFSET inside a subquery in FROM are not supported: they pick individual rows; remove them"
+	msgInnerDist    = "DISTINCT inside a subquery in FROM is not supported: it collapses rows before the aggregate; aggregate the table directly"
+	msgInnerSetOp   = "set operations (UNION, INTERSECT, EXCEPT) inside a subquery in FROM are not supported; run each part as its own query"
+	msgInnerWindow  = "window functions inside a subquery in FROM are not supported"
+	msgInnerNoFrom  = "a subquery in FROM must read a table"
+	msgRecursive    = "WITH RECURSIVE is not supported; write the CTEs without RECURSIVE"
+	msgCTEModify    = "data-modifying statements in WITH are not allowed"
+	msgCTETwice     = "CTE %s is referenced more than once, which would join a table with itself; reference each CTE once"
+	msgSubqNotFirst = "a subquery or CTE in FROM must be its first item, with public tables joined after it"
+	msgInnerClause  = "%s inside a subquery in FROM is not supported"
+	msgFromFunc     = "functions in FROM are not supported; query a table"
+	msgTableSample  = "TABLESAMPLE is not supported; sampling does not reduce the privacy cost"
+	msgLateral      = "LATERAL is not supported in aggregate queries"
+	msgThreePart    = "column names with more than a schema and a table qualifier are not supported; write schema.table.column, table.column or column"
+	msgEscape       = "LIKE ... ESCAPE is not supported; use the default backslash escape"
+	msgRegex        = "regular expression operators are not allowed in predicates; use LIKE"
+	msgVariable     = "variables are not allowed in predicates; use a literal or a parameter"
+	msgIsTruth      = "IS TRUE / IS FALSE / IS UNKNOWN are not supported; compare with = TRUE or use IS NULL"
+	msgRow          = "row constructors are not supported in predicates; compare one column at a time"
+	msgCollate      = "COLLATE is not supported in predicates"
+	msgDistinctOp   = "IS DISTINCT FROM is not supported; use = / <> with IS NULL"
+	msgArray        = "array expressions are not supported in predicates; use IN (...)"
+	msgTypedLit     = "typed literals such as DATE '2020-01-01' are not supported in predicates yet; compare with a plain string literal"
+	msgParamLimit   = "LIMIT and OFFSET must be integer constants, not parameters"
 )
 
 // queryBuilder holds the dialect rules the shared assembly needs.

@@ -8,7 +8,11 @@
 // libpg_query), MySQL text through TiDB's MySQL grammar; the dialect
 // walkers live in postgres*.go and mysql*.go, the rules they share
 // (refusals, the predicate function whitelist, GROUP BY resolution, CTE
-// scoping, messages) in classify.go.
+// scoping, messages) in classify.go. Subqueries and CTEs in FROM are
+// converted by each walker into a small nested form and merged into the
+// query by one dialect-neutral pass (flatten.go): the planner only ever
+// sees a flat ir.Query, so a wrapped query and the flat query it means
+// share one release.
 //
 // Classification fails closed:
 //   - A statement type not recognised is StmtRefused (FeatureNotSupported,

@@ -2,6 +2,7 @@ package parser
 
 import (
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -18,11 +19,12 @@ type myQueryBuilder struct {
 	params map[*test_driver.ParamMarkerExpr]int
 }
 
-func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
+func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) { return m.queryIn(s, nil) }
+
+// queryIn is query in the scope of enclosing WITH clauses.
+func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 	b := queryBuilder{fold: true}
 	switch {
-	case s.With != nil:
-		return nil, notAgg(msgCTE)
 	case s.Kind == ast.SelectStmtKindTable:
 		return nil, notAgg("TABLE reads individual rows; use an aggregate SELECT")
 	case s.Kind != ast.SelectStmtKindSelect:
@@ -34,10 +36,25 @@ func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
 	case s.From == nil || s.From.TableRefs == nil:
 		return nil, notAgg(msgNoFrom)
 	}
-	q := &ir.Query{}
-	var err error
-	if q.From, q.Joins, err = myFrom(s.From.TableRefs); err != nil {
+	env, err := m.with(s.With, parent)
+	if err != nil {
 		return nil, err
+	}
+	q := &ir.Query{}
+	from, err := m.from(s.From.TableRefs, env)
+	if err != nil {
+		return nil, err
+	}
+	if from.derived.aggValued() {
+		// A SELECT over an aggregate subquery: post-processing of its rows.
+		if err := myRowSelectFields(s); err != nil {
+			return nil, err
+		}
+		r, err := m.rowSelectFrom(s, from)
+		if err != nil {
+			return nil, err
+		}
+		return flattenOverAggregate(r, true)
 	}
 	if q.Select, err = m.fields(s.Fields); err != nil {
 		return nil, err
@@ -88,51 +105,260 @@ func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
 			return nil, err
 		}
 	}
-	return q, nil
+	return flattenQuery(q, from, true)
 }
 
-// myFrom flattens a left-deep chain of inner and LEFT equi-joins. TiDB represents a
-// single table as a Join with no right side, and INNER JOIN, CROSS JOIN,
+// with converts a WITH clause into the scope of the SELECT it belongs to.
+// Each CTE body is converted once, in the scope of the CTEs before it.
+func (m *myQueryBuilder) with(w *ast.WithClause, parent *cteEnv) (*cteEnv, error) {
+	if w == nil {
+		return parent, nil
+	}
+	if w.IsRecursive {
+		return nil, notAgg(msgRecursive)
+	}
+	env := &cteEnv{parent: parent, fold: true}
+	for _, c := range w.CTEs {
+		if c.IsRecursive {
+			return nil, notAgg(msgRecursive)
+		}
+		if c.Query == nil {
+			return nil, notAgg("this WITH item is not supported")
+		}
+		sel, ok := c.Query.Query.(*ast.SelectStmt)
+		if !ok {
+			return nil, notAgg(msgInnerSetOp)
+		}
+		def := &cteDef{name: c.Name.O}
+		var err error
+		if myIsAggregateSelect(sel) {
+			def.agg, err = m.queryIn(sel, env)
+		} else {
+			def.body, err = m.rowSelect(sel, env)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range c.ColNameList {
+			def.columns = append(def.columns, n.O)
+		}
+		env.defs = append(env.defs, def)
+	}
+	return env, nil
+}
+
+// rowSelect converts a SELECT in FROM (or a CTE body): it may only
+// project, filter and join. Every field of the node that is set must be
+// one this function reads, so a clause added to the grammar later is
+// refused rather than dropped.
+func (m *myQueryBuilder) rowSelect(s *ast.SelectStmt, parent *cteEnv) (*rowSelect, error) {
+	if err := myRowSelectFields(s); err != nil {
+		return nil, err
+	}
+	switch {
+	case s.Kind != ast.SelectStmtKindSelect:
+		return nil, notAgg(msgInnerClause, "TABLE or VALUES")
+	case s.AfterSetOperator != nil:
+		return nil, notAgg(msgInnerSetOp)
+	case s.From == nil || s.From.TableRefs == nil:
+		return nil, notAgg(msgInnerNoFrom)
+	}
+	env, err := m.with(s.With, parent)
+	if err != nil {
+		return nil, err
+	}
+	from, err := m.from(s.From.TableRefs, env)
+	if err != nil {
+		return nil, err
+	}
+	return m.rowSelectFrom(s, from)
+}
+
+// myIsAggregateSelect reports whether a SELECT aggregates: GROUP BY,
+// HAVING or an aggregate call in its select list.
+func myIsAggregateSelect(s *ast.SelectStmt) bool {
+	if s.GroupBy != nil || s.Having != nil {
+		return true
+	}
+	if s.Fields != nil {
+		for _, f := range s.Fields.Fields {
+			if f.Expr != nil && myHasAggregate(f.Expr) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rowSelectFrom converts the rest of a row SELECT whose FROM is converted.
+// Over an aggregate subquery its expressions are post-processing (as in a
+// select list) and it may order and limit.
+func (m *myQueryBuilder) rowSelectFrom(s *ast.SelectStmt, from fromTree) (*rowSelect, error) {
+	over := from.derived.aggValued()
+	switch {
+	case s.Distinct:
+		return nil, notAgg(msgInnerDist)
+	case len(s.WindowSpecs) > 0:
+		return nil, notAgg(msgInnerWindow)
+	case s.GroupBy != nil:
+		return nil, notAgg(msgNestedAggr, "GROUP BY")
+	case s.Having != nil:
+		return nil, notAgg(msgNestedAggr, "HAVING")
+	case s.Limit != nil && !over:
+		return nil, notAgg(msgInnerLimit)
+	case s.Fields == nil:
+		return nil, notAgg(msgInnerClause, "this select list")
+	}
+	r := &rowSelect{from: from}
+	star := false
+	for _, f := range s.Fields.Fields {
+		if f.WildCard != nil {
+			r.items = append(r.items, rowItem{star: true, schema: f.WildCard.Schema.O, qual: f.WildCard.Table.O})
+			star = true
+			continue
+		}
+		if myHasAggregate(f.Expr) {
+			return nil, notAgg(msgNestedAggr, "an aggregate")
+		}
+		e, err := m.expr(f.Expr, over)
+		if err != nil {
+			return nil, err
+		}
+		name := f.AsName.O
+		if c, ok := unparen(f.Expr).(*ast.ColumnNameExpr); ok && name == "" {
+			name = c.Name.Name.O
+		}
+		r.items = append(r.items, rowItem{name: name, expr: e})
+	}
+	if s.Where != nil {
+		if over && myHasAggregate(s.Where) {
+			return nil, notAgg(msgAggInWhere)
+		}
+		var err error
+		if r.where, err = m.expr(s.Where, over); err != nil {
+			return nil, err
+		}
+	}
+	if !over {
+		// ORDER BY without LIMIT does not change which rows the subquery
+		// returns: it is dropped.
+		return r, nil
+	}
+	// Positions count the select list as written; a star hides it.
+	items := make([]ir.SelectItem, len(r.items))
+	if s.OrderBy != nil {
+		for _, it := range s.OrderBy.Items {
+			if myHasAggregate(it.Expr) {
+				return nil, notAgg(msgNestedAggr, "an aggregate")
+			}
+			if _, pos := unparen(it.Expr).(*ast.PositionExpr); pos && star {
+				return nil, notAgg("ORDER BY a position over SELECT * of a subquery is not supported; order by the column name")
+			}
+			o, err := m.orderItem(it, items)
+			if err != nil {
+				return nil, err
+			}
+			r.orderBy = append(r.orderBy, o)
+		}
+	}
+	if s.Limit != nil {
+		var err error
+		if r.limit, err = myLimit(s.Limit.Count); err != nil {
+			return nil, err
+		}
+		if r.offset, err = myLimit(s.Limit.Offset); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// myRowSelectFields refuses a set field of an inner SELECT that rowSelect
+// does not read (index hints, locking, INTO, anything added later).
+func myRowSelectFields(s *ast.SelectStmt) error {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		switch t.Field(i).Name {
+		case "dmlNode", "SelectStmtOpts", "Distinct", "From", "Where", "Fields", "GroupBy", "Having",
+			"WindowSpecs", "OrderBy", "Limit", "IsInBraces", "WithBeforeBraces", "QueryBlockOffset",
+			"AfterSetOperator", "Kind", "Lists", "With", "AsViewSchema":
+			continue
+		}
+		if !v.Field(i).IsZero() {
+			return notAgg(msgInnerClause, t.Field(i).Name)
+		}
+	}
+	return nil
+}
+
+// myHasAggregate reports whether an expression calls an aggregate.
+func myHasAggregate(e ast.ExprNode) bool {
+	v := &aggFinder{}
+	e.Accept(v)
+	return v.found
+}
+
+type aggFinder struct{ found bool }
+
+func (a *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(*ast.AggregateFuncExpr); ok {
+		a.found = true
+	}
+	return n, a.found
+}
+
+func (a *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// from converts FROM: a table, a subquery or a CTE reference, then a
+// left-deep chain of inner and LEFT equi-joins of tables. TiDB represents
+// a single table as a Join with no right side, and INNER JOIN, CROSS JOIN,
 // plain JOIN and the comma alike as CrossJoin (distinguished by ON/USING).
-func myFrom(rs ast.ResultSetNode) (ir.TableRef, []ir.Join, error) {
+func (m *myQueryBuilder) from(rs ast.ResultSetNode, env *cteEnv) (fromTree, error) {
 	switch x := rs.(type) {
 	case *ast.TableSource:
-		t, err := myTable(x)
-		return t, nil, err
+		return m.fromItem(x, env)
 	case *ast.Join:
 		if x.Right == nil {
-			return myFrom(x.Left)
+			return m.from(x.Left, env)
 		}
 		if x.Tp == ast.RightJoin {
-			return ir.TableRef{}, nil, notAgg(msgJoinOuter)
+			return fromTree{}, notAgg(msgJoinOuter)
 		}
 		if (x.Tp != ast.CrossJoin && x.Tp != ast.LeftJoin) || x.NaturalJoin || (x.On == nil && len(x.Using) == 0) {
 			if x.Tp == ast.CrossJoin && !x.NaturalJoin {
-				return ir.TableRef{}, nil, notAgg(msgCommaJoin)
+				return fromTree{}, notAgg(msgCommaJoin)
 			}
-			return ir.TableRef{}, nil, notAgg(msgJoinKind)
+			return fromTree{}, notAgg(msgJoinKind)
 		}
-		from, joins, err := myFrom(x.Left)
+		from, err := m.from(x.Left, env)
 		if err != nil {
-			return ir.TableRef{}, nil, err
+			return fromTree{}, err
 		}
 		ts, ok := x.Right.(*ast.TableSource)
 		if !ok {
-			return ir.TableRef{}, nil, notAgg("parenthesised joins are not supported; write the joins one after another")
+			return fromTree{}, notAgg("parenthesised joins are not supported; write the joins one after another")
 		}
-		right, err := myTable(ts)
+		r, err := m.fromItem(ts, env)
 		if err != nil {
-			return ir.TableRef{}, nil, err
+			return fromTree{}, err
 		}
+		if r.derived != nil {
+			return fromTree{}, notAgg(msgSubqNotFirst)
+		}
+		right := r.table
 		join := ir.Join{Table: right, Outer: x.Tp == ast.LeftJoin}
 		if len(x.Using) > 0 {
 			if len(x.Using) != 1 {
-				return ir.TableRef{}, nil, notAgg(msgJoinKind)
+				return fromTree{}, notAgg(msgJoinKind)
 			}
 			col := x.Using[0].Name.O
 			left := ""
-			if len(joins) == 0 {
-				left = from.RefName()
+			if len(from.joins) == 0 {
+				left = from.table.RefName()
+				if from.derived != nil {
+					left = from.derived.refName()
+				}
 			}
 			join.Left = ir.ColumnRef{Qualifier: left, Name: col}
 			join.Right = ir.ColumnRef{Qualifier: right.RefName(), Name: col}
@@ -140,19 +366,60 @@ func myFrom(rs ast.ResultSetNode) (ir.TableRef, []ir.Join, error) {
 			e := unparen(x.On.Expr)
 			bin, ok := e.(*ast.BinaryOperationExpr)
 			if !ok || (bin.Op != opcode.EQ && bin.Op != opcode.NullEQ) {
-				return ir.TableRef{}, nil, notAgg(msgJoinKind)
+				return fromTree{}, notAgg(msgJoinKind)
 			}
 			join.NullSafe = bin.Op == opcode.NullEQ
 			l, lok := myColumn(bin.L)
 			r, rok := myColumn(bin.R)
 			if !lok || !rok {
-				return ir.TableRef{}, nil, notAgg(msgJoinKind)
+				return fromTree{}, notAgg(msgJoinKind)
 			}
 			join.Left, join.Right = l, r
 		}
-		return from, append(joins, join), nil
+		from.joins = append(from.joins, join)
+		return from, nil
 	}
-	return ir.TableRef{}, nil, notAgg("this FROM item is not supported; query a table")
+	return fromTree{}, notAgg("this FROM item is not supported; query a table")
+}
+
+// fromItem converts one FROM item: a table, a CTE reference or a subquery.
+func (m *myQueryBuilder) fromItem(ts *ast.TableSource, env *cteEnv) (fromTree, error) {
+	if ts.Lateral {
+		return fromTree{}, notAgg(msgLateral)
+	}
+	var cols []string
+	for _, c := range ts.ColumnNames {
+		cols = append(cols, c.O)
+	}
+	switch src := ts.Source.(type) {
+	case *ast.TableName:
+		if src.Schema.O == "" && src.TableSample == nil && len(src.PartitionNames) == 0 && src.AsOf == nil {
+			if def := env.lookup(src.Name.O); def != nil {
+				if len(src.IndexHints) > 0 {
+					return fromTree{}, notAgg(msgInnerClause, "an index hint")
+				}
+				return fromTree{derived: &derivedTable{alias: ts.AsName.O, columns: cols, cte: def}}, nil
+			}
+		}
+		t, err := myTable(ts)
+		return fromTree{table: t}, err
+	case *ast.SelectStmt:
+		d := &derivedTable{alias: ts.AsName.O, columns: cols}
+		var err error
+		if myIsAggregateSelect(src) {
+			d.agg, err = m.queryIn(src, env)
+		} else {
+			d.body, err = m.rowSelect(src, env)
+		}
+		if err != nil {
+			return fromTree{}, err
+		}
+		return fromTree{derived: d}, nil
+	case *ast.SetOprStmt:
+		return fromTree{}, notAgg(msgInnerSetOp)
+	}
+	t, err := myTable(ts)
+	return fromTree{table: t}, err
 }
 
 func myTable(ts *ast.TableSource) (ir.TableRef, error) {
@@ -169,9 +436,10 @@ func myTable(ts *ast.TableSource) (ir.TableRef, error) {
 		case src.AsOf != nil:
 			return ir.TableRef{}, notAgg("AS OF is not supported")
 		}
+		if len(ts.ColumnNames) > 0 {
+			return ir.TableRef{}, notAgg("column aliases on tables are not supported; use the column names")
+		}
 		return ir.TableRef{Schema: src.Schema.O, Name: src.Name.O, Alias: ts.AsName.O}, nil
-	case *ast.SelectStmt, *ast.SetOprStmt:
-		return ir.TableRef{}, notAgg(msgFromSubq)
 	case *ast.Join:
 		return ir.TableRef{}, notAgg("parenthesised joins are not supported; write the joins one after another")
 	}

@@ -7,18 +7,23 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
 // pgQuery builds the aggregate Query of a SELECT, or returns an
 // *unsupported error naming the first construct outside the subset.
-func pgQuery(s *pg.SelectStmt) (*ir.Query, error) {
+// Subqueries and CTEs in FROM are converted to the nested form of
+// flatten.go and merged into the query there.
+func pgQuery(s *pg.SelectStmt) (*ir.Query, error) { return pgQueryIn(s, nil) }
+
+// pgQueryIn is pgQuery in the scope of enclosing WITH clauses.
+func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 	b := queryBuilder{}
 	switch {
 	case s.Op != pg.SetOperation_SETOP_NONE:
 		return nil, notAgg(msgSetOp)
-	case s.WithClause != nil:
-		return nil, notAgg(msgCTE)
 	case len(s.ValuesLists) > 0:
 		return nil, notAgg("VALUES lists are not aggregates over a table")
 	case len(s.DistinctClause) > 0:
@@ -32,10 +37,25 @@ func pgQuery(s *pg.SelectStmt) (*ir.Query, error) {
 	case len(s.FromClause) > 1:
 		return nil, notAgg(msgCommaJoin)
 	}
-	q := &ir.Query{}
-	var err error
-	if q.From, q.Joins, err = pgFrom(s.FromClause[0]); err != nil {
+	env, err := pgWith(s.WithClause, parent)
+	if err != nil {
 		return nil, err
+	}
+	q := &ir.Query{}
+	from, err := pgFrom(s.FromClause[0], env)
+	if err != nil {
+		return nil, err
+	}
+	if from.derived.aggValued() {
+		// A SELECT over an aggregate subquery: post-processing of its rows.
+		if err := pgRowSelectFields(s); err != nil {
+			return nil, err
+		}
+		r, err := pgRowSelectFrom(s, from)
+		if err != nil {
+			return nil, err
+		}
+		return flattenOverAggregate(r, false)
 	}
 	if q.Select, err = pgTargets(s.TargetList); err != nil {
 		return nil, err
@@ -80,57 +100,333 @@ func pgQuery(s *pg.SelectStmt) (*ir.Query, error) {
 	if q.Offset, err = pgLimit(s.LimitOffset); err != nil {
 		return nil, err
 	}
-	return q, nil
+	return flattenQuery(q, from, false)
 }
 
-// pgFrom flattens a left-deep chain of inner and LEFT equi-joins.
-func pgFrom(n *pg.Node) (ir.TableRef, []ir.Join, error) {
+// pgWith converts a WITH clause into the scope of the SELECT it belongs
+// to. Each CTE body is converted once, in the scope of the CTEs before it.
+func pgWith(w *pg.WithClause, parent *cteEnv) (*cteEnv, error) {
+	if w == nil {
+		return parent, nil
+	}
+	if w.Recursive {
+		return nil, notAgg(msgRecursive)
+	}
+	env := &cteEnv{parent: parent}
+	for _, n := range w.Ctes {
+		c := n.GetCommonTableExpr()
+		if c == nil {
+			return nil, notAgg("this WITH item is not supported")
+		}
+		if c.SearchClause != nil || c.CycleClause != nil {
+			return nil, notAgg(msgRecursive)
+		}
+		sel := c.Ctequery.GetSelectStmt()
+		if sel == nil {
+			return nil, notAgg(msgCTEModify)
+		}
+		def := &cteDef{name: c.Ctename, columns: pgStrings(c.Aliascolnames)}
+		var err error
+		if pgIsAggregateSelect(sel) {
+			def.agg, err = pgQueryIn(sel, env)
+		} else {
+			def.body, err = pgRowSelect(sel, env)
+		}
+		if err != nil {
+			return nil, err
+		}
+		env.defs = append(env.defs, def)
+	}
+	return env, nil
+}
+
+// pgRowSelect converts a SELECT in FROM (or a CTE body): it may only
+// project, filter and join. Every field of the node that is set must be
+// one this function reads, so a clause added to the grammar later is
+// refused rather than dropped.
+func pgRowSelect(s *pg.SelectStmt, parent *cteEnv) (*rowSelect, error) {
+	if err := pgRowSelectFields(s); err != nil {
+		return nil, err
+	}
+	switch {
+	case s.Op != pg.SetOperation_SETOP_NONE:
+		return nil, notAgg(msgInnerSetOp)
+	case len(s.ValuesLists) > 0:
+		return nil, notAgg(msgInnerClause, "VALUES")
+	case len(s.FromClause) == 0:
+		return nil, notAgg(msgInnerNoFrom)
+	case len(s.FromClause) > 1:
+		return nil, notAgg(msgCommaJoin)
+	}
+	env, err := pgWith(s.WithClause, parent)
+	if err != nil {
+		return nil, err
+	}
+	from, err := pgFrom(s.FromClause[0], env)
+	if err != nil {
+		return nil, err
+	}
+	return pgRowSelectFrom(s, from)
+}
+
+// pgIsAggregateSelect reports whether a SELECT aggregates: GROUP BY,
+// HAVING or an aggregate call in its select list.
+func pgIsAggregateSelect(s *pg.SelectStmt) bool {
+	if s.Op != pg.SetOperation_SETOP_NONE {
+		return false
+	}
+	if len(s.GroupClause) > 0 || s.GroupDistinct || s.HavingClause != nil {
+		return true
+	}
+	for _, t := range s.TargetList {
+		if rt := t.GetResTarget(); rt != nil && rt.Val != nil && pgHasAggregate(rt.Val) {
+			return true
+		}
+	}
+	return false
+}
+
+// pgRowSelectFrom converts the rest of a row SELECT whose FROM is
+// converted. Over an aggregate subquery its expressions are
+// post-processing (as in a select list) and it may order and limit.
+func pgRowSelectFrom(s *pg.SelectStmt, from fromTree) (*rowSelect, error) {
+	over := from.derived.aggValued()
+	switch {
+	case len(s.DistinctClause) > 0:
+		return nil, notAgg(msgInnerDist)
+	case len(s.WindowClause) > 0:
+		return nil, notAgg(msgInnerWindow)
+	case len(s.GroupClause) > 0 || s.GroupDistinct:
+		return nil, notAgg(msgNestedAggr, "GROUP BY")
+	case s.HavingClause != nil:
+		return nil, notAgg(msgNestedAggr, "HAVING")
+	case s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
+		return nil, notAgg("FETCH ... WITH TIES is not supported; use LIMIT")
+	case !over && (s.LimitCount != nil || s.LimitOffset != nil):
+		return nil, notAgg(msgInnerLimit)
+	}
+	r := &rowSelect{from: from}
+	star := false
+	for _, t := range s.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return nil, notAgg(msgInnerClause, "this select item")
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			q := pgStrings(cr.Fields[:len(cr.Fields)-1])
+			it := rowItem{star: true}
+			switch {
+			case len(q) != len(cr.Fields)-1 || len(q) > 2:
+				return nil, notAgg(msgThreePart)
+			case len(q) == 1:
+				it.qual = q[0]
+			case len(q) == 2:
+				it.schema, it.qual = q[0], q[1]
+			}
+			r.items = append(r.items, it)
+			star = true
+			continue
+		}
+		if pgHasAggregate(rt.Val) {
+			return nil, notAgg(msgNestedAggr, "an aggregate")
+		}
+		e, err := pgExpr(rt.Val, over)
+		if err != nil {
+			return nil, err
+		}
+		r.items = append(r.items, rowItem{name: pgItemName(rt), expr: e})
+	}
+	if s.WhereClause != nil {
+		if over && pgHasAggregate(s.WhereClause) {
+			return nil, notAgg(msgAggInWhere)
+		}
+		var err error
+		if r.where, err = pgExpr(s.WhereClause, over); err != nil {
+			return nil, err
+		}
+	}
+	if !over {
+		// ORDER BY without LIMIT does not change which rows the subquery
+		// returns: it is dropped.
+		return r, nil
+	}
+	// Positions count the select list as written; a star hides it.
+	items := make([]ir.SelectItem, len(r.items))
+	for _, n := range s.SortClause {
+		if pgHasAggregate(n) {
+			return nil, notAgg(msgNestedAggr, "an aggregate")
+		}
+		if sb := n.GetSortBy(); star && sb != nil && sb.Node.GetAConst() != nil {
+			return nil, notAgg("ORDER BY a position over SELECT * of a subquery is not supported; order by the column name")
+		}
+		o, err := pgOrderItem(n, items)
+		if err != nil {
+			return nil, err
+		}
+		r.orderBy = append(r.orderBy, o)
+	}
+	var err error
+	if r.limit, err = pgLimit(s.LimitCount); err != nil {
+		return nil, err
+	}
+	if r.offset, err = pgLimit(s.LimitOffset); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// pgRowSelectFields refuses a field of an inner SELECT that
+// pgRowSelect does not read.
+func pgRowSelectFields(s *pg.SelectStmt) error {
+	var err error
+	s.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		switch fd.Name() {
+		case "target_list", "from_clause", "where_clause", "sort_clause", "with_clause", "op", "limit_option",
+			"distinct_clause", "window_clause", "group_clause", "group_distinct", "having_clause",
+			"limit_count", "limit_offset", "values_lists", "all", "larg", "rarg":
+			return true
+		}
+		err = notAgg(msgInnerClause, strings.ToUpper(strings.ReplaceAll(strings.TrimSuffix(string(fd.Name()), "_clause"), "_", " ")))
+		return false
+	})
+	return err
+}
+
+// pgHasAggregate reports whether an expression calls an aggregate outside
+// a window (a nested aggregation when it is in a subquery in FROM).
+func pgHasAggregate(n *pg.Node) bool {
+	found := false
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if f, ok := m.Interface().(*pg.FuncCall); ok && f.Over == nil && pgIsAggregateName(pgFuncName(f)) {
+			found = true
+			return
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				for i := 0; i < v.List().Len() && !found; i++ {
+					walk(v.List().Get(i).Message())
+				}
+			case fd.Message() != nil && !fd.IsMap():
+				walk(v.Message())
+			}
+			return !found
+		})
+	}
+	walk(n.ProtoReflect())
+	return found
+}
+
+// pgItemName is the name PostgreSQL gives an inner select item: its alias,
+// a column's name or a function's name; "" for the others (?column?, which
+// no query can name usefully).
+func pgItemName(rt *pg.ResTarget) string {
+	if rt.Name != "" {
+		return rt.Name
+	}
+	switch v := rt.Val.GetNode().(type) {
+	case *pg.Node_ColumnRef:
+		f := v.ColumnRef.Fields
+		return f[len(f)-1].GetString_().GetSval()
+	case *pg.Node_FuncCall:
+		fn := v.FuncCall.Funcname
+		return fn[len(fn)-1].GetString_().GetSval()
+	case *pg.Node_TypeCast:
+		if c := v.TypeCast.Arg.GetColumnRef(); c != nil {
+			return c.Fields[len(c.Fields)-1].GetString_().GetSval()
+		}
+	}
+	return ""
+}
+
+// pgFrom converts FROM: a table, a subquery or a CTE reference, then a
+// left-deep chain of inner and LEFT equi-joins of tables.
+func pgFrom(n *pg.Node, env *cteEnv) (fromTree, error) {
 	switch x := n.GetNode().(type) {
 	case *pg.Node_RangeVar:
+		if d, err := pgCTERef(x.RangeVar, env); d != nil || err != nil {
+			return fromTree{derived: d}, err
+		}
 		t, err := pgFromTable(x.RangeVar)
-		return t, nil, err
+		return fromTree{table: t}, err
+	case *pg.Node_RangeSubselect:
+		rs := x.RangeSubselect
+		if rs.Lateral {
+			return fromTree{}, notAgg(msgLateral)
+		}
+		sel := rs.Subquery.GetSelectStmt()
+		if sel == nil {
+			return fromTree{}, notAgg(msgFromSubq)
+		}
+		d := &derivedTable{}
+		var err error
+		if pgIsAggregateSelect(sel) {
+			d.agg, err = pgQueryIn(sel, env)
+		} else {
+			d.body, err = pgRowSelect(sel, env)
+		}
+		if err != nil {
+			return fromTree{}, err
+		}
+		if rs.Alias != nil {
+			d.alias, d.columns = rs.Alias.Aliasname, pgStrings(rs.Alias.Colnames)
+		}
+		return fromTree{derived: d}, nil
 	case *pg.Node_JoinExpr:
 		j := x.JoinExpr
 		switch j.Jointype {
 		case pg.JoinType_JOIN_INNER, pg.JoinType_JOIN_LEFT:
 		case pg.JoinType_JOIN_RIGHT, pg.JoinType_JOIN_FULL:
-			return ir.TableRef{}, nil, notAgg(msgJoinOuter)
+			return fromTree{}, notAgg(msgJoinOuter)
 		default:
-			return ir.TableRef{}, nil, notAgg(msgJoinKind)
+			return fromTree{}, notAgg(msgJoinKind)
 		}
 		if j.IsNatural || (j.Quals == nil && len(j.UsingClause) == 0) {
-			return ir.TableRef{}, nil, notAgg(msgJoinKind)
+			return fromTree{}, notAgg(msgJoinKind)
 		}
 		if j.Alias != nil || j.JoinUsingAlias != nil {
-			return ir.TableRef{}, nil, notAgg("aliases on joins are not supported; alias the tables instead")
+			return fromTree{}, notAgg("aliases on joins are not supported; alias the tables instead")
 		}
-		from, joins, err := pgFrom(j.Larg)
+		from, err := pgFrom(j.Larg, env)
 		if err != nil {
-			return ir.TableRef{}, nil, err
+			return fromTree{}, err
 		}
 		rv := j.Rarg.GetRangeVar()
 		if rv == nil {
-			if j.Rarg.GetJoinExpr() != nil {
-				return ir.TableRef{}, nil, notAgg("parenthesised joins are not supported; write the joins one after another")
+			switch {
+			case j.Rarg.GetJoinExpr() != nil:
+				return fromTree{}, notAgg("parenthesised joins are not supported; write the joins one after another")
+			case j.Rarg.GetRangeSubselect() != nil && !j.Rarg.GetRangeSubselect().Lateral:
+				return fromTree{}, notAgg(msgSubqNotFirst)
 			}
-			return ir.TableRef{}, nil, pgFromItemError(j.Rarg)
+			return fromTree{}, pgFromItemError(j.Rarg)
+		}
+		if d, err := pgCTERef(rv, env); d != nil || err != nil {
+			if err != nil {
+				return fromTree{}, err
+			}
+			return fromTree{}, notAgg(msgSubqNotFirst)
 		}
 		right, err := pgFromTable(rv)
 		if err != nil {
-			return ir.TableRef{}, nil, err
+			return fromTree{}, err
 		}
 		join := ir.Join{Table: right, Outer: j.Jointype == pg.JoinType_JOIN_LEFT}
 		if len(j.UsingClause) > 0 {
 			cols := pgStrings(j.UsingClause)
 			if len(cols) != 1 || len(j.UsingClause) != 1 {
-				return ir.TableRef{}, nil, notAgg(msgJoinKind)
+				return fromTree{}, notAgg(msgJoinKind)
 			}
 			// With a join chain on the left, PostgreSQL merges the USING
 			// column of several tables; leave it unqualified for the
 			// planner to resolve.
 			left := ""
-			if len(joins) == 0 {
-				left = from.RefName()
+			if len(from.joins) == 0 {
+				left = from.table.RefName()
+				if from.derived != nil {
+					left = from.derived.refName()
+				}
 			}
 			join.Left = ir.ColumnRef{Qualifier: left, Name: cols[0]}
 			join.Right = ir.ColumnRef{Qualifier: right.RefName(), Name: cols[0]}
@@ -138,22 +434,43 @@ func pgFrom(n *pg.Node) (ir.TableRef, []ir.Join, error) {
 			a := j.Quals.GetAExpr()
 			switch {
 			case a == nil:
-				return ir.TableRef{}, nil, notAgg(msgJoinKind)
+				return fromTree{}, notAgg(msgJoinKind)
 			case a.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 				join.NullSafe = true
 			case a.Kind != pg.A_Expr_Kind_AEXPR_OP || !pgIsOp(a.Name, "="):
-				return ir.TableRef{}, nil, notAgg(msgJoinKind)
+				return fromTree{}, notAgg(msgJoinKind)
 			}
 			l, lok := pgColumn(a.Lexpr)
 			r, rok := pgColumn(a.Rexpr)
 			if !lok || !rok {
-				return ir.TableRef{}, nil, notAgg(msgJoinKind)
+				return fromTree{}, notAgg(msgJoinKind)
 			}
 			join.Left, join.Right = l, r
 		}
-		return from, append(joins, join), nil
+		from.joins = append(from.joins, join)
+		return from, nil
 	}
-	return ir.TableRef{}, nil, pgFromItemError(n)
+	return fromTree{}, pgFromItemError(n)
+}
+
+// pgCTERef returns the derived table a FROM name refers to when it names
+// a CTE in scope, nil otherwise.
+func pgCTERef(r *pg.RangeVar, env *cteEnv) (*derivedTable, error) {
+	if r.Schemaname != "" || r.Catalogname != "" {
+		return nil, nil
+	}
+	def := env.lookup(r.Relname)
+	if def == nil {
+		return nil, nil
+	}
+	if !r.Inh {
+		return nil, notAgg("ONLY is not supported; name the table without it")
+	}
+	d := &derivedTable{cte: def}
+	if r.Alias != nil {
+		d.alias, d.columns = r.Alias.Aliasname, pgStrings(r.Alias.Colnames)
+	}
+	return d, nil
 }
 
 func pgFromTable(r *pg.RangeVar) (ir.TableRef, error) {
@@ -258,8 +575,20 @@ func pgIsAggregateName(name string) bool {
 }
 
 // pgAggregate converts COUNT/SUM/AVG of one column or expression (or
-// COUNT(*)).
+// COUNT(*)), with its FILTER (WHERE ...) clause if any.
 func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
+	a, err := pgAggregateCall(f)
+	if err != nil || f.AggFilter == nil {
+		return a, err
+	}
+	cond, err := pgExpr(f.AggFilter, false)
+	if err != nil {
+		return ir.Aggregate{}, err
+	}
+	return filterAggregate(a, cond), nil
+}
+
+func pgAggregateCall(f *pg.FuncCall) (ir.Aggregate, error) {
 	name := pgFuncName(f)
 	var fn ir.AggFunc
 	switch name {
@@ -278,8 +607,6 @@ func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 	switch {
 	case f.Over != nil:
 		return ir.Aggregate{}, notAgg(msgWindow)
-	case f.AggFilter != nil:
-		return ir.Aggregate{}, notAgg("aggregate FILTER clauses are not supported; move the condition into WHERE")
 	case len(f.AggOrder) > 0 || f.AggWithinGroup:
 		return ir.Aggregate{}, notAgg("ORDER BY inside an aggregate is not supported")
 	case f.FuncVariadic:

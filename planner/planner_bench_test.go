@@ -21,6 +21,20 @@ func BenchmarkParsePlan(b *testing.B) {
 		parser.Postgres: `SELECT sex, COUNT(*), AVG(age) FROM people WHERE age BETWEEN 30 AND 50 AND zip IN ('02139', '10001') GROUP BY sex ORDER BY 2 DESC`,
 		parser.MySQL:    "SELECT `sex`, COUNT(*), AVG(age) FROM people WHERE age BETWEEN 30 AND 50 AND zip IN ('02139', '10001') GROUP BY sex ORDER BY 2 DESC",
 	}
+	// Metabase's wrapper around a query (flattened by the parser).
+	const metabase = `SELECT "source"."sex" AS "sex", count(*) AS "count", avg("source"."age") AS "avg" FROM (SELECT "public"."people"."sex" AS "sex", "public"."people"."age" AS "age" FROM "public"."people" WHERE "public"."people"."age" BETWEEN 30 AND 50) AS "source" GROUP BY "source"."sex" ORDER BY "source"."sex" ASC`
+	b.Run("postgres/metabase-subquery", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			stmts, err := parser.Parse(parser.Postgres, metabase)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: "postgres", Statement: &stmts[0]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for d, sql := range queries {
 		b.Run(d.String(), func(b *testing.B) {
 			b.ReportAllocs()
