@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -274,8 +275,11 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		Table:   main,
 		Limit:   q.Limit,
 		Offset:  q.Offset,
+		// Windows sort NULL as ORDER BY does (see OrderKey.NullsHigh).
+		NullsHigh: req.Dialect == "postgres",
+		Post:      exprtype.PostDialect{MySQL: req.Dialect == "mysql"},
 	}
-	b := &builder{p: p, sc: sc, plan: pl, q: q, nullsHigh: req.Dialect == "postgres"}
+	b := &builder{p: p, sc: sc, plan: pl, q: q, nullsHigh: req.Dialect == "postgres", mysql: req.Dialect == "mysql"}
 	bq := &ir.BackendQuery{
 		From:           ir.TableRef{Schema: main.Schema, Name: main.Name, Alias: sc.tables[0].alias},
 		Unit:           ir.ColumnRef{Qualifier: sc.tables[0].alias, Name: main.Unit},

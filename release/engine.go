@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/noise"
@@ -313,7 +314,7 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 			if err != nil {
 				return nil, err
 			}
-			out[i] = saturatingAdd(v, n)
+			out[i] = exprtype.SaturatingAdd(v, n)
 		}
 		return out, nil
 	}
@@ -381,26 +382,43 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 		for i, o := range pl.Outputs {
 			row[i] = outputValue(pl, o, sr, clamp)
 		}
-		// Expressions read the other outputs only, never one another.
-		for i, o := range pl.Outputs {
-			if o.Kind == planner.OutExpr && o.Expr != nil {
-				v, err := eval(o.Expr, row)
-				if err != nil {
-					return nil, err
-				}
-				row[i] = v
-			}
+		// Expressions read the other outputs only, never one another
+		// (those that read a window are computed after the windows).
+		if err := evalOutputs(pl, row, false); err != nil {
+			return nil, err
 		}
 		if pl.Having != nil {
-			v, err := eval(pl.Having, row)
+			v, err := exprtype.Eval(pl.Having, row, pl.Post)
 			if err != nil {
 				return nil, err
 			}
-			if !isTrue(v) {
+			if !exprtype.IsTrue(v) {
 				continue
 			}
 		}
 		rows = append(rows, row)
+	}
+	// Windows run over the rows HAVING kept, as in SQL.
+	windows := false
+	for i, o := range pl.Outputs {
+		if o.Kind != planner.OutWindow {
+			continue
+		}
+		windows = true
+		vs, err := exprtype.EvalWindow(o.Window, rows, pl.NullsHigh, pl.Post)
+		if err != nil {
+			return nil, err
+		}
+		for r := range rows {
+			rows[r][i] = vs[r]
+		}
+	}
+	if windows {
+		for _, row := range rows {
+			if err := evalOutputs(pl, row, true); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if len(pl.OrderBy) > 0 {
 		sort.SliceStable(rows, func(i, j int) bool {
@@ -445,6 +463,21 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 	}
 	res.Remaining = left
 	return res, nil
+}
+
+// evalOutputs computes the row's expression outputs: those that read no
+// window (late false), or those that do (late true).
+func evalOutputs(pl *planner.Plan, row []ir.Value, late bool) error {
+	for i, o := range pl.Outputs {
+		if o.Kind == planner.OutExpr && o.Expr != nil && o.AfterWindows == late {
+			v, err := exprtype.Eval(o.Expr, row, pl.Post)
+			if err != nil {
+				return err
+			}
+			row[i] = v
+		}
+	}
+	return nil
 }
 
 func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) ir.Value {

@@ -1,0 +1,163 @@
+package exprtype
+
+import (
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// Builders of the Post rules of the function table (funcs.go).
+
+func postArgErr(call string, ts []Type) error {
+	infos := make([]Info, len(ts))
+	for i, t := range ts {
+		infos[i] = Info{Type: t}
+	}
+	return noFunction(call, infos)
+}
+
+// postTypes: the arguments have the given types (or are NULL).
+func postTypes(result Type, args ...Type) func(string, []Type, []ir.Expr) (Type, error) {
+	return func(call string, ts []Type, _ []ir.Expr) (Type, error) {
+		for i, t := range ts {
+			if t != args[i] && t != Null {
+				return 0, postArgErr(call, ts)
+			}
+		}
+		return result, nil
+	}
+}
+
+// postText is a text-to-text function.
+func postText(f func(string) string) *Post {
+	return &Post{
+		Type: postTypes(Text, Text),
+		Eval: func(a []ir.Value, _ PostDialect) ir.Value { return ir.String(f(a[0].Str)) },
+	}
+}
+
+func postAllText(call string, ts []Type, _ []ir.Expr) (Type, error) {
+	for _, t := range ts {
+		if t != Text && t != Null {
+			return 0, postArgErr(call, ts)
+		}
+	}
+	return Text, nil
+}
+
+// postNumeric is a function of one number keeping its type: fi on
+// integers (total: it saturates), ff on doubles.
+func postNumeric(fi func(int64) int64, ff func(float64) float64) *Post {
+	return &Post{
+		Type: func(call string, ts []Type, _ []ir.Expr) (Type, error) {
+			if !ts[0].numeric() && ts[0] != Null {
+				return 0, postArgErr(call, ts)
+			}
+			return ts[0], nil
+		},
+		Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+			if a[0].Kind == ir.KindInt {
+				return ir.Int(fi(a[0].Int))
+			}
+			return ir.Float(ff(a[0].Float))
+		},
+	}
+}
+
+// postRound is round(x) (half away from zero, as every dialect's
+// rendering of round in WHERE) and round(x, digits) with a literal number
+// of digits, a real. PostgreSQL rounds a double half to even but its
+// numeric (AVG's type) half away; MySQL rounds exact values half away: the
+// proxy's noisy values stand for those exact ones.
+var postRound = &Post{
+	MinArgs: 1, MaxArgs: 2,
+	Type: func(call string, ts []Type, args []ir.Expr) (Type, error) {
+		if !ts[0].numeric() && ts[0] != Null {
+			return 0, postArgErr(call, ts)
+		}
+		if len(args) == 1 {
+			return ts[0], nil
+		}
+		if l, ok := args[1].(ir.Literal); !ok || l.Value.Kind != ir.KindInt || l.Value.Int < -308 || l.Value.Int > 308 {
+			return 0, mismatch("round(x, digits) needs an integer literal between -308 and 308 as digits: %s", call)
+		}
+		return Real, nil
+	},
+	Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+		if len(a) == 2 {
+			f, _ := a[0].AsFloat()
+			return ir.Float(roundDigits(f, a[1].Int))
+		}
+		if a[0].Kind == ir.KindInt {
+			return a[0]
+		}
+		return ir.Float(roundHalfAway(a[0].Float))
+	},
+}
+
+// postPositions is substr, left or right: a text and integer literals that
+// the WHERE rule accepts (the same bounds: backends disagree outside them,
+// and a noisy count as a position would make the result depend on the
+// noise in ways no client expects).
+func postPositions(name string, rule func(string, []Info) (Info, error), f func([]rune, []int64) []rune) *Post {
+	return &Post{
+		Type: func(call string, ts []Type, args []ir.Expr) (Type, error) {
+			infos := []Info{{Type: Text}}
+			if ts[0] != Text && ts[0] != Null {
+				return 0, postArgErr(call, ts)
+			}
+			for _, a := range args[1:] {
+				l, ok := a.(ir.Literal)
+				if !ok || l.Value.Kind != ir.KindInt {
+					return 0, sqlerr.New(sqlerr.FeatureNotSupported, "the positions of %s must be integer constants in post-processing: %s", name, call)
+				}
+				infos = append(infos, intInfo(intPoint(l.Value.Int)))
+			}
+			if _, err := rule(call, infos); err != nil {
+				return 0, err
+			}
+			return Text, nil
+		},
+		Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+			n := make([]int64, len(a)-1)
+			for i, v := range a[1:] {
+				n[i] = v.Int
+			}
+			return ir.String(string(f([]rune(a[0].Str), n)))
+		},
+	}
+}
+
+// firstType is the type of the first argument that is not NULL (the
+// arguments were unified), Null when all are.
+func firstType(ts []Type) Type {
+	for _, t := range ts {
+		if t != Null {
+			return t
+		}
+	}
+	return Null
+}
+
+// postChoose is coalesce (dir 0: the first non-NULL argument), greatest
+// (1) and least (-1), which skip NULLs as PostgreSQL's do.
+func postChoose(dir int) *Post {
+	return &Post{
+		Type: func(_ string, ts []Type, _ []ir.Expr) (Type, error) { return firstType(ts), nil },
+		Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+			out := ir.Null()
+			for _, v := range a {
+				switch {
+				case v.IsNull():
+				case out.IsNull():
+					out = v
+					if dir == 0 {
+						return out
+					}
+				case dir*ir.CompareValues(v, out) > 0:
+					out = v
+				}
+			}
+			return out
+		},
+	}
+}
