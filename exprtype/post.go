@@ -2,6 +2,8 @@ package exprtype
 
 import (
 	"math"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -25,8 +27,7 @@ import (
 // semantics that differ between PostgreSQL and MySQL and are not already
 // spelled in the IR (division is: OpDiv vs OpRealDiv).
 type PostDialect struct {
-	// MySQL: CAST of a double to an integer rounds half away from zero
-	// (PostgreSQL rounds half to even), booleans convert to text as 1/0.
+	// MySQL: booleans convert to text as 1/0 (PostgreSQL: true/false).
 	MySQL bool
 }
 
@@ -677,13 +678,11 @@ func (ev *evaluator) cast(x ir.Value, to ir.CastType) ir.Value {
 			}
 			return ir.Int(0)
 		case ir.KindFloat:
-			// PostgreSQL rounds half to even (rint), MySQL half away from
-			// zero; both fail out of range, where the proxy saturates.
-			f := roundHalfAway(x.Float)
-			if !ev.d.MySQL {
-				f = math.RoundToEven(x.Float)
-			}
-			return ir.Int(saturateFloat(f, lo, hi))
+			// A double converts to the nearest integer, halves to even
+			// (rint), on PostgreSQL and MariaDB alike (both checked by
+			// TestPostEvaluatorOracle). PostgreSQL fails out of range,
+			// MariaDB saturates: the proxy saturates.
+			return ir.Int(saturateFloat(math.RoundToEven(x.Float), lo, hi))
 		}
 	case ir.CastDouble:
 		if f, ok := x.AsFloat(); ok {
@@ -814,15 +813,47 @@ func likeRunes(s, p []rune) bool {
 
 // roundDigits is ROUND(x, d): x rounded half away from zero to d decimal
 // digits (d < 0 rounds to tens, hundreds...), as PostgreSQL's numeric
-// round and MySQL's ROUND on exact values do.
+// round and MySQL's ROUND on exact values do. The rounding is done on the
+// decimal the client sees (the shortest spelling of the double, e.g.
+// 2.345, which as a double lies just below 2.345), exactly, so round(x, 2)
+// of a value shown as 2.345 is 2.35 as it is in the database.
 func roundDigits(v float64, d int64) float64 {
-	p := math.Pow(10, math.Abs(float64(d)))
-	if d < 0 {
-		return roundHalfAway(v/p) * p
+	if math.IsInf(v, 0) || v != v {
+		return v
 	}
-	scaled := v * p
-	if math.IsInf(scaled, 0) || math.Abs(scaled) >= 1<<53 {
-		return v // no digit to drop at that precision
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, 64))
+	if !ok {
+		return v
 	}
-	return roundHalfAway(scaled) / p
+	p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(d)), nil))
+	if d >= 0 {
+		r.Mul(r, p)
+	} else {
+		r.Quo(r, p)
+	}
+	// Half away from zero: q = trunc(r), plus one away from zero when the
+	// remainder is at least one half.
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if new(big.Int).Abs(new(big.Int).Lsh(m, 1)).Cmp(r.Denom()) >= 0 {
+		q.Add(q, big.NewInt(int64(r.Num().Sign())))
+	}
+	out := new(big.Rat).SetInt(q)
+	if d >= 0 {
+		out.Quo(out, p)
+	} else {
+		out.Mul(out, p)
+	}
+	f, _ := out.Float64()
+	return f
+}
+
+// roundDecimal is round(x) of a double, on its decimal spelling as
+// roundDigits.
+func roundDecimal(v float64) float64 { return roundDigits(v, 0) }
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

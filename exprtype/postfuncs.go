@@ -1,6 +1,8 @@
 package exprtype
 
 import (
+	"math"
+
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -63,11 +65,11 @@ func postNumeric(fi func(int64) int64, ff func(float64) float64) *Post {
 	}
 }
 
-// postRound is round(x) (half away from zero, as every dialect's
-// rendering of round in WHERE) and round(x, digits) with a literal number
-// of digits, a real. PostgreSQL rounds a double half to even but its
-// numeric (AVG's type) half away; MySQL rounds exact values half away: the
-// proxy's noisy values stand for those exact ones.
+// postRound is round(x) and round(x, digits) with a literal number of
+// digits (a real), half away from zero on the decimal the client sees
+// (roundDigits). PostgreSQL rounds a double half to even but its numeric
+// (AVG's type) half away; MySQL rounds exact values half away: the proxy's
+// noisy values stand for those exact ones.
 var postRound = &Post{
 	MinArgs: 1, MaxArgs: 2,
 	Type: func(call string, ts []Type, args []ir.Expr) (Type, error) {
@@ -77,7 +79,7 @@ var postRound = &Post{
 		if len(args) == 1 {
 			return ts[0], nil
 		}
-		if l, ok := args[1].(ir.Literal); !ok || l.Value.Kind != ir.KindInt || l.Value.Int < -308 || l.Value.Int > 308 {
+		if d, ok := intConst(args[1]); !ok || d < -308 || d > 308 {
 			return 0, mismatch("round(x, digits) needs an integer literal between -308 and 308 as digits: %s", call)
 		}
 		return Real, nil
@@ -90,7 +92,7 @@ var postRound = &Post{
 		if a[0].Kind == ir.KindInt {
 			return a[0]
 		}
-		return ir.Float(roundHalfAway(a[0].Float))
+		return ir.Float(roundDecimal(a[0].Float))
 	},
 }
 
@@ -160,4 +162,17 @@ func postChoose(dir int) *Post {
 			return out
 		},
 	}
+}
+
+// intConst reads an integer constant, possibly negated (MySQL's parser
+// keeps -2 as the negation of 2).
+func intConst(e ir.Expr) (int64, bool) {
+	switch n := e.(type) {
+	case ir.Literal:
+		return n.Value.Int, n.Value.Kind == ir.KindInt
+	case ir.Neg:
+		v, ok := intConst(n.X)
+		return -v, ok && v != math.MinInt64
+	}
+	return 0, false
 }
