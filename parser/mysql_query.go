@@ -503,9 +503,6 @@ func (m *myQueryBuilder) window(x *ast.WindowFuncExpr) (ir.Expr, error) {
 	}
 	if spec.OrderBy != nil {
 		for _, it := range spec.OrderBy.Items {
-			if it.NullOrder {
-				return nil, notAgg("the ORDER BY of a window supports ASC and DESC only")
-			}
 			e, err := m.expr(it.Expr, true)
 			if err != nil {
 				return nil, err
