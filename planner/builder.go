@@ -35,27 +35,34 @@ type builder struct {
 
 // quote writes a name as the client's dialect quotes identifiers, for
 // messages: "age" for PostgreSQL, `age` for MySQL.
-func (b *builder) quote(name string) string {
-	if b.mysql {
-		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
+func (b *builder) quote(name string) string { return quoteName(b.sc.names.Dialect, name) }
 
 // resolveColumn binds a column reference to a table of the scope.
 func (b *builder) resolveColumn(c ir.ColumnRef) (resolved, error) {
 	name := strings.ToLower(c.Name)
+	if b.sc.names.ExactColumns() && name != c.Name {
+		// PostgreSQL: a capital comes from a quoted name ("Age"), which
+		// is not the column age.
+		return resolved{}, b.unknownColumn(c, 0)
+	}
 	if c.Schema != "" {
 		return b.resolveSchemaColumn(c, name)
 	}
 	if c.Qualifier != "" {
-		q := strings.ToLower(c.Qualifier)
 		for i := range b.sc.tables {
-			if b.sc.refName(i) == q {
+			if b.sameRef(i, c.Qualifier) {
 				return b.columnOf(i, name)
 			}
 		}
-		return resolved{}, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", c.Qualifier)
+		err := sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %s", b.quote(c.Qualifier))
+		var refs []string
+		for i := range b.sc.tables {
+			refs = append(refs, b.sc.tables[i].ref.RefName())
+		}
+		if s := policies.Suggest(c.Qualifier, refs); s != "" {
+			return resolved{}, err.WithHint("did you mean %s?", b.quote(s))
+		}
+		return resolved{}, err
 	}
 	main := b.sc.tables[0].tbl
 	if main.Column(name) != nil {
@@ -100,6 +107,31 @@ func (b *builder) resolveSchemaColumn(c ir.ColumnRef, name string) (resolved, er
 		WithHint("a column may be qualified with schema.table only when FROM names that table without an alias")
 }
 
+// sameRef reports whether a qualifier names FROM item i: exactly in
+// PostgreSQL (its parser folded unquoted names), ignoring case in MySQL.
+func (b *builder) sameRef(i int, qualifier string) bool {
+	if b.sc.names.Dialect == "postgres" {
+		return b.sc.tables[i].ref.RefName() == qualifier
+	}
+	return b.sc.refName(i) == strings.ToLower(qualifier)
+}
+
+// unknownColumn refuses a column name that FROM item i does not expose,
+// naming the closest declared one.
+func (b *builder) unknownColumn(c ir.ColumnRef, i int) error {
+	bt := b.sc.tables[i]
+	err := sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s is not exposed by the privacy policy", bt.tbl.Name, b.quote(c.Name))
+	if s := policies.Suggest(c.Name, bt.tbl.ColumnNames); s != "" {
+		hint := "did you mean " + b.quote(s) + "?"
+		if b.sc.names.Dialect == "postgres" && strings.EqualFold(s, c.Name) {
+			hint += " PostgreSQL folds unquoted names to lower case and keeps quoted ones as written"
+		}
+		return err.WithHint("%s", hint)
+	}
+	path := "datasets." + b.sc.ds.Name + ".tables." + bt.tbl.Name + ".columns"
+	return err.WithHint("the DBA declares queryable columns under %s", path)
+}
+
 func (b *builder) columnOf(i int, name string) (resolved, error) {
 	bt := b.sc.tables[i]
 	r := resolved{col: ir.ColumnRef{Qualifier: bt.alias, Name: name}, table: i, name: name}
@@ -110,13 +142,11 @@ func (b *builder) columnOf(i int, name string) (resolved, error) {
 	if bt.tbl.Public && len(bt.tbl.Columns) == 0 {
 		return r, nil // public table exposing every column
 	}
-	path := "datasets." + b.sc.ds.Name + ".tables." + bt.tbl.Name + ".columns"
 	if !bt.tbl.Public && strings.EqualFold(name, bt.tbl.Unit) {
 		return resolved{}, sqlerr.New(sqlerr.InsufficientPrivilege,
 			"column %s.%s is the privacy unit: it cannot be used in queries", bt.tbl.Name, name)
 	}
-	return resolved{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s is not exposed by the privacy policy", bt.tbl.Name, name).
-		WithHint("the DBA declares queryable columns under %s", path)
+	return resolved{}, b.unknownColumn(ir.ColumnRef{Name: name}, i)
 }
 
 func (b *builder) joins(q *ir.Query, bq *ir.BackendQuery) error {
@@ -804,7 +834,8 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 	case ir.ColumnRef:
 		if n.Qualifier == "" {
 			for i := 0; i < b.plan.NumVisible; i++ {
-				if strings.EqualFold(b.plan.Outputs[i].Name, n.Name) {
+				// An alias: exactly in PostgreSQL, ignoring case in MySQL.
+				if o := b.plan.Outputs[i].Name; o == n.Name || !b.sc.names.ExactColumns() && strings.EqualFold(o, n.Name) {
 					return i, true, nil
 				}
 			}

@@ -31,7 +31,7 @@ func defaultMySQLVars(maxPacket int) map[string]string {
 		"character_set_server": "utf8mb4", "character_set_database": "utf8mb4", "character_set_system": "utf8mb3",
 		"collation_connection": "utf8mb4_general_ci", "collation_server": "utf8mb4_general_ci", "collation_database": "utf8mb4_general_ci",
 		"init_connect": "", "interactive_timeout": "28800", "wait_timeout": "28800", "net_write_timeout": "60", "net_read_timeout": "30",
-		"license": "GPL", "lower_case_table_names": "0", "lower_case_file_system": "OFF",
+		"license": "GPL", "lower_case_table_names": "1", "lower_case_file_system": "OFF",
 		"max_allowed_packet": strconv.Itoa(maxPacket), "net_buffer_length": "16384", "performance_schema": "0",
 		"query_cache_size": "0", "query_cache_type": "OFF", "have_query_cache": "NO", "have_ssl": "DISABLED",
 		"sql_mode":         "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",

@@ -165,6 +165,7 @@ func (s *Session) planRequest(ctx context.Context, st *ir.Statement) (planner.Re
 	req := planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: st}
 	if n := s.names(); n.Dialect == "mysql" {
 		req.Database = n.Database
+		req.ExactTableNames = s.p.exactTableNames(ctx)
 	}
 	if s.p.pol.Backend.Driver == "mysql" {
 		for _, r := range st.Relations {
@@ -441,6 +442,7 @@ func (s *Session) names() policies.Names {
 	n := policies.Names{Dialect: s.dialect.String()}
 	if s.dialect == parser.MySQL {
 		n.Database = s.settings["database"]
+		n.ExactTableNames = s.p.exactTableNamesRead()
 	}
 	return n
 }
