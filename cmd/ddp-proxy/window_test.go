@@ -22,11 +22,11 @@ const windowQuery = `SELECT workclass, COUNT(*) AS n,
 	FROM people GROUP BY workclass ORDER BY workclass`
 
 type windowRow struct {
-	key                  string
+	key              string
 	n, running, rank int64
-	ag                   *int64 // NULL when the noisy count is not positive
-	share                float64
-	size                 string
+	ag               *int64 // NULL when the noisy count is not positive
+	share            float64
+	size             string
 }
 
 // checkWindowRows checks the window columns against the noisy counts the
