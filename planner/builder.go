@@ -82,12 +82,12 @@ func (b *builder) resolveColumn(c ir.ColumnRef) (resolved, error) {
 	case len(candidates) == 1:
 		return b.columnOf(candidates[0], name)
 	case len(candidates) > 1:
-		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %q is ambiguous", c.Name).
+		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %s is ambiguous", b.quote(c.Name)).
 			WithHint("qualify it with a table name")
 	case len(open) == 1 && !strings.EqualFold(name, main.Unit):
 		return b.columnOf(open[0], name)
 	case len(open) > 1:
-		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %q is ambiguous", c.Name).
+		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %s is ambiguous", b.quote(c.Name)).
 			WithHint("qualify it with a table name")
 	}
 	return b.columnOf(0, name)
@@ -103,7 +103,7 @@ func (b *builder) resolveSchemaColumn(c ir.ColumnRef, name string) (resolved, er
 			return b.columnOf(i, name)
 		}
 	}
-	return resolved{}, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s.%s\"", c.Schema, c.Qualifier).
+	return resolved{}, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %s", b.quote(c.Schema+"."+c.Qualifier)).
 		WithHint("a column may be qualified with schema.table only when FROM names that table without an alias")
 }
 
@@ -687,7 +687,7 @@ func (b *builder) columnOutput(c ir.ColumnRef) (int, error) {
 	gi := b.groupIndex(r)
 	if gi < 0 {
 		if !b.plan.NoRows {
-			return 0, sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", r.name)
+			return 0, sqlerr.New(sqlerr.GroupingError, "column %s must appear in the GROUP BY clause or be used in an aggregate function", b.quote(r.name))
 		}
 		typ := ""
 		if r.decl != nil {

@@ -42,6 +42,9 @@ func TestIdentifierCase(t *testing.T) {
 		{parser.MySQL, true, "SELECT COUNT(*) FROM People", sqlerr.UndefinedTable, "did you mean `people`?"},
 		{parser.MySQL, true, "SELECT COUNT(*) FROM people WHERE AGE > 30", sqlerr.Code{}, ""},
 		{parser.MySQL, false, "SELECT COUNT(*) FROM people WHERE agee > 30", sqlerr.UndefinedColumn, "did you mean `age`?"},
+		// Messages quote names as the client's dialect does.
+		{parser.MySQL, false, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY age", sqlerr.GroupingError, "column `age` must appear in the GROUP BY"},
+		{parser.Postgres, false, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY age", sqlerr.GroupingError, `column "age" must appear in the GROUP BY`},
 	} {
 		stmts, err := parser.Parse(tt.d, tt.sql)
 		if err != nil {

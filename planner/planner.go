@@ -447,7 +447,7 @@ func (p *Planner) bindTables(q *ir.Query, names policies.Names) (*scope, error) 
 	for i := range sc.tables {
 		n := sc.refName(i)
 		if seen[n] {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "table name %q specified more than once", n)
+			return nil, sqlerr.New(sqlerr.SyntaxError, "table name %s specified more than once", quoteName(names.Dialect, n))
 		}
 		seen[n] = true
 	}

@@ -70,6 +70,10 @@ type Column struct {
 	// expressible, as for AVG).
 	Scale float64
 	CI95  float64
+	// Uses (an expression column, Aggregate "expr"): the noisy aggregates
+	// the expression is computed from, each with its own noise, so that
+	// the cost notice describes the noise of ROUND(AVG(x), 2) too.
+	Uses []Column
 }
 
 // Result is a noisy answer.
@@ -454,6 +458,11 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 			c.CI95 = pl.Aggs[o.Agg].CI95()
 		case planner.OutAvg:
 			c.Aggregate = o.Kind.Aggregate()
+		case planner.OutExpr:
+			c.Uses = exprInputs(pl, o.Expr)
+			if len(c.Uses) > 0 {
+				c.Aggregate = "expr"
+			}
 		}
 		res.Columns = append(res.Columns, c)
 	}
@@ -463,6 +472,38 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 	}
 	res.Remaining = left
 	return res, nil
+}
+
+// exprInputs lists the noisy aggregates an expression output reads, in
+// order of first use (through windows and other outputs too), described
+// as the cost notice describes a plain aggregate column.
+func exprInputs(pl *planner.Plan, e ir.Expr) []Column {
+	var out []Column
+	seen := map[int]bool{}
+	var visit func(ir.Expr)
+	visit = func(e ir.Expr) {
+		ir.Walk(e, func(n ir.Expr) bool {
+			r, ok := n.(ir.OutputRef)
+			if !ok || seen[r.Index] || r.Index >= len(pl.Outputs) {
+				return true
+			}
+			seen[r.Index] = true
+			switch o := pl.Outputs[r.Index]; o.Kind {
+			case planner.OutCount, planner.OutSum:
+				a := pl.Aggs[o.Agg]
+				out = append(out, Column{Name: a.Label, Aggregate: o.Kind.Aggregate(), Scale: a.ScaleValue(), CI95: a.CI95()})
+			case planner.OutAvg:
+				out = append(out, Column{Name: "avg" + strings.TrimPrefix(pl.Aggs[o.Agg].Label, "sum"), Aggregate: "avg"})
+			case planner.OutWindow:
+				visit(o.Window)
+			case planner.OutExpr:
+				visit(o.Expr)
+			}
+			return true
+		})
+	}
+	visit(e)
+	return out
 }
 
 // evalOutputs computes the row's expression outputs: those that read no

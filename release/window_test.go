@@ -114,3 +114,32 @@ func TestWindowsOverNoisyRows(t *testing.T) {
 		}
 	}
 }
+
+// TestExpressionColumnsDescribeTheirNoise: an expression column lists the
+// noisy aggregates it is computed from (through windows too) with their
+// noise, for the cost notice; constants and keys list none.
+func TestExpressionColumnsDescribeTheirNoise(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(3)})
+	res, err := f.run(t, e, "alice", `SELECT sex, ROUND(AVG(age), 2) AS a,
+		COUNT(*) * 100.0 / SUM(COUNT(*)) OVER () AS share, lower(sex) AS l, 3 AS k
+		FROM people GROUP BY sex`, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Columns
+	if len(c) != 5 {
+		t.Fatalf("columns %+v", c)
+	}
+	if c[1].Aggregate != "expr" || len(c[1].Uses) != 1 || c[1].Uses[0].Name != "avg(age)" || c[1].Uses[0].Aggregate != "avg" {
+		t.Errorf("a: %+v, want computed from avg(age)", c[1])
+	}
+	if c[2].Aggregate != "expr" || len(c[2].Uses) != 1 || c[2].Uses[0].Name != "count(*)" || c[2].Uses[0].Scale <= 0 || c[2].Uses[0].CI95 <= 0 {
+		t.Errorf("share: %+v, want computed from count(*) with its noise", c[2])
+	}
+	for _, i := range []int{3, 4} {
+		if c[i].Aggregate != "" || len(c[i].Uses) != 0 {
+			t.Errorf("%s: %+v, want no noise listed", c[i].Name, c[i])
+		}
+	}
+}
