@@ -149,3 +149,18 @@ func TestPostProcessingLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainWindow: explain shows a window over the names of the outputs
+// it reads.
+func TestExplainWindow(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	pl, err := plan(t, p, "SELECT sex, COUNT(*) * 100.0 / SUM(COUNT(*)) OVER (ORDER BY sex) AS share FROM people GROUP BY sex", planArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := pl.Explain(nil)
+	got := x.Columns[1].PostProcessing
+	if want := `sum("count(*)") OVER (ORDER BY "sex")`; !strings.Contains(got, want) || strings.Count(got, `"count(*)"`) != 2 {
+		t.Errorf("post-processing %s, want count(*) twice and %s", got, want)
+	}
+}
