@@ -17,32 +17,6 @@ import (
 type infoSchemaColumns struct {
 	mu   sync.Mutex
 	info *catalog.MySQLInfoSchema
-	// lowerCase is the backend's lower_case_table_names, read once
-	// ("" until read).
-	lowerCase string
-}
-
-// exactTableNames reports whether a MySQL backend compares table names
-// case-sensitively (lower_case_table_names = 0), so that a MySQL client's
-// names must match exactly (policies.Names). Read once; when it cannot be
-// read, names compare case-insensitively, as on every other backend, and
-// the read is retried on the next query.
-func (p *Proxy) exactTableNames(ctx context.Context) bool {
-	if p.pol.Backend.Driver != "mysql" {
-		return false
-	}
-	c := p.infoCols
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lowerCase == "" {
-		_ = p.backend.Rows(ctx, "SELECT @@lower_case_table_names", nil, func(_ []string, row []ir.Value) error {
-			if len(row) == 1 {
-				c.lowerCase = row[0].Text()
-			}
-			return nil
-		})
-	}
-	return c.lowerCase == "0"
 }
 
 func (p *Proxy) mysqlInfoSchema(ctx context.Context) (*catalog.MySQLInfoSchema, error) {
@@ -82,11 +56,15 @@ func (s *Session) plan(ctx context.Context, st *ir.Statement) (*planner.Plan, er
 	return s.p.planner.Plan(req)
 }
 
-// exactTableNamesRead is exactTableNames as last read, without reading
-// (the catalog emulation's name checks; every planned query reads it).
-func (p *Proxy) exactTableNamesRead() bool {
-	c := p.infoCols
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lowerCase == "0"
+// tableCaser is a backend that says whether it compares table names
+// case-sensitively (a MySQL server with lower_case_table_names = 0).
+type tableCaser interface{ ExactTableNames() bool }
+
+// exactTableNames reports whether a MySQL client's table names must match
+// exactly (policies.Names): only on a backend that says so; the embedded
+// SQLite and PostgreSQL (through the MySQL front end) compare them
+// case-insensitively, as lower_case_table_names = 1 does.
+func (p *Proxy) exactTableNames() bool {
+	tc, ok := p.backend.(tableCaser)
+	return ok && tc.ExactTableNames()
 }

@@ -165,7 +165,7 @@ func (s *Session) planRequest(ctx context.Context, st *ir.Statement) (planner.Re
 	req := planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: st}
 	if n := s.names(); n.Dialect == "mysql" {
 		req.Database = n.Database
-		req.ExactTableNames = s.p.exactTableNames(ctx)
+		req.ExactTableNames = n.ExactTableNames
 	}
 	if s.p.pol.Backend.Driver == "mysql" {
 		for _, r := range st.Relations {
@@ -458,7 +458,7 @@ func (s *Session) names() policies.Names {
 	n := policies.Names{Dialect: s.dialect.String()}
 	if s.dialect == parser.MySQL {
 		n.Database = s.settings["database"]
-		n.ExactTableNames = s.p.exactTableNamesRead()
+		n.ExactTableNames = s.p.exactTableNames()
 	}
 	return n
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // windowQuery is the BI shapes of issue 11 over one grouped result: share
@@ -137,4 +140,41 @@ func TestWindowsWithMySQLDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkWindowRows(t, got)
+}
+
+// TestIdentifierCaseOverTheWire: PostgreSQL clients' quoted names keep
+// their case ("PEOPLE" is not people: 42P01 with the name that exists),
+// unquoted ones fold; MySQL clients' names are case-insensitive on the
+// demo (embedded SQLite: lower_case_table_names = 1).
+func TestIdentifierCaseOverTheWire(t *testing.T) {
+	addr, _ := startDemo(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM PEOPLE WHERE AGE > 30`).Scan(&n); err != nil {
+		t.Errorf("unquoted upper case: %v", err)
+	}
+	for q, want := range map[string]string{
+		`SELECT COUNT(*) FROM "PEOPLE"`:               `did you mean "people"?`,
+		`SELECT COUNT(*) FROM people WHERE "Age" > 3`: `did you mean "age"?`,
+	} {
+		err := conn.QueryRow(ctx, q).Scan(&n)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || (pe.Code != "42P01" && pe.Code != "42703") || !strings.Contains(pe.Hint, want) {
+			t.Errorf("%s: %v, want 42P01/42703 with hint %q", q, err, want)
+		}
+	}
+	maddr, _ := startMySQLDemo(t)
+	db, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", maddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow("SELECT COUNT(*) FROM PEOPLE WHERE `Age` > 30").Scan(&n); err != nil {
+		t.Errorf("MySQL names in another case: %v", err)
+	}
 }
