@@ -176,7 +176,7 @@ var table = func() map[string]*Func {
 			},
 			Total:  "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
 			Render: call(sql),
-			Post:   postNumeric(func(x int64) int64 { return x }, f),
+			Post:   postIntegral(f),
 		}
 	}
 	fs := []*Func{
@@ -329,7 +329,7 @@ var table = func() map[string]*Func {
 				"(an integer and a real compare, and the result is real, as PostgreSQL's NULLIF promotes it)",
 			Render: call("NULLIF"),
 			Post: &Post{
-				Type: func(_ string, ts []Type, _ []ir.Expr) (Type, error) { return firstType(ts), nil },
+				Type: func(_ string, ts []Type, _ []ir.Expr, _ PostDialect) (Type, error) { return firstType(ts), nil },
 				Eval: func(a []ir.Value, _ PostDialect) ir.Value {
 					if !a[0].IsNull() && !a[1].IsNull() && ir.CompareValues(a[0], a[1]) == 0 {
 						return ir.Null()

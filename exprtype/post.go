@@ -27,7 +27,9 @@ import (
 // semantics that differ between PostgreSQL and MySQL and are not already
 // spelled in the IR (division is: OpDiv vs OpRealDiv).
 type PostDialect struct {
-	// MySQL: booleans convert to text as 1/0 (PostgreSQL: true/false).
+	// MySQL: booleans convert to text as 1/0 (PostgreSQL: true/false);
+	// floor, ceil and round of an integer are integers (PostgreSQL
+	// computes them in double precision, so that 7 / round(2) is 3.5).
 	MySQL bool
 }
 
@@ -39,7 +41,7 @@ type Post struct {
 	// Type is the result type given the argument types (Null for a NULL
 	// literal) and the argument expressions (for rules that need a
 	// literal); an error refuses the call before the charge.
-	Type func(call string, types []Type, args []ir.Expr) (Type, error)
+	Type func(call string, types []Type, args []ir.Expr, d PostDialect) (Type, error)
 	// Eval computes the call on values of the accepted types. It never
 	// fails: the plan-time Type rule excluded every argument it could
 	// fail on.
@@ -69,12 +71,15 @@ func (f Func) PostArityOK(n int) bool {
 // returns it lowered (a quoted literal compared with a number becomes the
 // number, as PostgreSQL reads an untyped literal) with its type. Windows
 // were replaced by the outputs that hold them (see PostWindow).
-func PostType(e ir.Expr, out func(int) Type) (ir.Expr, Type, error) {
-	p := postChecker{out: out}
+func PostType(e ir.Expr, out func(int) Type, d PostDialect) (ir.Expr, Type, error) {
+	p := postChecker{out: out, d: d}
 	return p.check(e)
 }
 
-type postChecker struct{ out func(int) Type }
+type postChecker struct {
+	out func(int) Type
+	d   PostDialect
+}
 
 func mismatch(format string, args ...any) error {
 	return sqlerr.New(sqlerr.DatatypeMismatch, format, args...)
@@ -328,7 +333,7 @@ func (p postChecker) fn(n ir.Func) (ir.Expr, Type, error) {
 			args[i], ts[i] = x, t
 		}
 	}
-	t, err := f.Post.Type(ir.FormatExpr(n), ts, args)
+	t, err := f.Post.Type(ir.FormatExpr(n), ts, args, p.d)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -53,7 +53,14 @@ func postCases() []postCase {
 	both("MOD(7, -3)", I(1))
 	both("round(2.5)", F(3))
 	both("round(-2.5)", F(-3))
-	both("round(7)", I(7))
+	out = append(out,
+		// PostgreSQL has no integer round, floor or ceil: a double.
+		postCase{d: pgD, expr: "round(7)", want: F(7)},
+		postCase{d: pgD, expr: "7 / floor(2)", want: F(3.5)},
+		postCase{d: pgD, expr: "7 / ceil(2)", want: F(3.5)},
+		postCase{d: myD, expr: "round(7)", want: I(7)},
+		postCase{d: myD, expr: "7 DIV floor(2)", want: I(3)},
+	)
 	both("round(2.345, 2)", F(2.35))
 	both("round(-2.345, 2)", F(-2.35))
 	both("round(1234.5678, -2)", F(1200))
@@ -138,11 +145,12 @@ func postEval(t *testing.T, d parser.Dialect, expr string) (ir.Value, error) {
 	if q == nil {
 		t.Fatalf("%s: not an aggregate: %s", expr, stmts[0].NotAggregate)
 	}
-	x, _, err := exprtype.PostType(q.Select[0].Expr, func(int) exprtype.Type { t.Fatal("no outputs"); return 0 })
+	pd := exprtype.PostDialect{MySQL: d == parser.MySQL}
+	x, _, err := exprtype.PostType(q.Select[0].Expr, func(int) exprtype.Type { t.Fatal("no outputs"); return 0 }, pd)
 	if err != nil {
 		return ir.Null(), err
 	}
-	return exprtype.Eval(x, nil, exprtype.PostDialect{MySQL: d == parser.MySQL})
+	return exprtype.Eval(x, nil, pd)
 }
 
 // TestPostEvaluator: the evaluator's values against hand-computed ones.

@@ -18,8 +18,8 @@ func postArgErr(call string, ts []Type) error {
 }
 
 // postTypes: the arguments have the given types (or are NULL).
-func postTypes(result Type, args ...Type) func(string, []Type, []ir.Expr) (Type, error) {
-	return func(call string, ts []Type, _ []ir.Expr) (Type, error) {
+func postTypes(result Type, args ...Type) func(string, []Type, []ir.Expr, PostDialect) (Type, error) {
+	return func(call string, ts []Type, _ []ir.Expr, _ PostDialect) (Type, error) {
 		for i, t := range ts {
 			if t != args[i] && t != Null {
 				return 0, postArgErr(call, ts)
@@ -37,7 +37,7 @@ func postText(f func(string) string) *Post {
 	}
 }
 
-func postAllText(call string, ts []Type, _ []ir.Expr) (Type, error) {
+func postAllText(call string, ts []Type, _ []ir.Expr, _ PostDialect) (Type, error) {
 	for _, t := range ts {
 		if t != Text && t != Null {
 			return 0, postArgErr(call, ts)
@@ -50,7 +50,7 @@ func postAllText(call string, ts []Type, _ []ir.Expr) (Type, error) {
 // integers (total: it saturates), ff on doubles.
 func postNumeric(fi func(int64) int64, ff func(float64) float64) *Post {
 	return &Post{
-		Type: func(call string, ts []Type, _ []ir.Expr) (Type, error) {
+		Type: func(call string, ts []Type, _ []ir.Expr, _ PostDialect) (Type, error) {
 			if !ts[0].numeric() && ts[0] != Null {
 				return 0, postArgErr(call, ts)
 			}
@@ -72,28 +72,64 @@ func postNumeric(fi func(int64) int64, ff func(float64) float64) *Post {
 // noisy values stand for those exact ones.
 var postRound = &Post{
 	MinArgs: 1, MaxArgs: 2,
-	Type: func(call string, ts []Type, args []ir.Expr) (Type, error) {
+	Type: func(call string, ts []Type, args []ir.Expr, d PostDialect) (Type, error) {
 		if !ts[0].numeric() && ts[0] != Null {
 			return 0, postArgErr(call, ts)
 		}
 		if len(args) == 1 {
-			return ts[0], nil
+			return integralType(ts[0], d), nil
 		}
 		if d, ok := intConst(args[1]); !ok || d < -308 || d > 308 {
 			return 0, mismatch("round(x, digits) needs an integer literal between -308 and 308 as digits: %s", call)
 		}
 		return Real, nil
 	},
-	Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+	Eval: func(a []ir.Value, d PostDialect) ir.Value {
 		if len(a) == 2 {
 			f, _ := a[0].AsFloat()
 			return ir.Float(roundDigits(f, a[1].Int))
 		}
 		if a[0].Kind == ir.KindInt {
-			return a[0]
+			return integralValue(a[0], d)
 		}
 		return ir.Float(roundDecimal(a[0].Float))
 	},
+}
+
+// postIntegral is floor or ceil: f on doubles, the identity on integers
+// (a double in PostgreSQL, see integralType).
+func postIntegral(f func(float64) float64) *Post {
+	return &Post{
+		Type: func(call string, ts []Type, _ []ir.Expr, d PostDialect) (Type, error) {
+			if !ts[0].numeric() && ts[0] != Null {
+				return 0, postArgErr(call, ts)
+			}
+			return integralType(ts[0], d), nil
+		},
+		Eval: func(a []ir.Value, d PostDialect) ir.Value {
+			if a[0].Kind == ir.KindInt {
+				return integralValue(a[0], d)
+			}
+			return ir.Float(f(a[0].Float))
+		},
+	}
+}
+
+// integralType is the type of floor, ceil or round of a t: PostgreSQL has
+// no integer versions and computes them in double precision (7 / round(2)
+// is 3.5 there), MySQL keeps an integer an integer.
+func integralType(t Type, d PostDialect) Type {
+	if t == Integer && !d.MySQL {
+		return Real
+	}
+	return t
+}
+
+func integralValue(v ir.Value, d PostDialect) ir.Value {
+	if d.MySQL {
+		return v
+	}
+	return ir.Float(float64(v.Int))
 }
 
 // postPositions is substr, left or right: a text and integer literals that
@@ -102,7 +138,7 @@ var postRound = &Post{
 // noise in ways no client expects).
 func postPositions(name string, rule func(string, []Info) (Info, error), f func([]rune, []int64) []rune) *Post {
 	return &Post{
-		Type: func(call string, ts []Type, args []ir.Expr) (Type, error) {
+		Type: func(call string, ts []Type, args []ir.Expr, d PostDialect) (Type, error) {
 			infos := []Info{{Type: Text}}
 			if ts[0] != Text && ts[0] != Null {
 				return 0, postArgErr(call, ts)
@@ -144,7 +180,7 @@ func firstType(ts []Type) Type {
 // (1) and least (-1), which skip NULLs as PostgreSQL's do.
 func postChoose(dir int) *Post {
 	return &Post{
-		Type: func(_ string, ts []Type, _ []ir.Expr) (Type, error) { return firstType(ts), nil },
+		Type: func(_ string, ts []Type, _ []ir.Expr, _ PostDialect) (Type, error) { return firstType(ts), nil },
 		Eval: func(a []ir.Value, _ PostDialect) ir.Value {
 			out := ir.Null()
 			for _, v := range a {

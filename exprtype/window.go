@@ -12,8 +12,8 @@ import (
 // lowered with its result type: count and the ranking functions give
 // integers, sum keeps an integer argument's type, avg gives a real, min
 // and max their argument's type.
-func PostWindow(w ir.Window, out func(int) Type) (ir.Window, Type, error) {
-	p := postChecker{out: out}
+func PostWindow(w ir.Window, out func(int) Type, d PostDialect) (ir.Window, Type, error) {
+	p := postChecker{out: out, d: d}
 	var at Type
 	if w.Arg != nil {
 		x, t, err := p.check(w.Arg)

@@ -711,7 +711,7 @@ func (b *builder) columnOutput(c ir.ColumnRef) (int, error) {
 // type error never waits for the noisy row. It returns the expression
 // lowered (quoted literals coerced) and its policies type.
 func (b *builder) postType(e ir.Expr) (ir.Expr, string, error) {
-	x, t, err := exprtype.PostType(e, b.outType)
+	x, t, err := exprtype.PostType(e, b.outType, b.plan.Post)
 	if err != nil {
 		return nil, "", err
 	}
@@ -802,7 +802,7 @@ func (b *builder) checkWindows(e ir.Expr) error {
 
 // window adds the hidden output of a bound window function.
 func (b *builder) window(w ir.Window) (int, error) {
-	lw, t, err := exprtype.PostWindow(w, b.outType)
+	lw, t, err := exprtype.PostWindow(w, b.outType, b.plan.Post)
 	if err != nil {
 		return 0, err
 	}
