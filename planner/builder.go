@@ -846,8 +846,23 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 	return 0, false, nil
 }
 
+func errWindowInHaving() error {
+	return sqlerr.New(sqlerr.WindowingError, "window functions are not allowed in HAVING (SQL computes them after HAVING)").
+		WithHint("filter on the client, or use ORDER BY … LIMIT for a top-N")
+}
+
 func (b *builder) postProcessing(q *ir.Query) error {
 	if q.Having != nil {
+		var win error
+		ir.Walk(q.Having, func(n ir.Expr) bool {
+			if _, ok := n.(ir.Window); ok {
+				win = errWindowInHaving()
+			}
+			return win == nil
+		})
+		if win != nil {
+			return win
+		}
 		h, err := ir.Rewrite(q.Having, func(n ir.Expr) (ir.Expr, error) {
 			i, ok, err := b.outputFor(n)
 			if err != nil {
@@ -874,8 +889,7 @@ func (b *builder) postProcessing(q *ir.Query) error {
 			return sqlerr.New(sqlerr.DatatypeMismatch, "argument of HAVING must be boolean, not %s", typ)
 		}
 		if b.readsWindow(h) {
-			return sqlerr.New(sqlerr.WindowingError, "window functions are not allowed in HAVING (SQL computes them after HAVING)").
-				WithHint("filter with an outer query on the client, or use ORDER BY … LIMIT for a top-N")
+			return errWindowInHaving()
 		}
 		b.plan.Having = h
 		b.notes = append(b.notes, "HAVING is applied to the noisy rows (post-processing, no extra cost)")

@@ -84,6 +84,8 @@ func TestWindowRefusals(t *testing.T) {
 		{parser.Postgres, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY SUM(age) OVER ()", sqlerr.GroupingError, `reads the column "age" of the input rows`},
 		{parser.MySQL, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY SUM(age) OVER ()", sqlerr.GroupingError, "reads the column `age` of the input rows"},
 		{parser.Postgres, "SELECT sex, COUNT(*) AS n, RANK() OVER (ORDER BY COUNT(*)) AS r FROM people GROUP BY sex HAVING r < 2", sqlerr.WindowingError, "not allowed in HAVING"},
+		{parser.Postgres, "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING RANK() OVER (ORDER BY COUNT(*)) < 2", sqlerr.WindowingError, "not allowed in HAVING"},
+		{parser.MySQL, "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING RANK() OVER (ORDER BY COUNT(*)) < 2", sqlerr.WindowingError, "not allowed in HAVING"},
 		{parser.Postgres, "SELECT sex, SUM(RANK() OVER (ORDER BY COUNT(*))) OVER () FROM people GROUP BY sex", sqlerr.WindowingError, "nested"},
 		{parser.Postgres, "SELECT sex, SUM(sex) OVER () FROM people GROUP BY sex", sqlerr.DatatypeMismatch, "needs a number"},
 	} {
