@@ -186,6 +186,7 @@ const (
 	msgWindow      = "window functions are not supported here; they are computed over the output rows in the select list and ORDER BY (e.g. SUM(COUNT(*)) OVER ())"
 	msgWindowInput = "a window function reads column %s of the input rows: windows are computed by the proxy over the noisy output rows, so they may only read aggregates and grouping keys (e.g. SUM(COUNT(*)) OVER (), SUM(SUM(x)) OVER (ORDER BY k))"
 	msgWindowWhere = "window functions are not allowed in WHERE or GROUP BY; use them in the select list or ORDER BY"
+	msgNamedWindow = "named windows (WINDOW w AS ...) are not supported; write the window after OVER"
 	msgWindowFrame = "window frame clauses (ROWS/RANGE/GROUPS BETWEEN ...) are not supported; the default frame is used without one"
 	msgSetOp       = "set operations (UNION, INTERSECT, EXCEPT) are not supported in aggregate queries; run each part as its own query"
 	msgCTE         = "WITH (common table expressions) is not supported in aggregate queries; inline the query"

@@ -30,7 +30,7 @@ func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) {
 	case s.Distinct:
 		return nil, notAgg(msgDistinct)
 	case len(s.WindowSpecs) > 0:
-		return nil, notAgg(msgWindow)
+		return nil, notAgg(msgNamedWindow)
 	case s.From == nil || s.From.TableRefs == nil:
 		return nil, notAgg(msgNoFrom)
 	}
@@ -464,7 +464,7 @@ func (m *myQueryBuilder) window(x *ast.WindowFuncExpr) (ir.Expr, error) {
 	spec := x.Spec
 	switch {
 	case spec.Name.O != "" || spec.Ref.O != "" || spec.OnlyAlias:
-		return nil, notAgg("named windows (WINDOW w AS ...) are not supported; write the window after OVER")
+		return nil, notAgg(msgNamedWindow)
 	case spec.Frame != nil:
 		return nil, notAgg(msgWindowFrame)
 	case x.Distinct || x.IgnoreNull || x.FromLast:

@@ -24,7 +24,7 @@ func pgQuery(s *pg.SelectStmt) (*ir.Query, error) {
 	case len(s.DistinctClause) > 0:
 		return nil, notAgg(msgDistinct)
 	case len(s.WindowClause) > 0:
-		return nil, notAgg(msgWindow)
+		return nil, notAgg(msgNamedWindow)
 	case s.GroupDistinct:
 		return nil, notAgg("GROUP BY DISTINCT is not supported")
 	case len(s.FromClause) == 0:
@@ -856,7 +856,7 @@ func pgWindow(f *pg.FuncCall, name string) (ir.Expr, error) {
 	over := f.Over
 	switch {
 	case over.Name != "" || over.Refname != "":
-		return nil, notAgg("named windows (WINDOW w AS ...) are not supported; write the window after OVER")
+		return nil, notAgg(msgNamedWindow)
 	case over.FrameOptions&pgFrameNonDefault != 0:
 		return nil, notAgg(msgWindowFrame)
 	case f.AggDistinct || f.AggFilter != nil || len(f.AggOrder) > 0 || f.FuncVariadic || f.AggWithinGroup:

@@ -43,7 +43,13 @@ func (b *builder) resolveColumn(c ir.ColumnRef) (resolved, error) {
 	if b.sc.names.ExactColumns() && name != c.Name {
 		// PostgreSQL: a capital comes from a quoted name ("Age"), which
 		// is not the column age.
-		return resolved{}, b.unknownColumn(c, 0)
+		i := 0
+		for j := range b.sc.tables {
+			if c.Qualifier != "" && c.Schema == "" && b.sameRef(j, c.Qualifier) {
+				i = j
+			}
+		}
+		return resolved{}, b.unknownColumn(c, i)
 	}
 	if c.Schema != "" {
 		return b.resolveSchemaColumn(c, name)
