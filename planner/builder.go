@@ -639,6 +639,8 @@ func exprName(it ir.SelectItem) string {
 		return n.Name
 	case ir.Aggregate:
 		return n.Func.String()
+	case ir.Window:
+		return n.Func.String()
 	case ir.ColumnRef:
 		return n.Name
 	}
