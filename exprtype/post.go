@@ -773,47 +773,52 @@ func saturatingMul(a, b int64) int64 {
 }
 
 // likeMatch is SQL LIKE with % and _ and backslash escapes, matched rune
-// by rune (no regular expression is built from the pattern).
+// by rune in O(len(s)·len(pattern)) (no regular expression is built from
+// the pattern, and no pattern backtracks exponentially).
 func likeMatch(s, pattern string, fold bool) bool {
 	if fold {
 		s, pattern = strings.ToLower(s), strings.ToLower(pattern)
 	}
-	return likeRunes([]rune(s), []rune(pattern))
-}
-
-func likeRunes(s, p []rune) bool {
-	for len(p) > 0 {
-		switch c := p[0]; {
+	// The pattern as tokens: a rune to match (lit), any one rune (one),
+	// or any run (many).
+	type tok struct {
+		r         rune
+		one, many bool
+	}
+	var toks []tok
+	p := []rune(pattern)
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\' && i+1 < len(p):
+			i++
+			toks = append(toks, tok{r: p[i]})
 		case c == '%':
-			for len(p) > 0 && p[0] == '%' {
-				p = p[1:]
-			}
-			if len(p) == 0 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if likeRunes(s[i:], p) {
-					return true
-				}
-			}
-			return false
+			toks = append(toks, tok{many: true})
 		case c == '_':
-			if len(s) == 0 {
-				return false
-			}
-			s, p = s[1:], p[1:]
+			toks = append(toks, tok{one: true})
 		default:
-			if c == '\\' && len(p) > 1 {
-				p = p[1:]
-				c = p[0]
-			}
-			if len(s) == 0 || s[0] != c {
-				return false
-			}
-			s, p = s[1:], p[1:]
+			toks = append(toks, tok{r: c})
 		}
 	}
-	return len(s) == 0
+	// match[j]: the tokens before j match the runes read so far.
+	match := make([]bool, len(toks)+1)
+	match[0] = true
+	for j, t := range toks {
+		match[j+1] = match[j] && t.many
+	}
+	for _, c := range s {
+		next := make([]bool, len(toks)+1)
+		for j, t := range toks {
+			switch {
+			case t.many:
+				next[j+1] = match[j+1] || next[j]
+			case t.one || t.r == c:
+				next[j+1] = match[j]
+			}
+		}
+		match = next
+	}
+	return match[len(toks)]
 }
 
 // roundDigits is ROUND(x, d): x rounded half away from zero to d decimal

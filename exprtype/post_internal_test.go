@@ -2,6 +2,7 @@ package exprtype
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -118,4 +119,26 @@ func TestPostDivision(t *testing.T) {
 
 func evalArith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
 	return Eval(ir.Arith{Op: op, L: ir.Literal{Value: l}, R: ir.Literal{Value: r}}, nil, PostDialect{})
+}
+
+// TestLikeMatch: LIKE against hand-worked cases, including escapes, runs
+// of % and a pattern that would backtrack exponentially.
+func TestLikeMatch(t *testing.T) {
+	for _, c := range []struct {
+		s, p string
+		fold bool
+		want bool
+	}{
+		{"abc", "abc", false, true}, {"abc", "a%", false, true}, {"abc", "%c", false, true},
+		{"abc", "a_c", false, true}, {"abc", "a_", false, false}, {"", "%", false, true},
+		{"", "_", false, false}, {"a%c", `a\%c`, false, true}, {"abc", `a\%c`, false, false},
+		{"a_c", `a\_c`, false, true}, {"abc", `a\_c`, false, false}, {"ABC", "a%", false, false},
+		{"ABC", "a%", true, true}, {"héllo", "h_llo", false, true}, {"abcabc", "%b%b%", false, true},
+		{"abcabc", "%b%b%b%", false, false}, {"ab", "%%%b", false, true},
+		{strings.Repeat("a", 200), strings.Repeat("%a", 60) + "%b", false, false},
+	} {
+		if got := likeMatch(c.s, c.p, c.fold); got != c.want {
+			t.Errorf("%q LIKE %q (fold %v) = %v, want %v", c.s, c.p, c.fold, got, c.want)
+		}
+	}
 }
