@@ -71,13 +71,23 @@ func (f Func) PostArityOK(n int) bool {
 // returns it lowered (a quoted literal compared with a number becomes the
 // number, as PostgreSQL reads an untyped literal) with its type. Windows
 // were replaced by the outputs that hold them (see PostWindow).
-func PostType(e ir.Expr, out func(int) Type, d PostDialect) (ir.Expr, Type, error) {
+func PostType(e ir.Expr, out func(int) Out, d PostDialect) (ir.Expr, Type, error) {
 	p := postChecker{out: out, d: d}
 	return p.check(e)
 }
 
+// Out describes an output a post-processing expression reads.
+type Out struct {
+	Type Type
+	// Double: the client's database computes the value in double
+	// precision (a sum or average of a real column, a real key), not as
+	// an exact decimal (PostgreSQL's numeric, MySQL's DECIMAL: an average
+	// of integers). round rounds the two differently.
+	Double bool
+}
+
 type postChecker struct {
-	out func(int) Type
+	out func(int) Out
 	d   PostDialect
 }
 
@@ -182,7 +192,7 @@ func (p postChecker) boolean(e ir.Expr, where string) (ir.Expr, error) {
 func (p postChecker) check(e ir.Expr) (ir.Expr, Type, error) {
 	switch n := e.(type) {
 	case ir.OutputRef:
-		return n, p.out(n.Index), nil
+		return n, p.out(n.Index).Type, nil
 	case ir.Literal:
 		return n, litType(n.Value), nil
 	case ir.Compare:
@@ -337,7 +347,48 @@ func (p postChecker) fn(n ir.Func) (ir.Expr, Type, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if n.Name == "round" && p.double(args[0], ts[0]) {
+		// The lowered call carries a third argument: round the double's
+		// exact binary value, ties to even, as PostgreSQL's round(double
+		// precision) (whose integer round is one too) and MySQL's ROUND
+		// of a double do; decimals round half away from zero.
+		args = append(args[:len(args):len(args)], ir.Literal{Value: ir.Bool(true)})
+	}
 	return ir.Func{Name: n.Name, Args: args}, t, nil
+}
+
+// double reports whether the client's database computes the lowered
+// numeric expression e (of type t) in double precision rather than as an
+// exact decimal or integer: a double output, a cast to double, PostgreSQL's
+// floor/ceil/round of an integer, and anything computed from a double.
+// Literals with a decimal point are exact decimals in both dialects.
+func (p postChecker) double(e ir.Expr, t Type) bool {
+	if t != Real && !(t == Integer && !p.d.MySQL) {
+		return false
+	}
+	found := false
+	ir.Walk(e, func(n ir.Expr) bool {
+		switch n := n.(type) {
+		case ir.OutputRef:
+			found = found || p.out(n.Index).Double
+		case ir.Cast:
+			// To double: written by the client (the checker's own
+			// conversions add 0.0, see toReal). To anything else: an
+			// integer or a text, never a double.
+			found = found || n.To == ir.CastDouble
+			return false
+		case ir.Func:
+			if (n.Name == "round" || n.Name == "floor" || n.Name == "ceil") && !p.d.MySQL && len(n.Args) == 1 {
+				// PostgreSQL has them for double precision and numeric
+				// only, and an integer argument becomes a double.
+				if _, at, err := p.check(n.Args[0]); err == nil && at == Integer {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 func (p postChecker) caseExpr(n ir.Case) (ir.Expr, Type, error) {
@@ -378,11 +429,14 @@ func (p postChecker) caseExpr(n ir.Case) (ir.Expr, Type, error) {
 	return out, t, nil
 }
 
+// toReal converts an integer arm to a real by adding 0.0 (not a cast to
+// double precision: the client's database reads the arm as an exact
+// number, which rounds differently from a double, see postChecker.double).
 func toReal(e ir.Expr) ir.Expr {
 	if l, ok := e.(ir.Literal); ok && (l.Value.Kind == ir.KindNull || l.Value.Kind == ir.KindFloat) {
 		return e
 	}
-	return ir.Cast{X: e, To: ir.CastDouble}
+	return ir.Arith{Op: ir.OpAdd, L: e, R: ir.Literal{Value: ir.Float(0)}}
 }
 
 // cast allows the conversions that cannot fail on any value: numbers to
@@ -857,9 +911,38 @@ func roundDigits(v float64, d int64) float64 {
 	return f
 }
 
-// roundDecimal is round(x) of a double, on its decimal spelling as
-// roundDigits.
-func roundDecimal(v float64) float64 { return roundDigits(v, 0) }
+// roundDoubleDigits is ROUND(x, d) of a double as the databases round
+// one: its exact binary value, ties to even (PostgreSQL's rint for d = 0,
+// MariaDB's ROUND for every d: ROUND(2.5e0) = 2, ROUND(0.285e0, 2) =
+// 0.28 because 0.285 is stored just below it).
+func roundDoubleDigits(v float64, d int64) float64 {
+	if math.IsInf(v, 0) || v != v {
+		return v
+	}
+	if d == 0 {
+		return math.RoundToEven(v)
+	}
+	r := new(big.Rat).SetFloat64(v)
+	p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(d)), nil))
+	if d > 0 {
+		r.Mul(r, p)
+	} else {
+		r.Quo(r, p)
+	}
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	switch c := new(big.Int).Abs(new(big.Int).Lsh(m, 1)).Cmp(r.Denom()); {
+	case c > 0, c == 0 && q.Bit(0) == 1:
+		q.Add(q, big.NewInt(int64(r.Num().Sign())))
+	}
+	out := new(big.Rat).SetInt(q)
+	if d > 0 {
+		out.Quo(out, p)
+	} else {
+		out.Mul(out, p)
+	}
+	f, _ := out.Float64()
+	return f
+}
 
 func abs64(x int64) int64 {
 	if x < 0 {

@@ -34,6 +34,13 @@ func (g *postGen) num(depth int, ints, nonNull bool) string {
 			return "CAST(NULL AS integer)" // PostgreSQL cannot type a bare NULL operand
 		case k < 6 || ints:
 			return fmt.Sprint(g.r.IntN(19) - 9)
+		case k == 6:
+			// A double (a sum of a real column): rounds differently.
+			v := []string{"2.5", "-3.5", "0.125", "0.285", "1.5", "-0.5"}[g.r.IntN(6)]
+			if g.d == parser.MySQL {
+				return "CAST(" + v + " AS DOUBLE)"
+			}
+			return "CAST(" + v + " AS double precision)"
 		default:
 			return []string{"2.5", "-1.25", "0.5", "3.75", "-0.125", "1.5"}[g.r.IntN(6)]
 		}

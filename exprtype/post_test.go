@@ -59,6 +59,22 @@ func postCases() []postCase {
 		postCase{d: pgD, expr: "7 / floor(2)", want: F(3.5)},
 		postCase{d: pgD, expr: "7 / ceil(2)", want: F(3.5)},
 		postCase{d: myD, expr: "round(7)", want: I(7)},
+		// A double rounds its exact binary value, ties to even, in both
+		// databases; an exact decimal half away from zero.
+		postCase{d: pgD, expr: "round(CAST(2.5 AS double precision))", want: F(2)},
+		postCase{d: pgD, expr: "round(CAST(-2.5 AS double precision))", want: F(-2)},
+		postCase{d: pgD, expr: "round(CAST(3.5 AS double precision))", want: F(4)},
+		postCase{d: pgD, expr: "round(1 + CAST(1.5 AS double precision))", want: F(2)},
+		postCase{d: pgD, expr: "round(2.5 + 0)", want: F(3)},
+		postCase{d: pgD, expr: "round(floor(2.5) + 0.5)", want: F(3)},
+		postCase{d: pgD, expr: "round(floor(2) + 0.5)", want: F(2)},
+		postCase{d: myD, expr: "ROUND(CAST(2.5 AS DOUBLE))", want: F(2)},
+		postCase{d: myD, expr: "ROUND(CAST(0.285 AS DOUBLE), 2)", want: F(0.28)},
+		postCase{d: myD, expr: "ROUND(CAST(2.345 AS DOUBLE), 2)", want: F(2.35)},
+		postCase{d: myD, expr: "ROUND(CAST(0.125 AS DOUBLE), 2)", want: F(0.12)},
+		postCase{d: myD, expr: "ROUND(CAST(25 AS DOUBLE), -1)", want: F(20)},
+		postCase{d: myD, expr: "ROUND(CAST(35 AS DOUBLE), -1)", want: F(40)},
+		postCase{d: myD, expr: "ROUND(CASE WHEN 1 > 0 THEN 2 ELSE 0.5 END + 0.5)", want: F(3)},
 		postCase{d: myD, expr: "7 DIV floor(2)", want: I(3)},
 	)
 	both("round(2.345, 2)", F(2.35))
@@ -146,7 +162,7 @@ func postEval(t *testing.T, d parser.Dialect, expr string) (ir.Value, error) {
 		t.Fatalf("%s: not an aggregate: %s", expr, stmts[0].NotAggregate)
 	}
 	pd := exprtype.PostDialect{MySQL: d == parser.MySQL}
-	x, _, err := exprtype.PostType(q.Select[0].Expr, func(int) exprtype.Type { t.Fatal("no outputs"); return 0 }, pd)
+	x, _, err := exprtype.PostType(q.Select[0].Expr, func(int) exprtype.Out { t.Fatal("no outputs"); return exprtype.Out{} }, pd)
 	if err != nil {
 		return ir.Null(), err
 	}

@@ -85,14 +85,23 @@ var postRound = &Post{
 		return Real, nil
 	},
 	Eval: func(a []ir.Value, d PostDialect) ir.Value {
-		if len(a) == 2 {
-			f, _ := a[0].AsFloat()
-			return ir.Float(roundDigits(f, a[1].Int))
+		// A third argument (added by PostType): x is a double in the
+		// client's database.
+		double := len(a) > 0 && a[len(a)-1].Kind == ir.KindBool
+		if double {
+			a = a[:len(a)-1]
 		}
-		if a[0].Kind == ir.KindInt {
+		digits := int64(0)
+		if len(a) == 2 {
+			digits = a[1].Int
+		} else if a[0].Kind == ir.KindInt {
 			return integralValue(a[0], d)
 		}
-		return ir.Float(roundDecimal(a[0].Float))
+		f, _ := a[0].AsFloat()
+		if double {
+			return ir.Float(roundDoubleDigits(f, digits))
+		}
+		return ir.Float(roundDigits(f, digits))
 	},
 }
 

@@ -12,7 +12,7 @@ import (
 // lowered with its result type: count and the ranking functions give
 // integers, sum keeps an integer argument's type, avg gives a real, min
 // and max their argument's type.
-func PostWindow(w ir.Window, out func(int) Type, d PostDialect) (ir.Window, Type, error) {
+func PostWindow(w ir.Window, out func(int) Out, d PostDialect) (ir.Window, Type, error) {
 	p := postChecker{out: out, d: d}
 	var at Type
 	if w.Arg != nil {

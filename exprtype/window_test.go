@@ -54,7 +54,7 @@ func TestEvalWindow(t *testing.T) {
 			[]ir.Value{I(2), I(1), I(2), I(2), I(1), I(1)}},
 	}
 	for _, c := range cases {
-		w, _, err := exprtype.PostWindow(c.w, func(i int) exprtype.Type { return types[i] }, exprtype.PostDialect{})
+		w, _, err := exprtype.PostWindow(c.w, func(i int) exprtype.Out { return exprtype.Out{Type: types[i]} }, exprtype.PostDialect{})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -91,7 +91,7 @@ func TestEvalWindow(t *testing.T) {
 		{ir.Window{Func: ir.WinDenseRank}, exprtype.Integer, true},
 		{ir.Window{Func: ir.WinSum, Arg: ref(0)}, 0, false},
 	} {
-		_, typ, err := exprtype.PostWindow(c.w, func(i int) exprtype.Type { return types[i] }, exprtype.PostDialect{})
+		_, typ, err := exprtype.PostWindow(c.w, func(i int) exprtype.Out { return exprtype.Out{Type: types[i]} }, exprtype.PostDialect{})
 		if (err == nil) != c.ok || c.ok && typ != c.want {
 			t.Errorf("%s: type %v, err %v; want %v (ok %v)", ir.FormatExpr(c.w), typ, err, c.want, c.ok)
 		}

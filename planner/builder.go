@@ -726,19 +726,47 @@ func (b *builder) postType(e ir.Expr) (ir.Expr, string, error) {
 	return x, policiesType(t), nil
 }
 
-// outType is the exprtype type of output i.
-func (b *builder) outType(i int) exprtype.Type {
-	switch b.plan.Outputs[i].Type {
+// outType describes output i to the post-processing analysis: its type,
+// and whether the client's database would compute it in double precision
+// (sums and averages of reals, real keys) rather than exactly (averages of
+// integers are numeric/DECIMAL there), which decides how round rounds it.
+func (b *builder) outType(i int) exprtype.Out {
+	o := b.plan.Outputs[i]
+	var out exprtype.Out
+	switch o.Type {
 	case policies.TypeInteger:
-		return exprtype.Integer
+		out.Type = exprtype.Integer
 	case policies.TypeReal:
-		return exprtype.Real
+		out.Type = exprtype.Real
 	case policies.TypeText:
-		return exprtype.Text
+		out.Type = exprtype.Text
 	case policies.TypeBoolean:
-		return exprtype.Boolean
+		out.Type = exprtype.Boolean
+	default:
+		out.Type = exprtype.Unknown
 	}
-	return exprtype.Unknown
+	switch o.Kind {
+	case OutSum, OutGroup:
+		out.Double = o.Type == policies.TypeReal
+	case OutWindow:
+		// An average over a window of exact values is exact.
+		out.Double = o.Type == policies.TypeReal && o.Window.Func != ir.WinAvg
+	case OutAvg:
+		out.Double = b.aggType(o.Agg) == policies.TypeReal
+	}
+	return out
+}
+
+// aggType is the type (integer or real) of the values a SumClamped
+// aggregate adds up.
+func (b *builder) aggType(i int) string {
+	if t, ok := b.exprSumTypes[i]; ok {
+		return t
+	}
+	if c := b.plan.Backend.Aggs[i].Column; c != nil {
+		return b.sumColumnType(*c)
+	}
+	return ""
 }
 
 func policiesType(t exprtype.Type) string {

@@ -169,3 +169,27 @@ func TestExplainWindow(t *testing.T) {
 		t.Errorf("post-processing %s, want count(*) twice and %s", got, want)
 	}
 }
+
+// TestRoundOfDoubles: round of an output the client's database computes in
+// double precision (a sum or average of a real column) rounds as a double
+// (the lowered call carries the marker), of an exact one (an average of
+// integers: numeric/DECIMAL there) as a decimal.
+func TestRoundOfDoubles(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+		pl, err := plan(t, p, "SELECT ROUND(SUM(income)), ROUND(AVG(income), 1), ROUND(AVG(age)), ROUND(AVG(age) + AVG(income)) FROM people", planArgs{dialect: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []bool{true, true, false, true} {
+			f, ok := pl.Outputs[i].Expr.(ir.Func)
+			if !ok || f.Name != "round" {
+				t.Fatalf("%v output %d: %s", d, i, ir.FormatExpr(pl.Outputs[i].Expr))
+			}
+			last, isLit := f.Args[len(f.Args)-1].(ir.Literal)
+			if got := isLit && last.Value.Kind == ir.KindBool; got != want {
+				t.Errorf("%v output %d %s: rounds as a double %v, want %v", d, i, ir.FormatExpr(f), got, want)
+			}
+		}
+	}
+}
