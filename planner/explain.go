@@ -69,6 +69,14 @@ func (pl *Plan) formatPost(e ir.Expr) string {
 
 func (pl *Plan) nameOutputs(e ir.Expr) (ir.Expr, error) {
 	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		if f, ok := n.(ir.Func); ok && f.Name == "round" && len(f.Args) > 1 {
+			// The analysis's marker of a double (exprtype.PostType) is
+			// not part of the query as written.
+			if l, ok := f.Args[len(f.Args)-1].(ir.Literal); ok && l.Value.Kind == ir.KindBool {
+				f.Args = f.Args[:len(f.Args)-1]
+				return f, nil
+			}
+		}
 		r, ok := n.(ir.OutputRef)
 		if !ok || r.Index < 0 || r.Index >= len(pl.Outputs) {
 			return n, nil

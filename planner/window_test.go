@@ -190,6 +190,9 @@ func TestRoundOfDoubles(t *testing.T) {
 			if got := isLit && last.Value.Kind == ir.KindBool; got != want {
 				t.Errorf("%v output %d %s: rounds as a double %v, want %v", d, i, ir.FormatExpr(f), got, want)
 			}
+			if pp := pl.Explain(nil).Columns[i].PostProcessing; strings.Contains(pp, "TRUE") {
+				t.Errorf("%v output %d: explain shows the marker: %s", d, i, pp)
+			}
 		}
 	}
 }
