@@ -60,6 +60,20 @@
 // allowed names and arities from it, the renderer the spellings. Adding a
 // function is one entry there plus a test.
 //
+// Post-processing (post.go, window.go) is the same language over one noisy
+// output row (select list, HAVING, ORDER BY) and window functions over the
+// output rows, computed by the proxy after the noise: PostType types and
+// lowers it at plan time (the planner's result types, refusals before the
+// charge), Eval and EvalWindow compute it in package release. Each table
+// entry's Post field holds that function's post-processing type rule and
+// evaluator, next to its WHERE rules, so the two cannot drift apart (the
+// parsers allow in post-processing exactly the entries that have one).
+// No range is proved there; instead evaluation is total by construction: a
+// zero divisor gives NULL, integers saturate, casts that could fail are
+// refused by PostType. Semantics follow the client's dialect where the IR
+// does not already say it (PostDialect), checked against PostgreSQL and
+// MariaDB by TestPostEvaluatorOracle.
+//
 // exprtype imports only ir and sqlerr. The parser, the planner and the
 // SQL renderer (backends/sqlrender) import it; it must never import any
 // of them, nor policies, drivers or the privacy maths.

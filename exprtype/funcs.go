@@ -4,7 +4,10 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
+	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -100,6 +103,10 @@ type Func struct {
 	// Render is the spelling per dialect name (postgres, mysql, sqlite);
 	// the "" entry is the default.
 	Render map[string]Rendering
+	// Post is the function's rule in post-processing (the select list,
+	// HAVING and ORDER BY over the noisy row, computed by the proxy; see
+	// post.go): its type rule and evaluator. Nil: not available there.
+	Post *Post
 }
 
 // Rendering returns how dialect writes the function.
@@ -148,12 +155,13 @@ func call(name string) map[string]Rendering { return map[string]Rendering{"": {N
 // table is the function catalogue. It is never modified after package
 // initialisation.
 var table = func() map[string]*Func {
-	textFn := func(name string, render map[string]Rendering) *Func {
+	textFn := func(name string, render map[string]Rendering, f func(string) string) *Func {
 		return &Func{
 			Name: name, MinArgs: 1, MaxArgs: 1, Strict: true,
 			Rule:   textRule,
 			Total:  "defined for every text value; text columns are never clamped",
 			Render: render,
+			Post:   postText(f),
 		}
 	}
 	integralFn := func(name, sql string, f func(float64) float64) *Func {
@@ -168,14 +176,16 @@ var table = func() map[string]*Func {
 			},
 			Total:  "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
 			Render: call(sql),
+			Post:   postIntegral(f),
 		}
 	}
 	fs := []*Func{
-		textFn("lower", call("LOWER")),
-		textFn("upper", call("UPPER")),
-		textFn("trim", map[string]Rendering{"": {Name: "TRIM"}, "postgres": {Name: "BTRIM"}}),
-		textFn("ltrim", call("LTRIM")),
-		textFn("rtrim", call("RTRIM")),
+		textFn("lower", call("LOWER"), strings.ToLower),
+		textFn("upper", call("UPPER"), strings.ToUpper),
+		// Spaces only, as TRIM/BTRIM without a character list.
+		textFn("trim", map[string]Rendering{"": {Name: "TRIM"}, "postgres": {Name: "BTRIM"}}, func(s string) string { return strings.Trim(s, " ") }),
+		textFn("ltrim", call("LTRIM"), func(s string) string { return strings.TrimLeft(s, " ") }),
+		textFn("rtrim", call("RTRIM"), func(s string) string { return strings.TrimRight(s, " ") }),
 		{
 			Name: "length", MinArgs: 1, MaxArgs: 1, Strict: true, CastResult: true,
 			Rule: func(c string, args []Info) (Info, error) {
@@ -188,6 +198,10 @@ var table = func() map[string]*Func {
 			// MySQL's LENGTH counts bytes; CHAR_LENGTH counts characters
 			// like PostgreSQL's and SQLite's LENGTH.
 			Render: map[string]Rendering{"": {Name: "LENGTH"}, "mysql": {Name: "CHAR_LENGTH"}},
+			Post: &Post{
+				Type: postTypes(Integer, Text),
+				Eval: func(a []ir.Value, _ PostDialect) ir.Value { return ir.Int(int64(utf8.RuneCountInString(a[0].Str))) },
+			},
 		},
 		{
 			Name: "abs", MinArgs: 1, MaxArgs: 1, Strict: true,
@@ -202,6 +216,12 @@ var table = func() map[string]*Func {
 			},
 			Total:  "the result range is checked against the backend type: abs(-2^63) (an error on every backend) is refused",
 			Render: call("ABS"),
+			Post: postNumeric(func(x int64) int64 {
+				if x < 0 {
+					return SaturatingSub(0, x) // abs(MinInt64) saturates
+				}
+				return x
+			}, math.Abs),
 		},
 		integralFn("floor", "FLOOR", math.Floor),
 		integralFn("ceil", "CEIL", math.Ceil),
@@ -218,6 +238,7 @@ var table = func() map[string]*Func {
 				"":       {Form: FormRoundHalfAway},
 				"sqlite": {Form: FormCall, Name: "ROUND"}, // half away from zero natively
 			},
+			Post: postRound,
 		},
 		{
 			Name: "substr", MinArgs: 2, MaxArgs: 3, Strict: true,
@@ -225,24 +246,47 @@ var table = func() map[string]*Func {
 			Total: "the start is at least 1 and the length at least 0 for every value of their ranges (PostgreSQL fails on a negative length; " +
 				"backends disagree on a start below 1), both within int4",
 			Render: map[string]Rendering{"": {Name: "SUBSTR"}, "postgres": {Name: "SUBSTR", Int4Args: true}, "mysql": {Name: "SUBSTRING"}},
+			Post: postPositions("substr", positionsRule(1, 0), func(r []rune, n []int64) []rune {
+				start := min(int64(len(r)), n[0]-1)
+				if len(n) == 1 {
+					return r[start:]
+				}
+				return r[start:min(int64(len(r)), start+n[1])]
+			}),
 		},
 		{
 			Name: "left", MinArgs: 2, MaxArgs: 2, Strict: true,
 			Rule:   positionsRule(0),
 			Total:  "the count is at least 0 for every value of its range (a negative count means different things per backend), within int4",
 			Render: map[string]Rendering{"": {Name: "LEFT"}, "postgres": {Name: "LEFT", Int4Args: true}, "sqlite": {Form: FormLeft}},
+			Post: postPositions("left", positionsRule(0), func(r []rune, n []int64) []rune {
+				return r[:min(int64(len(r)), n[0])]
+			}),
 		},
 		{
 			Name: "right", MinArgs: 2, MaxArgs: 2, Strict: true,
 			Rule:   positionsRule(1),
 			Total:  "the count is at least 1 for every value of its range (SQLite's SUBSTR(s, -0) would be the whole text), within int4",
 			Render: map[string]Rendering{"": {Name: "RIGHT"}, "postgres": {Name: "RIGHT", Int4Args: true}, "sqlite": {Form: FormRight}},
+			Post: postPositions("right", positionsRule(1), func(r []rune, n []int64) []rune {
+				return r[int64(len(r))-min(int64(len(r)), n[0]):]
+			}),
 		},
 		{
 			Name: "concat", MinArgs: 1, MaxArgs: -1, OneVariable: true,
 			Rule:   allText,
 			Total:  "text in, text out; NULLs are skipped (PostgreSQL's concat) on every backend; at most one non-constant argument (OneVariable)",
 			Render: map[string]Rendering{"": {Form: FormConcatSkipNull, Name: "CONCAT"}},
+			Post: &Post{
+				Type: postAllText,
+				Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+					var b strings.Builder
+					for _, v := range a {
+						b.WriteString(v.Str) // NULL reads as ''
+					}
+					return ir.String(b.String())
+				},
+			},
 		},
 		{
 			// PostgreSQL's || (and MySQL's CONCAT, which is NULL when an
@@ -251,6 +295,10 @@ var table = func() map[string]*Func {
 			Rule:   allText,
 			Total:  "text in, text out; at most one non-constant argument (OneVariable)",
 			Render: map[string]Rendering{"": {Form: FormInfixConcat}, "mysql": {Name: "CONCAT"}},
+			Post: &Post{
+				Type: postAllText,
+				Eval: func(a []ir.Value, _ PostDialect) ir.Value { return ir.String(a[0].Str + a[1].Str) },
+			},
 		},
 		{
 			Name: "replace", MinArgs: 3, MaxArgs: 3, Strict: true, NoGrowth: true,
@@ -264,6 +312,15 @@ var table = func() map[string]*Func {
 			},
 			Total:  "text in, text out, never longer than the first argument (NoGrowth); an empty pattern replaces nothing on every backend",
 			Render: call("REPLACE"),
+			Post: &Post{
+				Type: postAllText,
+				Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+					if a[1].Str == "" {
+						return a[0] // Go's ReplaceAll would insert between every rune
+					}
+					return ir.String(strings.ReplaceAll(a[0].Str, a[1].Str, a[2].Str))
+				},
+			},
 		},
 		{
 			Name: "nullif", MinArgs: 2, MaxArgs: 2, Unify: true,
@@ -271,6 +328,15 @@ var table = func() map[string]*Func {
 			Total: "NULL or its first argument, which is total; the equality of two values of one type cannot fail " +
 				"(an integer and a real compare, and the result is real, as PostgreSQL's NULLIF promotes it)",
 			Render: call("NULLIF"),
+			Post: &Post{
+				Type: func(_ string, ts []Type, _ []ir.Expr, _ PostDialect) (Type, error) { return firstType(ts), nil },
+				Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+					if !a[0].IsNull() && !a[1].IsNull() && ir.CompareValues(a[0], a[1]) == 0 {
+						return ir.Null()
+					}
+					return a[0]
+				},
+			},
 		},
 		{
 			Name: "greatest", MinArgs: 1, MaxArgs: -1, Unify: true,
@@ -278,6 +344,7 @@ var table = func() map[string]*Func {
 			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
 			Render:    map[string]Rendering{"": {Name: "GREATEST"}, "sqlite": {Name: "MAX"}},
 			SkipsNull: true,
+			Post:      postChoose(1),
 		},
 		{
 			Name: "least", MinArgs: 1, MaxArgs: -1, Unify: true,
@@ -285,12 +352,14 @@ var table = func() map[string]*Func {
 			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
 			Render:    map[string]Rendering{"": {Name: "LEAST"}, "sqlite": {Name: "MIN"}},
 			SkipsNull: true,
+			Post:      postChoose(-1),
 		},
 		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,
 			Rule:   coalesceRule,
 			Total:  "a choice among its arguments, which are total; one type (mixed integer and real arguments are real)",
 			Render: call("COALESCE"),
+			Post:   postChoose(0),
 		},
 	}
 	m := make(map[string]*Func, len(fs))

@@ -270,6 +270,14 @@ func Walk(e Expr, fn func(Expr) bool) {
 		Walk(n.X, fn)
 	case Clamp:
 		Walk(n.X, fn)
+	case Window:
+		Walk(n.Arg, fn)
+		for _, x := range n.PartitionBy {
+			Walk(x, fn)
+		}
+		for _, o := range n.OrderBy {
+			Walk(o.Expr, fn)
+		}
 	}
 }
 
@@ -346,6 +354,21 @@ func Rewrite(e Expr, fn func(Expr) (Expr, error)) (Expr, error) {
 		e = n
 	case Clamp:
 		n.X = rw(n.X)
+		e = n
+	case Window:
+		if n.Arg != nil {
+			n.Arg = rw(n.Arg)
+		}
+		part := make([]Expr, len(n.PartitionBy))
+		for i, x := range n.PartitionBy {
+			part[i] = rw(x)
+		}
+		n.PartitionBy = part
+		order := make([]OrderItem, len(n.OrderBy))
+		for i, o := range n.OrderBy {
+			order[i] = OrderItem{Expr: rw(o.Expr), Desc: o.Desc}
+		}
+		n.OrderBy = order
 		e = n
 	}
 	if err != nil {

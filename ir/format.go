@@ -148,6 +148,8 @@ func formatExpr(b *strings.Builder, e Expr) {
 		b.WriteByte(')')
 	case OutputRef:
 		b.WriteString("#" + strconv.Itoa(n.Index+1))
+	case Window:
+		formatWindow(b, n)
 	case Clamp:
 		b.WriteString("clamp(")
 		formatExpr(b, n.X)

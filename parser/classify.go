@@ -130,28 +130,33 @@ func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
 	return ir.Func{Name: canon, Args: args}, nil
 }
 
-// postFuncs are the functions the post-processing evaluator (package
-// release: select-list expressions, HAVING, ORDER BY) implements; the
-// others are refused there at parse time, before anything is charged,
-// rather than failing after.
-var postFuncs = map[string]bool{
-	"lower": true, "upper": true, "length": true, "trim": true, "ltrim": true, "rtrim": true,
-	"abs": true, "floor": true, "ceil": true, "round": true, "coalesce": true,
+// postFunc checks a function call of a post-processing expression (select
+// list, HAVING, ORDER BY): it runs in the proxy on noisy values, with the
+// post-processing rules of exprtype's function table (ROUND(x, digits) is
+// allowed there besides the predicate arities); the functions without one
+// are refused at parse time, before anything is charged.
+func postFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
+	f, ok := exprtype.PostFunc(canon)
+	if !ok {
+		if _, inWhere := exprtype.Lookup(canon); inWhere {
+			return nil, notAgg(msgNotInHaving, "function "+written)
+		}
+		return nil, notAgg("function %s is not supported; allowed: %s", written, allowedFuncs())
+	}
+	if !f.PostArityOK(len(args)) {
+		return nil, notAgg("function %s does not take %d argument(s)", written, len(args))
+	}
+	return ir.Func{Name: canon, Args: args}, nil
 }
 
-// postFunc checks a function call of a post-processing expression (select
-// list, HAVING, ORDER BY): it runs in the proxy on noisy values, so
-// ROUND(x, digits) is allowed there besides the predicate functions the
-// evaluator implements.
-func postFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
-	if canon == "round" && len(args) == 2 {
-		return ir.Func{Name: canon, Args: args}, nil
-	}
-	if !postFuncs[canon] {
-		return nil, notAgg(msgNotInHaving, "function "+written)
-	}
-	return safeFunc(canon, written, args)
+// windowFuncs maps the window functions the proxy computes over the output
+// rows (both dialects spell them alike).
+var windowFuncs = map[string]ir.WindowFunc{
+	"count": ir.WinCount, "sum": ir.WinSum, "avg": ir.WinAvg, "min": ir.WinMin, "max": ir.WinMax,
+	"row_number": ir.WinRowNumber, "rank": ir.WinRank, "dense_rank": ir.WinDenseRank,
 }
+
+const windowFuncNames = "count, sum, avg, min, max, row_number, rank, dense_rank"
 
 // callFunc builds a call of a function of the table: through postFunc in
 // a post-processing expression (aggs), through safeFunc in a predicate.
@@ -195,7 +200,11 @@ const (
 	msgNotInHaving  = "%s is not supported in HAVING, ORDER BY or the select list yet; use it in WHERE"
 	msgCast         = "only casts to bigint, integer, double precision and text are supported (CAST(x AS SIGNED|DOUBLE|CHAR) in MySQL); compare with a literal of the column's type instead"
 	msgSubquery     = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
-	msgWindow       = "window functions are not supported; use GROUP BY"
+	msgWindow       = "window functions are not supported here; they are computed over the output rows in the select list and ORDER BY (e.g. SUM(COUNT(*)) OVER ())"
+	msgWindowInput  = "a window function reads column %s of the input rows: windows are computed by the proxy over the noisy output rows, so they may only read aggregates and grouping keys (e.g. SUM(COUNT(*)) OVER (), SUM(SUM(x)) OVER (ORDER BY k))"
+	msgWindowWhere  = "window functions are not allowed in WHERE or GROUP BY; use them in the select list or ORDER BY"
+	msgNamedWindow  = "named windows (WINDOW w AS ...) are not supported; write the window after OVER"
+	msgWindowFrame  = "window frame clauses (ROWS/RANGE/GROUPS BETWEEN ...) are not supported; the default frame is used without one"
 	msgSetOp        = "set operations (UNION, INTERSECT, EXCEPT) are not supported in aggregate queries; run each part as its own query"
 	msgDistinct     = "SELECT DISTINCT lists individual values; use GROUP BY with COUNT(*) instead"
 	msgNoFrom       = "a SELECT without FROM is not an aggregate over a table"
@@ -326,36 +335,59 @@ func (b queryBuilder) checkGrouped(q *ir.Query) error {
 	if q.ReadsNoRow() {
 		return nil
 	}
-	hasAgg := false
+	hasAgg, hasWindow := false, false
 	for _, it := range q.Select {
 		if it.Agg != ir.AggNone {
 			hasAgg = true
 			continue
 		}
 		cols := []ir.ColumnRef{}
+		var inWindow []bool
 		if it.Expr != nil {
 			// Columns outside the expression's aggregates (Aggregate nodes
 			// are leaves: their argument is not an Expr).
-			ir.Walk(it.Expr, func(n ir.Expr) bool {
-				switch n := n.(type) {
-				case ir.Aggregate:
-					hasAgg = true
-				case ir.ColumnRef:
-					cols = append(cols, n)
-				}
-				return true
-			})
+			var walk func(e ir.Expr, win bool)
+			walk = func(e ir.Expr, win bool) {
+				ir.Walk(e, func(n ir.Expr) bool {
+					switch n := n.(type) {
+					case ir.Aggregate:
+						hasAgg = true
+					case ir.ColumnRef:
+						cols = append(cols, n)
+						inWindow = append(inWindow, win)
+					case ir.Window:
+						hasWindow = true
+						walk(n.Arg, true)
+						for _, p := range n.PartitionBy {
+							walk(p, true)
+						}
+						for _, o := range n.OrderBy {
+							walk(o.Expr, true)
+						}
+						return false
+					}
+					return true
+				})
+			}
+			walk(it.Expr, false)
 		} else {
 			cols = append(cols, *it.Arg)
+			inWindow = append(inWindow, false)
 		}
-		for _, c := range cols {
+		for i, c := range cols {
 			grouped := slices.ContainsFunc(q.GroupBy, func(g ir.ColumnRef) bool { return b.sameColumn(c, g) })
-			if !grouped {
+			switch {
+			case !grouped && inWindow[i]:
+				return notAgg(msgWindowInput, colText(c))
+			case !grouped:
 				return notAgg("column %s is selected but not in GROUP BY, which would read individual rows; add it to GROUP BY or aggregate it", colText(c))
 			}
 		}
 	}
 	if !hasAgg && len(q.GroupBy) == 0 {
+		if hasWindow {
+			return notAgg("a window function over the table's rows would read individual rows; the proxy computes windows over the output rows of an aggregate query (e.g. SELECT k, COUNT(*), SUM(COUNT(*)) OVER () ... GROUP BY k)")
+		}
 		return notAgg("the select list has no aggregate; use COUNT, SUM or AVG")
 	}
 	return nil

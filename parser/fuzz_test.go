@@ -12,6 +12,8 @@ var fuzzSeeds = []string{
 	"SELECT city, count(*) FROM people p JOIN visits v ON p.id = v.pid WHERE age > 1 GROUP BY 1 HAVING count(*) > 2 ORDER BY 2 DESC LIMIT 3",
 	"SELECT count(*) FROM t WHERE a IN (SELECT a FROM secret)",
 	"WITH x AS (SELECT * FROM secret) SELECT * FROM x; SET a = 1; BEGIN",
+	"SELECT k, count(*) * 100.0 / sum(count(*)) OVER (), rank() OVER (PARTITION BY k ORDER BY avg(x) DESC) FROM t GROUP BY k ORDER BY row_number() OVER (ORDER BY k)",
+	"SELECT CASE k WHEN 'a' THEN CAST(count(*) AS text) ELSE lower(k) || '!' END FROM t GROUP BY k HAVING NOT (count(*) > 1 OR nullif(sum(x), 0) IS NULL)",
 	"",
 	";",
 }

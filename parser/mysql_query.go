@@ -32,7 +32,7 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, 
 	case s.Distinct:
 		return nil, notAgg(msgDistinct)
 	case len(s.WindowSpecs) > 0:
-		return nil, notAgg(msgWindow)
+		return nil, notAgg(msgNamedWindow)
 	case s.From == nil || s.From.TableRefs == nil:
 		return nil, notAgg(msgNoFrom)
 	}
@@ -490,8 +490,6 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 			}
 			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: x.Distinct, Alias: f.AsName.O})
 			continue
-		case *ast.WindowFuncExpr:
-			return nil, notAgg(msgWindow)
 		}
 		// Anything else is post-processing over aggregates, grouping
 		// columns and constants, converted as HAVING is.
@@ -713,17 +711,16 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 	case *ast.FuncCallExpr:
 		return m.funcCall(x, aggs)
 	case *ast.CaseExpr:
-		if aggs {
-			return nil, notAgg(msgNotInHaving, "CASE")
-		}
 		return m.caseExpr(x, aggs)
+	case *ast.WindowFuncExpr:
+		if !aggs {
+			return nil, notAgg(msgWindowWhere)
+		}
+		return m.window(x)
 	case *ast.FuncCastExpr:
 		to, ok := myCastType(x)
 		if !ok {
 			return nil, notAgg(msgCast)
-		}
-		if aggs {
-			return nil, notAgg(msgNotInHaving, "CAST")
 		}
 		v, err := m.expr(x.Expr, aggs)
 		if err != nil {
@@ -732,6 +729,65 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 		return ir.Cast{X: v, To: to}, nil
 	}
 	return nil, notAgg("%s", myUnsupportedExpr(e))
+}
+
+// window converts a MySQL 8 window function of the select list or ORDER
+// BY: post-processing over the output rows (ir.Window), as pgWindow.
+func (m *myQueryBuilder) window(x *ast.WindowFuncExpr) (ir.Expr, error) {
+	fn, ok := windowFuncs[strings.ToLower(x.Name)]
+	if !ok {
+		return nil, notAgg("window function %s is not supported; supported: %s", strings.ToLower(x.Name), windowFuncNames)
+	}
+	spec := x.Spec
+	switch {
+	case spec.Name.O != "" || spec.Ref.O != "" || spec.OnlyAlias:
+		return nil, notAgg(msgNamedWindow)
+	case spec.Frame != nil:
+		return nil, notAgg(msgWindowFrame)
+	case x.Distinct || x.IgnoreNull || x.FromLast:
+		return nil, notAgg("DISTINCT, IGNORE NULLS and FROM LAST in a window function are not supported")
+	}
+	w := ir.Window{Func: fn}
+	switch {
+	case fn.Ranking():
+		if len(x.Args) > 0 {
+			return nil, notAgg("%s() takes no argument", fn)
+		}
+	case len(x.Args) != 1:
+		return nil, notAgg(msgAggArg)
+	default:
+		// COUNT(*) arrives as COUNT(1): a constant counts every row.
+		if ve, isConst := x.Args[0].(*test_driver.ValueExpr); fn == ir.WinCount && isConst {
+			if ve.Kind() == test_driver.KindNull {
+				return nil, notAgg("COUNT(NULL) is always 0; write COUNT(*) to count rows")
+			}
+			break
+		}
+		arg, err := m.expr(x.Args[0], true)
+		if err != nil {
+			return nil, err
+		}
+		w.Arg = arg
+	}
+	if spec.PartitionBy != nil {
+		for _, it := range spec.PartitionBy.Items {
+			e, err := m.expr(it.Expr, true)
+			if err != nil {
+				return nil, err
+			}
+			w.PartitionBy = append(w.PartitionBy, e)
+		}
+	}
+	if spec.OrderBy != nil {
+		for _, it := range spec.OrderBy.Items {
+			e, err := m.expr(it.Expr, true)
+			if err != nil {
+				return nil, err
+			}
+			w.OrderBy = append(w.OrderBy, ir.OrderItem{Expr: e, Desc: it.Desc})
+		}
+	}
+	return w, nil
 }
 
 // myCastType maps CAST(x AS SIGNED|DOUBLE|CHAR) and CONVERT(x, ...);
@@ -888,9 +944,6 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	case "concat":
 		// MySQL's CONCAT is NULL when any argument is: PostgreSQL's ||
 		// (textcat), chained.
-		if aggs {
-			return nil, notAgg(msgNotInHaving, "function concat")
-		}
 		args, err := m.exprs(f.Args, aggs)
 		if err != nil {
 			return nil, err

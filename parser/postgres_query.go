@@ -29,7 +29,7 @@ func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 	case len(s.DistinctClause) > 0:
 		return nil, notAgg(msgDistinct)
 	case len(s.WindowClause) > 0:
-		return nil, notAgg(msgWindow)
+		return nil, notAgg(msgNamedWindow)
 	case s.GroupDistinct:
 		return nil, notAgg("GROUP BY DISTINCT is not supported")
 	case len(s.FromClause) == 0:
@@ -545,7 +545,7 @@ func pgTargets(targets []*pg.Node) ([]ir.SelectItem, error) {
 			items = append(items, ir.SelectItem{Agg: ir.AggNone, Arg: &col, Alias: rt.Name})
 			continue
 		}
-		if f := rt.Val.GetFuncCall(); f != nil && pgIsAggregateName(pgFuncName(f)) {
+		if f := rt.Val.GetFuncCall(); f != nil && f.Over == nil && pgIsAggregateName(pgFuncName(f)) {
 			agg, err := pgAggregate(f)
 			if err != nil {
 				return nil, err
@@ -693,7 +693,7 @@ func pgOrderItem(n *pg.Node, items []ir.SelectItem) (ir.OrderItem, error) {
 		}
 		o.Expr = col
 	case *pg.Node_FuncCall:
-		if !pgIsAggregateName(pgFuncName(x.FuncCall)) {
+		if x.FuncCall.Over != nil || !pgIsAggregateName(pgFuncName(x.FuncCall)) {
 			return pgOrderExpr(sb.Node, o)
 		}
 		agg, err := pgAggregate(x.FuncCall)
@@ -790,9 +790,6 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 	case *pg.Node_FuncCall:
 		return pgFunc(x.FuncCall, aggs)
 	case *pg.Node_CaseExpr:
-		if aggs {
-			return nil, notAgg(msgNotInHaving, "CASE")
-		}
 		return pgCase(x.CaseExpr, aggs)
 	case *pg.Node_MinMaxExpr:
 		name := "greatest"
@@ -811,9 +808,6 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 			return nil, notAgg(msgTypedLit)
 		case !ok:
 			return nil, notAgg(msgCast)
-		}
-		if aggs {
-			return nil, notAgg(msgNotInHaving, "CAST")
 		}
 		arg, err := pgExpr(x.TypeCast.Arg, aggs)
 		if err != nil {
@@ -1128,6 +1122,12 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 // whitelisted scalar function under its canonical name.
 func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 	name := pgFuncName(f)
+	if f.Over != nil {
+		if !aggs {
+			return nil, notAgg(msgWindowWhere)
+		}
+		return pgWindow(f, name)
+	}
 	switch name {
 	case "count", "sum", "avg", "pg_catalog.count", "pg_catalog.sum", "pg_catalog.avg":
 		if !aggs {
@@ -1171,6 +1171,67 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 	}
 	return callFunc(canon, name, args, aggs)
 }
+
+// pgWindow converts a window function of the select list or ORDER BY:
+// post-processing over the output rows (ir.Window). The planner refuses
+// an argument or key that reads input rows.
+func pgWindow(f *pg.FuncCall, name string) (ir.Expr, error) {
+	fn, ok := windowFuncs[strings.TrimPrefix(name, "pg_catalog.")]
+	if !ok {
+		return nil, notAgg("window function %s is not supported; supported: %s", name, windowFuncNames)
+	}
+	over := f.Over
+	switch {
+	case over.Name != "" || over.Refname != "":
+		return nil, notAgg(msgNamedWindow)
+	case over.FrameOptions&pgFrameNonDefault != 0:
+		return nil, notAgg(msgWindowFrame)
+	case f.AggDistinct || f.AggFilter != nil || len(f.AggOrder) > 0 || f.FuncVariadic || f.AggWithinGroup:
+		return nil, notAgg("DISTINCT, FILTER and ORDER BY inside a window function are not supported")
+	}
+	w := ir.Window{Func: fn}
+	switch {
+	case fn.Ranking():
+		if len(f.Args) > 0 || f.AggStar {
+			return nil, notAgg("%s() takes no argument", fn)
+		}
+	case f.AggStar:
+		if fn != ir.WinCount {
+			return nil, notAgg(msgAggArg)
+		}
+	case len(f.Args) != 1:
+		return nil, notAgg(msgAggArg)
+	default:
+		arg, err := pgExpr(f.Args[0], true)
+		if err != nil {
+			return nil, err
+		}
+		w.Arg = arg
+	}
+	for _, p := range over.PartitionClause {
+		x, err := pgExpr(p, true)
+		if err != nil {
+			return nil, err
+		}
+		w.PartitionBy = append(w.PartitionBy, x)
+	}
+	for _, n := range over.OrderClause {
+		sb := n.GetSortBy()
+		if sb == nil || sb.SortbyNulls != pg.SortByNulls_SORTBY_NULLS_DEFAULT || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return nil, notAgg("the ORDER BY of a window supports ASC and DESC only")
+		}
+		x, err := pgExpr(sb.Node, true)
+		if err != nil {
+			return nil, err
+		}
+		w.OrderBy = append(w.OrderBy, ir.OrderItem{Expr: x, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC})
+	}
+	return w, nil
+}
+
+// pgFrameNonDefault is PostgreSQL's FRAMEOPTION_NONDEFAULT: the window
+// has an explicit frame clause (ROWS/RANGE/GROUPS ...).
+const pgFrameNonDefault = 0x1
 
 // pgDescribe names a construct for a NotAggregate message.
 func pgDescribe(n *pg.Node) string {

@@ -24,25 +24,51 @@ type builder struct {
 	// nullsHigh: the client speaks PostgreSQL, where NULL sorts after
 	// every value (MySQL sorts it before).
 	nullsHigh bool
+	// mysql: the client speaks MySQL (messages quote names with backticks).
+	mysql bool
+	// windowNote: the plan computes window functions.
+	windowNote bool
 	// exprSumTypes is the type (integer or real) of each SumClamped
 	// aggregate over an expression, by aggregate index.
 	exprSumTypes map[int]string
 }
 
+// quote writes a name as the client's dialect quotes identifiers, for
+// messages: "age" for PostgreSQL, `age` for MySQL.
+func (b *builder) quote(name string) string { return quoteName(b.sc.names.Dialect, name) }
+
 // resolveColumn binds a column reference to a table of the scope.
 func (b *builder) resolveColumn(c ir.ColumnRef) (resolved, error) {
 	name := strings.ToLower(c.Name)
+	if b.sc.names.ExactColumns() && name != c.Name {
+		// PostgreSQL: a capital comes from a quoted name ("Age"), which
+		// is not the column age.
+		i := 0
+		for j := range b.sc.tables {
+			if c.Qualifier != "" && c.Schema == "" && b.sameRef(j, c.Qualifier) {
+				i = j
+			}
+		}
+		return resolved{}, b.unknownColumn(c, i)
+	}
 	if c.Schema != "" {
 		return b.resolveSchemaColumn(c, name)
 	}
 	if c.Qualifier != "" {
-		q := strings.ToLower(c.Qualifier)
 		for i := range b.sc.tables {
-			if b.sc.refName(i) == q {
+			if b.sameRef(i, c.Qualifier) {
 				return b.columnOf(i, name)
 			}
 		}
-		return resolved{}, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", c.Qualifier)
+		err := sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %s", b.quote(c.Qualifier))
+		var refs []string
+		for i := range b.sc.tables {
+			refs = append(refs, b.sc.tables[i].ref.RefName())
+		}
+		if s := policies.Suggest(c.Qualifier, refs); s != "" {
+			return resolved{}, err.WithHint("did you mean %s?", b.quote(s))
+		}
+		return resolved{}, err
 	}
 	main := b.sc.tables[0].tbl
 	if main.Column(name) != nil {
@@ -62,12 +88,12 @@ func (b *builder) resolveColumn(c ir.ColumnRef) (resolved, error) {
 	case len(candidates) == 1:
 		return b.columnOf(candidates[0], name)
 	case len(candidates) > 1:
-		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %q is ambiguous", c.Name).
+		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %s is ambiguous", b.quote(c.Name)).
 			WithHint("qualify it with a table name")
 	case len(open) == 1 && !strings.EqualFold(name, main.Unit):
 		return b.columnOf(open[0], name)
 	case len(open) > 1:
-		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %q is ambiguous", c.Name).
+		return resolved{}, sqlerr.New(sqlerr.AmbiguousColumn, "column reference %s is ambiguous", b.quote(c.Name)).
 			WithHint("qualify it with a table name")
 	}
 	return b.columnOf(0, name)
@@ -83,8 +109,33 @@ func (b *builder) resolveSchemaColumn(c ir.ColumnRef, name string) (resolved, er
 			return b.columnOf(i, name)
 		}
 	}
-	return resolved{}, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table \"%s.%s\"", c.Schema, c.Qualifier).
+	return resolved{}, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %s", b.quote(c.Schema+"."+c.Qualifier)).
 		WithHint("a column may be qualified with schema.table only when FROM names that table without an alias")
+}
+
+// sameRef reports whether a qualifier names FROM item i: exactly in
+// PostgreSQL (its parser folded unquoted names), ignoring case in MySQL.
+func (b *builder) sameRef(i int, qualifier string) bool {
+	if b.sc.names.Dialect == "postgres" {
+		return b.sc.tables[i].ref.RefName() == qualifier
+	}
+	return b.sc.refName(i) == strings.ToLower(qualifier)
+}
+
+// unknownColumn refuses a column name that FROM item i does not expose,
+// naming the closest declared one.
+func (b *builder) unknownColumn(c ir.ColumnRef, i int) error {
+	bt := b.sc.tables[i]
+	err := sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s is not exposed by the privacy policy", bt.tbl.Name, b.quote(c.Name))
+	if s := policies.Suggest(c.Name, bt.tbl.ColumnNames); s != "" {
+		hint := "did you mean " + b.quote(s) + "?"
+		if b.sc.names.Dialect == "postgres" && strings.EqualFold(s, c.Name) {
+			hint += " PostgreSQL folds unquoted names to lower case and keeps quoted ones as written"
+		}
+		return err.WithHint("%s", hint)
+	}
+	path := "datasets." + b.sc.ds.Name + ".tables." + bt.tbl.Name + ".columns"
+	return err.WithHint("the DBA declares queryable columns under %s", path)
 }
 
 func (b *builder) columnOf(i int, name string) (resolved, error) {
@@ -97,13 +148,11 @@ func (b *builder) columnOf(i int, name string) (resolved, error) {
 	if bt.tbl.Public && len(bt.tbl.Columns) == 0 {
 		return r, nil // public table exposing every column
 	}
-	path := "datasets." + b.sc.ds.Name + ".tables." + bt.tbl.Name + ".columns"
 	if !bt.tbl.Public && strings.EqualFold(name, bt.tbl.Unit) {
 		return resolved{}, sqlerr.New(sqlerr.InsufficientPrivilege,
 			"column %s.%s is the privacy unit: it cannot be used in queries", bt.tbl.Name, name)
 	}
-	return resolved{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s is not exposed by the privacy policy", bt.tbl.Name, name).
-		WithHint("the DBA declares queryable columns under %s", path)
+	return resolved{}, b.unknownColumn(ir.ColumnRef{Name: name}, i)
 }
 
 func (b *builder) joins(q *ir.Query, bq *ir.BackendQuery) error {
@@ -548,15 +597,18 @@ func (b *builder) selectList(q *ir.Query) error {
 		if err != nil {
 			return err
 		}
-		typ, err := b.exprType(e)
+		e, typ, err := b.postType(e)
 		if err != nil {
 			return err
 		}
 		o := &b.plan.Outputs[i] // one visible output per item
-		o.Expr, o.Type = e, typ
+		o.Expr, o.Type, o.AfterWindows = e, typ, b.readsWindow(e)
 	}
 	if len(exprItems) > 0 {
 		b.notes = append(b.notes, "expressions of the select list are computed by the proxy on the noisy row (post-processing, no extra cost)")
+	}
+	if b.windowNote {
+		b.notes = append(b.notes, "window functions are computed by the proxy over the noisy output rows, after HAVING (post-processing, no extra cost)")
 	}
 	return nil
 }
@@ -568,11 +620,11 @@ func (b *builder) hiddenExpr(e ir.Expr) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	typ, err := b.exprType(x)
+	x, typ, err := b.postType(x)
 	if err != nil {
 		return 0, err
 	}
-	b.plan.Outputs = append(b.plan.Outputs, Output{Name: "?column?", Kind: OutExpr, Type: typ, Expr: x, Hidden: true})
+	b.plan.Outputs = append(b.plan.Outputs, Output{Name: "?column?", Kind: OutExpr, Type: typ, Expr: x, Hidden: true, AfterWindows: b.readsWindow(x)})
 	return len(b.plan.Outputs) - 1, nil
 }
 
@@ -587,6 +639,8 @@ func exprName(it ir.SelectItem) string {
 		return n.Name
 	case ir.Aggregate:
 		return n.Func.String()
+	case ir.Window:
+		return n.Func.String()
 	case ir.ColumnRef:
 		return n.Name
 	}
@@ -597,8 +651,17 @@ func exprName(it ir.SelectItem) string {
 // becomes a (hidden if new) noisy output, exactly as in HAVING, each
 // column a grouping key. Select-list aliases are not in scope, as in SQL.
 func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
+	if err := b.checkWindows(e); err != nil {
+		return nil, err
+	}
 	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
 		switch n := n.(type) {
+		case ir.Window:
+			i, err := b.window(n)
+			if err != nil {
+				return nil, err
+			}
+			return ir.OutputRef{Index: i}, nil
 		case ir.Aggregate:
 			i, err := b.aggregateOutput(n.Func, n.Arg, n.ArgExpr, false, "", true)
 			if err != nil {
@@ -632,7 +695,7 @@ func (b *builder) columnOutput(c ir.ColumnRef) (int, error) {
 	gi := b.groupIndex(r)
 	if gi < 0 {
 		if !b.plan.NoRows {
-			return 0, sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", r.name)
+			return 0, sqlerr.New(sqlerr.GroupingError, "column %s must appear in the GROUP BY clause or be used in an aggregate function", b.quote(r.name))
 		}
 		typ := ""
 		if r.decl != nil {
@@ -650,126 +713,138 @@ func (b *builder) columnOutput(c ir.ColumnRef) (int, error) {
 	return len(b.plan.Outputs) - 1, nil
 }
 
-// exprType is the policies type of a bound post-processing expression,
-// checked at plan time so that both wires describe the column and a type
-// error never waits for the noisy row.
-func (b *builder) exprType(e ir.Expr) (string, error) {
-	mismatch := func(format string, args ...any) (string, error) {
-		return "", sqlerr.New(sqlerr.DatatypeMismatch, format, args...)
-	}
-	numeric := func(t string) bool { return t == policies.TypeInteger || t == policies.TypeReal }
-	switch n := e.(type) {
-	case ir.OutputRef:
-		return b.plan.Outputs[n.Index].Type, nil
-	case ir.Literal:
-		switch n.Value.Kind {
-		case ir.KindInt:
-			return policies.TypeInteger, nil
-		case ir.KindFloat:
-			return policies.TypeReal, nil
-		case ir.KindBool:
-			return policies.TypeBoolean, nil
-		}
-		return policies.TypeText, nil // strings, and NULL (PostgreSQL's unknown reads as text)
-	case ir.Compare, ir.Between, ir.In, ir.Like, ir.IsNull, ir.And, ir.Or, ir.Not:
-		// The operands are checked too (an unsupported operator inside a
-		// comparison must be refused now, not on the noisy row).
-		var err error
-		ir.Walk(e, func(c ir.Expr) bool {
-			if err != nil || c == e {
-				return err == nil
-			}
-			_, err = b.exprType(c)
-			return false // exprType recursed into c already
-		})
-		if err != nil {
-			return "", err
-		}
-		return policies.TypeBoolean, nil
-	case ir.Neg:
-		t, err := b.exprType(n.X)
-		if err != nil || !numeric(t) {
-			return t, orMismatch(err, "unary minus needs a number")
-		}
-		return t, nil
-	case ir.Arith:
-		l, err := b.exprType(n.L)
-		if err != nil {
-			return "", err
-		}
-		r, err := b.exprType(n.R)
-		if err != nil {
-			return "", err
-		}
-		if !numeric(l) && !isNullLit(n.L) || !numeric(r) && !isNullLit(n.R) {
-			return mismatch("operator %s needs numbers in the select list", n.Op)
-		}
-		ints := (l == policies.TypeInteger || isNullLit(n.L)) && (r == policies.TypeInteger || isNullLit(n.R))
-		switch n.Op {
-		case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv:
-			// PostgreSQL's / truncates two integers (SUM(x) / COUNT(*) of
-			// integer columns is an integer there too).
-			if ints {
-				return policies.TypeInteger, nil
-			}
-			return policies.TypeReal, nil
-		case ir.OpRealDiv:
-			return policies.TypeReal, nil
-		case ir.OpIntDiv, ir.OpMod:
-			if !ints {
-				return mismatch("operator %s needs integers", n.Op)
-			}
-			return policies.TypeInteger, nil
-		}
-		return "", sqlerr.New(sqlerr.FeatureNotSupported, "operator %s is not supported in post-processing (select list, HAVING, ORDER BY)", n.Op)
-	case ir.Func:
-		args := make([]string, len(n.Args))
-		for i, a := range n.Args {
-			t, err := b.exprType(a)
-			if err != nil {
-				return "", err
-			}
-			args[i] = t
-		}
-		switch n.Name {
-		case "lower", "upper", "trim", "ltrim", "rtrim":
-			return policies.TypeText, nil
-		case "length":
-			return policies.TypeInteger, nil
-		case "coalesce":
-			for i, a := range n.Args {
-				if !isNullLit(a) {
-					return args[i], nil
-				}
-			}
-			return policies.TypeText, nil
-		case "abs", "floor", "ceil", "round":
-			if !numeric(args[0]) && !isNullLit(n.Args[0]) {
-				return mismatch("%s needs a number", n.Name)
-			}
-			if len(n.Args) == 2 {
-				if l, ok := n.Args[1].(ir.Literal); !ok || l.Value.Kind != ir.KindInt || l.Value.Int < -308 || l.Value.Int > 308 {
-					return mismatch("round(x, digits) needs an integer literal between -308 and 308 as digits")
-				}
-				return policies.TypeReal, nil
-			}
-			return args[0], nil
-		}
-		return "", sqlerr.New(sqlerr.UndefinedFunction, "function %s is not supported in the select list", n.Name)
-	}
-	return "", sqlerr.New(sqlerr.FeatureNotSupported, "this expression is not supported in the select list")
-}
-
-func isNullLit(e ir.Expr) bool {
-	l, ok := e.(ir.Literal)
-	return ok && l.Value.IsNull()
-}
-
-func orMismatch(err error, msg string) error {
+// postType checks a bound post-processing expression with package
+// exprtype's post-processing rules (the function table's Post entries, the
+// same the evaluator runs), so that both wires describe the column and a
+// type error never waits for the noisy row. It returns the expression
+// lowered (quoted literals coerced) and its policies type.
+func (b *builder) postType(e ir.Expr) (ir.Expr, string, error) {
+	x, t, err := exprtype.PostType(e, b.outType, b.plan.Post)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	return sqlerr.New(sqlerr.DatatypeMismatch, "%s", msg)
+	return x, policiesType(t), nil
+}
+
+// outType describes output i to the post-processing analysis: its type,
+// and whether the client's database would compute it in double precision
+// (sums and averages of reals, real keys) rather than exactly (averages of
+// integers are numeric/DECIMAL there), which decides how round rounds it.
+func (b *builder) outType(i int) exprtype.Out {
+	o := b.plan.Outputs[i]
+	var out exprtype.Out
+	switch o.Type {
+	case policies.TypeInteger:
+		out.Type = exprtype.Integer
+	case policies.TypeReal:
+		out.Type = exprtype.Real
+	case policies.TypeText:
+		out.Type = exprtype.Text
+	case policies.TypeBoolean:
+		out.Type = exprtype.Boolean
+	default:
+		out.Type = exprtype.Unknown
+	}
+	switch o.Kind {
+	case OutSum, OutGroup:
+		out.Double = o.Type == policies.TypeReal
+	case OutWindow:
+		// An average over a window of exact values is exact.
+		out.Double = o.Type == policies.TypeReal && o.Window.Func != ir.WinAvg
+	case OutAvg:
+		out.Double = b.aggType(o.Agg) == policies.TypeReal
+	}
+	return out
+}
+
+// aggType is the type (integer or real) of the values a SumClamped
+// aggregate adds up.
+func (b *builder) aggType(i int) string {
+	if t, ok := b.exprSumTypes[i]; ok {
+		return t
+	}
+	if c := b.plan.Backend.Aggs[i].Column; c != nil {
+		return b.sumColumnType(*c)
+	}
+	return ""
+}
+
+func policiesType(t exprtype.Type) string {
+	switch t {
+	case exprtype.Integer:
+		return policies.TypeInteger
+	case exprtype.Real:
+		return policies.TypeReal
+	case exprtype.Boolean:
+		return policies.TypeBoolean
+	case exprtype.Text, exprtype.Null:
+		return policies.TypeText // PostgreSQL's unknown reads as text
+	}
+	return ""
+}
+
+// readsWindow reports whether a bound expression reads a window's output
+// (directly or through an expression output that does).
+func (b *builder) readsWindow(e ir.Expr) bool {
+	found := false
+	ir.Walk(e, func(n ir.Expr) bool {
+		if r, ok := n.(ir.OutputRef); ok && r.Index < len(b.plan.Outputs) {
+			o := b.plan.Outputs[r.Index]
+			found = found || o.Kind == OutWindow || o.AfterWindows
+		}
+		return !found
+	})
+	return found
+}
+
+// checkWindows refuses, with the reason, the windows of e that read input
+// rows: a window runs over the noisy output rows, so its argument and keys
+// may only read aggregates and grouping keys. Windows inside a window are
+// refused too.
+func (b *builder) checkWindows(e ir.Expr) error {
+	var err error
+	ir.Walk(e, func(n ir.Expr) bool {
+		w, ok := n.(ir.Window)
+		if !ok || err != nil {
+			return err == nil
+		}
+		parts := append([]ir.Expr{w.Arg}, w.PartitionBy...)
+		for _, o := range w.OrderBy {
+			parts = append(parts, o.Expr)
+		}
+		for _, p := range parts {
+			ir.Walk(p, func(m ir.Expr) bool {
+				switch m := m.(type) {
+				case ir.Aggregate:
+					return false // over input rows, released with noise
+				case ir.Window:
+					err = sqlerr.New(sqlerr.WindowingError, "window functions cannot be nested: %s", ir.FormatExpr(w))
+				case ir.ColumnRef:
+					r, rerr := b.resolveColumn(m)
+					if rerr != nil {
+						err = rerr
+					} else if b.groupIndex(r) < 0 && !b.plan.NoRows {
+						err = sqlerr.New(sqlerr.GroupingError, "window function %s reads the column %s of the input rows: windows are computed by the proxy over the noisy output rows, so they may only read aggregates and grouping keys", ir.FormatExpr(w), b.quote(r.name)).
+							WithHint("aggregate first, e.g. SUM(COUNT(*)) OVER () or SUM(SUM(x)) OVER (ORDER BY k), or group by the column")
+					}
+				}
+				return err == nil
+			})
+		}
+		return err == nil
+	})
+	return err
+}
+
+// window adds the hidden output of a bound window function.
+func (b *builder) window(w ir.Window) (int, error) {
+	lw, t, err := exprtype.PostWindow(w, b.outType, b.plan.Post)
+	if err != nil {
+		return 0, err
+	}
+	b.plan.Outputs = append(b.plan.Outputs, Output{Name: w.Func.String(), Kind: OutWindow, Type: policiesType(t), Window: lw, Hidden: true})
+	b.windowNote = true
+	return len(b.plan.Outputs) - 1, nil
 }
 
 func (b *builder) groupIndex(r resolved) int {
@@ -795,7 +870,8 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 	case ir.ColumnRef:
 		if n.Qualifier == "" {
 			for i := 0; i < b.plan.NumVisible; i++ {
-				if strings.EqualFold(b.plan.Outputs[i].Name, n.Name) {
+				// An alias: exactly in PostgreSQL, ignoring case in MySQL.
+				if o := b.plan.Outputs[i].Name; o == n.Name || !b.sc.names.ExactColumns() && strings.EqualFold(o, n.Name) {
 					return i, true, nil
 				}
 			}
@@ -806,8 +882,23 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 	return 0, false, nil
 }
 
+func errWindowInHaving() error {
+	return sqlerr.New(sqlerr.WindowingError, "window functions are not allowed in HAVING (SQL computes them after HAVING)").
+		WithHint("filter on the client, or use ORDER BY … LIMIT for a top-N")
+}
+
 func (b *builder) postProcessing(q *ir.Query) error {
 	if q.Having != nil {
+		var win error
+		ir.Walk(q.Having, func(n ir.Expr) bool {
+			if _, ok := n.(ir.Window); ok {
+				win = errWindowInHaving()
+			}
+			return win == nil
+		})
+		if win != nil {
+			return win
+		}
 		h, err := ir.Rewrite(q.Having, func(n ir.Expr) (ir.Expr, error) {
 			i, ok, err := b.outputFor(n)
 			if err != nil {
@@ -826,8 +917,15 @@ func (b *builder) postProcessing(q *ir.Query) error {
 		}
 		// Checked at plan time like the select list: a type or operator
 		// error found on the noisy row would come after the charge.
-		if _, err := b.exprType(h); err != nil {
+		h, typ, err := b.postType(h)
+		if err != nil {
 			return err
+		}
+		if l, null := h.(ir.Literal); typ != policies.TypeBoolean && !(null && l.Value.IsNull()) {
+			return sqlerr.New(sqlerr.DatatypeMismatch, "argument of HAVING must be boolean, not %s", typ)
+		}
+		if b.readsWindow(h) {
+			return errWindowInHaving()
 		}
 		b.plan.Having = h
 		b.notes = append(b.notes, "HAVING is applied to the noisy rows (post-processing, no extra cost)")

@@ -57,26 +57,43 @@ type ExplainCol struct {
 }
 
 // formatPost renders a post-processing expression with each output
-// reference shown as the output's name (hidden aggregates as their label).
+// reference shown as the output's name (hidden aggregates as their label,
+// windows as written over those names).
 func (pl *Plan) formatPost(e ir.Expr) string {
-	named, err := ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
-		if r, ok := n.(ir.OutputRef); ok && r.Index >= 0 && r.Index < len(pl.Outputs) {
-			o := pl.Outputs[r.Index]
-			name := o.Name
-			if o.Hidden && o.Kind != OutGroup && o.Kind != OutExpr {
-				name = pl.Aggs[o.Agg].Label
-				if o.Kind == OutAvg {
-					name = "avg" + strings.TrimPrefix(name, "sum")
-				}
-			}
-			return ir.ColumnRef{Name: name}, nil
-		}
-		return n, nil
-	})
+	named, err := pl.nameOutputs(e)
 	if err != nil {
 		return ir.FormatExpr(e)
 	}
 	return ir.FormatExpr(named)
+}
+
+func (pl *Plan) nameOutputs(e ir.Expr) (ir.Expr, error) {
+	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		if f, ok := n.(ir.Func); ok && f.Name == "round" && len(f.Args) > 1 {
+			// The analysis's marker of a double (exprtype.PostType) is
+			// not part of the query as written.
+			if l, ok := f.Args[len(f.Args)-1].(ir.Literal); ok && l.Value.Kind == ir.KindBool {
+				f.Args = f.Args[:len(f.Args)-1]
+				return f, nil
+			}
+		}
+		r, ok := n.(ir.OutputRef)
+		if !ok || r.Index < 0 || r.Index >= len(pl.Outputs) {
+			return n, nil
+		}
+		o := pl.Outputs[r.Index]
+		switch {
+		case o.Kind == OutWindow:
+			return pl.nameOutputs(o.Window)
+		case o.Hidden && o.Kind != OutGroup && o.Kind != OutExpr:
+			name := pl.Aggs[o.Agg].Label
+			if o.Kind == OutAvg {
+				name = "avg" + strings.TrimPrefix(name, "sum")
+			}
+			return ir.ColumnRef{Name: name}, nil
+		}
+		return ir.ColumnRef{Name: o.Name}, nil
+	})
 }
 
 // ExplainAgg is one true aggregate with its noise step.

@@ -91,7 +91,10 @@ func TestCatalogNamesResolve(t *testing.T) {
 		{"pg declared schema on sqlite", "sqlite", "demo.db", parser.Postgres, "", "SELECT count(*) FROM sales.orders", "orders"},
 		{"pg declared schema is not public", "postgres", "postgres://h/db", parser.Postgres, "", "SELECT count(*) FROM public.orders", ""},
 		{"pg declared schema unqualified as today", "postgres", "postgres://h/db", parser.Postgres, "", "SELECT count(*) FROM orders", ""},
-		{"pg quoted upper case", "sqlite", "demo.db", parser.Postgres, "", `SELECT count(*) FROM "PUBLIC"."PEOPLE"`, "people"},
+		// PostgreSQL keeps quoted names as written: "PEOPLE" is not people.
+		{"pg quoted upper case", "sqlite", "demo.db", parser.Postgres, "", `SELECT count(*) FROM "PUBLIC"."PEOPLE"`, ""},
+		{"pg quoted upper-case table", "sqlite", "demo.db", parser.Postgres, "", `SELECT count(*) FROM public."People"`, ""},
+		{"pg unquoted upper case folds", "sqlite", "demo.db", parser.Postgres, "", `SELECT count(*) FROM PUBLIC.PEOPLE`, "people"},
 		// MySQL clients see tables without a schema in the session's database.
 		{"mysql session database on sqlite", "sqlite", "demo.db", parser.MySQL, "demo", "SELECT COUNT(*) FROM `demo`.`people`", "people"},
 		{"mysql database case-insensitive", "sqlite", "demo.db", parser.MySQL, "demo", "SELECT COUNT(*) FROM DEMO.People", "people"},

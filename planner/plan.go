@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -52,8 +53,14 @@ type Plan struct {
 	// (ir.OutputRef), literals and operators.
 	Having  ir.Expr
 	OrderBy []OrderKey
-	Limit   *int64
-	Offset  *int64
+	// Post is the client's dialect as post-processing needs it (casts,
+	// NULL order of windows).
+	Post exprtype.PostDialect
+	// NullsHigh: NULL sorts after every value in windows' ORDER BY (the
+	// client speaks PostgreSQL), as in OrderKey.
+	NullsHigh bool
+	Limit     *int64
+	Offset    *int64
 	// Notes explain the plan in words (explain output).
 	Notes []string
 	// Model-specific parts of the plan (nil under dp): what explain reports
@@ -145,6 +152,10 @@ const (
 	// OutExpr is computed by the proxy from the other outputs of the row
 	// (post-processing): Expr references them as ir.OutputRef.
 	OutExpr
+	// OutWindow is a window function over the result rows (Window, whose
+	// argument and keys reference outputs as ir.OutputRef), computed by
+	// the proxy after HAVING (post-processing; never sent to the backend).
+	OutWindow
 )
 
 // Aggregate names the aggregate of an output kind ("" for a group key).
@@ -177,6 +188,11 @@ type Output struct {
 	// (ir.OutputRef), literals, operators and functions. Nil in a plan
 	// that reads no row for a column that is never evaluated.
 	Expr ir.Expr
+	// AfterWindows (OutExpr): Expr reads a window's output, so it is
+	// computed after the windows (and after HAVING, which cannot read it).
+	AfterWindows bool
+	// Window (OutWindow) is the window function.
+	Window ir.Window
 }
 
 // OrderKey is one ORDER BY key over outputs.

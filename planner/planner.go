@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -80,6 +81,10 @@ type Request struct {
 	// name its catalog shows the policy's tables under, so it qualifies
 	// them in queries too (policies.Policy.Resolve).
 	Database string
+	// ExactTableNames: a MySQL client's table names compare
+	// case-sensitively (the backend's lower_case_table_names is 0); see
+	// policies.Names.
+	ExactTableNames bool
 	// Statement must be a StmtSelect whose parameters are bound.
 	Statement *ir.Statement
 	// Catalog is the PostgreSQL backend's description of its catalog
@@ -101,7 +106,7 @@ func (p *Planner) Plan(req Request) (*Plan, error) {
 	if st == nil || st.Kind != ir.StmtSelect {
 		return nil, sqlerr.New(sqlerr.Internal, "internal error: only SELECT statements are planned")
 	}
-	names := policies.Names{Dialect: req.Dialect, Database: req.Database}
+	names := req.names()
 	private, err := p.classify(st, names)
 	if err != nil {
 		return nil, err
@@ -129,8 +134,7 @@ func (p *Planner) classify(st *ir.Statement, names policies.Names) (bool, error)
 		}
 		_, tbl := p.pol.Resolve(names, r.Schema, r.Name)
 		if tbl == nil {
-			return false, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(r)).
-				WithHint("only tables declared under datasets.<name>.tables can be queried")
+			return false, p.unknownRelation(r, names)
 		}
 		if !tbl.Public {
 			private = true
@@ -249,7 +253,7 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	if user == nil {
 		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "no user: private queries need an authenticated user")
 	}
-	sc, err := p.bindTables(q, policies.Names{Dialect: req.Dialect, Database: req.Database})
+	sc, err := p.bindTables(q, req.names())
 	if err != nil {
 		return nil, err
 	}
@@ -274,8 +278,11 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		Table:   main,
 		Limit:   q.Limit,
 		Offset:  q.Offset,
+		// Windows sort NULL as ORDER BY does (see OrderKey.NullsHigh).
+		NullsHigh: req.Dialect == "postgres",
+		Post:      exprtype.PostDialect{MySQL: req.Dialect == "mysql"},
 	}
-	b := &builder{p: p, sc: sc, plan: pl, q: q, nullsHigh: req.Dialect == "postgres"}
+	b := &builder{p: p, sc: sc, plan: pl, q: q, nullsHigh: req.Dialect == "postgres", mysql: req.Dialect == "mysql"}
 	bq := &ir.BackendQuery{
 		From:           ir.TableRef{Schema: main.Schema, Name: main.Name, Alias: sc.tables[0].alias},
 		Unit:           ir.ColumnRef{Qualifier: sc.tables[0].alias, Name: main.Unit},
@@ -414,7 +421,7 @@ func (p *Planner) checkLimits(q *ir.BackendQuery) error {
 func (p *Planner) bindTables(q *ir.Query, names policies.Names) (*scope, error) {
 	ds, tbl := p.pol.Resolve(names, q.From.Schema, q.From.Name)
 	if tbl == nil {
-		return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(q.From))
+		return nil, p.unknownRelation(q.From, names)
 	}
 	if tbl.Public {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
@@ -424,7 +431,7 @@ func (p *Planner) bindTables(q *ir.Query, names policies.Names) (*scope, error) 
 	for i, j := range q.Joins {
 		jds, jt := p.pol.Resolve(names, j.Table.Schema, j.Table.Name)
 		if jt == nil {
-			return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q is not exposed by the privacy policy", qualified(j.Table))
+			return nil, p.unknownRelation(j.Table, names)
 		}
 		if !jt.Public {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
@@ -440,7 +447,7 @@ func (p *Planner) bindTables(q *ir.Query, names policies.Names) (*scope, error) 
 	for i := range sc.tables {
 		n := sc.refName(i)
 		if seen[n] {
-			return nil, sqlerr.New(sqlerr.SyntaxError, "table name %q specified more than once", n)
+			return nil, sqlerr.New(sqlerr.SyntaxError, "table name %s specified more than once", quoteName(names.Dialect, n))
 		}
 		seen[n] = true
 	}
@@ -484,6 +491,34 @@ func userKey(key, user string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "ddp-release-user-v1\x00%s\x00%s", key, user)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// names is how the request's client names tables.
+func (req Request) names() policies.Names {
+	return policies.Names{Dialect: req.Dialect, Database: req.Database, ExactTableNames: req.ExactTableNames}
+}
+
+// unknownRelation refuses a table name the policy does not expose, naming
+// the closest one it does (a quoted capital in PostgreSQL, a typo).
+func (p *Planner) unknownRelation(t ir.TableRef, names policies.Names) error {
+	err := sqlerr.New(sqlerr.UndefinedTable, "relation %s is not exposed by the privacy policy", quoteName(names.Dialect, qualified(t)))
+	if s := policies.Suggest(t.Name, p.pol.TableNames()); s != "" {
+		hint := "did you mean " + quoteName(names.Dialect, s) + "?"
+		if names.Dialect == "postgres" && strings.EqualFold(s, t.Name) {
+			hint += " PostgreSQL folds unquoted names to lower case and keeps quoted ones as written"
+		}
+		return err.WithHint("%s", hint)
+	}
+	return err.WithHint("only tables declared under datasets.<name>.tables can be queried")
+}
+
+// quoteName writes a name as the client's dialect quotes identifiers, for
+// messages: "age" for PostgreSQL (and tools), `age` for MySQL.
+func quoteName(dialect, name string) string {
+	if dialect == "mysql" {
+		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
 func qualified(t ir.TableRef) string {

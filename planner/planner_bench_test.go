@@ -107,3 +107,30 @@ ORDER BY 2, 3`
 		}
 	}
 }
+
+// BenchmarkParsePlanWindow measures parse + plan of a BI "share of total
+// and top-N" query: post-processing expressions and windows over the
+// output rows.
+func BenchmarkParsePlanWindow(b *testing.B) {
+	b.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := loadPolicyB(b)
+	p := planner.New(pol)
+	user := pol.User("alice")
+	const sql = `SELECT sex, COUNT(*) AS n, ROUND(COUNT(*) * 100.0 / SUM(COUNT(*)) OVER (), 1) AS share, ` +
+		`RANK() OVER (ORDER BY COUNT(*) DESC) AS r, CASE WHEN AVG(age) > 40 THEN 'older' ELSE 'younger' END AS band ` +
+		`FROM people WHERE age BETWEEN 30 AND 50 GROUP BY sex ORDER BY r LIMIT 10`
+	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+		b.Run(d.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				stmts, err := parser.Parse(d, sql)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

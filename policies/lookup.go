@@ -80,7 +80,25 @@ type Names struct {
 	// Database is a MySQL session's current database ("" when the client
 	// chose none).
 	Database string
+	// ExactTableNames: a MySQL client's table and database names compare
+	// case-sensitively, as on a backend with lower_case_table_names = 0.
+	// Otherwise (1 or 2, the embedded SQLite, which compares names
+	// case-insensitively, and a backend that does not say) they compare
+	// case-insensitively. PostgreSQL clients always compare exactly.
+	ExactTableNames bool
 }
+
+// exact reports whether names compare exactly (case-sensitively): always
+// for PostgreSQL, whose parser folds unquoted names to lower case and keeps
+// quoted ones as written, so that "PEOPLE" is not the table people; for
+// MySQL with ExactTableNames.
+func (n Names) exact() bool {
+	return n.Dialect == "postgres" || n.Dialect == "mysql" && n.ExactTableNames
+}
+
+// ExactColumns reports whether column names compare exactly: PostgreSQL
+// only (MySQL's column names are case-insensitive whatever the platform).
+func (n Names) ExactColumns() bool { return n.Dialect == "postgres" }
 
 // PostgresSchema is the schema the PostgreSQL catalog emulation shows a
 // table declared without a schema in, whatever the backend calls it.
@@ -121,16 +139,22 @@ func (p *Policy) CatalogSchema(n Names, t *Table) string {
 // (the backend's own names, so unqualified names resolve as they always
 // did) or when it is the name the client's catalog shows the table under
 // (CatalogSchema), so every name psql's \dt or MySQL's SHOW DATABASES
-// offers works in a query. Names compare case-insensitively: PostgreSQL's
-// parser has already folded unquoted names, and policy names are unique
-// whatever their case; MySQL compares as with lower_case_table_names = 1
-// (the default on Windows and macOS, and what most hosted servers use).
-// The backend is always sent the declared name, never the client's.
+// offers works in a query. Policy names are lower case (unique whatever
+// their case), as the backend's are. A PostgreSQL client's names compare
+// exactly: its parser folded unquoted names, so only a quoted name with a
+// capital ("PEOPLE") differs, and it names another relation, as in
+// PostgreSQL. A MySQL client's compare case-insensitively, as with
+// lower_case_table_names = 1 (the default on Windows and macOS, and what
+// most hosted servers use), unless n.ExactTableNames. The backend is
+// always sent the declared name, never the client's.
 func (p *Policy) Resolve(n Names, schema, name string) (*Dataset, *Table) {
 	return p.lookup(schema, name, &n)
 }
 
 func (p *Policy) lookup(schema, name string, n *Names) (*Dataset, *Table) {
+	if n != nil && n.exact() && (name != strings.ToLower(name) || schema != strings.ToLower(schema)) {
+		return nil, nil // a capital: not a policy (so not a backend) name
+	}
 	name = strings.ToLower(name)
 	def := p.DefaultSchema()
 	for _, dn := range p.DatasetNames {
@@ -231,4 +255,25 @@ func schemaMatches(query, declared, def, driver string) bool {
 		return strings.ToLower(s)
 	}
 	return norm(query) == norm(declared)
+}
+
+// Suggest names the table or column a misspelt name probably meant: the
+// same name ignoring case, else the closest within two edits (closest),
+// "" when nothing is close. candidates are policy names (lower case).
+func Suggest(name string, candidates []string) string {
+	for _, c := range candidates {
+		if strings.EqualFold(c, name) {
+			return c
+		}
+	}
+	return closest(name, candidates)
+}
+
+// TableNames lists the policy's table names, sorted by dataset order.
+func (p *Policy) TableNames() []string {
+	var out []string
+	for _, dn := range p.DatasetNames {
+		out = append(out, p.Datasets[dn].TableNames...)
+	}
+	return out
 }

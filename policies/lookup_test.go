@@ -72,7 +72,21 @@ func TestResolve(t *testing.T) {
 		catalog     string // CatalogSchema of the wanted table ("" = not checked)
 	}{
 		{"sqlite", "x.db", Names{Dialect: "postgres"}, "public", "plain", "plain", "public"},
-		{"sqlite", "x.db", Names{Dialect: "postgres"}, "PUBLIC", "Plain", "plain", "public"},
+		// PostgreSQL compares exactly: its parser folded unquoted names, so
+		// a capital comes from a quoted name, which names another relation.
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "PUBLIC", "Plain", "", ""},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "public", "PLAIN", "", ""},
+		{"sqlite", "x.db", Names{Dialect: "postgres"}, "Public", "plain", "", ""},
+		{"postgres", pg, Names{Dialect: "postgres"}, "", "Plain", "", ""},
+		// MySQL: case-insensitive (lower_case_table_names 1 or 2, the
+		// embedded SQLite, unknown), exact when the backend says 0.
+		{"sqlite", "x.db", Names{Dialect: "mysql", Database: "demo"}, "Demo", "PLAIN", "plain", "demo"},
+		{"mysql", my, Names{Dialect: "mysql", Database: "demo"}, "", "Plain", "plain", "demo"},
+		{"mysql", my, Names{Dialect: "mysql", Database: "demo", ExactTableNames: true}, "", "Plain", "", ""},
+		{"mysql", my, Names{Dialect: "mysql", Database: "demo", ExactTableNames: true}, "DEMO", "plain", "", ""},
+		{"mysql", my, Names{Dialect: "mysql", Database: "demo", ExactTableNames: true}, "demo", "plain", "plain", "demo"},
+		// The backend's own names (no client dialect) stay case-insensitive.
+		{"postgres", pg, Names{}, "", "PLAIN", "plain", ""},
 		{"sqlite", "x.db", Names{Dialect: "postgres"}, "main", "plain", "plain", "public"},
 		{"sqlite", "x.db", Names{Dialect: "postgres"}, "", "plain", "plain", "public"},
 		{"sqlite", "x.db", Names{Dialect: "postgres"}, "demo", "plain", "", ""},

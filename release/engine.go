@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/noise"
@@ -69,6 +70,10 @@ type Column struct {
 	// expressible, as for AVG).
 	Scale float64
 	CI95  float64
+	// Uses (an expression column, Aggregate "expr"): the noisy aggregates
+	// the expression is computed from, each with its own noise, so that
+	// the cost notice describes the noise of ROUND(AVG(x), 2) too.
+	Uses []Column
 }
 
 // Result is a noisy answer.
@@ -313,7 +318,7 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 			if err != nil {
 				return nil, err
 			}
-			out[i] = saturatingAdd(v, n)
+			out[i] = exprtype.SaturatingAdd(v, n)
 		}
 		return out, nil
 	}
@@ -381,26 +386,43 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 		for i, o := range pl.Outputs {
 			row[i] = outputValue(pl, o, sr, clamp)
 		}
-		// Expressions read the other outputs only, never one another.
-		for i, o := range pl.Outputs {
-			if o.Kind == planner.OutExpr && o.Expr != nil {
-				v, err := eval(o.Expr, row)
-				if err != nil {
-					return nil, err
-				}
-				row[i] = v
-			}
+		// Expressions read the other outputs only, never one another
+		// (those that read a window are computed after the windows).
+		if err := evalOutputs(pl, row, false); err != nil {
+			return nil, err
 		}
 		if pl.Having != nil {
-			v, err := eval(pl.Having, row)
+			v, err := exprtype.Eval(pl.Having, row, pl.Post)
 			if err != nil {
 				return nil, err
 			}
-			if !isTrue(v) {
+			if !exprtype.IsTrue(v) {
 				continue
 			}
 		}
 		rows = append(rows, row)
+	}
+	// Windows run over the rows HAVING kept, as in SQL.
+	windows := false
+	for i, o := range pl.Outputs {
+		if o.Kind != planner.OutWindow {
+			continue
+		}
+		windows = true
+		vs, err := exprtype.EvalWindow(o.Window, rows, pl.NullsHigh, pl.Post)
+		if err != nil {
+			return nil, err
+		}
+		for r := range rows {
+			rows[r][i] = vs[r]
+		}
+	}
+	if windows {
+		for _, row := range rows {
+			if err := evalOutputs(pl, row, true); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if len(pl.OrderBy) > 0 {
 		sort.SliceStable(rows, func(i, j int) bool {
@@ -436,6 +458,11 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 			c.CI95 = pl.Aggs[o.Agg].CI95()
 		case planner.OutAvg:
 			c.Aggregate = o.Kind.Aggregate()
+		case planner.OutExpr:
+			c.Uses = exprInputs(pl, o.Expr)
+			if len(c.Uses) > 0 {
+				c.Aggregate = "expr"
+			}
 		}
 		res.Columns = append(res.Columns, c)
 	}
@@ -445,6 +472,53 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 	}
 	res.Remaining = left
 	return res, nil
+}
+
+// exprInputs lists the noisy aggregates an expression output reads, in
+// order of first use (through windows and other outputs too), described
+// as the cost notice describes a plain aggregate column.
+func exprInputs(pl *planner.Plan, e ir.Expr) []Column {
+	var out []Column
+	seen := map[int]bool{}
+	var visit func(ir.Expr)
+	visit = func(e ir.Expr) {
+		ir.Walk(e, func(n ir.Expr) bool {
+			r, ok := n.(ir.OutputRef)
+			if !ok || seen[r.Index] || r.Index >= len(pl.Outputs) {
+				return true
+			}
+			seen[r.Index] = true
+			switch o := pl.Outputs[r.Index]; o.Kind {
+			case planner.OutCount, planner.OutSum:
+				a := pl.Aggs[o.Agg]
+				out = append(out, Column{Name: a.Label, Aggregate: o.Kind.Aggregate(), Scale: a.ScaleValue(), CI95: a.CI95()})
+			case planner.OutAvg:
+				out = append(out, Column{Name: "avg" + strings.TrimPrefix(pl.Aggs[o.Agg].Label, "sum"), Aggregate: "avg"})
+			case planner.OutWindow:
+				visit(o.Window)
+			case planner.OutExpr:
+				visit(o.Expr)
+			}
+			return true
+		})
+	}
+	visit(e)
+	return out
+}
+
+// evalOutputs computes the row's expression outputs: those that read no
+// window (late false), or those that do (late true).
+func evalOutputs(pl *planner.Plan, row []ir.Value, late bool) error {
+	for i, o := range pl.Outputs {
+		if o.Kind == planner.OutExpr && o.Expr != nil && o.AfterWindows == late {
+			v, err := exprtype.Eval(o.Expr, row, pl.Post)
+			if err != nil {
+				return err
+			}
+			row[i] = v
+		}
+	}
+	return nil
 }
 
 func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) ir.Value {

@@ -89,7 +89,7 @@ const codeDDPNote = 1105
 func (ms *mySession) reset(database string) {
 	ms.s = ms.p.Open(ms.user, parser.MySQL, map[string]string{"database": database})
 	ms.database = database
-	ms.vars = defaultMySQLVars(ms.p.current().maxPacket)
+	ms.vars = defaultMySQLVars(ms.p.current().maxPacket, ms.p.exactTableNames())
 	ms.userVars = map[string]ir.Value{}
 	ms.warnings = nil
 }

@@ -55,3 +55,16 @@ func (s *Session) plan(ctx context.Context, st *ir.Statement) (*planner.Plan, er
 	}
 	return s.p.planner.Plan(req)
 }
+
+// tableCaser is a backend that says whether it compares table names
+// case-sensitively (a MySQL server with lower_case_table_names = 0).
+type tableCaser interface{ ExactTableNames() bool }
+
+// exactTableNames reports whether a MySQL client's table names must match
+// exactly (policies.Names): only on a backend that says so; the embedded
+// SQLite and PostgreSQL (through the MySQL front end) compare them
+// case-insensitively, as lower_case_table_names = 1 does.
+func (p *Proxy) exactTableNames() bool {
+	tc, ok := p.backend.(tableCaser)
+	return ok && tc.ExactTableNames()
+}

@@ -22,7 +22,15 @@ import (
 //
 // maxPacket is max_allowed_packet: the MySQL front end's command limit, so
 // connectors that split long parameters by it stay under it.
-func defaultMySQLVars(maxPacket int) map[string]string {
+//
+// lower_case_table_names says how the proxy compares a MySQL client's table
+// names (policies.Names): 0 (exactly) when the backend is a MySQL server
+// that says 0, else 1 (case-insensitively).
+func defaultMySQLVars(maxPacket int, exactTables bool) map[string]string {
+	lowerCase := "1"
+	if exactTables {
+		lowerCase = "0"
+	}
 	return map[string]string{
 		"version": mysqlwire.ServerVersion, "version_comment": "ddp-proxy privacy proxy (aggregate queries answered with differential privacy)",
 		"version_compile_os": "Linux", "version_compile_machine": "x86_64",
@@ -31,7 +39,7 @@ func defaultMySQLVars(maxPacket int) map[string]string {
 		"character_set_server": "utf8mb4", "character_set_database": "utf8mb4", "character_set_system": "utf8mb3",
 		"collation_connection": "utf8mb4_general_ci", "collation_server": "utf8mb4_general_ci", "collation_database": "utf8mb4_general_ci",
 		"init_connect": "", "interactive_timeout": "28800", "wait_timeout": "28800", "net_write_timeout": "60", "net_read_timeout": "30",
-		"license": "GPL", "lower_case_table_names": "0", "lower_case_file_system": "OFF",
+		"license": "GPL", "lower_case_table_names": lowerCase, "lower_case_file_system": "OFF",
 		"max_allowed_packet": strconv.Itoa(maxPacket), "net_buffer_length": "16384", "performance_schema": "0",
 		"query_cache_size": "0", "query_cache_type": "OFF", "have_query_cache": "NO", "have_ssl": "DISABLED",
 		"sql_mode":         "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
@@ -169,7 +177,7 @@ func (ms *mySession) set(st ir.Setting) error {
 		return sqlerr.New(sqlerr.InsufficientPrivilege, "variable %s cannot be changed through the privacy proxy", st.Name)
 	}
 	if st.Default {
-		if v, ok := defaultMySQLVars(ms.p.current().maxPacket)[name]; ok {
+		if v, ok := defaultMySQLVars(ms.p.current().maxPacket, ms.p.exactTableNames())[name]; ok {
 			ms.vars[name] = v
 		}
 		return nil

@@ -57,7 +57,7 @@ func TestLikeRegexp(t *testing.T) {
 }
 
 func TestRewriteSQLMode(t *testing.T) {
-	ms := &mySession{vars: defaultMySQLVars(4 << 20)}
+	ms := &mySession{vars: defaultMySQLVars(4<<20, false)}
 	ms.vars["sql_mode"] = "A,B"
 	got := ms.rewriteSQLMode("set autocommit=1, sql_mode = concat(@@sql_mode,',STRICT_TRANS_TABLES')")
 	if got != "set autocommit=1, sql_mode = 'A,B,STRICT_TRANS_TABLES'" {

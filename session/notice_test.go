@@ -24,6 +24,13 @@ func TestCostNotice(t *testing.T) {
 	}{
 		{"fresh", &planner.Plan{Dataset: ds}, &release.Result{Columns: cols, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},
 			[]string{"spent ε = 0.5 on payroll; ε left: 9.5", "count: noise scale 42.08, 95% within ±189"}, []string{"synopsis", "no cost"}},
+		{"expression columns", &planner.Plan{Dataset: ds}, &release.Result{Columns: []release.Column{
+			{Name: "a", Aggregate: "expr", Uses: []release.Column{{Name: "avg(age)", Aggregate: "avg"}}},
+			{Name: "share", Aggregate: "expr", Uses: []release.Column{{Name: "count(*)", Aggregate: "count", Scale: 2, CI95: 6}, {Name: "sum(age)", Aggregate: "sum", Scale: 90, CI95: 270}}},
+			{Name: "k"},
+		}, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},
+			[]string{"a: computed from avg(age) (noisy sum / noisy count, clamped to the column bounds)",
+				"share: computed from count(*) (noise scale 2, 95% within ±6), sum(age) (noise scale 90, 95% within ±270)"}, []string{"k:"}},
 		{"repeat", &planner.Plan{Dataset: ds}, &release.Result{Columns: cols, Cached: true, Remaining: policies.Budget{Epsilon: 9.5}},
 			[]string{"repeated query answered from the earlier release at no cost; ε left on payroll: 9.5"}, []string{"spent"}},
 		{"synopsis released", &planner.Plan{Dataset: ds, Synopsis: syn}, &release.Result{Columns: cols, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},

@@ -165,6 +165,7 @@ func (s *Session) planRequest(ctx context.Context, st *ir.Statement) (planner.Re
 	req := planner.Request{User: s.user, Epsilon: s.epsilon, Dialect: s.dialect.String(), Statement: st}
 	if n := s.names(); n.Dialect == "mysql" {
 		req.Database = n.Database
+		req.ExactTableNames = n.ExactTableNames
 	}
 	if s.p.pol.Backend.Driver == "mysql" {
 		for _, r := range st.Relations {
@@ -329,19 +330,35 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 		}
 	}
 	for _, c := range res.Columns {
-		switch c.Aggregate {
-		case "":
-		case "avg":
-			fmt.Fprintf(&b, "; %s: noisy sum / noisy count, clamped to the column bounds", c.Name)
-		default:
-			if c.Scale == 0 {
-				fmt.Fprintf(&b, "; %s: exact", c.Name)
-			} else {
-				fmt.Fprintf(&b, "; %s: noise scale %.4g, 95%% within ±%.4g", c.Name, c.Scale, c.CI95)
+		if c.Aggregate == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "; %s: ", c.Name)
+		if c.Aggregate != "expr" {
+			b.WriteString(noiseText(c))
+			continue
+		}
+		// An expression: the noise of each aggregate it is computed from.
+		b.WriteString("computed from ")
+		for i, u := range c.Uses {
+			if i > 0 {
+				b.WriteString(", ")
 			}
+			fmt.Fprintf(&b, "%s (%s)", u.Name, noiseText(u))
 		}
 	}
 	return b.String()
+}
+
+// noiseText describes the noise of an aggregate column.
+func noiseText(c release.Column) string {
+	switch {
+	case c.Aggregate == "avg":
+		return "noisy sum / noisy count, clamped to the column bounds"
+	case c.Scale == 0:
+		return "exact"
+	}
+	return fmt.Sprintf("noise scale %.4g, 95%% within ±%.4g", c.Scale, c.CI95)
 }
 
 func (s *Session) explain(ctx context.Context, inner *ir.Statement, args []ir.Value) (Result, error) {
@@ -441,6 +458,7 @@ func (s *Session) names() policies.Names {
 	n := policies.Names{Dialect: s.dialect.String()}
 	if s.dialect == parser.MySQL {
 		n.Database = s.settings["database"]
+		n.ExactTableNames = s.p.exactTableNames()
 	}
 	return n
 }

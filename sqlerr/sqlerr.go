@@ -34,6 +34,7 @@ var (
 	UndefinedObject       = Code{"undefined_object", "42704", 1193, "HY000"}
 	AmbiguousColumn       = Code{"ambiguous_column", "42702", 1052, "23000"}
 	GroupingError         = Code{"grouping_error", "42803", 1055, "42000"}
+	WindowingError        = Code{"windowing_error", "42P20", 3593, "HY000"}
 	DatatypeMismatch      = Code{"datatype_mismatch", "42804", 1210, "HY000"}
 	InvalidParameterValue = Code{"invalid_parameter_value", "22023", 1231, "42000"}
 	BudgetExhausted       = Code{"budget_exhausted", "53400", 1226, "42000"}
@@ -77,7 +78,7 @@ var (
 var All = []Code{
 	SyntaxError, FeatureNotSupported, InsufficientPrivilege, ReadOnly,
 	UndefinedTable, UndefinedColumn, UndefinedFunction, UndefinedObject,
-	AmbiguousColumn, GroupingError, DatatypeMismatch, InvalidParameterValue,
+	AmbiguousColumn, GroupingError, WindowingError, DatatypeMismatch, InvalidParameterValue,
 	BudgetExhausted, InvalidPassword, InvalidAuthorization, QueryCanceled,
 	StatementTimeout, BackendUnavailable, BackendFailed, ProtocolViolation,
 	TooManyConnections, Internal,

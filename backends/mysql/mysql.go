@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -26,7 +27,13 @@ type Backend struct {
 	*backends.Engine
 	database string
 	bools    boolColumns
+	conn     *sessionConnector
 }
+
+// ExactTableNames reports whether the server compares table names
+// case-sensitively (lower_case_table_names = 0), as read by the setup of
+// its connections; false until a connection was made, and for 1 or 2.
+func (b *Backend) ExactTableNames() bool { return b.conn.lowerCase.Load() == 0 }
 
 // Server error numbers of a statement timeout.
 const (
@@ -61,8 +68,10 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, errors.New("invalid DSN"), "invalid MySQL connection string")
 	}
-	db := sql.OpenDB(&sessionConnector{base: base, timeout: opts.StatementTimeout, socks: socks})
-	return &Backend{Engine: backends.NewEngine(db, sqlrender.MySQL(), opts, classify, socks), database: cfg.DBName}, nil
+	sc := &sessionConnector{base: base, timeout: opts.StatementTimeout, socks: socks}
+	sc.lowerCase.Store(-1)
+	db := sql.OpenDB(sc)
+	return &Backend{Engine: backends.NewEngine(db, sqlrender.MySQL(), opts, classify, socks), database: cfg.DBName, conn: sc}, nil
 }
 
 // Open is New followed by a connection check.
@@ -157,6 +166,9 @@ type sessionConnector struct {
 	base    driver.Connector
 	timeout time.Duration
 	socks   *backends.Sockets
+	// lowerCase is the server's lower_case_table_names (-1 until a
+	// connection's setup read it).
+	lowerCase atomic.Int32
 }
 
 func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -175,21 +187,32 @@ func (c *sessionConnector) open(ctx context.Context) (driver.Conn, error) {
 	return conn, nil
 }
 
+// textOf reads a driver value of the text or binary protocol as text.
+func textOf(v driver.Value) string {
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
 func (c *sessionConnector) setup(ctx context.Context, conn driver.Conn) error {
 	q, ok1 := conn.(driver.QueryerContext)
 	ex, ok2 := conn.(driver.ExecerContext)
 	if !ok1 || !ok2 {
 		return errors.New("driver connection cannot run session setup")
 	}
-	rows, err := q.QueryContext(ctx, "SELECT VERSION()", nil)
+	rows, err := q.QueryContext(ctx, "SELECT VERSION(), @@lower_case_table_names", nil)
 	if err != nil {
 		return err
 	}
-	dest := make([]driver.Value, 1)
+	dest := make([]driver.Value, 2)
 	err = rows.Next(dest)
 	rows.Close()
 	if err != nil && err != io.EOF {
 		return err
+	}
+	if n, err := strconv.Atoi(textOf(dest[1])); err == nil {
+		c.lowerCase.Store(int32(n))
 	}
 	version := ""
 	switch v := dest[0].(type) {

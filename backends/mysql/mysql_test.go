@@ -147,3 +147,21 @@ func TestColumnsAndUnique(t *testing.T) {
 		t.Errorf("missing table: %v", err)
 	}
 }
+
+// TestExactTableNames: the backend reports the server's
+// lower_case_table_names as read by its connections' setup (0: table
+// names compare case-sensitively, so MySQL clients' names must match).
+func TestExactTableNames(t *testing.T) {
+	b := open(t, backends.Options{})
+	var lc string
+	err := b.Rows(context.Background(), "SELECT @@lower_case_table_names", nil, func(_ []string, row []ir.Value) error {
+		lc = row[0].Text()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.ExactTableNames(), lc == "0"; got != want {
+		t.Errorf("ExactTableNames() = %v with lower_case_table_names = %s", got, lc)
+	}
+}

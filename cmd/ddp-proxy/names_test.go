@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -356,6 +357,25 @@ datasets:
 	_, err = db.Exec("SELECT COUNT(*) FROM wrong_db_" + suffix + "." + priv)
 	if !errors.As(err, &me) || me.Number != 1146 {
 		t.Errorf("private table under a wrong database: %v, want 1146", err)
+	}
+	// The server compares table names case-sensitively when its
+	// lower_case_table_names is 0 (MariaDB's default on Linux), and so does
+	// the proxy for MySQL clients; column names are case-insensitive.
+	var lc string
+	if err := admin.QueryRow("SELECT @@lower_case_table_names").Scan(&lc); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := db.QueryRow("SELECT COUNT(*) FROM " + priv + " WHERE SEX = 'Male'").Scan(&n); err != nil {
+		t.Errorf("column name in another case: %v", err)
+	}
+	err = db.QueryRow("SELECT COUNT(*) FROM " + strings.ToUpper(priv)).Scan(&n)
+	if lc == "0" {
+		if !errors.As(err, &me) || me.Number != 1146 || !strings.Contains(me.Message, "did you mean `"+priv+"`?") {
+			t.Errorf("table name in another case with lower_case_table_names = 0: %v, want 1146 naming %s", err, priv)
+		}
+	} else if err != nil {
+		t.Errorf("table name in another case with lower_case_table_names = %s: %v", lc, err)
 	}
 }
 

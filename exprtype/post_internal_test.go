@@ -1,7 +1,8 @@
-package release
+package exprtype
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -27,7 +28,7 @@ func TestPostArithmeticSaturates(t *testing.T) {
 		{ir.OpMul, 123456789, 1000, 123456789000},
 	}
 	for _, tt := range tests {
-		v, err := arith(tt.op, ir.Int(tt.l), ir.Int(tt.r))
+		v, err := evalArith(tt.op, ir.Int(tt.l), ir.Int(tt.r))
 		if err != nil || v.Kind != ir.KindInt || v.Int != tt.want {
 			t.Errorf("%d %s %d = %v (%v), want %d", tt.l, tt.op, tt.r, v, err, tt.want)
 		}
@@ -41,7 +42,7 @@ func TestPostRoundDigits(t *testing.T) {
 		for _, a := range args {
 			f.Args = append(f.Args, ir.Literal{Value: a})
 		}
-		v, err := eval(f, nil)
+		v, err := Eval(f, nil, PostDialect{})
 		if err != nil {
 			t.Fatalf("round%v: %v", args, err)
 		}
@@ -72,7 +73,7 @@ func TestPostRoundDigits(t *testing.T) {
 // newer parser may produce) is an error, never silently another operator.
 func TestPostUnknownOperator(t *testing.T) {
 	for _, args := range [][2]ir.Value{{ir.Int(6), ir.Int(3)}, {ir.Float(6), ir.Int(3)}} {
-		if v, err := arith(ir.OpMul+10, args[0], args[1]); err == nil {
+		if v, err := evalArith(ir.OpMul+10, args[0], args[1]); err == nil {
 			t.Errorf("unknown operator on %v gave %v", args, v)
 		}
 	}
@@ -106,12 +107,38 @@ func TestPostDivision(t *testing.T) {
 		{ir.OpMod, ir.Int(math.MinInt64), ir.Int(-1), ir.Int(0)},
 	}
 	for _, tt := range tests {
-		v, err := arith(tt.op, tt.l, tt.r)
+		v, err := evalArith(tt.op, tt.l, tt.r)
 		if err != nil || v != tt.want {
 			t.Errorf("%v %s %v = %v (%v), want %v", tt.l, tt.op, tt.r, v, err, tt.want)
 		}
 	}
-	if v, err := arith(ir.OpMod, ir.Float(7), ir.Int(2)); err == nil {
+	if v, err := evalArith(ir.OpMod, ir.Float(7), ir.Int(2)); err == nil {
 		t.Errorf("remainder of a real gave %v, want an error (the planner refuses it)", v)
+	}
+}
+
+func evalArith(op ir.ArithOp, l, r ir.Value) (ir.Value, error) {
+	return Eval(ir.Arith{Op: op, L: ir.Literal{Value: l}, R: ir.Literal{Value: r}}, nil, PostDialect{})
+}
+
+// TestLikeMatch: LIKE against hand-worked cases, including escapes, runs
+// of % and a pattern that would backtrack exponentially.
+func TestLikeMatch(t *testing.T) {
+	for _, c := range []struct {
+		s, p string
+		fold bool
+		want bool
+	}{
+		{"abc", "abc", false, true}, {"abc", "a%", false, true}, {"abc", "%c", false, true},
+		{"abc", "a_c", false, true}, {"abc", "a_", false, false}, {"", "%", false, true},
+		{"", "_", false, false}, {"a%c", `a\%c`, false, true}, {"abc", `a\%c`, false, false},
+		{"a_c", `a\_c`, false, true}, {"abc", `a\_c`, false, false}, {"ABC", "a%", false, false},
+		{"ABC", "a%", true, true}, {"héllo", "h_llo", false, true}, {"abcabc", "%b%b%", false, true},
+		{"abcabc", "%b%b%b%", false, false}, {"ab", "%%%b", false, true},
+		{strings.Repeat("a", 200), strings.Repeat("%a", 60) + "%b", false, false},
+	} {
+		if got := likeMatch(c.s, c.p, c.fold); got != c.want {
+			t.Errorf("%q LIKE %q (fold %v) = %v, want %v", c.s, c.p, c.fold, got, c.want)
+		}
 	}
 }
