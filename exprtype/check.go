@@ -27,6 +27,13 @@ type Column struct {
 	// Declare names the policy entry that would give the column bounds
 	// or a type (for the hint of a refusal).
 	Declare string
+	// Domain is the declared static domain (nil when none): the values
+	// the column is taken to hold when a grouping expression's domain is
+	// derived (Info.Domain).
+	Domain []ir.Value
+	// Nullable: the column reads NULL on some rows whatever the data
+	// holds (a column of a LEFT-joined table), so NULL is in its domain.
+	Nullable bool
 }
 
 // Columns resolves a column reference as the analyst wrote it. Its errors
@@ -50,13 +57,19 @@ func Predicate(e ir.Expr, cols Columns) (ir.Expr, error) {
 
 // Scalar checks e as a computed value (every column it reads enters
 // through its clamp) and returns it lowered, with its type and range.
+//
+// Its Info.Domain is the finite set of values the lowered expression
+// can take (see Info.Domain), nil when unknown or larger than MaxDomain.
 func Scalar(e ir.Expr, cols Columns) (ir.Expr, Info, error) {
-	c := &checker{cols: cols}
+	c := &checker{cols: cols, seen: map[ir.ColumnRef]Column{}}
 	n, err := c.expr(e, modeCompute)
 	if err != nil {
 		return nil, Info{}, err
 	}
-	return n.x, n.info, nil
+	info := n.info
+	d := &domainer{cols: c.seen}
+	info.Domain = typed(d.domain(n.x), info.Type)
+	return n.x, info, nil
 }
 
 // mode says how a column reference is read.
@@ -72,7 +85,12 @@ const (
 	modeCompute
 )
 
-type checker struct{ cols Columns }
+type checker struct {
+	cols Columns
+	// seen records the columns read, by lowered reference, for the
+	// domain pass (nil when no domain is derived).
+	seen map[ir.ColumnRef]Column
+}
 
 // node is one analysed expression.
 type node struct {
@@ -223,6 +241,9 @@ func (c *checker) column(ref ir.ColumnRef, m mode) (*node, error) {
 	col, err := c.cols(ref)
 	if err != nil {
 		return nil, err
+	}
+	if c.seen != nil {
+		c.seen[col.Ref] = col
 	}
 	n := &node{x: col.Ref, info: Info{Type: col.Type}, src: ref}
 	if m == modeValue {

@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
 
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -28,6 +31,10 @@ const (
 	FormConcatSkipNull
 	// FormInfixConcat is (a || b), NULL when either is NULL.
 	FormInfixConcat
+	// FormWidthBucket is width_bucket(x, lo, hi, n) as a CASE:
+	// 0 when x < lo, n + 1 when x >= hi, else (x - lo) * n / (hi - lo) + 1
+	// in integer division (the operands are never negative there).
+	FormWidthBucket
 )
 
 // Rendering is how one dialect writes a function.
@@ -100,6 +107,12 @@ type Func struct {
 	// Render is the spelling per dialect name (postgres, mysql, sqlite);
 	// the "" entry is the default.
 	Render map[string]Rendering
+	// Image is the domain rule (nil: a call's domain is unknown): the
+	// value of the call on given argument values, exactly as every
+	// backend computes it (see the Image type). The analysis evaluates
+	// it over the product of the arguments' domains to derive the
+	// call's domain (Info.Domain).
+	Image Image
 }
 
 // Rendering returns how dialect writes the function.
@@ -148,12 +161,13 @@ func call(name string) map[string]Rendering { return map[string]Rendering{"": {N
 // table is the function catalogue. It is never modified after package
 // initialisation.
 var table = func() map[string]*Func {
-	textFn := func(name string, render map[string]Rendering) *Func {
+	textFn := func(name string, render map[string]Rendering, image func(string) (string, bool)) *Func {
 		return &Func{
 			Name: name, MinArgs: 1, MaxArgs: 1, Strict: true,
 			Rule:   textRule,
 			Total:  "defined for every text value; text columns are never clamped",
 			Render: render,
+			Image:  imageText(image),
 		}
 	}
 	integralFn := func(name, sql string, f func(float64) float64) *Func {
@@ -168,14 +182,15 @@ var table = func() map[string]*Func {
 			},
 			Total:  "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
 			Render: call(sql),
+			Image:  imageNumber(nil, f), // exact on every double
 		}
 	}
 	fs := []*Func{
-		textFn("lower", call("LOWER")),
-		textFn("upper", call("UPPER")),
-		textFn("trim", map[string]Rendering{"": {Name: "TRIM"}, "postgres": {Name: "BTRIM"}}),
-		textFn("ltrim", call("LTRIM")),
-		textFn("rtrim", call("RTRIM")),
+		textFn("lower", call("LOWER"), func(s string) (string, bool) { return strings.ToLower(s), asciiOnly(s) }),
+		textFn("upper", call("UPPER"), func(s string) (string, bool) { return strings.ToUpper(s), asciiOnly(s) }),
+		textFn("trim", map[string]Rendering{"": {Name: "TRIM"}, "postgres": {Name: "BTRIM"}}, func(s string) (string, bool) { return strings.Trim(s, " "), true }),
+		textFn("ltrim", call("LTRIM"), func(s string) (string, bool) { return strings.TrimLeft(s, " "), true }),
+		textFn("rtrim", call("RTRIM"), func(s string) (string, bool) { return strings.TrimRight(s, " "), true }),
 		{
 			Name: "length", MinArgs: 1, MaxArgs: 1, Strict: true, CastResult: true,
 			Rule: func(c string, args []Info) (Info, error) {
@@ -188,6 +203,10 @@ var table = func() map[string]*Func {
 			// MySQL's LENGTH counts bytes; CHAR_LENGTH counts characters
 			// like PostgreSQL's and SQLite's LENGTH.
 			Render: map[string]Rendering{"": {Name: "LENGTH"}, "mysql": {Name: "CHAR_LENGTH"}},
+			Image: func(args []ir.Value) (ir.Value, bool) {
+				rs, ok := runes(args[0])
+				return ir.Int(int64(len(rs))), ok
+			},
 		},
 		{
 			Name: "abs", MinArgs: 1, MaxArgs: 1, Strict: true,
@@ -202,6 +221,7 @@ var table = func() map[string]*Func {
 			},
 			Total:  "the result range is checked against the backend type: abs(-2^63) (an error on every backend) is refused",
 			Render: call("ABS"),
+			Image:  imageNumber(func(x int64) (int64, bool) { return max(x, -x), x != math.MinInt64 }, math.Abs),
 		},
 		integralFn("floor", "FLOOR", math.Floor),
 		integralFn("ceil", "CEIL", math.Ceil),
@@ -218,6 +238,13 @@ var table = func() map[string]*Func {
 				"":       {Form: FormRoundHalfAway},
 				"sqlite": {Form: FormCall, Name: "ROUND"}, // half away from zero natively
 			},
+			Image: func(args []ir.Value) (ir.Value, bool) {
+				x := args[0]
+				if x.Kind == ir.KindInt {
+					return x, true
+				}
+				return ir.Float(roundHalfAwayImage(x.Float)), x.Kind == ir.KindFloat && math.Abs(x.Float) < 1<<52
+			},
 		},
 		{
 			Name: "substr", MinArgs: 2, MaxArgs: 3, Strict: true,
@@ -225,24 +252,28 @@ var table = func() map[string]*Func {
 			Total: "the start is at least 1 and the length at least 0 for every value of their ranges (PostgreSQL fails on a negative length; " +
 				"backends disagree on a start below 1), both within int4",
 			Render: map[string]Rendering{"": {Name: "SUBSTR"}, "postgres": {Name: "SUBSTR", Int4Args: true}, "mysql": {Name: "SUBSTRING"}},
+			Image:  substrImage,
 		},
 		{
 			Name: "left", MinArgs: 2, MaxArgs: 2, Strict: true,
 			Rule:   positionsRule(0),
 			Total:  "the count is at least 0 for every value of its range (a negative count means different things per backend), within int4",
 			Render: map[string]Rendering{"": {Name: "LEFT"}, "postgres": {Name: "LEFT", Int4Args: true}, "sqlite": {Form: FormLeft}},
+			Image:  leftImage,
 		},
 		{
 			Name: "right", MinArgs: 2, MaxArgs: 2, Strict: true,
 			Rule:   positionsRule(1),
 			Total:  "the count is at least 1 for every value of its range (SQLite's SUBSTR(s, -0) would be the whole text), within int4",
 			Render: map[string]Rendering{"": {Name: "RIGHT"}, "postgres": {Name: "RIGHT", Int4Args: true}, "sqlite": {Form: FormRight}},
+			Image:  rightImage,
 		},
 		{
 			Name: "concat", MinArgs: 1, MaxArgs: -1, OneVariable: true,
 			Rule:   allText,
 			Total:  "text in, text out; NULLs are skipped (PostgreSQL's concat) on every backend; at most one non-constant argument (OneVariable)",
 			Render: map[string]Rendering{"": {Form: FormConcatSkipNull, Name: "CONCAT"}},
+			Image:  concatImage,
 		},
 		{
 			// PostgreSQL's || (and MySQL's CONCAT, which is NULL when an
@@ -251,6 +282,7 @@ var table = func() map[string]*Func {
 			Rule:   allText,
 			Total:  "text in, text out; at most one non-constant argument (OneVariable)",
 			Render: map[string]Rendering{"": {Form: FormInfixConcat}, "mysql": {Name: "CONCAT"}},
+			Image:  concatImage, // strict: NULL arguments never reach it
 		},
 		{
 			Name: "replace", MinArgs: 3, MaxArgs: 3, Strict: true, NoGrowth: true,
@@ -264,6 +296,7 @@ var table = func() map[string]*Func {
 			},
 			Total:  "text in, text out, never longer than the first argument (NoGrowth); an empty pattern replaces nothing on every backend",
 			Render: call("REPLACE"),
+			Image:  replaceImage,
 		},
 		{
 			Name: "nullif", MinArgs: 2, MaxArgs: 2, Unify: true,
@@ -271,6 +304,7 @@ var table = func() map[string]*Func {
 			Total: "NULL or its first argument, which is total; the equality of two values of one type cannot fail " +
 				"(an integer and a real compare, and the result is real, as PostgreSQL's NULLIF promotes it)",
 			Render: call("NULLIF"),
+			Image:  nullifImage,
 		},
 		{
 			Name: "greatest", MinArgs: 1, MaxArgs: -1, Unify: true,
@@ -278,6 +312,7 @@ var table = func() map[string]*Func {
 			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
 			Render:    map[string]Rendering{"": {Name: "GREATEST"}, "sqlite": {Name: "MAX"}},
 			SkipsNull: true,
+			Image:     extremeImage(1),
 		},
 		{
 			Name: "least", MinArgs: 1, MaxArgs: -1, Unify: true,
@@ -285,12 +320,26 @@ var table = func() map[string]*Func {
 			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
 			Render:    map[string]Rendering{"": {Name: "LEAST"}, "sqlite": {Name: "MIN"}},
 			SkipsNull: true,
+			Image:     extremeImage(-1),
 		},
 		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,
 			Rule:   coalesceRule,
 			Total:  "a choice among its arguments, which are total; one type (mixed integer and real arguments are real)",
 			Render: call("COALESCE"),
+			Image:  coalesceImage,
+		},
+		{
+			// PostgreSQL's width_bucket(operand, low, high, count) over
+			// integers, in exact arithmetic (PostgreSQL's own computes in
+			// doubles, whose rounding could put a value on a bucket
+			// boundary into the next bucket): rendered as a CASE on every
+			// backend, so all agree with the Image.
+			Name: "width_bucket", MinArgs: 4, MaxArgs: 4, Strict: true, WritesArgTwice: true,
+			Rule:   widthBucketRule,
+			Total:  "integer arithmetic whose every intermediate value is range-checked; the divisor high - low is a positive constant",
+			Render: map[string]Rendering{"": {Form: FormWidthBucket}},
+			Image:  widthBucketImage,
 		},
 	}
 	m := make(map[string]*Func, len(fs))
@@ -382,3 +431,45 @@ func fnName(c string) string {
 }
 
 func itoa(i int) string { return big.NewInt(int64(i)).String() }
+
+// widthBucketRule: an integer operand with a range, and constant integer
+// low < high and count ≥ 1 (PostgreSQL refuses the others with an error,
+// which here comes at plan time). (x − low)·count must fit 64 bits for
+// every x of the range, whichever CASE arm the backend evaluates.
+func widthBucketRule(c string, args []Info) (Info, error) {
+	for _, a := range args {
+		if a.Type != Integer || !a.Bounded {
+			return Info{}, sqlerr.New(sqlerr.UndefinedFunction, "width_bucket takes integers here: %s", c).
+				WithHint("cast a real operand to an integer first, e.g. width_bucket(CAST(floor(x) AS bigint), 0, 100, 10)")
+		}
+	}
+	konst := func(a Info) (int64, bool) { return a.Int.Lo.Int64(), a.Int.Lo.Cmp(a.Int.Hi) == 0 }
+	lo, ok1 := konst(args[1])
+	hi, ok2 := konst(args[2])
+	n, ok3 := konst(args[3])
+	if !ok1 || !ok2 || !ok3 || lo >= hi || n < 1 || n >= math.MaxInt32 {
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "width_bucket needs constant bounds low < high and a constant count between 1 and 2^31 - 2: %s", c).
+			WithHint("write the bounds and the count as literals")
+	}
+	x := args[0].Int
+	d := subInt(x, intPoint(lo))
+	prod := mulInt(d, intPoint(n))
+	for _, r := range []IntRange{d, prod, subInt(intPoint(hi), intPoint(lo))} {
+		if !r.fits() {
+			return Info{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "%s computes (x - low) * count beyond 64 bits for some values of its operand (%s)", c, args[0]).
+				WithHint("narrow the operand's bounds or the bucket count")
+		}
+	}
+	var b [2]int64
+	for i, v := range []*big.Int{x.Lo, x.Hi} {
+		clamped := v.Int64()
+		switch {
+		case v.Cmp(big.NewInt(lo)) < 0:
+			clamped = lo - 1
+		case v.Cmp(big.NewInt(hi)) >= 0:
+			clamped = hi
+		}
+		b[i], _ = widthBucket(clamped, lo, hi, n)
+	}
+	return intInfo(IntRange{big.NewInt(b[0]), big.NewInt(b[1])}), nil
+}

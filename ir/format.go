@@ -193,7 +193,7 @@ func (q *BackendQuery) Canonical() string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		formatCol(&b, g)
+		formatExpr(&b, g)
 	}
 	for i, a := range q.Aggs {
 		if i > 0 || len(q.GroupBy) > 0 {
@@ -244,7 +244,7 @@ func (q *BackendQuery) Canonical() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			formatCol(&b, g)
+			formatExpr(&b, g)
 		}
 	}
 	return b.String()

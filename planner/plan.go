@@ -94,9 +94,13 @@ type AggPlan struct {
 // ScaleValue returns the noise scale in output units (Scale × Quantum).
 func (a AggPlan) ScaleValue() float64 { return a.Scale.Float64() * a.Quantum }
 
-// GroupPlan is one GROUP BY column.
+// GroupPlan is one GROUP BY key: a column, or an expression (Expr).
 type GroupPlan struct {
 	Name string
+	// Expr marks a key that is an expression (Backend.GroupBy holds it
+	// lowered); its Domain, when set, is derived from the declared
+	// bounds and domains of its columns (exprtype.Info.Domain).
+	Expr bool
 	Type string // a policies.Type* constant; "" when unknown (public column without declaration)
 	// Domain is the declared key set (nil when DomainFrom or threshold
 	// selection supplies the keys).

@@ -332,14 +332,17 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		}
 	default:
 		col := b.missingDomain()
-		if err := refuseThreshold(ds, col); err != nil {
+		if err := refuseThreshold(ds, col.name()); err != nil {
 			return nil, err
 		}
 		if user.DeltaPerQuery <= 0 || limit.Delta <= 0 {
+			if col.expr != nil {
+				return nil, b.noExprDomain(col, user.Name)
+			}
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
-				"GROUP BY %s needs a declared domain: %s", col.name, domainPath(sc, col)).
+				"GROUP BY %s needs a declared domain: %s", col.r.name, domainPath(sc, col.r)).
 				WithHint("declare the possible values of %s in the policy (%s), or let the DBA allow threshold key selection with users.%s.delta_per_query > 0",
-					col.name, p.pol.Position(domainPath(sc, col)), user.Name)
+					col.r.name, p.pol.Position(domainPath(sc, col.r)), user.Name)
 		}
 		delta = user.DeltaPerQuery
 		pl.Keys.Mode = KeysThreshold

@@ -577,7 +577,7 @@ func (e *Engine) checkJoinKeys(ctx context.Context, q *ir.BackendQuery) error {
 		}
 		kq := &ir.BackendQuery{
 			From:    ir.TableRef{Schema: j.Table.Schema, Name: j.Table.Name, Alias: "t0"},
-			GroupBy: []ir.ColumnRef{{Qualifier: "t0", Name: j.Right.Name}},
+			GroupBy: []ir.Expr{ir.ColumnRef{Qualifier: "t0", Name: j.Right.Name}},
 			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 		}
 		dup, dupNull := false, false

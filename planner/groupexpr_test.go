@@ -1,0 +1,219 @@
+package planner_test
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// ageImage is the image of f over the declared ages of census.people
+// (bounds and domain [0, 120]), computed here by brute force.
+func ageImage(f func(a int64) ir.Value) []ir.Value {
+	var out []ir.Value
+	for a := int64(0); a <= 120; a++ {
+		if v := f(a); !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func sameSet(a, b []ir.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestGroupByExpressionKeys: a grouping expression's keys are the image
+// of its columns' declared values, released like a declared domain, and
+// the sensitivities are those of the same query grouped by a column (a
+// key is a function of the row, so each unit's rows still land in at
+// most k groups).
+func TestGroupByExpressionKeys(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	tests := []struct {
+		name   string
+		d      parser.Dialect
+		sql    string
+		ref    string // the same aggregates grouped by a column
+		keys   []ir.Value
+		keyOut int // the visible output holding the key (-1: none)
+		name0  string
+	}{
+		{"decade bins by position", parser.Postgres,
+			"SELECT floor(age / 10) * 10 AS bin, COUNT(*), SUM(temp) FROM people GROUP BY 1",
+			"SELECT age, COUNT(*), SUM(temp) FROM people GROUP BY age",
+			ageImage(func(a int64) ir.Value { return ir.Int(a / 10 * 10) }), 0, "bin"},
+		{"decade bins, MySQL's real division", parser.MySQL,
+			"SELECT floor(age / 10) * 10 AS bin, COUNT(*), SUM(temp) FROM people GROUP BY 1",
+			"SELECT age, COUNT(*), SUM(temp) FROM people GROUP BY age",
+			ageImage(func(a int64) ir.Value { return ir.Float(math.Floor(float64(a)/10) * 10) }), 0, "bin"},
+		{"bins repeated, qualified differently", parser.Postgres,
+			"SELECT floor(p.age / 10) * 10, COUNT(*) FROM people p GROUP BY floor(age / 10) * 10",
+			"SELECT age, COUNT(*) FROM people GROUP BY age",
+			ageImage(func(a int64) ir.Value { return ir.Int(a / 10 * 10) }), 0, "?column?"},
+		{"by alias", parser.Postgres,
+			"SELECT age % 3 AS r, COUNT(*) FROM people GROUP BY r",
+			"SELECT age, COUNT(*) FROM people GROUP BY age",
+			[]ir.Value{ir.Int(0), ir.Int(1), ir.Int(2)}, 0, "r"},
+		{"case bands", parser.Postgres,
+			"SELECT CASE WHEN age < 30 THEN 'young' WHEN age < 60 THEN 'middle' ELSE 'old' END AS band, COUNT(*) FROM people GROUP BY 1",
+			"SELECT age, COUNT(*) FROM people GROUP BY age",
+			[]ir.Value{ir.String("young"), ir.String("middle"), ir.String("old")}, 0, "band"},
+		{"mysql case bands without ELSE", parser.MySQL,
+			"SELECT CASE WHEN age < 30 THEN 'young' WHEN age < 60 THEN 'middle' END AS band, COUNT(*) FROM people GROUP BY band",
+			"SELECT age, COUNT(*) FROM people GROUP BY age",
+			[]ir.Value{ir.String("young"), ir.String("middle"), ir.Null()}, 0, "band"},
+		{"width_bucket", parser.Postgres,
+			"SELECT width_bucket(age, 0, 100, 10) AS b, COUNT(*) FROM people GROUP BY 1 ORDER BY 1",
+			"SELECT age, COUNT(*) FROM people GROUP BY age",
+			ageImage(func(a int64) ir.Value {
+				if a >= 100 {
+					return ir.Int(11)
+				}
+				return ir.Int(a*10/100 + 1)
+			}), 0, "b"},
+		{"key not selected", parser.Postgres,
+			"SELECT COUNT(*) FROM people GROUP BY age > 65",
+			"SELECT COUNT(*) FROM people GROUP BY age",
+			[]ir.Value{ir.Bool(false), ir.Bool(true)}, -1, ""},
+		{"text function of a declared domain", parser.Postgres,
+			"SELECT upper(sex), COUNT(*) FROM people GROUP BY upper(sex)",
+			"SELECT sex, COUNT(*) FROM people GROUP BY sex",
+			[]ir.Value{ir.String("FEMALE"), ir.String("MALE")}, 0, "upper"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sens, _, pl := sensOf(t, p, tt.sql, 1, tt.d)
+			ref, _, _ := sensOf(t, p, tt.ref, 1, tt.d)
+			if !slices.Equal(sens, ref) {
+				t.Errorf("sensitivities %v, want the column grouping's %v", sens, ref)
+			}
+			if pl.Keys.Mode != planner.KeysDomain || len(pl.Groups) != 1 || !pl.Groups[0].Expr {
+				t.Fatalf("keys %+v groups %+v, want one derived domain", pl.Keys, pl.Groups)
+			}
+			if !sameSet(pl.Groups[0].Domain, tt.keys) {
+				t.Errorf("keys %v, want %v", pl.Groups[0].Domain, tt.keys)
+			}
+			if pl.Budget.Delta != 0 {
+				t.Errorf("δ = %g, want 0 (declared-derived keys)", pl.Budget.Delta)
+			}
+			if _, isCol := pl.Backend.GroupBy[0].(ir.ColumnRef); isCol {
+				t.Errorf("backend key %s, want the expression", ir.FormatExpr(pl.Backend.GroupBy[0]))
+			}
+			if tt.keyOut >= 0 {
+				o := pl.Outputs[tt.keyOut]
+				if o.Kind != planner.OutGroup || o.Group != 0 || o.Hidden || o.Name != tt.name0 {
+					t.Errorf("output %+v, want the visible key %q", o, tt.name0)
+				}
+			}
+		})
+	}
+}
+
+// TestGroupByExpressionPostProcessing: an expression over a grouping
+// expression is computed from the key.
+func TestGroupByExpressionPostProcessing(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	pl, err := plan(t, p, "SELECT floor(age / 10) * 10 + 5 AS mid, COUNT(*) FROM people GROUP BY floor(age / 10) * 10", planArgs{eps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := pl.Outputs[0]
+	ref, ok := o.Expr.(ir.Arith)
+	if o.Kind != planner.OutExpr || !ok {
+		t.Fatalf("output %+v, want an expression over the key", o)
+	}
+	if k, ok := ref.L.(ir.OutputRef); !ok || pl.Outputs[k.Index].Kind != planner.OutGroup {
+		t.Errorf("expression %s does not read the key", ir.FormatExpr(o.Expr))
+	}
+	// A column inside the key is not itself grouped.
+	if _, err := plan(t, p, "SELECT floor(age / 10) * 10 + age, COUNT(*) FROM people GROUP BY floor(age / 10) * 10", planArgs{eps: 1}); !sqlerr.HasCode(err, sqlerr.GroupingError) {
+		t.Errorf("ungrouped column: got %v, want 42803", err)
+	}
+}
+
+// TestGroupByExpressionRefusals: what cannot be answered is refused before
+// any charge, with a reason that says what to declare.
+func TestGroupByExpressionRefusals(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	tests := []struct {
+		name string
+		sql  string
+		code sqlerr.Code
+		msg  string
+	}{
+		{"unbounded column computed with", "SELECT cell + 1, COUNT(*) FROM checkins GROUP BY 1", sqlerr.FeatureNotSupported, "no declared bounds"},
+		{"real without a domain, no δ", "SELECT floor(income), COUNT(*) FROM people GROUP BY 1", sqlerr.FeatureNotSupported, "datasets.census.tables.people.columns.income"},
+		{"too many keys, no δ", "SELECT age * 1000 + temp * 3 + age, COUNT(*) FROM people GROUP BY 1", sqlerr.FeatureNotSupported, "finite set of possible keys"},
+		{"overflowing key", "SELECT age * 9223372036854775807, COUNT(*) FROM people GROUP BY 1", sqlerr.NumericValueOutOfRange, "can reach"},
+		{"width_bucket of a real", "SELECT width_bucket(income, 0, 100, 10), COUNT(*) FROM people GROUP BY 1", sqlerr.UndefinedFunction, "integers"},
+		{"width_bucket with low ≥ high", "SELECT width_bucket(age, 10, 10, 3), COUNT(*) FROM people GROUP BY 1", sqlerr.InvalidParameterValue, "low < high"},
+		{"aggregate in GROUP BY", "SELECT COUNT(*) FROM people GROUP BY 1 + COUNT(*)", sqlerr.Code{}, "aggregate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := plan(t, p, tt.sql, planArgs{eps: 1})
+			if err == nil {
+				t.Fatal("planned, want a refusal")
+			}
+			if tt.code.Name != "" && !sqlerr.HasCode(err, tt.code) {
+				t.Errorf("got %v, want %s", err, tt.code.Name)
+			}
+			if !strings.Contains(sqlerr.As(err).Error()+" "+sqlerr.As(err).Hint, tt.msg) {
+				t.Errorf("got %v (hint %q), want it to mention %q", err, sqlerr.As(err).Hint, tt.msg)
+			}
+		})
+	}
+	// With δ > 0 (social) a key set too large to derive falls back to
+	// threshold selection, as an undeclared column does.
+	pl, err := plan(t, p, "SELECT duration * duration, COUNT(*) FROM checkins GROUP BY 1", planArgs{eps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Keys.Mode != planner.KeysThreshold || pl.Budget.Delta <= 0 {
+		t.Errorf("keys %+v δ %g, want threshold selection", pl.Keys, pl.Budget.Delta)
+	}
+	small, err := plan(t, p, "SELECT duration / 100, COUNT(*) FROM checkins GROUP BY 1", planArgs{eps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.Keys.Mode != planner.KeysDomain || len(small.Groups[0].Domain) != 7 || small.Budget.Delta != 0 {
+		t.Errorf("keys %+v domain %v, want the 7 derived keys 0..6 without δ", small.Keys, small.Groups[0].Domain)
+	}
+}
+
+// TestGroupByExpressionCacheKey: different grouping expressions are
+// different releases; the same expression written two ways is one.
+func TestGroupByExpressionCacheKey(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	key := func(sql string) string {
+		pl, err := plan(t, p, sql, planArgs{eps: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return pl.CacheKey
+	}
+	a := key("SELECT floor(age / 10) * 10, COUNT(*) FROM people GROUP BY 1")
+	b := key("SELECT floor(age / 5) * 5, COUNT(*) FROM people GROUP BY 1")
+	c := key("SELECT COUNT(*) FROM people GROUP BY floor(people.age / 10) * 10")
+	d := key("SELECT age, COUNT(*) FROM people GROUP BY age")
+	if a == b || a == d {
+		t.Error("different groupings share a release")
+	}
+	if a != c {
+		t.Error("the same grouping written two ways has two releases")
+	}
+}
