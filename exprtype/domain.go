@@ -670,3 +670,177 @@ func widthBucketImage(args []ir.Value) (ir.Value, bool) {
 	v, ok := widthBucket(args[0].Int, args[1].Int, args[2].Int, args[3].Int)
 	return ir.Int(v), ok
 }
+
+// Fold computes a constant lowered expression (no column, no parameter),
+// as every backend computes it. ok is false when e is not constant or
+// when backends could disagree on it (text order and LIKE follow the
+// collation; MySQL's default one compares case- and pad-insensitively):
+// a caller that drops something on a folded value must keep it when
+// unsure. Comparisons, BETWEEN, IN, IS NULL and the connectives follow
+// SQL's three-valued logic.
+func Fold(e ir.Expr) (ir.Value, bool) {
+	switch n := e.(type) {
+	case ir.Literal:
+		return n.Value, true
+	case ir.Clamp:
+		x, ok := Fold(n.X)
+		if !ok {
+			return ir.Value{}, false
+		}
+		return clampValue(x, n.Lo, n.Hi)
+	case ir.Compare:
+		l, ok1 := Fold(n.L)
+		r, ok2 := Fold(n.R)
+		if !ok1 || !ok2 {
+			return ir.Value{}, false
+		}
+		return compareFold(n.Op, l, r)
+	case ir.Between:
+		x, ok1 := Fold(n.X)
+		lo, ok2 := Fold(n.Lo)
+		hi, ok3 := Fold(n.Hi)
+		if !ok1 || !ok2 || !ok3 {
+			return ir.Value{}, false
+		}
+		a, okA := compareFold(ir.OpGe, x, lo)
+		b, okB := compareFold(ir.OpLe, x, hi)
+		v, ok := and3(a, okA, b, okB)
+		if ok && n.Not {
+			v = not3(v)
+		}
+		return v, ok
+	case ir.In:
+		x, ok := Fold(n.X)
+		if !ok {
+			return ir.Value{}, false
+		}
+		v, vok := ir.Bool(false), true
+		for _, item := range n.List {
+			y, ok := Fold(item)
+			if !ok {
+				return ir.Value{}, false
+			}
+			eq, eqOK := compareFold(ir.OpEq, x, y)
+			v, vok = or3(v, vok, eq, eqOK)
+		}
+		if vok && n.Not {
+			v = not3(v)
+		}
+		return v, vok
+	case ir.IsNull:
+		x, ok := Fold(n.X)
+		if !ok {
+			return ir.Value{}, false
+		}
+		return ir.Bool(x.IsNull() != n.Not), true
+	case ir.And:
+		l, ok1 := Fold(n.L)
+		r, ok2 := Fold(n.R)
+		return and3(l, ok1, r, ok2)
+	case ir.Or:
+		l, ok1 := Fold(n.L)
+		r, ok2 := Fold(n.R)
+		return or3(l, ok1, r, ok2)
+	case ir.Not:
+		x, ok := Fold(n.X)
+		if !ok || !x.IsNull() && x.Kind != ir.KindBool {
+			return ir.Value{}, false
+		}
+		return not3(x), true
+	case ir.Arith, ir.Neg, ir.Func, ir.Cast:
+		// A clamp of a constant is a constant.
+		e, _ = ir.Rewrite(e, func(c ir.Expr) (ir.Expr, error) {
+			if k, ok := c.(ir.Clamp); ok {
+				if v, ok := Fold(k); ok {
+					return ir.Literal{Value: v}, nil
+				}
+			}
+			return c, nil
+		})
+		hasColumn := false
+		ir.Walk(e, func(c ir.Expr) bool {
+			switch c.(type) {
+			case ir.ColumnRef, ir.Clamp, ir.Param, ir.Case:
+				hasColumn = true
+			}
+			return !hasColumn
+		})
+		if hasColumn {
+			return ir.Value{}, false
+		}
+		dom := (&domainer{}).domain(e)
+		if len(dom) != 1 {
+			return ir.Value{}, false
+		}
+		return dom[0], true
+	}
+	return ir.Value{}, false
+}
+
+// compareFold compares two constants; ok is false where backends could
+// disagree (text order, a text equality MySQL's collation decides
+// otherwise, integers beyond ±2^53 against reals).
+func compareFold(op ir.CmpOp, l, r ir.Value) (ir.Value, bool) {
+	if l.IsNull() || r.IsNull() {
+		return ir.Null(), true
+	}
+	var c int
+	switch {
+	case l.Kind == ir.KindInt && r.Kind == ir.KindInt:
+		c = ir.CompareValues(l, r)
+	case l.IsNumber() && r.IsNumber():
+		a, ok1 := asFloat(l)
+		b, ok2 := asFloat(r)
+		if !ok1 || !ok2 {
+			return ir.Value{}, false
+		}
+		c = ir.CompareValues(ir.Float(a), ir.Float(b))
+	case op == ir.OpEq || op == ir.OpNe:
+		same, ok := sameValue(l, r)
+		if !ok {
+			return ir.Value{}, false
+		}
+		return ir.Bool(same == (op == ir.OpEq)), true
+	default:
+		return ir.Value{}, false
+	}
+	return ir.Bool([...]bool{c == 0, c != 0, c < 0, c <= 0, c > 0, c >= 0}[op]), true
+}
+
+func not3(v ir.Value) ir.Value {
+	if v.IsNull() {
+		return v
+	}
+	return ir.Bool(!v.Bool)
+}
+
+// and3 and or3 are SQL's AND and OR over possibly unknown (not ok)
+// operands: one decisive operand settles it.
+func and3(a ir.Value, aok bool, b ir.Value, bok bool) (ir.Value, bool) {
+	isFalse := func(v ir.Value, ok bool) bool { return ok && v.Kind == ir.KindBool && !v.Bool }
+	switch {
+	case isFalse(a, aok) || isFalse(b, bok):
+		return ir.Bool(false), true
+	case !aok || !bok || !truth(a) || !truth(b):
+		return ir.Value{}, false
+	case a.IsNull() || b.IsNull():
+		return ir.Null(), true
+	}
+	return ir.Bool(true), true
+}
+
+func or3(a ir.Value, aok bool, b ir.Value, bok bool) (ir.Value, bool) {
+	isTrue := func(v ir.Value, ok bool) bool { return ok && v.Kind == ir.KindBool && v.Bool }
+	switch {
+	case isTrue(a, aok) || isTrue(b, bok):
+		return ir.Bool(true), true
+	case !aok || !bok || !truth(a) || !truth(b):
+		return ir.Value{}, false
+	case a.IsNull() || b.IsNull():
+		return ir.Null(), true
+	}
+	return ir.Bool(false), true
+}
+
+// truth reports whether v is a truth value or NULL.
+func truth(v ir.Value) bool { return v.IsNull() || v.Kind == ir.KindBool }

@@ -217,3 +217,91 @@ func TestGroupByExpressionCacheKey(t *testing.T) {
 		t.Error("the same grouping written two ways has two releases")
 	}
 }
+
+// TestWhereNarrowsKeys: a WHERE conjunct on the grouping key alone
+// removes the keys it rules out; anything the fold is unsure of keeps them.
+func TestWhereNarrowsKeys(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	ints := func(vs ...int64) []ir.Value {
+		var out []ir.Value
+		for _, v := range vs {
+			out = append(out, ir.Int(v))
+		}
+		return out
+	}
+	all := ageImage(func(a int64) ir.Value { return ir.Int(a) })
+	tests := []struct {
+		name string
+		d    parser.Dialect
+		sql  string
+		want []ir.Value
+	}{
+		{"between", parser.Postgres, "SELECT age, COUNT(*) FROM people WHERE age BETWEEN 30 AND 33 GROUP BY age", ints(30, 31, 32, 33)},
+		{"mysql between", parser.MySQL, "SELECT age, COUNT(*) FROM people WHERE age BETWEEN 30 AND 33 GROUP BY age", ints(30, 31, 32, 33)},
+		{"equality on text", parser.Postgres, "SELECT sex, COUNT(*) FROM people WHERE sex = 'Female' GROUP BY sex", []ir.Value{ir.String("Female")}},
+		{"in list and another conjunct", parser.Postgres, "SELECT age, COUNT(*) FROM people WHERE temp > 3 AND age IN (20, 25, 200) AND NOT (age = 25) GROUP BY age", ints(20)},
+		{"comparisons", parser.Postgres, "SELECT age, COUNT(*) FROM people WHERE age >= 118 GROUP BY age", ints(118, 119, 120)},
+		{"expression key", parser.Postgres, "SELECT floor(age / 10) * 10, COUNT(*) FROM people WHERE floor(age / 10) * 10 IN (20, 40) GROUP BY 1", ints(20, 40)},
+		{"column of an expression key", parser.Postgres, "SELECT age / 10, COUNT(*) FROM people WHERE age < 30 GROUP BY 1", all[:13]},
+		{"mixed with another column: kept", parser.Postgres, "SELECT age, COUNT(*) FROM people WHERE age < temp GROUP BY age", all},
+		{"disjunction with another column: kept", parser.Postgres, "SELECT age, COUNT(*) FROM people WHERE age = 3 OR temp = 1 GROUP BY age", all},
+		{"text order (collation): kept", parser.Postgres, "SELECT sex, COUNT(*) FROM people WHERE sex < 'G' GROUP BY sex", []ir.Value{ir.String("Female"), ir.String("Male")}},
+		// MySQL's default collation finds 'Female' rows for 'female':
+		// that key is kept (unsure), 'Male' is ruled out.
+		{"case-insensitive collation", parser.MySQL, "SELECT sex, COUNT(*) FROM people WHERE sex = 'female' GROUP BY sex", []ir.Value{ir.String("Female")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl, err := plan(t, p, tt.sql, planArgs{eps: 1, dialect: tt.d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pl.Keys.Mode != planner.KeysDomain {
+				t.Fatalf("keys %+v", pl.Keys)
+			}
+			got := pl.Groups[0].Domain
+			if tt.name == "column of an expression key" {
+				// The key is age / 10 over [0, 120]: 0..12; the conjunct
+				// reads age, not the key, so nothing is dropped.
+				if len(got) != 13 {
+					t.Errorf("keys %v, want all 13", got)
+				}
+				return
+			}
+			if !sameSet(got, tt.want) {
+				t.Errorf("keys %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// The policy's domain is not modified by narrowing.
+	pl, err := plan(t, p, "SELECT sex, COUNT(*) FROM people GROUP BY sex", planArgs{eps: 1})
+	if err != nil || len(pl.Groups[0].Domain) != 2 {
+		t.Errorf("after narrowing, a plain plan has keys %v (%v), want both", pl.Groups[0].Domain, err)
+	}
+}
+
+// TestGroupByWithoutAggregate: the key set is the answer, free; without a
+// key set the query is refused.
+func TestGroupByWithoutAggregate(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+		pl, err := plan(t, p, "SELECT sex FROM people WHERE sex <> 'Male' GROUP BY sex", planArgs{eps: 1, dialect: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pl.KeysOnly || len(pl.Aggs) != 0 || pl.Budget.Epsilon != 0 || !sameSet(pl.Groups[0].Domain, []ir.Value{ir.String("Female")}) {
+			t.Errorf("%s: plan keys-only %v aggs %d budget %+v keys %v, want the one key, free", d, pl.KeysOnly, len(pl.Aggs), pl.Budget, pl.Groups[0].Domain)
+		}
+		pl, err = plan(t, p, "SELECT CASE WHEN age < 18 THEN 'minor' ELSE 'adult' END AS g FROM people GROUP BY 1", planArgs{eps: 1, dialect: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pl.KeysOnly || len(pl.Groups[0].Domain) != 2 {
+			t.Errorf("%s: derived keys-only plan %+v", d, pl.Groups)
+		}
+		_, err = plan(t, p, "SELECT zip FROM people GROUP BY zip", planArgs{eps: 1, dialect: d})
+		if !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) || !strings.Contains(err.Error(), "key set") {
+			t.Errorf("%s: GROUP BY an undeclared column without aggregate: %v, want a refusal", d, err)
+		}
+	}
+}

@@ -66,6 +66,10 @@ type Plan struct {
 	// false): it is answered from the plan alone, without the backend and
 	// without charge, and Aggs carry no calibration.
 	NoRows bool
+	// KeysOnly: GROUP BY without an aggregate over declared or derived
+	// key sets (Keys.Mode KeysDomain, no Aggs). The answer is the key
+	// set, public by the policy: no backend call, no charge.
+	KeysOnly bool
 	// CacheKey identifies the release (the noisy aggregate table before
 	// post-processing): same dataset policy, same true aggregates, same
 	// sensitivities and ε shares, same key selection.

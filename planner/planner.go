@@ -302,6 +302,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	if err := b.groups(q); err != nil {
 		return nil, err
 	}
+	if !pl.NoRows {
+		b.narrowKeys()
+	}
 	if err := b.selectList(q); err != nil {
 		return nil, err
 	}
@@ -313,6 +316,26 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		return pl, nil
 	}
 	if len(bq.Aggs) == 0 {
+		if len(pl.Groups) > 0 && b.allDomains() {
+			// GROUP BY without an aggregate over declared or derived key
+			// sets: the answer is the (narrowed) key set, which the
+			// policy makes public. No row is read, nothing is charged.
+			pl.KeysOnly = true
+			pl.Keys.Mode = KeysDomain
+			if n := b.staticKeyCount(); n > MaxKeys {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+					"GROUP BY over these columns has %d possible keys, more than the %d the proxy releases at once", n, MaxKeys).
+					WithHint("group by fewer or coarser columns, or narrow a domain in the policy")
+			}
+			pl.Notes = append(b.notes, "no aggregate: the answer is the public key set of the GROUP BY (declared or derived from the policy), without reading the table, at no cost")
+			return pl, nil
+		}
+		if len(pl.Groups) > 0 {
+			col := b.missingDomain()
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
+				"GROUP BY %s without an aggregate would list the values present in private table %s: only a declared or derived key set is public", col.name(), main.Name).
+				WithHint("declare the possible values of the key in the policy, or add COUNT(*)")
+		}
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
 			"table %s is private: only aggregate queries are answered", main.Name).
 			WithHint("add COUNT(*) (for the values of a column use SELECT col, COUNT(*) ... GROUP BY col)")

@@ -108,6 +108,18 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if pl.NoRows {
 		return e.finish(user, pl, noRowsRelease(pl), policies.Budget{}, false)
 	}
+	if pl.KeysOnly {
+		// No aggregate: the public key set is the answer, exact and free.
+		keys, err := e.keyDomain(ctx, pl)
+		if err != nil {
+			return nil, err
+		}
+		rel := &stored{Version: 1}
+		for _, k := range keys {
+			rel.Rows = append(rel.Rows, storedRow{Keys: k, Aggs: []int64{}})
+		}
+		return e.finish(user, pl, rel, policies.Budget{}, false)
+	}
 	if pl.Synopsis != nil {
 		return e.runSynopsis(ctx, user, pl, limit)
 	}
