@@ -305,3 +305,113 @@ func TestGroupByWithoutAggregate(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupByExpressionBruteForce: the histogram sensitivity of a GROUP BY
+// expression, from the definition. Databases of up to two units, each
+// with 1..k rows (k = max_rows_per_unit) of values in and out of the
+// declared bounds, are enumerated; neighbours add or remove one unit
+// (unbounded) or replace one unit's rows (bounded); the released
+// histogram counts the rows per key of the plan's key set (the key
+// computed in Go here, the column clamped where the key computes with
+// it). The largest L1 change must equal the planner's sensitivity: each
+// unit's rows land in at most k groups, as for a column key.
+func TestGroupByExpressionBruteForce(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	clamp := func(v, lo, hi int64) int64 { return min(max(v, lo), hi) }
+	tests := []struct {
+		sql     string
+		values  []int64
+		k       int
+		bounded bool
+		key     func(v int64) ir.Value
+	}{
+		{"SELECT floor(age / 10) * 10, COUNT(*) FROM people GROUP BY 1", []int64{-5, 17, 25, 33, 90, 130}, 1, false,
+			func(v int64) ir.Value { return ir.Int(clamp(v, 0, 120) / 10 * 10) }},
+		{"SELECT duration / 100, COUNT(*) FROM checkins GROUP BY 1", []int64{0, 150, 250, 700}, 5, false,
+			func(v int64) ir.Value { return ir.Int(clamp(v, 0, 600) / 100) }},
+		{"SELECT CASE WHEN cost > 0 THEN 'pos' ELSE 'neg' END, COUNT(*) FROM visits GROUP BY 1", []int64{-20, 0, 5, 60}, 3, true,
+			func(v int64) ir.Value {
+				if v > 0 {
+					return ir.String("pos")
+				}
+				return ir.String("neg")
+			}},
+		{"SELECT width_bucket(cost, 0, 40, 2), COUNT(*) FROM visits GROUP BY 1", []int64{-20, 0, 25, 60}, 3, true,
+			func(v int64) ir.Value {
+				c := clamp(v, -10, 50)
+				switch {
+				case c < 0:
+					return ir.Int(0)
+				case c >= 40:
+					return ir.Int(3)
+				}
+				return ir.Int(c*2/40 + 1)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			pl, err := plan(t, p, tt.sql, planArgs{eps: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dom := pl.Groups[0].Domain
+			if pl.Keys.Mode != planner.KeysDomain || dom == nil {
+				t.Fatalf("keys %+v", pl.Keys)
+			}
+			// Every unit: a multiset of 1..k values.
+			var units [][]int64
+			var grow func(u []int64, from int)
+			grow = func(u []int64, from int) {
+				if len(u) > 0 {
+					units = append(units, slices.Clone(u))
+				}
+				if len(u) == tt.k {
+					return
+				}
+				for i := from; i < len(tt.values); i++ {
+					grow(append(u, tt.values[i]), i)
+				}
+			}
+			grow(nil, 0)
+			hist := func(db ...[]int64) map[string]int64 {
+				h := map[string]int64{}
+				for _, u := range db {
+					for _, v := range u {
+						if k := tt.key(v); slices.Contains(dom, k) {
+							h[k.SQL()]++
+						}
+					}
+				}
+				return h
+			}
+			l1 := func(a, b map[string]int64) int64 {
+				var d int64
+				for k, v := range a {
+					d += max(v-b[k], b[k]-v)
+				}
+				for k, v := range b {
+					if _, ok := a[k]; !ok {
+						d += v
+					}
+				}
+				return d
+			}
+			var worst int64
+			for _, other := range append([][]int64{nil}, units...) {
+				for _, u := range units {
+					if tt.bounded {
+						for _, w := range units {
+							worst = max(worst, l1(hist(other, u), hist(other, w)))
+						}
+					} else {
+						worst = max(worst, l1(hist(other), hist(other, u)))
+					}
+				}
+			}
+			got := float64(pl.Aggs[0].Sensitivity) * pl.Aggs[0].Quantum
+			if got != float64(worst) {
+				t.Errorf("sensitivity %g, brute force %d", got, worst)
+			}
+		})
+	}
+}
