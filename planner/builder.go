@@ -706,7 +706,7 @@ func (b *builder) selectList(q *ir.Query) error {
 		}
 		o.Expr, o.Type = e, typ
 	}
-	if len(exprItems) > 0 {
+	if slices.ContainsFunc(exprItems, func(i int) bool { return b.plan.Outputs[i].Kind == OutExpr }) {
 		b.notes = append(b.notes, "expressions of the select list are computed by the proxy on the noisy row (post-processing, no extra cost)")
 	}
 	return nil
