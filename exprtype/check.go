@@ -57,10 +57,19 @@ func Predicate(e ir.Expr, cols Columns) (ir.Expr, error) {
 
 // Scalar checks e as a computed value (every column it reads enters
 // through its clamp) and returns it lowered, with its type and range.
-//
-// Its Info.Domain is the finite set of values the lowered expression
-// can take (see Info.Domain), nil when unknown or larger than MaxDomain.
 func Scalar(e ir.Expr, cols Columns) (ir.Expr, Info, error) {
+	c := &checker{cols: cols}
+	n, err := c.expr(e, modeCompute)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return n.x, n.info, nil
+}
+
+// GroupKey is Scalar for a grouping key: its Info.Domain is also
+// derived, the finite set of values the lowered expression can take (see
+// Info.Domain), nil when unknown or larger than MaxDomain.
+func GroupKey(e ir.Expr, cols Columns) (ir.Expr, Info, error) {
 	c := &checker{cols: cols, seen: map[ir.ColumnRef]Column{}}
 	n, err := c.expr(e, modeCompute)
 	if err != nil {

@@ -278,31 +278,35 @@ func arithValue(op ir.ArithOp, l, r ir.Value) (ir.Value, bool) {
 		return ir.Null(), true
 	}
 	if l.Kind == ir.KindInt && r.Kind == ir.KindInt && op != ir.OpRealDiv {
-		a, b := big.NewInt(l.Int), big.NewInt(r.Int)
-		var z *big.Int
+		a, b := l.Int, r.Int
 		switch op {
 		case ir.OpAdd:
-			z = new(big.Int).Add(a, b)
+			z := a + b
+			return ir.Int(z), (z > a) == (b > 0) || b == 0
 		case ir.OpSub:
-			z = new(big.Int).Sub(a, b)
+			z := a - b
+			return ir.Int(z), (z < a) == (b > 0) || b == 0
 		case ir.OpMul:
-			z = new(big.Int).Mul(a, b)
+			if a == 0 || b == 0 {
+				return ir.Int(0), true
+			}
+			z := a * b
+			return ir.Int(z), z/b == a && !(a == -1 && b == math.MinInt64) && !(b == -1 && a == math.MinInt64)
 		case ir.OpDiv, ir.OpMod:
-			if r.Int == 0 {
+			if b == 0 {
 				return ir.Null(), true
 			}
-			q, m := new(big.Int).QuoRem(a, b, new(big.Int)) // truncated, sign of the dividend
-			z = q
-			if op == ir.OpMod {
-				z = m
+			if a == math.MinInt64 && b == -1 {
+				return ir.Value{}, false // overflows; the analysis refuses it
 			}
-		default:
-			return ir.Value{}, false
+			// Go truncates toward zero and gives the remainder the sign
+			// of the dividend, as every backend does.
+			if op == ir.OpMod {
+				return ir.Int(a % b), true
+			}
+			return ir.Int(a / b), true
 		}
-		if !z.IsInt64() {
-			return ir.Value{}, false
-		}
-		return ir.Int(z.Int64()), true
+		return ir.Value{}, false
 	}
 	lf, ok1 := asFloat(l)
 	rf, ok2 := asFloat(r)

@@ -102,7 +102,7 @@ func TestDomainOracle(t *testing.T) {
 		var env domainEnv
 		env.draw(rng)
 		e := genNumber(rng, 3)
-		lowered, info, err := exprtype.Scalar(e, env.columns)
+		lowered, info, err := exprtype.GroupKey(e, env.columns)
 		if err != nil || (info.Type != exprtype.Integer && info.Type != exprtype.Real) {
 			continue
 		}
@@ -201,7 +201,7 @@ func TestDomainExact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, info, err := exprtype.Scalar(tt.e, age)
+			_, info, err := exprtype.GroupKey(tt.e, age)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,8 +222,53 @@ func TestDomainExact(t *testing.T) {
 		ir.Func{Name: "lower", Args: []ir.Expr{ir.Func{Name: "concat", Args: []ir.Expr{col("sex"), s("É")}}}},
 	}
 	for _, e := range unknown {
-		if _, info, err := exprtype.Scalar(e, age); err == nil && info.Domain != nil {
+		if _, info, err := exprtype.GroupKey(e, age); err == nil && info.Domain != nil {
 			t.Errorf("%s: domain %v, want none", ir.FormatExpr(e), info.Domain)
+		}
+	}
+}
+
+// TestFold: constant predicates are decided as every backend decides them,
+// and left undecided where backends could disagree.
+func TestFold(t *testing.T) {
+	i := func(v int64) ir.Expr { return ir.Literal{Value: ir.Int(v)} }
+	f := func(v float64) ir.Expr { return ir.Literal{Value: ir.Float(v)} }
+	s := func(v string) ir.Expr { return ir.Literal{Value: ir.String(v)} }
+	null := ir.Literal{Value: ir.Null()}
+	tru, fal := ir.Bool(true), ir.Bool(false)
+	tests := []struct {
+		e    ir.Expr
+		want ir.Value
+		ok   bool
+	}{
+		{ir.Between{X: i(31), Lo: i(30), Hi: i(33)}, tru, true},
+		{ir.Between{X: i(34), Lo: i(30), Hi: i(33)}, fal, true},
+		{ir.Between{X: i(34), Lo: i(30), Hi: i(33), Not: true}, tru, true},
+		{ir.In{X: i(3), List: []ir.Expr{i(1), null}}, ir.Null(), true}, // 3 = NULL is unknown
+		{ir.In{X: i(3), List: []ir.Expr{i(1), null}, Not: true}, ir.Null(), true},
+		{ir.In{X: i(1), List: []ir.Expr{i(1), null}}, tru, true},
+		{ir.Compare{Op: ir.OpEq, L: null, R: i(1)}, ir.Null(), true},
+		{ir.IsNull{X: null}, tru, true},
+		{ir.Compare{Op: ir.OpLt, L: i(2), R: f(2.5)}, tru, true},
+		{ir.Compare{Op: ir.OpEq, L: i(1 << 60), R: f(1 << 60)}, ir.Value{}, false}, // beyond 2^53
+		{ir.Compare{Op: ir.OpEq, L: s("Female"), R: s("Male")}, fal, true},
+		{ir.Compare{Op: ir.OpEq, L: s("Female"), R: s("female")}, ir.Value{}, false}, // MySQL: equal
+		{ir.Compare{Op: ir.OpEq, L: s("a"), R: s("a ")}, ir.Value{}, false},           // MySQL PAD SPACE
+		{ir.Compare{Op: ir.OpLt, L: s("a"), R: s("B")}, ir.Value{}, false},            // collation order
+		{ir.And{L: ir.Compare{Op: ir.OpLt, L: s("a"), R: s("B")}, R: ir.Literal{Value: fal}}, fal, true},
+		{ir.Or{L: ir.Compare{Op: ir.OpLt, L: s("a"), R: s("B")}, R: ir.Literal{Value: tru}}, tru, true},
+		{ir.And{L: null, R: ir.Literal{Value: tru}}, ir.Null(), true},
+		{ir.Not{X: null}, ir.Null(), true},
+		{ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpMul, L: ir.Arith{Op: ir.OpDiv, L: i(37), R: i(10)}, R: i(10)}, R: i(30)}, tru, true},
+		{ir.Compare{Op: ir.OpEq, L: ir.Arith{Op: ir.OpDiv, L: i(1), R: i(0)}, R: i(0)}, ir.Null(), true},
+		{ir.Compare{Op: ir.OpGt, L: ir.Clamp{X: i(500), Lo: ir.Int(0), Hi: ir.Int(120)}, R: i(100)}, tru, true},
+		{ir.Compare{Op: ir.OpGt, L: ir.ColumnRef{Name: "age"}, R: i(100)}, ir.Value{}, false},
+		{ir.Like{X: s("abc"), Pattern: s("a%")}, ir.Value{}, false},
+	}
+	for _, tt := range tests {
+		v, ok := exprtype.Fold(tt.e)
+		if ok != tt.ok || ok && (v.Kind != tt.want.Kind || v != tt.want) {
+			t.Errorf("Fold(%s) = %v, %v; want %v, %v", ir.FormatExpr(tt.e), v, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -96,7 +96,7 @@ type Info struct {
 	Int IntRange
 	// Real is the range of a bounded Real expression.
 	Real RealRange
-	// Domain, set by Scalar only, is the finite set of values the
+	// Domain, set by GroupKey only, is the finite set of values the
 	// expression can take (sorted, NULL last when it can be NULL), nil
 	// when unknown or larger than MaxDomain: the image of its columns'
 	// declared domains and of the integers of their clamping bounds

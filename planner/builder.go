@@ -382,7 +382,7 @@ func (b *builder) exprKey(src ir.Expr) (groupKey, GroupPlan, error) {
 	if perr != nil {
 		return groupKey{}, GroupPlan{}, perr
 	}
-	x, info, err := exprtype.Scalar(src, b.exprColumn)
+	x, info, err := exprtype.GroupKey(src, b.exprColumn)
 	if err != nil {
 		return groupKey{}, GroupPlan{}, err
 	}
