@@ -1,6 +1,7 @@
 package exprtype
 
 import (
+	"cmp"
 	"math"
 	"math/big"
 	"slices"
@@ -142,6 +143,7 @@ func (d *domainer) clamp(n ir.Clamp) []ir.Value {
 	var out []ir.Value
 	switch {
 	case n.Lo.Kind == ir.KindInt && n.Hi.Kind == ir.KindInt && new(big.Int).Sub(big.NewInt(n.Hi.Int), big.NewInt(n.Lo.Int)).Cmp(big.NewInt(MaxDomain)) < 0:
+		out = make([]ir.Value, 0, n.Hi.Int-n.Lo.Int+2)
 		for v := n.Lo.Int; ; v++ {
 			out = append(out, ir.Int(v))
 			if v == n.Hi.Int {
@@ -414,9 +416,45 @@ func unifyValues(vs []ir.Value) []ir.Value {
 	return dedupe(out)
 }
 
-// dedupe sorts a value set (ir.CompareValues order, NULL last) and
-// drops repeats of the same kind and value.
+// dedupe drops repeats of the same kind and value, in place (vs is the
+// caller's own slice; the order it leaves is of no meaning, sorted gives
+// the final one). -0 and 0 are one value, as in SQL.
 func dedupe(vs []ir.Value) []ir.Value {
+	if vs == nil {
+		return nil
+	}
+	slices.SortFunc(vs, cmpValue)
+	return slices.CompactFunc(vs, func(a, b ir.Value) bool { return cmpValue(a, b) == 0 })
+}
+
+// cmpValue is a cheap total order on values of the analysis (no NaN).
+func cmpValue(a, b ir.Value) int {
+	if a.Kind != b.Kind {
+		return cmp.Compare(a.Kind, b.Kind)
+	}
+	switch a.Kind {
+	case ir.KindInt:
+		return cmp.Compare(a.Int, b.Int)
+	case ir.KindFloat:
+		return cmp.Compare(a.Float, b.Float)
+	case ir.KindString:
+		return strings.Compare(a.Str, b.Str)
+	case ir.KindBool:
+		return cmp.Compare(btoi(a.Bool), btoi(b.Bool))
+	}
+	return 0
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// sorted orders a value set (ir.CompareValues order, NULL last) without
+// repeats.
+func sorted(vs []ir.Value) []ir.Value {
 	if vs == nil {
 		return nil
 	}
@@ -466,7 +504,7 @@ func typed(vs []ir.Value, t Type) []ir.Value {
 		}
 		out = append(out, v)
 	}
-	return dedupe(out)
+	return sorted(out)
 }
 
 // The Image rules of the function table (funcs.go).

@@ -49,12 +49,39 @@ func (b *builder) narrowKeys() {
 			key = g.expr
 		}
 		text := ir.FormatExpr(key)
-		// ruledOut reports whether some conjunct is provably not true
-		// for key value v.
+		// The conjuncts on the key alone, with the key replaced by a
+		// placeholder (Param 0, which no parsed query holds).
+		var onKey []ir.Expr
+		for _, c := range conj {
+			found := false
+			sub, _ := ir.Rewrite(c, func(n ir.Expr) (ir.Expr, error) {
+				if ir.FormatExpr(n) == text {
+					found = true
+					return ir.Param{Index: 0}, nil
+				}
+				return n, nil
+			})
+			other := false
+			ir.Walk(sub, func(n ir.Expr) bool {
+				switch n.(type) {
+				case ir.ColumnRef, ir.Clamp:
+					other = true
+				}
+				return !other
+			})
+			if found && !other {
+				onKey = append(onKey, sub)
+			}
+		}
+		if len(onKey) == 0 {
+			continue
+		}
+		// ruledOut reports whether some such conjunct is provably not
+		// true for key value v.
 		ruledOut := func(v ir.Value) bool {
-			for _, c := range conj {
+			for _, c := range onKey {
 				sub, _ := ir.Rewrite(c, func(n ir.Expr) (ir.Expr, error) {
-					if ir.FormatExpr(n) == text {
+					if _, ok := n.(ir.Param); ok {
 						return ir.Literal{Value: v}, nil
 					}
 					return n, nil
