@@ -70,13 +70,13 @@ func Scalar(e ir.Expr, cols Columns) (ir.Expr, Info, error) {
 // derived, the finite set of values the lowered expression can take (see
 // Info.Domain), nil when unknown or larger than MaxDomain.
 func GroupKey(e ir.Expr, cols Columns) (ir.Expr, Info, error) {
-	c := &checker{cols: cols, seen: map[ir.ColumnRef]Column{}}
+	c := &checker{cols: cols, seen: map[ir.ColumnRef]Column{}, rangeDoms: map[string][]ir.Value{}}
 	n, err := c.expr(e, modeCompute)
 	if err != nil {
 		return nil, Info{}, err
 	}
 	info := n.info
-	d := &domainer{cols: c.seen}
+	d := &domainer{cols: c.seen, rangeDoms: c.rangeDoms}
 	info.Domain = typed(d.domain(n.x), info.Type)
 	return n.x, info, nil
 }
@@ -99,6 +99,9 @@ type checker struct {
 	// seen records the columns read, by lowered reference, for the
 	// domain pass (nil when no domain is derived).
 	seen map[ir.ColumnRef]Column
+	// rangeDoms holds the domains of calls derived from their
+	// arguments' ranges (Func.RangeImage), by lowered text.
+	rangeDoms map[string][]ir.Value
 }
 
 // node is one analysed expression.
@@ -712,6 +715,12 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 		return nil, err
 	}
 	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	if c.seen != nil && def.RangeImage != nil {
+		// Kept for the domain pass, which sees the lowered tree only.
+		if dom := def.RangeImage(lowered, infos); dom != nil && len(dom) <= MaxDomain {
+			c.rangeDoms[ir.FormatExpr(out.x)] = dom
+		}
+	}
 	return out, checkRange(out)
 }
 

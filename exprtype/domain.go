@@ -38,6 +38,9 @@ type Image func(args []ir.Value) (v ir.Value, ok bool)
 // except the columns of a LEFT-joined table (Column.Nullable).
 type domainer struct {
 	cols map[ir.ColumnRef]Column // by lowered (backend) reference
+	// rangeDoms are the domains the checker derived from argument
+	// ranges (Func.RangeImage), by the lowered call's text.
+	rangeDoms map[string][]ir.Value
 }
 
 var (
@@ -242,6 +245,18 @@ func product(doms [][]ir.Value, f func([]ir.Value) (ir.Value, bool)) []ir.Value 
 }
 
 func (d *domainer) fn(n ir.Func) []ir.Value {
+	if dom := d.imageFn(n); dom != nil {
+		return dom
+	}
+	if dom, ok := d.rangeDoms[ir.FormatExpr(n)]; ok {
+		return slices.Clone(dom)
+	}
+	return nil
+}
+
+// imageFn derives a call's domain from its arguments' domains through
+// its Image rule.
+func (d *domainer) imageFn(n ir.Func) []ir.Value {
 	def, ok := Lookup(n.Name)
 	if !ok || def.Image == nil {
 		return nil

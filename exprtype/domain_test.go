@@ -39,6 +39,12 @@ func (env *domainEnv) draw(rng *rand.Rand) {
 	}
 	env.rDom = []ir.Value{ir.Float(-2.5), ir.Float(-1), ir.Float(0), ir.Float(0.5), ir.Float(0.75), ir.Float(3)}
 	env.r = [2]float64{-2.5, 3}
+	if rng.IntN(2) == 0 {
+		// No declared domain: floor and ceil of r derive theirs from
+		// its range (Func.RangeImage).
+		env.rDom = nil
+		env.r = [][2]float64{{-2.5, 3}, {0, 7.75}, {-0.5, 0.5}, {1e-77, 2}}[rng.IntN(4)]
+	}
 }
 
 func (env *domainEnv) columns(c ir.ColumnRef) (exprtype.Column, error) {
@@ -62,8 +68,15 @@ func (env *domainEnv) stored(name string) []ir.Value {
 	switch {
 	case name == "x" && env.xDom != nil:
 		return env.xDom
-	case name == "r":
+	case name == "r" && env.rDom != nil:
 		return env.rDom
+	case name == "r":
+		lo, hi := env.r[0], env.r[1]
+		out := []ir.Value{}
+		for _, f := range []float64{lo, hi, (lo + hi) / 2, lo - 1, hi + 3, 0, 0.3, -0.7, 2.9999999, 5e-324, 1e-77, math.Nextafter(hi, 0), math.Nextafter(lo, 1)} {
+			out = append(out, ir.Float(f))
+		}
+		return out
 	}
 	b := env.y
 	if name == "x" {
@@ -147,6 +160,8 @@ func TestDomainExact(t *testing.T) {
 			return exprtype.Column{Ref: ref, Type: exprtype.Integer, HasBounds: true, Lo: ir.Int(17), Hi: ir.Int(90)}, nil
 		case "sex":
 			return exprtype.Column{Ref: ref, Type: exprtype.Text, Domain: []ir.Value{ir.String("Female"), ir.String("Male")}}, nil
+		case "income":
+			return exprtype.Column{Ref: ref, Type: exprtype.Real, HasBounds: true, Lo: ir.Float(0), Hi: ir.Float(39999.5)}, nil
 		case "city":
 			return exprtype.Column{Ref: ref, Type: exprtype.Text, Domain: []ir.Value{ir.String("Oslo"), ir.String("oslo"), ir.String("Bergen")}, Nullable: true}, nil
 		}
@@ -196,6 +211,8 @@ func TestDomainExact(t *testing.T) {
 		{"declared text domain", col("sex"), []ir.Value{ir.String("Female"), ir.String("Male")}},
 		{"upper of a text domain", ir.Func{Name: "upper", Args: []ir.Expr{col("sex")}}, []ir.Value{ir.String("FEMALE"), ir.String("MALE")}},
 		{"left of a text domain", ir.Func{Name: "left", Args: []ir.Expr{col("sex"), i(1)}}, []ir.Value{ir.String("F"), ir.String("M")}},
+		{"floor of a bounded real (its range)", ir.Func{Name: "floor", Args: []ir.Expr{ir.Arith{Op: ir.OpRealDiv, L: col("income"), R: i(10000)}}},
+			[]ir.Value{ir.Float(0), ir.Float(1), ir.Float(2), ir.Float(3)}},
 		{"nullable column of a LEFT join", ir.Func{Name: "coalesce", Args: []ir.Expr{col("city"), s("none")}},
 			[]ir.Value{ir.String("Oslo"), ir.String("oslo"), ir.String("Bergen"), ir.String("none")}},
 	}

@@ -113,6 +113,16 @@ type Func struct {
 	// it over the product of the arguments' domains to derive the
 	// call's domain (Info.Domain).
 	Image Image
+	// RangeImage is the domain rule for arguments whose values cannot
+	// be enumerated (a real or timestamp range): the call's possible
+	// values from its lowered arguments (literals visible) and their
+	// infos (type and range), nil when unknown or larger than
+	// MaxDomain. It must hold every value the backend can compute for
+	// arguments in those ranges. The analysis consults it when Image
+	// derives nothing (floor of a bounded real: the whole numbers
+	// between the floors of its bounds; date_trunc of a bounded
+	// timestamp: its months).
+	RangeImage func(args []ir.Expr, infos []Info) []ir.Value
 }
 
 // Rendering returns how dialect writes the function.
@@ -181,8 +191,9 @@ var table = func() map[string]*Func {
 				return realInfo(integral(a.Real, f)), nil
 			},
 			Total:  "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
-			Render: call(sql),
-			Image:  imageNumber(nil, f), // exact on every double
+			Render:     call(sql),
+			Image:      imageNumber(nil, f), // exact on every double
+			RangeImage: wholeNumbersBetween(f),
 		}
 	}
 	fs := []*Func{
@@ -472,4 +483,25 @@ func widthBucketRule(c string, args []Info) (Info, error) {
 		b[i], _ = widthBucket(clamped, lo, hi, n)
 	}
 	return intInfo(IntRange{big.NewInt(b[0]), big.NewInt(b[1])}), nil
+}
+
+// wholeNumbersBetween is the RangeImage of floor and ceil (f) on a real
+// range [lo, hi]: f is monotone, so every value is a whole number from
+// f(lo) to f(hi), as reals.
+func wholeNumbersBetween(f func(float64) float64) func([]ir.Expr, []Info) []ir.Value {
+	return func(_ []ir.Expr, infos []Info) []ir.Value {
+		a := infos[0]
+		if a.Type != Real || !a.Bounded {
+			return nil
+		}
+		lo, hi := f(a.Real.Lo), f(a.Real.Hi)
+		if hi-lo >= MaxDomain || math.Abs(lo) > 1<<52 || math.Abs(hi) > 1<<52 {
+			return nil
+		}
+		var out []ir.Value
+		for v := lo; v <= hi; v++ {
+			out = append(out, ir.Float(v))
+		}
+		return out
+	}
 }

@@ -89,6 +89,17 @@ func TestGroupByExpressionKeys(t *testing.T) {
 			"SELECT COUNT(*) FROM people GROUP BY age > 65",
 			"SELECT COUNT(*) FROM people GROUP BY age",
 			[]ir.Value{ir.Bool(false), ir.Bool(true)}, -1, ""},
+		{"bins of a bounded real without a domain", parser.Postgres,
+			"SELECT floor(income / 10000) AS k, COUNT(*) FROM people GROUP BY 1",
+			"SELECT age, COUNT(*) FROM people GROUP BY age",
+			func() []ir.Value {
+				// income is declared in [0, 250000.5]: floors 0..25.
+				var out []ir.Value
+				for k := 0.0; k <= math.Floor(250000.5/10000); k++ {
+					out = append(out, ir.Float(k))
+				}
+				return out
+			}(), 0, "k"},
 		{"text function of a declared domain", parser.Postgres,
 			"SELECT upper(sex), COUNT(*) FROM people GROUP BY upper(sex)",
 			"SELECT sex, COUNT(*) FROM people GROUP BY sex",
