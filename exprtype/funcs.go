@@ -190,7 +190,7 @@ var table = func() map[string]*Func {
 				}
 				return realInfo(integral(a.Real, f)), nil
 			},
-			Total:  "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
+			Total:      "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
 			Render:     call(sql),
 			Image:      imageNumber(nil, f), // exact on every double
 			RangeImage: wholeNumbersBetween(f),
