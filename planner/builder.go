@@ -759,15 +759,7 @@ func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
 	if bad != nil {
 		return nil, sqlerr.New(sqlerr.Internal, "internal error: %T in the select list as written", bad)
 	}
-	// Grouping expressions first, before their columns are met alone.
-	if keys := b.keyMatches(e); keys != nil {
-		e, _ = ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
-			if gi, ok := keys[ir.FormatExpr(n)]; ok {
-				return ir.OutputRef{Index: b.groupOutput(gi)}, nil
-			}
-			return n, nil
-		})
-	}
+	e = b.replaceKeys(e)
 	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
 		switch n := n.(type) {
 		case ir.Aggregate:
@@ -788,6 +780,23 @@ func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
 		}
 		return n, nil
 	})
+}
+
+// replaceKeys replaces the grouping expressions in a post-processing
+// expression by references to their key outputs: first, before their
+// columns are met alone (and refused as ungrouped).
+func (b *builder) replaceKeys(e ir.Expr) ir.Expr {
+	keys := b.keyMatches(e)
+	if keys == nil {
+		return e
+	}
+	e, _ = ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		if gi, ok := keys[ir.FormatExpr(n)]; ok {
+			return ir.OutputRef{Index: b.groupOutput(gi)}, nil
+		}
+		return n, nil
+	})
+	return e
 }
 
 // keyMatches finds, top down, the sub-expressions of a post-processing
@@ -1035,7 +1044,12 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 
 func (b *builder) postProcessing(q *ir.Query) error {
 	if q.Having != nil {
-		h, err := ir.Rewrite(q.Having, func(n ir.Expr) (ir.Expr, error) {
+		// A grouping expression is its key output (replaceKeys, which
+		// may be hidden; the parser writes no position in HAVING).
+		h, err := ir.Rewrite(b.replaceKeys(q.Having), func(n ir.Expr) (ir.Expr, error) {
+			if r, ok := n.(ir.OutputRef); ok && r.Index < len(b.plan.Outputs) && b.plan.Outputs[r.Index].Kind == OutGroup {
+				return n, nil
+			}
 			i, ok, err := b.outputFor(n)
 			if err != nil {
 				return nil, err

@@ -426,3 +426,25 @@ func TestGroupByExpressionBruteForce(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupByExpressionHavingOrderBy: HAVING and ORDER BY read a grouping
+// expression as its key.
+func TestGroupByExpressionHavingOrderBy(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	for _, sql := range []string{
+		"SELECT COUNT(*) FROM people GROUP BY floor(age / 10) * 10 HAVING floor(age / 10) * 10 > 30 ORDER BY floor(age / 10) * 10 DESC",
+		"SELECT floor(age / 10) * 10 AS bin, COUNT(*) FROM people GROUP BY bin HAVING COUNT(*) > 3 AND floor(age / 10) * 10 < 90 ORDER BY bin",
+	} {
+		pl, err := plan(t, p, sql, planArgs{eps: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if pl.Having == nil || len(pl.OrderBy) != 1 {
+			t.Fatalf("%s: having %v order %+v", sql, pl.Having, pl.OrderBy)
+		}
+		o := pl.Outputs[pl.OrderBy[0].Output]
+		if ref, ok := o.Expr.(ir.OutputRef); o.Kind != planner.OutGroup && (!ok || pl.Outputs[ref.Index].Kind != planner.OutGroup) {
+			t.Errorf("%s: ORDER BY output %+v is not the key", sql, o)
+		}
+	}
+}
