@@ -210,6 +210,7 @@ func (q *Query) NumParams() int {
 	}
 	for _, it := range q.Select {
 		Walk(it.ArgExpr, visit)
+		Walk(it.Expr, visit) // GROUP BY 1 may make it a key
 	}
 	return n
 }
@@ -244,6 +245,9 @@ func (q *Query) Bind(args []Value) (*Query, error) {
 	c.Select = make([]SelectItem, len(q.Select))
 	for i, it := range q.Select {
 		if it.ArgExpr, err = Rewrite(it.ArgExpr, bind); err != nil {
+			return nil, err
+		}
+		if it.Expr, err = Rewrite(it.Expr, bind); err != nil {
 			return nil, err
 		}
 		c.Select[i] = it

@@ -27,15 +27,19 @@ func TestGroupByExpressionsWithPgx(t *testing.T) {
 	tests := []struct {
 		sql  string
 		want []string
+		args []any
 	}{
-		{"SELECT floor(age / 10) * 10 AS bin, COUNT(*) AS n FROM people GROUP BY 1 ORDER BY 1", decades},
+		{"SELECT floor(age / 10) * 10 AS bin, COUNT(*) AS n FROM people GROUP BY 1 ORDER BY 1", decades, nil},
+		// A parameter inside the grouping expression, bound in the key and
+		// the select item alike.
+		{"SELECT CASE WHEN age < $1 THEN 'young' ELSE 'old' END AS band, COUNT(*) FROM people GROUP BY 1 ORDER BY 1", []string{"old", "young"}, []any{30}},
 		{`SELECT width_bucket("people"."age", 20, 80, 3) AS b, count(*) FROM "public"."people" GROUP BY width_bucket("people"."age", 20, 80, 3) ORDER BY b`,
-			[]string{"0", "1", "2", "3", "4"}},
+			[]string{"0", "1", "2", "3", "4"}, nil},
 		{"SELECT CASE WHEN age < 30 THEN 'young' WHEN age < 60 THEN 'middle' ELSE 'old' END AS band, COUNT(*) FROM people GROUP BY band ORDER BY band",
-			[]string{"middle", "old", "young"}},
-		{"SELECT age, COUNT(*) FROM people WHERE age BETWEEN 30 AND 33 GROUP BY age ORDER BY age", []string{"30", "31", "32", "33"}},
+			[]string{"middle", "old", "young"}, nil},
+		{"SELECT age, COUNT(*) FROM people WHERE age BETWEEN 30 AND 33 GROUP BY age ORDER BY age", []string{"30", "31", "32", "33"}, nil},
 		// No aggregate: the public key set, narrowed by WHERE, for free.
-		{"SELECT sex FROM people WHERE sex = 'Female' GROUP BY sex", []string{"Female"}},
+		{"SELECT sex FROM people WHERE sex = 'Female' GROUP BY sex", []string{"Female"}, nil},
 	}
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -50,7 +54,7 @@ func TestGroupByExpressionsWithPgx(t *testing.T) {
 			}
 			defer conn.Close(ctx)
 			for _, tt := range tests {
-				rows, err := conn.Query(ctx, tt.sql)
+				rows, err := conn.Query(ctx, tt.sql, tt.args...)
 				if err != nil {
 					t.Fatalf("%s: %v", tt.sql, err)
 				}
