@@ -112,6 +112,9 @@ datasets:
 			counts(clamped(func(a int64) ir.Value { return ir.Int(a / 10 * 10) }))},
 		{my, "SELECT floor(age / 10) * 10 AS bin, COUNT(*) FROM " + table + " GROUP BY 1",
 			counts(clamped(func(a int64) ir.Value { return ir.Float(math.Floor(float64(a)/10) * 10) }))},
+		// Metabase's binning, in doubles.
+		{pg, "SELECT ((floor(((age - 10.0) / 10.0)) * 10.0) + 10.0) AS \"age\", count(*) FROM " + table + " GROUP BY ((floor(((age - 10.0) / 10.0)) * 10.0) + 10.0)",
+			counts(clamped(func(a int64) ir.Value { return ir.Float(math.Floor((float64(a)-10.0)/10.0)*10.0 + 10.0) }))},
 		{pg, "SELECT CASE WHEN age < 30 THEN 'young' WHEN age < 60 THEN 'middle' END AS band, COUNT(*) FROM " + table + " GROUP BY band",
 			counts(band)},
 		{my, "SELECT CASE WHEN age < 30 THEN 'young' WHEN age < 60 THEN 'middle' END AS band, COUNT(*) FROM " + table + " GROUP BY 1",
