@@ -94,6 +94,8 @@ func TestSameRowsOnMySQL(t *testing.T) {
 			if err != nil {
 				t.Fatalf("query %d on %s: %v\n%s", i, name, err, q.Canonical())
 			}
+			backendtest.CanonicalKeys(q, want)
+			backendtest.CanonicalKeys(q, got)
 			if diff := backendtest.Diff(want, got); diff != "" {
 				t.Fatalf("query %d: %s differs from sqlite: %s\n%s", i, name, diff, q.Canonical())
 			}

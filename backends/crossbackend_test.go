@@ -64,6 +64,8 @@ func TestSameRowsOnEveryBackend(t *testing.T) {
 		if errA != nil || errB != nil {
 			t.Fatalf("query %d: postgres %v, sqlite %v\n%s", i, errA, errB, q.Canonical())
 		}
+		backendtest.CanonicalKeys(q, a)
+		backendtest.CanonicalKeys(q, b)
 		if diff := backendtest.Diff(a, b); diff != "" {
 			t.Fatalf("query %d: sqlite differs from postgres: %s\n%s", i, diff, q.Canonical())
 		}

@@ -92,7 +92,7 @@ func TestLeftJoinCountsMatchSQL(t *testing.T) {
 				Joins: []ir.Join{{Table: ir.TableRef{Name: d.PublicName, Alias: "p"},
 					Left: ir.ColumnRef{Qualifier: "t", Name: "cid"}, Right: ir.ColumnRef{Qualifier: "p", Name: "id"},
 					Outer: true, NullSafe: nullSafe}},
-				GroupBy: []ir.ColumnRef{{Qualifier: "p", Name: "region"}},
+				GroupBy: []ir.Expr{ir.ColumnRef{Qualifier: "p", Name: "region"}},
 				Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 			}
 			got := map[string]int64{}

@@ -236,7 +236,7 @@ func TestDepthLimitsHold(t *testing.T) {
 		d := b.dialect
 		query := func(w ir.Expr, k int) *ir.BackendQuery {
 			return &ir.BackendQuery{From: ir.TableRef{Name: table, Alias: "t"}, Where: w, Unit: ir.ColumnRef{Qualifier: "t", Name: "u"},
-				MaxRowsPerUnit: k, GroupBy: []ir.ColumnRef{{Qualifier: "t", Name: "s"}},
+				MaxRowsPerUnit: k, GroupBy: []ir.Expr{ir.ColumnRef{Qualifier: "t", Name: "s"}},
 				Aggs: []ir.BackendAgg{{Kind: ir.CountRows}, {Kind: ir.SumClamped, Column: &ir.ColumnRef{Qualifier: "t", Name: "f"}, Lo: -1, Hi: 1, Quantum: 0.25}}}
 		}
 		for _, sh := range depthShapes() {

@@ -27,6 +27,13 @@ type Column struct {
 	// Declare names the policy entry that would give the column bounds
 	// or a type (for the hint of a refusal).
 	Declare string
+	// Domain is the declared static domain (nil when none): the values
+	// the column is taken to hold when a grouping expression's domain is
+	// derived (Info.Domain).
+	Domain []ir.Value
+	// Nullable: the column reads NULL on some rows whatever the data
+	// holds (a column of a LEFT-joined table), so NULL is in its domain.
+	Nullable bool
 }
 
 // Columns resolves a column reference as the analyst wrote it. Its errors
@@ -59,6 +66,21 @@ func Scalar(e ir.Expr, cols Columns) (ir.Expr, Info, error) {
 	return n.x, n.info, nil
 }
 
+// GroupKey is Scalar for a grouping key: its Info.Domain is also
+// derived, the finite set of values the lowered expression can take (see
+// Info.Domain), nil when unknown or larger than MaxDomain.
+func GroupKey(e ir.Expr, cols Columns) (ir.Expr, Info, error) {
+	c := &checker{cols: cols, seen: map[ir.ColumnRef]Column{}, rangeDoms: map[string][]ir.Value{}}
+	n, err := c.expr(e, modeCompute)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	info := n.info
+	d := &domainer{cols: c.seen, rangeDoms: c.rangeDoms}
+	info.Domain = typed(d.domain(n.x), info.Type)
+	return n.x, info, nil
+}
+
 // mode says how a column reference is read.
 type mode uint8
 
@@ -72,7 +94,15 @@ const (
 	modeCompute
 )
 
-type checker struct{ cols Columns }
+type checker struct {
+	cols Columns
+	// seen records the columns read, by lowered reference, for the
+	// domain pass (nil when no domain is derived).
+	seen map[ir.ColumnRef]Column
+	// rangeDoms holds the domains of calls derived from their
+	// arguments' ranges (Func.RangeImage), by lowered text.
+	rangeDoms map[string][]ir.Value
+}
 
 // node is one analysed expression.
 type node struct {
@@ -223,6 +253,9 @@ func (c *checker) column(ref ir.ColumnRef, m mode) (*node, error) {
 	col, err := c.cols(ref)
 	if err != nil {
 		return nil, err
+	}
+	if c.seen != nil {
+		c.seen[col.Ref] = col
 	}
 	n := &node{x: col.Ref, info: Info{Type: col.Type}, src: ref}
 	if m == modeValue {
@@ -682,6 +715,12 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 		return nil, err
 	}
 	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	if c.seen != nil && def.RangeImage != nil {
+		// Kept for the domain pass, which sees the lowered tree only.
+		if dom := def.RangeImage(lowered, infos); dom != nil && len(dom) <= MaxDomain {
+			c.rangeDoms[ir.FormatExpr(out.x)] = dom
+		}
+	}
 	return out, checkRange(out)
 }
 

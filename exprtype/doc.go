@@ -55,8 +55,24 @@
 // floor/ceil/round of integers removed (they are the identity, and
 // PostgreSQL would compute them in double precision).
 //
+// GroupKey (Scalar for a grouping key) also derives a finite domain
+// (Info.Domain, domain.go): the set
+// of values the lowered expression can take, the image of its columns'
+// values (every integer of a computed column's clamping bounds when they
+// are few, else a declared static domain) through literals, CASE arms
+// (NULL without ELSE), integer arithmetic with truncating division and
+// remainder, double arithmetic, casts, and each function's Image rule,
+// evaluated over the product of the arguments' domains only where Go
+// computes exactly what every backend computes (no text order or
+// non-ASCII case mapping: those follow the backend's collation and
+// locale). The planner uses it as a grouping key set. Fold computes a
+// constant lowered expression by the same rules (three-valued logic for
+// predicates, unsure where backends could disagree); the planner uses it
+// to narrow a key set by WHERE. domain_test.go checks the domain by
+// brute force, like the oracle.
+//
 // Functions come from one table (funcs.go): arity, type and range rule,
-// totality argument and rendering per dialect. The parsers take the
+// domain rule (Image), totality argument and rendering per dialect. The parsers take the
 // allowed names and arities from it, the renderer the spellings. Adding a
 // function is one entry there plus a test.
 //

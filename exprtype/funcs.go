@@ -31,6 +31,10 @@ const (
 	FormConcatSkipNull
 	// FormInfixConcat is (a || b), NULL when either is NULL.
 	FormInfixConcat
+	// FormWidthBucket is width_bucket(x, lo, hi, n) as a CASE:
+	// 0 when x < lo, n + 1 when x >= hi, else (x - lo) * n / (hi - lo) + 1
+	// in integer division (the operands are never negative there).
+	FormWidthBucket
 )
 
 // Rendering is how one dialect writes a function.
@@ -107,6 +111,22 @@ type Func struct {
 	// HAVING and ORDER BY over the noisy row, computed by the proxy; see
 	// post.go): its type rule and evaluator. Nil: not available there.
 	Post *Post
+	// Image is the domain rule (nil: a call's domain is unknown): the
+	// value of the call on given argument values, exactly as every
+	// backend computes it (see the Image type). The analysis evaluates
+	// it over the product of the arguments' domains to derive the
+	// call's domain (Info.Domain).
+	Image Image
+	// RangeImage is the domain rule for arguments whose values cannot
+	// be enumerated (a real or timestamp range): the call's possible
+	// values from its lowered arguments (literals visible) and their
+	// infos (type and range), nil when unknown or larger than
+	// MaxDomain. It must hold every value the backend can compute for
+	// arguments in those ranges. The analysis consults it when Image
+	// derives nothing (floor of a bounded real: the whole numbers
+	// between the floors of its bounds; date_trunc of a bounded
+	// timestamp: its months).
+	RangeImage func(args []ir.Expr, infos []Info) []ir.Value
 }
 
 // Rendering returns how dialect writes the function.
@@ -155,13 +175,14 @@ func call(name string) map[string]Rendering { return map[string]Rendering{"": {N
 // table is the function catalogue. It is never modified after package
 // initialisation.
 var table = func() map[string]*Func {
-	textFn := func(name string, render map[string]Rendering, f func(string) string) *Func {
+	textFn := func(name string, render map[string]Rendering, f func(string) string, exact func(string) bool) *Func {
 		return &Func{
 			Name: name, MinArgs: 1, MaxArgs: 1, Strict: true,
 			Rule:   textRule,
 			Total:  "defined for every text value; text columns are never clamped",
 			Render: render,
 			Post:   postText(f),
+			Image:  imageText(func(s string) (string, bool) { return f(s), exact == nil || exact(s) }),
 		}
 	}
 	integralFn := func(name, sql string, f func(float64) float64) *Func {
@@ -174,18 +195,20 @@ var table = func() map[string]*Func {
 				}
 				return realInfo(integral(a.Real, f)), nil
 			},
-			Total:  "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
-			Render: call(sql),
-			Post:   postIntegral(f),
+			Total:      "the identity on whole numbers (lowered away); on doubles within ±MaxReal the result is a whole double at most 1 farther from zero",
+			Render:     call(sql),
+			Post:       postIntegral(f),
+			Image:      imageNumber(nil, f), // exact on every double
+			RangeImage: wholeNumbersBetween(f),
 		}
 	}
 	fs := []*Func{
-		textFn("lower", call("LOWER"), strings.ToLower),
-		textFn("upper", call("UPPER"), strings.ToUpper),
+		textFn("lower", call("LOWER"), strings.ToLower, asciiOnly),
+		textFn("upper", call("UPPER"), strings.ToUpper, asciiOnly),
 		// Spaces only, as TRIM/BTRIM without a character list.
-		textFn("trim", map[string]Rendering{"": {Name: "TRIM"}, "postgres": {Name: "BTRIM"}}, func(s string) string { return strings.Trim(s, " ") }),
-		textFn("ltrim", call("LTRIM"), func(s string) string { return strings.TrimLeft(s, " ") }),
-		textFn("rtrim", call("RTRIM"), func(s string) string { return strings.TrimRight(s, " ") }),
+		textFn("trim", map[string]Rendering{"": {Name: "TRIM"}, "postgres": {Name: "BTRIM"}}, func(s string) string { return strings.Trim(s, " ") }, nil),
+		textFn("ltrim", call("LTRIM"), func(s string) string { return strings.TrimLeft(s, " ") }, nil),
+		textFn("rtrim", call("RTRIM"), func(s string) string { return strings.TrimRight(s, " ") }, nil),
 		{
 			Name: "length", MinArgs: 1, MaxArgs: 1, Strict: true, CastResult: true,
 			Rule: func(c string, args []Info) (Info, error) {
@@ -201,6 +224,10 @@ var table = func() map[string]*Func {
 			Post: &Post{
 				Type: postTypes(Integer, Text),
 				Eval: func(a []ir.Value, _ PostDialect) ir.Value { return ir.Int(int64(utf8.RuneCountInString(a[0].Str))) },
+			},
+			Image: func(args []ir.Value) (ir.Value, bool) {
+				rs, ok := runes(args[0])
+				return ir.Int(int64(len(rs))), ok
 			},
 		},
 		{
@@ -222,6 +249,7 @@ var table = func() map[string]*Func {
 				}
 				return x
 			}, math.Abs),
+			Image: imageNumber(func(x int64) (int64, bool) { return max(x, -x), x != math.MinInt64 }, math.Abs),
 		},
 		integralFn("floor", "FLOOR", math.Floor),
 		integralFn("ceil", "CEIL", math.Ceil),
@@ -239,6 +267,13 @@ var table = func() map[string]*Func {
 				"sqlite": {Form: FormCall, Name: "ROUND"}, // half away from zero natively
 			},
 			Post: postRound,
+			Image: func(args []ir.Value) (ir.Value, bool) {
+				x := args[0]
+				if x.Kind == ir.KindInt {
+					return x, true
+				}
+				return ir.Float(roundHalfAwayImage(x.Float)), x.Kind == ir.KindFloat && math.Abs(x.Float) < 1<<52
+			},
 		},
 		{
 			Name: "substr", MinArgs: 2, MaxArgs: 3, Strict: true,
@@ -253,6 +288,7 @@ var table = func() map[string]*Func {
 				}
 				return r[start:min(int64(len(r)), start+n[1])]
 			}),
+			Image: substrImage,
 		},
 		{
 			Name: "left", MinArgs: 2, MaxArgs: 2, Strict: true,
@@ -262,6 +298,7 @@ var table = func() map[string]*Func {
 			Post: postPositions("left", positionsRule(0), func(r []rune, n []int64) []rune {
 				return r[:min(int64(len(r)), n[0])]
 			}),
+			Image: leftImage,
 		},
 		{
 			Name: "right", MinArgs: 2, MaxArgs: 2, Strict: true,
@@ -271,6 +308,7 @@ var table = func() map[string]*Func {
 			Post: postPositions("right", positionsRule(1), func(r []rune, n []int64) []rune {
 				return r[int64(len(r))-min(int64(len(r)), n[0]):]
 			}),
+			Image: rightImage,
 		},
 		{
 			Name: "concat", MinArgs: 1, MaxArgs: -1, OneVariable: true,
@@ -287,6 +325,7 @@ var table = func() map[string]*Func {
 					return ir.String(b.String())
 				},
 			},
+			Image: concatImage,
 		},
 		{
 			// PostgreSQL's || (and MySQL's CONCAT, which is NULL when an
@@ -299,6 +338,7 @@ var table = func() map[string]*Func {
 				Type: postAllText,
 				Eval: func(a []ir.Value, _ PostDialect) ir.Value { return ir.String(a[0].Str + a[1].Str) },
 			},
+			Image: concatImage, // strict: NULL arguments never reach it
 		},
 		{
 			Name: "replace", MinArgs: 3, MaxArgs: 3, Strict: true, NoGrowth: true,
@@ -321,6 +361,7 @@ var table = func() map[string]*Func {
 					return ir.String(strings.ReplaceAll(a[0].Str, a[1].Str, a[2].Str))
 				},
 			},
+			Image: replaceImage,
 		},
 		{
 			Name: "nullif", MinArgs: 2, MaxArgs: 2, Unify: true,
@@ -337,6 +378,7 @@ var table = func() map[string]*Func {
 					return a[0]
 				},
 			},
+			Image: nullifImage,
 		},
 		{
 			Name: "greatest", MinArgs: 1, MaxArgs: -1, Unify: true,
@@ -345,6 +387,7 @@ var table = func() map[string]*Func {
 			Render:    map[string]Rendering{"": {Name: "GREATEST"}, "sqlite": {Name: "MAX"}},
 			SkipsNull: true,
 			Post:      postChoose(1),
+			Image:     extremeImage(1),
 		},
 		{
 			Name: "least", MinArgs: 1, MaxArgs: -1, Unify: true,
@@ -353,6 +396,7 @@ var table = func() map[string]*Func {
 			Render:    map[string]Rendering{"": {Name: "LEAST"}, "sqlite": {Name: "MIN"}},
 			SkipsNull: true,
 			Post:      postChoose(-1),
+			Image:     extremeImage(-1),
 		},
 		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,
@@ -360,6 +404,19 @@ var table = func() map[string]*Func {
 			Total:  "a choice among its arguments, which are total; one type (mixed integer and real arguments are real)",
 			Render: call("COALESCE"),
 			Post:   postChoose(0),
+			Image:  coalesceImage,
+		},
+		{
+			// PostgreSQL's width_bucket(operand, low, high, count) over
+			// integers, in exact arithmetic (PostgreSQL's own computes in
+			// doubles, whose rounding could put a value on a bucket
+			// boundary into the next bucket): rendered as a CASE on every
+			// backend, so all agree with the Image.
+			Name: "width_bucket", MinArgs: 4, MaxArgs: 4, Strict: true, WritesArgTwice: true,
+			Rule:   widthBucketRule,
+			Total:  "integer arithmetic whose every intermediate value is range-checked; the divisor high - low is a positive constant",
+			Render: map[string]Rendering{"": {Form: FormWidthBucket}},
+			Image:  widthBucketImage,
 		},
 	}
 	m := make(map[string]*Func, len(fs))
@@ -451,3 +508,66 @@ func fnName(c string) string {
 }
 
 func itoa(i int) string { return big.NewInt(int64(i)).String() }
+
+// widthBucketRule: an integer operand with a range, and constant integer
+// low < high and count ≥ 1 (PostgreSQL refuses the others with an error,
+// which here comes at plan time). (x − low)·count must fit 64 bits for
+// every x of the range, whichever CASE arm the backend evaluates.
+func widthBucketRule(c string, args []Info) (Info, error) {
+	for _, a := range args {
+		if a.Type != Integer || !a.Bounded {
+			return Info{}, sqlerr.New(sqlerr.UndefinedFunction, "width_bucket takes integers here: %s", c).
+				WithHint("cast a real operand to an integer first, e.g. width_bucket(CAST(floor(x) AS bigint), 0, 100, 10)")
+		}
+	}
+	konst := func(a Info) (int64, bool) { return a.Int.Lo.Int64(), a.Int.Lo.Cmp(a.Int.Hi) == 0 }
+	lo, ok1 := konst(args[1])
+	hi, ok2 := konst(args[2])
+	n, ok3 := konst(args[3])
+	if !ok1 || !ok2 || !ok3 || lo >= hi || n < 1 || n >= math.MaxInt32 {
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "width_bucket needs constant bounds low < high and a constant count between 1 and 2^31 - 2: %s", c).
+			WithHint("write the bounds and the count as literals")
+	}
+	x := args[0].Int
+	d := subInt(x, intPoint(lo))
+	prod := mulInt(d, intPoint(n))
+	for _, r := range []IntRange{d, prod, subInt(intPoint(hi), intPoint(lo))} {
+		if !r.fits() {
+			return Info{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "%s computes (x - low) * count beyond 64 bits for some values of its operand (%s)", c, args[0]).
+				WithHint("narrow the operand's bounds or the bucket count")
+		}
+	}
+	var b [2]int64
+	for i, v := range []*big.Int{x.Lo, x.Hi} {
+		clamped := v.Int64()
+		switch {
+		case v.Cmp(big.NewInt(lo)) < 0:
+			clamped = lo - 1
+		case v.Cmp(big.NewInt(hi)) >= 0:
+			clamped = hi
+		}
+		b[i], _ = widthBucket(clamped, lo, hi, n)
+	}
+	return intInfo(IntRange{big.NewInt(b[0]), big.NewInt(b[1])}), nil
+}
+
+// wholeNumbersBetween is the RangeImage of floor and ceil (f) on a real
+// range [lo, hi]: f is monotone, so every value is a whole number from
+// f(lo) to f(hi), as reals.
+func wholeNumbersBetween(f func(float64) float64) func([]ir.Expr, []Info) []ir.Value {
+	return func(_ []ir.Expr, infos []Info) []ir.Value {
+		a := infos[0]
+		if a.Type != Real || !a.Bounded {
+			return nil
+		}
+		lo, hi := f(a.Real.Lo), f(a.Real.Hi)
+		if hi-lo >= MaxDomain || math.Abs(lo) > 1<<52 || math.Abs(hi) > 1<<52 {
+			return nil
+		}
+		var out []ir.Value
+		for v := lo; v <= hi; v++ {
+			out = append(out, ir.Float(v))
+		}
+		return out
+	}
+}

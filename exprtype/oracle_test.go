@@ -167,6 +167,12 @@ func genNumber(s source, d int) ir.Expr {
 			args = append(args, genNumber(s, d-1))
 		}
 		return ir.Func{Name: "coalesce", Args: args}
+	case 9:
+		bound := func() ir.Expr {
+			return ir.Literal{Value: ir.Int([]int64{-10, -1, 0, 3, 10, 1 << 40, math.MinInt64 + 5}[s.IntN(7)])}
+		}
+		n := ir.Literal{Value: ir.Int([]int64{1, 2, 3, 7, 1 << 30}[s.IntN(5)])}
+		return ir.Func{Name: "width_bucket", Args: []ir.Expr{genNumber(s, d-1), bound(), bound(), n}}
 	}
 	return genNumber(s, 0)
 }
@@ -441,6 +447,7 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 			}
 			mins := map[string][]int64{"substr": {1, 0}, "left": {0}, "right": {1}}[inner.Name]
 			null := false
+			var ns []int64
 			for i, a := range inner.Args[1:] {
 				v, err := eval(a, row)
 				if err != nil {
@@ -453,11 +460,24 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 				if v.real || v.i.Cmp(big.NewInt(mins[i])) < 0 || v.i.Cmp(big.NewInt(math.MaxInt32)) > 0 {
 					return val{}, errBackend // PostgreSQL fails, or backends disagree
 				}
+				ns = append(ns, v.i.Int64())
 			}
 			if null {
 				return val{null: true}, nil
 			}
-			return val{i: big.NewInt(3)}, nil // at most the literal's length
+			// The length of the part of the literal (of length n) kept.
+			n := int64(len(inner.Args[0].(ir.Literal).Value.Str))
+			var kept int64
+			switch inner.Name {
+			case "substr":
+				kept = max(n-(ns[0]-1), 0)
+				if len(ns) == 2 {
+					kept = min(kept, ns[1])
+				}
+			default: // left, right
+				kept = min(ns[0], n)
+			}
+			return val{i: big.NewInt(kept)}, nil
 		case "nullif":
 			a, err := eval(n.Args[0], row)
 			if err != nil {
@@ -529,6 +549,39 @@ func eval(e ir.Expr, row map[string]ir.Value) (val, error) {
 				}
 			}
 			return val{null: true}, nil
+		}
+		if n.Name == "width_bucket" {
+			// PostgreSQL's definition in exact arithmetic, with every
+			// arm of the rendered CASE computed: (x - lo) * n must fit.
+			var a [4]val
+			for i, e := range n.Args {
+				v, err := eval(e, row)
+				if err != nil {
+					return val{}, err
+				}
+				if !v.null && v.real {
+					return val{}, fmt.Errorf("width_bucket of a real survived the analysis")
+				}
+				a[i] = v
+			}
+			for _, v := range a {
+				if v.null {
+					return val{null: true}, nil
+				}
+			}
+			x, lo, hi, cnt := a[0].i, a[1].i, a[2].i, a[3].i
+			prod := new(big.Int).Mul(new(big.Int).Sub(x, lo), cnt)
+			if _, err := intVal(prod); err != nil {
+				return val{}, err
+			}
+			switch {
+			case x.Cmp(lo) < 0:
+				return val{i: big.NewInt(0)}, nil
+			case x.Cmp(hi) >= 0:
+				return intVal(new(big.Int).Add(cnt, big.NewInt(1)))
+			}
+			q := prod.Quo(prod, new(big.Int).Sub(hi, lo))
+			return intVal(q.Add(q, big.NewInt(1)))
 		}
 		x, err := eval(n.Args[0], row)
 		if err != nil || x.null {

@@ -96,6 +96,13 @@ type Info struct {
 	Int IntRange
 	// Real is the range of a bounded Real expression.
 	Real RealRange
+	// Domain, set by GroupKey only, is the finite set of values the
+	// expression can take (sorted, NULL last when it can be NULL), nil
+	// when unknown or larger than MaxDomain: the image of its columns'
+	// declared domains and of the integers of their clamping bounds
+	// (domain.go), through literals, CASE arms and the Image rules of the
+	// function table. The planner uses it as a grouping key set.
+	Domain []ir.Value
 }
 
 // String describes the range, for messages and explain.

@@ -24,8 +24,11 @@ type BackendQuery struct {
 	// rows whose unit is NULL count as one unit.
 	Unit           ColumnRef
 	MaxRowsPerUnit int
-	GroupBy        []ColumnRef
-	Aggs           []BackendAgg
+	// GroupBy are the grouping keys: a bare column is a ColumnRef, any
+	// other key a lowered expression (package exprtype: total, every
+	// column it computes with clamped).
+	GroupBy []Expr
+	Aggs    []BackendAgg
 }
 
 // BackendAggKind is the kind of a true aggregate.

@@ -195,7 +195,7 @@ func (q *BackendQuery) Canonical() string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		formatCol(&b, g)
+		formatExpr(&b, g)
 	}
 	for i, a := range q.Aggs {
 		if i > 0 || len(q.GroupBy) > 0 {
@@ -246,7 +246,7 @@ func (q *BackendQuery) Canonical() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			formatCol(&b, g)
+			formatExpr(&b, g)
 		}
 	}
 	return b.String()

@@ -81,7 +81,7 @@ func TestCanonicalDistinguishes(t *testing.T) {
 			q.Aggs = []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 100, Quantum: 0.5}}
 		},
 		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: CountValues, Column: col}} },
-		func(q *BackendQuery) { q.GroupBy = []ColumnRef{*col} },
+		func(q *BackendQuery) { q.GroupBy = []Expr{*col} },
 		func(q *BackendQuery) { q.From.Schema = "other" },
 		func(q *BackendQuery) { q.Where = nil },
 		func(q *BackendQuery) { q.Joins = []Join{join} },

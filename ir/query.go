@@ -178,11 +178,15 @@ type OrderItem struct {
 // WHERE applies to input rows (and is sent to the backend); HAVING, ORDER BY,
 // LIMIT and OFFSET apply to the noisy output rows (post-processing).
 type Query struct {
-	From    TableRef
-	Joins   []Join
-	Select  []SelectItem
-	Where   Expr // nil when absent
-	GroupBy []ColumnRef
+	From   TableRef
+	Joins  []Join
+	Select []SelectItem
+	Where  Expr // nil when absent
+	// GroupBy are the grouping keys as written: a bare column stays a
+	// ColumnRef; an expression (floor(age / 10) * 10, a CASE) is any
+	// other node. Parsers resolve positions and output aliases to the
+	// select item's expression.
+	GroupBy []Expr
 	Having  Expr // nil when absent
 	OrderBy []OrderItem
 	Limit   *int64
@@ -201,8 +205,12 @@ func (q *Query) NumParams() int {
 	}
 	Walk(q.Where, visit)
 	Walk(q.Having, visit)
+	for _, g := range q.GroupBy {
+		Walk(g, visit)
+	}
 	for _, it := range q.Select {
 		Walk(it.ArgExpr, visit)
+		Walk(it.Expr, visit) // GROUP BY 1 may make it a key
 	}
 	return n
 }
@@ -226,9 +234,20 @@ func (q *Query) Bind(args []Value) (*Query, error) {
 	if c.Having, err = Rewrite(q.Having, bind); err != nil {
 		return nil, err
 	}
+	if q.GroupBy != nil {
+		c.GroupBy = make([]Expr, len(q.GroupBy))
+		for i, g := range q.GroupBy {
+			if c.GroupBy[i], err = Rewrite(g, bind); err != nil {
+				return nil, err
+			}
+		}
+	}
 	c.Select = make([]SelectItem, len(q.Select))
 	for i, it := range q.Select {
 		if it.ArgExpr, err = Rewrite(it.ArgExpr, bind); err != nil {
+			return nil, err
+		}
+		if it.Expr, err = Rewrite(it.Expr, bind); err != nil {
 			return nil, err
 		}
 		c.Select[i] = it

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"cmp"
 	"math"
 	"strconv"
 )
@@ -117,7 +118,8 @@ func CompareValues(a, b Value) int {
 		return 0
 	case KindInt, KindFloat:
 		if a.Kind == KindInt && b.Kind == KindInt {
-			return cmpInt(int(sign(a.Int-b.Int)), 0)
+			// Not the sign of a.Int - b.Int, which overflows.
+			return cmp.Compare(a.Int, b.Int)
 		}
 		fa, _ := a.AsFloat()
 		fb, _ := b.AsFloat()
@@ -158,16 +160,6 @@ func rank(k Kind) int {
 		return 2
 	}
 	return 3
-}
-
-func sign(x int64) int64 {
-	switch {
-	case x < 0:
-		return -1
-	case x > 0:
-		return 1
-	}
-	return 0
 }
 
 func cmpInt(a, b int) int {

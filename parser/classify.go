@@ -216,7 +216,7 @@ const (
 	msgAggInWhere   = "aggregates are not allowed in WHERE; use HAVING"
 	msgNestedAgg    = "aggregates are only allowed in the select list, HAVING and ORDER BY"
 	msgLimit        = "LIMIT and OFFSET must be non-negative integer constants"
-	msgGroupExpr    = "GROUP BY supports plain columns only; group by a column and compute expressions afterwards"
+	msgGroupConst   = "GROUP BY a constant other than a select-list position is not supported; group by a column, an expression or a position"
 	msgGroupingSet  = "ROLLUP, CUBE and GROUPING SETS are not supported; run one GROUP BY query per grouping"
 	msgFromSubq     = "subqueries in FROM are not supported; query the table directly"
 	msgNestedAggr   = "aggregating the result of an aggregate query is not supported: the subquery in FROM has %s; write one aggregate query over the table"
@@ -269,39 +269,59 @@ func (b queryBuilder) sameColumn(x, y ir.ColumnRef) bool {
 		(x.Schema == "" || y.Schema == "" || b.sameName(x.Schema, y.Schema))
 }
 
-// groupKey is one GROUP BY entry as written: a column or a 1-based position.
+// groupKey is one GROUP BY entry as written: a column, an expression or
+// a 1-based position.
 type groupKey struct {
 	col   ir.ColumnRef
+	expr  ir.Expr // a key that is neither a column nor a position
 	pos   int64
 	isPos bool
 }
 
 // resolveGroupBy maps positions and select-list aliases onto the grouping
-// columns they name. A bare name that is the column of a plain select item
-// stays that column; otherwise a name equal to a plain item's alias
+// keys they name. A position names its item's column or expression (an
+// aggregate is refused). A bare name that is the column of a plain select
+// item stays that column; otherwise a name equal to a plain item's alias
 // resolves to that item's column (GROUP BY region for SELECT city AS
-// region). A position of an aggregate is refused; a name is otherwise left
-// as written for the planner to resolve against the table's columns.
-func (b queryBuilder) resolveGroupBy(items []ir.SelectItem, keys []groupKey) ([]ir.ColumnRef, error) {
-	var out []ir.ColumnRef
+// region). Any other name is left as written: the planner resolves it
+// against the table's columns first and then against the aliases of
+// expression items, as PostgreSQL and MySQL both prefer an input column
+// to an output alias in GROUP BY.
+func (b queryBuilder) resolveGroupBy(items []ir.SelectItem, keys []groupKey) ([]ir.Expr, error) {
+	var out []ir.Expr
 	for _, k := range keys {
-		if k.isPos {
+		switch {
+		case k.isPos:
 			if k.pos < 1 || k.pos > int64(len(items)) {
 				return nil, notAgg("GROUP BY position %d is not in the select list", k.pos)
 			}
 			it := items[k.pos-1]
-			if it.Agg != ir.AggNone {
-				return nil, notAgg("GROUP BY %d refers to an aggregate; group by columns only", k.pos)
+			if it.Agg != ir.AggNone || it.Expr != nil && hasAggregate(it.Expr) {
+				return nil, notAgg("GROUP BY %d refers to an aggregate; group by columns or expressions of the row", k.pos)
 			}
-			if !it.IsColumn() {
-				return nil, notAgg("GROUP BY %d refers to an expression; group by columns only", k.pos)
+			if it.IsColumn() {
+				out = append(out, *it.Arg)
+			} else {
+				out = append(out, it.Expr)
 			}
-			out = append(out, *it.Arg)
-			continue
+		case k.expr != nil:
+			out = append(out, k.expr)
+		default:
+			out = append(out, b.resolveAlias(items, k.col))
 		}
-		out = append(out, b.resolveAlias(items, k.col))
 	}
 	return out, nil
+}
+
+// hasAggregate reports whether e contains an aggregate call.
+func hasAggregate(e ir.Expr) bool {
+	found := false
+	ir.Walk(e, func(n ir.Expr) bool {
+		_, isAgg := n.(ir.Aggregate)
+		found = found || isAgg
+		return !found
+	})
+	return found
 }
 
 func (b queryBuilder) isPlainColumn(items []ir.SelectItem, name string) bool {
@@ -323,6 +343,73 @@ func (b queryBuilder) resolveAlias(items []ir.SelectItem, c ir.ColumnRef) ir.Col
 		}
 	}
 	return c
+}
+
+// grouped reports whether c is a grouping column.
+func (b queryBuilder) grouped(keys []ir.Expr, c ir.ColumnRef) bool {
+	return slices.ContainsFunc(keys, func(g ir.Expr) bool {
+		gc, ok := g.(ir.ColumnRef)
+		return ok && b.sameColumn(c, gc)
+	})
+}
+
+// aliasKey reports whether an expression item may be grouped by its
+// output alias (GROUP BY bin for SELECT floor(age / 10) AS bin): the
+// planner decides, knowing the table's columns.
+func (b queryBuilder) aliasKey(keys []ir.Expr, it ir.SelectItem) bool {
+	return it.Expr != nil && it.Alias != "" && slices.ContainsFunc(keys, func(g ir.Expr) bool {
+		gc, ok := g.(ir.ColumnRef)
+		return ok && gc.Qualifier == "" && b.sameName(gc.Name, it.Alias)
+	})
+}
+
+// coveredByKey reports whether the column c of the item expression e
+// lies inside a sub-expression that is written as a grouping expression
+// (SELECT floor(age / 10) * 10 ... GROUP BY floor(age / 10) * 10). The
+// comparison is of the text as written; the planner compares the
+// resolved expressions and refuses what is not a key.
+func (b queryBuilder) coveredByKey(keys []ir.Expr, e ir.Expr, c ir.ColumnRef) bool {
+	var texts []string
+	for _, g := range keys {
+		if _, isCol := g.(ir.ColumnRef); !isCol {
+			texts = append(texts, b.keyText(g))
+		}
+	}
+	if len(texts) == 0 || e == nil {
+		return false
+	}
+	covered := false
+	ir.Walk(e, func(n ir.Expr) bool {
+		if covered {
+			return false
+		}
+		if slices.Contains(texts, b.keyText(n)) {
+			ir.Walk(n, func(m ir.Expr) bool {
+				if mc, ok := m.(ir.ColumnRef); ok && mc == c {
+					covered = true
+				}
+				return !covered
+			})
+			return false
+		}
+		return true
+	})
+	return covered
+}
+
+func (b queryBuilder) keyText(e ir.Expr) string {
+	// Qualifiers are dropped: p.age and age may be the same column.
+	e, _ = ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		if c, ok := n.(ir.ColumnRef); ok {
+			return ir.ColumnRef{Name: c.Name}, nil
+		}
+		return n, nil
+	})
+	t := ir.FormatExpr(e)
+	if b.fold {
+		t = strings.ToLower(t)
+	}
+	return t
 }
 
 // checkGrouped requires every plain column of the select list to be a
@@ -375,7 +462,7 @@ func (b queryBuilder) checkGrouped(q *ir.Query) error {
 			inWindow = append(inWindow, false)
 		}
 		for i, c := range cols {
-			grouped := slices.ContainsFunc(q.GroupBy, func(g ir.ColumnRef) bool { return b.sameColumn(c, g) })
+			grouped := b.grouped(q.GroupBy, c) || b.aliasKey(q.GroupBy, it) || b.coveredByKey(q.GroupBy, it.Expr, c)
 			switch {
 			case !grouped && inWindow[i]:
 				return notAgg(msgWindowInput, colText(c))

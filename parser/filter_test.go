@@ -32,7 +32,7 @@ func TestAggregateFilter(t *testing.T) {
 				{Agg: ir.AggCount, ArgExpr: when(female, ir.Arith{Op: ir.OpAdd, L: col("", "age"), R: one})}}}},
 		{"having and order by", "SELECT sex, count(*) FROM people GROUP BY sex HAVING count(*) FILTER (WHERE age > 1) > 5 ORDER BY sum(age) FILTER (WHERE age > 1)",
 			ir.Query{From: people, Select: []ir.SelectItem{{Arg: colp("", "sex")}, {Agg: ir.AggCount}},
-				GroupBy: []ir.ColumnRef{col("", "sex")},
+				GroupBy: []ir.Expr{col("", "sex")},
 				Having: ir.Compare{Op: ir.OpGt, L: ir.Aggregate{Func: ir.AggCount,
 					ArgExpr: when(ir.Compare{Op: ir.OpGt, L: col("", "age"), R: one}, one)}, R: lit(ir.Int(5))},
 				OrderBy: []ir.OrderItem{{Expr: ir.Aggregate{Func: ir.AggSum,

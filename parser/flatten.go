@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"slices"
+
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -192,11 +194,7 @@ func flattenQuery(q *ir.Query, from fromTree, fold bool) (*ir.Query, error) {
 	out.Where = andExpr(sc.where, where)
 	out.GroupBy = nil
 	for _, g := range q.GroupBy {
-		e, err := sc.column(g)
-		if err != nil {
-			return nil, err
-		}
-		key, err := groupingKey(g, e)
+		key, err := sc.groupKey(g, outNames)
 		if err != nil {
 			return nil, err
 		}
@@ -215,16 +213,23 @@ func flattenQuery(q *ir.Query, from fromTree, fold bool) (*ir.Query, error) {
 	return &out, nil
 }
 
-// groupingKey is the grouping key an outer GROUP BY column becomes once
-// the derived table is merged. GROUP BY holds columns only for now: a key
-// that becomes a computed expression of the subquery is refused. (When
-// ir.Query.GroupBy takes expressions, this is the one place to lift.)
-func groupingKey(written ir.ColumnRef, e ir.Expr) (ir.ColumnRef, error) {
-	c, ok := e.(ir.ColumnRef)
-	if !ok {
-		return ir.ColumnRef{}, notAgg("grouping by a computed column of a subquery is not supported yet (GROUP BY %s); group by a column", colText(written))
+// groupKey substitutes an outer grouping key: a derived column becomes
+// the inner expression it names (a computed column groups by that
+// expression, GROUP BY s.d over SELECT age / 10 AS d), an expression is
+// substituted throughout. A bare name that is no derived column but names
+// an output of the outer select list stays as written: SQL reads a GROUP
+// BY name as an input column first, then as an output alias, and the
+// planner resolves the alias.
+func (s *scope) groupKey(g ir.Expr, outNames []string) (ir.Expr, error) {
+	c, bare := g.(ir.ColumnRef)
+	if !bare {
+		return s.subst(g, nil)
 	}
-	return c, nil
+	e, err := s.column(c)
+	if err != nil && c.Qualifier == "" && slices.ContainsFunc(outNames, func(n string) bool { return s.f.same(n, c.Name) }) {
+		return c, nil
+	}
+	return e, err
 }
 
 func andExpr(a, b ir.Expr) ir.Expr {

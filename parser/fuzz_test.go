@@ -16,6 +16,7 @@ var fuzzSeeds = []string{
 	"SELECT CASE k WHEN 'a' THEN CAST(count(*) AS text) ELSE lower(k) || '!' END FROM t GROUP BY k HAVING NOT (count(*) > 1 OR nullif(sum(x), 0) IS NULL)",
 	"",
 	";",
+	"SELECT floor(age / 10) * 10 AS bin, CASE WHEN age < 30 THEN 'y' END b, count(*) FROM people WHERE age BETWEEN 3 AND 9 GROUP BY 1, b, width_bucket(age, 0, 9, 3)",
 }
 
 func FuzzParsePostgres(f *testing.F) {
@@ -83,6 +84,17 @@ func checkStatement(t *testing.T, st ir.Statement) {
 			if !listed(j.Table) {
 				t.Fatalf("Relations %v lack joined table %v: %q", st.Relations, j.Table, st.Text)
 			}
+		}
+		for _, g := range st.Query.GroupBy {
+			// A grouping key is a row-level expression: no aggregate,
+			// no reference to an output.
+			ir.Walk(g, func(n ir.Expr) bool {
+				switch n.(type) {
+				case ir.Aggregate, ir.OutputRef, ir.Clamp:
+					t.Fatalf("GROUP BY key %s holds %T: %q", ir.FormatExpr(g), n, st.Text)
+				}
+				return true
+			})
 		}
 		if n := st.Query.NumParams(); n > st.NumParams {
 			t.Fatalf("Query uses $%d but NumParams is %d: %q", n, st.NumParams, st.Text)

@@ -70,7 +70,7 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, 
 		}
 		keys := make([]groupKey, 0, len(s.GroupBy.Items))
 		for _, it := range s.GroupBy.Items {
-			k, err := myGroupKey(it.Expr)
+			k, err := m.groupKey(it.Expr)
 			if err != nil {
 				return nil, err
 			}
@@ -495,7 +495,14 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 		// columns and constants, converted as HAVING is.
 		x, err := m.expr(e, true)
 		if err != nil {
-			return nil, err
+			// A row-level expression the post-processing evaluator does
+			// not compute (CASE, width_bucket) may still be a grouping
+			// key: the planner decides, before any charge.
+			row, rerr := m.expr(e, false)
+			if rerr != nil {
+				return nil, err
+			}
+			x = row
 		}
 		items = append(items, ir.SelectItem{Expr: x, Alias: f.AsName.O})
 	}
@@ -554,7 +561,7 @@ func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, erro
 	return ir.Aggregate{Func: fn, ArgExpr: x}, nil
 }
 
-func myGroupKey(e ast.ExprNode) (groupKey, error) {
+func (m *myQueryBuilder) groupKey(e ast.ExprNode) (groupKey, error) {
 	switch x := unparen(e).(type) {
 	case *ast.PositionExpr:
 		if x.P != nil {
@@ -567,8 +574,16 @@ func myGroupKey(e ast.ExprNode) (groupKey, error) {
 			return groupKey{}, notAgg(msgThreePart)
 		}
 		return groupKey{col: col}, nil
+	case ast.ValueExpr:
+		return groupKey{}, notAgg(msgGroupConst)
 	}
-	return groupKey{}, notAgg(msgGroupExpr)
+	// An expression key is read as a WHERE operand is: row-level, no
+	// aggregate.
+	x, err := m.expr(e, false)
+	if err != nil {
+		return groupKey{}, err
+	}
+	return groupKey{expr: x}, nil
 }
 
 func (m *myQueryBuilder) orderItem(it *ast.ByItem, items []ir.SelectItem) (ir.OrderItem, error) {

@@ -557,7 +557,14 @@ func pgTargets(targets []*pg.Node) ([]ir.SelectItem, error) {
 		// columns and constants, converted as HAVING is.
 		e, err := pgExpr(rt.Val, true)
 		if err != nil {
-			return nil, err
+			// A row-level expression the post-processing evaluator does
+			// not compute (CASE, width_bucket) may still be a grouping
+			// key: the planner decides, before any charge.
+			row, rerr := pgExpr(rt.Val, false)
+			if rerr != nil {
+				return nil, err
+			}
+			e = row
 		}
 		items = append(items, ir.SelectItem{Expr: e, Alias: rt.Name})
 	}
@@ -644,19 +651,25 @@ func pgGroupKey(n *pg.Node) (groupKey, error) {
 		if i, ok := c.Val.(*pg.A_Const_Ival); ok {
 			return groupKey{pos: int64(i.Ival.Ival), isPos: true}, nil
 		}
-		return groupKey{}, notAgg(msgGroupExpr)
+		return groupKey{}, notAgg(msgGroupConst)
 	}
 	if n.GetGroupingSet() != nil {
 		return groupKey{}, notAgg(msgGroupingSet)
 	}
-	col, ok := pgColumn(n)
-	if !ok {
-		if n.GetColumnRef() != nil {
+	if n.GetColumnRef() != nil {
+		col, ok := pgColumn(n)
+		if !ok {
 			return groupKey{}, notAgg(msgThreePart)
 		}
-		return groupKey{}, notAgg(msgGroupExpr)
+		return groupKey{col: col}, nil
 	}
-	return groupKey{col: col}, nil
+	// An expression key is read as a WHERE operand is: row-level, no
+	// aggregate.
+	e, err := pgExpr(n, false)
+	if err != nil {
+		return groupKey{}, err
+	}
+	return groupKey{expr: e}, nil
 }
 
 func pgOrderItem(n *pg.Node, items []ir.SelectItem) (ir.OrderItem, error) {

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
@@ -19,7 +20,7 @@ type builder struct {
 	q     *ir.Query
 	notes []string
 
-	groupCols []resolved
+	groupCols []groupKey
 	aggKeys   map[string]int
 	// nullsHigh: the client speaks PostgreSQL, where NULL sorts after
 	// every value (MySQL sorts it before).
@@ -255,6 +256,11 @@ func (b *builder) exprColumn(c ir.ColumnRef) (exprtype.Column, error) {
 		col.Type = exprtype.Unknown
 	}
 	col.Lo, col.Hi, col.HasBounds = clampBounds(r.decl, col.Type)
+	if d := r.decl.Domain; d != nil && d.Query == "" {
+		col.Domain = d.Resolved
+	}
+	// A LEFT-joined table's columns read NULL where no row matches.
+	col.Nullable = r.table > 0 && b.q.Joins[r.table-1].Outer
 	return col, nil
 }
 
@@ -288,46 +294,184 @@ func clampBounds(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool)
 	return lo, hi, true
 }
 
+// groupKey is one grouping key of the plan: a column (r) or a lowered
+// expression (expr set).
+type groupKey struct {
+	r resolved
+	// expr is the lowered key expression (exprtype.Scalar: total, every
+	// column it computes with clamped); nil for a column key.
+	expr ir.Expr
+	// text is ir.FormatExpr(expr): two keys, or a key and a select item,
+	// are the same expression when their lowered texts are equal.
+	text string
+	// src is the expression as written, for messages.
+	src ir.Expr
+}
+
+// name is the key as messages name it.
+func (g groupKey) name() string {
+	if g.expr == nil {
+		return g.r.name
+	}
+	return ir.FormatExpr(g.src)
+}
+
 func (b *builder) groups(q *ir.Query) error {
-	seen := map[ir.ColumnRef]bool{}
+	seen := map[string]bool{}
 	for _, g := range q.GroupBy {
-		r, err := b.resolveColumn(g)
+		key, gp, err := b.groupKeyOf(q, g)
 		if err != nil {
 			return err
 		}
-		if seen[r.col] {
+		id := key.text
+		if key.expr == nil {
+			id = ir.FormatExpr(key.r.col)
+		}
+		if seen[id] {
 			continue
 		}
-		seen[r.col] = true
-		gp := GroupPlan{Name: r.name}
-		bt := b.sc.tables[r.table]
-		// Rows without a match in a LEFT-joined table read NULL in its
-		// columns: NULL is a key whatever the table holds, released (with
-		// noise) like any other so that its presence reveals nothing.
-		gp.NullKey = r.table > 0 && q.Joins[r.table-1].Outer
-		if r.decl != nil {
-			gp.Type = r.decl.Type
-			if d := r.decl.Domain; d != nil {
-				if d.Query != "" {
-					gp.DomainSQL = d.Query
-				} else {
-					gp.Domain = d.Resolved
-				}
-			}
-		}
-		if gp.Domain == nil && gp.DomainSQL == "" && bt.tbl.Public {
-			// The distinct values of a public column are public.
-			gp.DomainFrom = &ir.BackendQuery{
-				From:    ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: "t0"},
-				GroupBy: []ir.ColumnRef{{Qualifier: "t0", Name: r.col.Name}},
-				Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
-			}
-		}
-		b.groupCols = append(b.groupCols, r)
+		seen[id] = true
+		b.groupCols = append(b.groupCols, key)
 		b.plan.Groups = append(b.plan.Groups, gp)
-		b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, r.col)
+		if key.expr != nil {
+			b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, key.expr)
+		} else {
+			b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, key.r.col)
+		}
 	}
 	return nil
+}
+
+// groupKeyOf binds one GROUP BY entry. A bare name is a column of the
+// tables when the policy exposes one by that name, else the output alias
+// of an expression item (PostgreSQL and MySQL both prefer the input
+// column in GROUP BY).
+func (b *builder) groupKeyOf(q *ir.Query, g ir.Expr) (groupKey, GroupPlan, error) {
+	c, isCol := g.(ir.ColumnRef)
+	if isCol {
+		r, err := b.resolveColumn(c)
+		if err == nil {
+			return b.columnKey(q, r)
+		}
+		alias := b.aliasExpr(q, c)
+		if alias == nil {
+			return groupKey{}, GroupPlan{}, err
+		}
+		g = alias
+	}
+	return b.exprKey(g)
+}
+
+// aliasExpr returns the expression of the select item whose output alias
+// the unqualified name c is, or nil.
+func (b *builder) aliasExpr(q *ir.Query, c ir.ColumnRef) ir.Expr {
+	if c.Qualifier != "" {
+		return nil
+	}
+	for _, it := range q.Select {
+		if it.Expr != nil && it.Alias != "" && strings.EqualFold(it.Alias, c.Name) {
+			if _, isCol := it.Expr.(ir.ColumnRef); isCol {
+				return nil // an alias of a column was resolved by the parser
+			}
+			return it.Expr
+		}
+	}
+	return nil
+}
+
+func (b *builder) columnKey(q *ir.Query, r resolved) (groupKey, GroupPlan, error) {
+	gp := GroupPlan{Name: r.name}
+	bt := b.sc.tables[r.table]
+	// Rows without a match in a LEFT-joined table read NULL in its
+	// columns: NULL is a key whatever the table holds, released (with
+	// noise) like any other so that its presence reveals nothing.
+	gp.NullKey = r.table > 0 && q.Joins[r.table-1].Outer
+	if r.decl != nil {
+		gp.Type = r.decl.Type
+		if d := r.decl.Domain; d != nil {
+			if d.Query != "" {
+				gp.DomainSQL = d.Query
+			} else {
+				gp.Domain = d.Resolved
+			}
+		}
+	}
+	if gp.Domain == nil && gp.DomainSQL == "" && bt.tbl.Public {
+		// The distinct values of a public column are public.
+		gp.DomainFrom = &ir.BackendQuery{
+			From:    ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: "t0"},
+			GroupBy: []ir.Expr{ir.ColumnRef{Qualifier: "t0", Name: r.col.Name}},
+			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
+		}
+	}
+	return groupKey{r: r}, gp, nil
+}
+
+// exprKey binds a grouping expression: analysed like an aggregate's
+// argument (exprtype.Scalar: typed, total, every column it computes with
+// clamped to its declared bounds), at plan time and before any charge.
+// Its derived domain (the image of its columns' declared domains and
+// bounds, exprtype.Info.Domain) is the key set, as a declared domain is
+// for a column: every key released, zero counts noised. A key is a
+// function of the row, so each unit's rows still land in at most k
+// groups and the histogram sensitivities are those of a column key.
+func (b *builder) exprKey(src ir.Expr) (groupKey, GroupPlan, error) {
+	var perr error
+	ir.Walk(src, func(n ir.Expr) bool {
+		switch n := n.(type) {
+		case ir.Param:
+			perr = sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
+		case ir.Aggregate:
+			perr = sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY")
+		case ir.OutputRef, ir.Clamp:
+			perr = sqlerr.New(sqlerr.Internal, "internal error: %T in a GROUP BY expression as written", n)
+		}
+		return perr == nil
+	})
+	if perr != nil {
+		return groupKey{}, GroupPlan{}, perr
+	}
+	x, info, err := exprtype.GroupKey(src, b.exprColumn)
+	if err != nil {
+		return groupKey{}, GroupPlan{}, err
+	}
+	key := groupKey{expr: x, text: ir.FormatExpr(x), src: src}
+	gp := GroupPlan{Name: exprName(ir.SelectItem{Expr: src}), Expr: true}
+	switch info.Type {
+	case exprtype.Integer:
+		gp.Type = policies.TypeInteger
+	case exprtype.Real:
+		gp.Type = policies.TypeReal
+	case exprtype.Text:
+		gp.Type = policies.TypeText
+	case exprtype.Boolean:
+		gp.Type = policies.TypeBoolean
+	case exprtype.Null:
+		gp.Type = policies.TypeText // PostgreSQL's unknown reads as text
+	}
+	if info.Domain != nil {
+		gp.Domain = info.Domain
+		b.notes = append(b.notes, fmt.Sprintf("GROUP BY %s: its %d keys are derived from the declared bounds and domains of its columns (every key is released, zero counts noised)", ir.FormatExpr(src), len(info.Domain)))
+	}
+	return key, gp, nil
+}
+
+// noExprDomain refuses a grouping expression without a derived domain
+// when threshold selection is not allowed, naming what to declare.
+func (b *builder) noExprDomain(g groupKey, user string) error {
+	var declare []string
+	ir.Walk(g.src, func(n ir.Expr) bool {
+		if c, ok := n.(ir.ColumnRef); ok {
+			if col, err := b.exprColumn(c); err == nil && !slices.Contains(declare, col.Declare) {
+				declare = append(declare, col.Declare)
+			}
+		}
+		return true
+	})
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"GROUP BY %s needs a finite set of possible keys: it has none of at most %d values derived from the declared bounds and domains of its columns", g.name(), exprtype.MaxDomain).
+		WithHint("declare a domain or narrow integer bounds for %s, group by a coarser expression (e.g. floor(x / 10) * 10), or let the DBA allow threshold key selection with users.%s.delta_per_query > 0",
+			strings.Join(declare, ", "), user)
 }
 
 func (b *builder) allDomains() bool {
@@ -339,13 +483,13 @@ func (b *builder) allDomains() bool {
 	return true
 }
 
-func (b *builder) missingDomain() resolved {
+func (b *builder) missingDomain() groupKey {
 	for i, g := range b.plan.Groups {
 		if g.Domain == nil && g.DomainSQL == "" && g.DomainFrom == nil {
 			return b.groupCols[i]
 		}
 	}
-	return resolved{}
+	return groupKey{}
 }
 
 // staticKeyCount is the number of keys of the declared static domains
@@ -602,9 +746,16 @@ func (b *builder) selectList(q *ir.Query) error {
 			return err
 		}
 		o := &b.plan.Outputs[i] // one visible output per item
+		if ref, ok := e.(ir.OutputRef); ok && b.plan.Outputs[ref.Index].Kind == OutGroup {
+			// The item is a grouping expression: its output is the key.
+			name := o.Name
+			*o = b.plan.Outputs[ref.Index]
+			o.Name, o.Hidden = name, false
+			continue
+		}
 		o.Expr, o.Type, o.AfterWindows = e, typ, b.readsWindow(e)
 	}
-	if len(exprItems) > 0 {
+	if slices.ContainsFunc(exprItems, func(i int) bool { return b.plan.Outputs[i].Kind == OutExpr }) {
 		b.notes = append(b.notes, "expressions of the select list are computed by the proxy on the noisy row (post-processing, no extra cost)")
 	}
 	if b.windowNote {
@@ -654,6 +805,18 @@ func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
 	if err := b.checkWindows(e); err != nil {
 		return nil, err
 	}
+	var bad ir.Expr
+	ir.Walk(e, func(n ir.Expr) bool {
+		switch n.(type) {
+		case ir.OutputRef, ir.Clamp:
+			bad = n
+		}
+		return bad == nil
+	})
+	if bad != nil {
+		return nil, sqlerr.New(sqlerr.Internal, "internal error: %T in the select list as written", bad)
+	}
+	e = b.replaceKeys(e)
 	return ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
 		switch n := n.(type) {
 		case ir.Window:
@@ -677,11 +840,90 @@ func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
 		case ir.Param:
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "parameters are not supported in the select list").
 				WithHint("write the value as a literal")
-		case ir.OutputRef, ir.Clamp:
-			return nil, sqlerr.New(sqlerr.Internal, "internal error: %T in the select list as written", n)
 		}
 		return n, nil
 	})
+}
+
+// replaceKeys replaces the grouping expressions in a post-processing
+// expression by references to their key outputs: first, before their
+// columns are met alone (and refused as ungrouped).
+func (b *builder) replaceKeys(e ir.Expr) ir.Expr {
+	keys := b.keyMatches(e)
+	if keys == nil {
+		return e
+	}
+	e, _ = ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+		if gi, ok := keys[ir.FormatExpr(n)]; ok {
+			return ir.OutputRef{Index: b.groupOutput(gi)}, nil
+		}
+		return n, nil
+	})
+	return e
+}
+
+// keyMatches finds, top down, the sub-expressions of a post-processing
+// expression that are grouping expressions: lowered, they equal a key's
+// lowered expression (so SELECT floor(p.age / 10) matches GROUP BY
+// floor(age / 10)). The result maps their text as written to the key.
+// Bare columns are left to columnOutput.
+func (b *builder) keyMatches(e ir.Expr) map[string]int {
+	var out map[string]int
+	hasExprKey := false
+	for _, g := range b.groupCols {
+		hasExprKey = hasExprKey || g.expr != nil
+	}
+	if !hasExprKey {
+		return nil
+	}
+	ir.Walk(e, func(n ir.Expr) bool {
+		switch n.(type) {
+		case ir.ColumnRef, ir.Literal, ir.Param, ir.OutputRef:
+			return false
+		case ir.Aggregate:
+			return false
+		}
+		if hasAggregateNode(n) {
+			return true
+		}
+		x, _, err := exprtype.Scalar(n, b.exprColumn)
+		if err != nil {
+			return true
+		}
+		text := ir.FormatExpr(x)
+		for gi, g := range b.groupCols {
+			if g.expr != nil && g.text == text {
+				if out == nil {
+					out = map[string]int{}
+				}
+				out[ir.FormatExpr(n)] = gi
+				return false
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func hasAggregateNode(e ir.Expr) bool {
+	found := false
+	ir.Walk(e, func(n ir.Expr) bool {
+		_, isAgg := n.(ir.Aggregate)
+		found = found || isAgg
+		return !found
+	})
+	return found
+}
+
+// groupOutput returns the (hidden when new) output of grouping key gi.
+func (b *builder) groupOutput(gi int) int {
+	for i, o := range b.plan.Outputs {
+		if o.Kind == OutGroup && o.Group == gi {
+			return i
+		}
+	}
+	b.plan.Outputs = append(b.plan.Outputs, Output{Name: b.plan.Groups[gi].Name, Kind: OutGroup, Type: b.plan.Groups[gi].Type, Group: gi, Hidden: true})
+	return len(b.plan.Outputs) - 1
 }
 
 // columnOutput returns the (hidden when new) output of a grouping column.
@@ -704,13 +946,7 @@ func (b *builder) columnOutput(c ir.ColumnRef) (int, error) {
 		b.plan.Outputs = append(b.plan.Outputs, Output{Name: r.name, Kind: OutExpr, Type: typ, Hidden: true})
 		return len(b.plan.Outputs) - 1, nil
 	}
-	for i, o := range b.plan.Outputs {
-		if o.Kind == OutGroup && o.Group == gi {
-			return i, nil
-		}
-	}
-	b.plan.Outputs = append(b.plan.Outputs, Output{Name: r.name, Kind: OutGroup, Type: b.plan.Groups[gi].Type, Group: gi, Hidden: true})
-	return len(b.plan.Outputs) - 1, nil
+	return b.groupOutput(gi), nil
 }
 
 // postType checks a bound post-processing expression with package
@@ -849,7 +1085,7 @@ func (b *builder) window(w ir.Window) (int, error) {
 
 func (b *builder) groupIndex(r resolved) int {
 	for i, g := range b.groupCols {
-		if g.col == r.col {
+		if g.expr == nil && g.r.col == r.col {
 			return i
 		}
 	}
@@ -899,7 +1135,12 @@ func (b *builder) postProcessing(q *ir.Query) error {
 		if win != nil {
 			return win
 		}
-		h, err := ir.Rewrite(q.Having, func(n ir.Expr) (ir.Expr, error) {
+		// A grouping expression is its key output (replaceKeys, which
+		// may be hidden; the parser writes no position in HAVING).
+		h, err := ir.Rewrite(b.replaceKeys(q.Having), func(n ir.Expr) (ir.Expr, error) {
+			if r, ok := n.(ir.OutputRef); ok && r.Index < len(b.plan.Outputs) && b.plan.Outputs[r.Index].Kind == OutGroup {
+				return n, nil
+			}
 			i, ok, err := b.outputFor(n)
 			if err != nil {
 				return nil, err

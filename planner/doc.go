@@ -22,6 +22,16 @@
 // without bounds may be compared, never computed with. The renderer emits
 // forms that cannot fail (clamps in BIGINT/DOUBLE, saturating sums).
 //
+// Group keys. A GROUP BY key is a column or an expression (lowered by
+// exprtype.GroupKey, like an aggregate argument). Its key set is a
+// declared domain, the distinct values of a public column, or for an
+// expression the domain exprtype derives from the policy; with a key
+// set every key is released and zero counts are noised, otherwise keys
+// come from threshold selection (δ > 0) or the query is refused. A WHERE
+// conjunct on a key alone narrows its key set (narrow.go: those groups
+// are empty on every database). Without an aggregate, a query over key
+// sets is answered with the keys alone (Plan.KeysOnly), free.
+//
 // Failures that cannot depend on data are refused here too, uncharged: a
 // literal of the wrong type (42883/42804) or a quoted number that does not
 // parse (22P02), text with a NUL byte or invalid UTF-8 (22021), and a

@@ -140,7 +140,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	if x.Model == "" {
 		x.Model = "dp"
 	}
-	if render != nil && !pl.NoRows {
+	if render != nil && !pl.NoRows && !pl.KeysOnly {
 		if sql, err := render(pl.Backend); err == nil {
 			x.BackendSQL = sql
 		} else {

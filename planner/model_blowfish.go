@@ -130,7 +130,11 @@ func (b *builder) queryColumns(s aggShape) (where, group []string) {
 		}
 	}
 	for _, g := range b.groupCols {
-		if g.table == 0 {
+		if g.expr != nil {
+			// Not reached: blowfishSensitivity refuses expression keys.
+			continue
+		}
+		if g := g.r; g.table == 0 {
 			group = add(group, g.name)
 		} else {
 			for _, c := range joinCols {
@@ -144,12 +148,12 @@ func (b *builder) queryColumns(s aggShape) (where, group []string) {
 // refuseThreshold refuses threshold key selection under blowfish and
 // induced: it is an (ε, δ)-DP mechanism whose δ analysis assumes plain DP
 // neighbours.
-func refuseThreshold(ds *policies.Dataset, col resolved) error {
+func refuseThreshold(ds *policies.Dataset, name string) error {
 	if ds.Model != policies.ModelBlowfish && ds.Model != policies.ModelInduced {
 		return nil
 	}
-	return sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY %s needs a declared domain under model %s", col.name, ds.Model).
-		WithHint("threshold key selection is analysed only under model dp; declare the possible values of %s in the policy", col.name)
+	return sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY %s needs a declared domain under model %s", name, ds.Model).
+		WithHint("threshold key selection is analysed only under model dp; declare the possible values of %s in the policy", name)
 }
 
 // whereValues returns the WHERE clause as per-column value sets when it is
@@ -219,12 +223,20 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s: an aggregate over an expression is not supported under model %s, whose sensitivity analysis needs a single declared column", b.plan.Aggs[s.Index].Label, ds.Model).
 			WithHint("aggregate a column, or COUNT(*) with the condition in WHERE")
 	}
+	for _, g := range b.groupCols {
+		if g.expr != nil {
+			// The secret-pair analysis reads which declared column a
+			// histogram groups on; an expression key mixes values.
+			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY %s: grouping by an expression is not supported under model %s, whose sensitivity analysis needs declared columns", g.name(), ds.Model).
+				WithHint("group by a column with a declared domain")
+		}
+	}
 	an := ds.Analysis
 	if an == nil {
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "dataset %s (model %s) has no constraint analysis; the policy did not load through the validator", ds.Name, ds.Model)
 	}
 	if b.plan.Keys.Mode == KeysThreshold {
-		return 0, refuseThreshold(ds, b.missingDomain())
+		return 0, refuseThreshold(ds, b.missingDomain().name())
 	}
 	x := b.explainBlowfish(ds)
 	ba := b.plan.Backend.Aggs[s.Index]

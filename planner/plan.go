@@ -73,6 +73,10 @@ type Plan struct {
 	// false): it is answered from the plan alone, without the backend and
 	// without charge, and Aggs carry no calibration.
 	NoRows bool
+	// KeysOnly: GROUP BY without an aggregate over declared or derived
+	// key sets (Keys.Mode KeysDomain, no Aggs). The answer is the key
+	// set, public by the policy: no backend call, no charge.
+	KeysOnly bool
 	// CacheKey identifies the release (the noisy aggregate table before
 	// post-processing): same dataset policy, same true aggregates, same
 	// sensitivities and ε shares, same key selection.
@@ -101,9 +105,13 @@ type AggPlan struct {
 // ScaleValue returns the noise scale in output units (Scale × Quantum).
 func (a AggPlan) ScaleValue() float64 { return a.Scale.Float64() * a.Quantum }
 
-// GroupPlan is one GROUP BY column.
+// GroupPlan is one GROUP BY key: a column, or an expression (Expr).
 type GroupPlan struct {
 	Name string
+	// Expr marks a key that is an expression (Backend.GroupBy holds it
+	// lowered); its Domain, when set, is derived from the declared
+	// bounds and domains of its columns (exprtype.Info.Domain).
+	Expr bool
 	Type string // a policies.Type* constant; "" when unknown (public column without declaration)
 	// Domain is the declared key set (nil when DomainFrom or threshold
 	// selection supplies the keys).

@@ -309,6 +309,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	if err := b.groups(q); err != nil {
 		return nil, err
 	}
+	if !pl.NoRows {
+		b.narrowKeys()
+	}
 	if err := b.selectList(q); err != nil {
 		return nil, err
 	}
@@ -320,6 +323,26 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		return pl, nil
 	}
 	if len(bq.Aggs) == 0 {
+		if len(pl.Groups) > 0 && b.allDomains() {
+			// GROUP BY without an aggregate over declared or derived key
+			// sets: the answer is the (narrowed) key set, which the
+			// policy makes public. No row is read, nothing is charged.
+			pl.KeysOnly = true
+			pl.Keys.Mode = KeysDomain
+			if n := b.staticKeyCount(); n > MaxKeys {
+				return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+					"GROUP BY over these columns has %d possible keys, more than the %d the proxy releases at once", n, MaxKeys).
+					WithHint("group by fewer or coarser columns, or narrow a domain in the policy")
+			}
+			pl.Notes = append(b.notes, "no aggregate: the answer is the public key set of the GROUP BY (declared or derived from the policy), without reading the table, at no cost")
+			return pl, nil
+		}
+		if len(pl.Groups) > 0 {
+			col := b.missingDomain()
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
+				"GROUP BY %s without an aggregate would list the values present in private table %s: only a declared or derived key set is public", col.name(), main.Name).
+				WithHint("declare the possible values of the key in the policy, or add COUNT(*)")
+		}
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
 			"table %s is private: only aggregate queries are answered", main.Name).
 			WithHint("add COUNT(*) (for the values of a column use SELECT col, COUNT(*) ... GROUP BY col)")
@@ -339,14 +362,17 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		}
 	default:
 		col := b.missingDomain()
-		if err := refuseThreshold(ds, col); err != nil {
+		if err := refuseThreshold(ds, col.name()); err != nil {
 			return nil, err
 		}
 		if user.DeltaPerQuery <= 0 || limit.Delta <= 0 {
+			if col.expr != nil {
+				return nil, b.noExprDomain(col, user.Name)
+			}
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
-				"GROUP BY %s needs a declared domain: %s", col.name, domainPath(sc, col)).
+				"GROUP BY %s needs a declared domain: %s", col.r.name, domainPath(sc, col.r)).
 				WithHint("declare the possible values of %s in the policy (%s), or let the DBA allow threshold key selection with users.%s.delta_per_query > 0",
-					col.name, p.pol.Position(domainPath(sc, col)), user.Name)
+					col.r.name, p.pol.Position(domainPath(sc, col.r)), user.Name)
 		}
 		delta = user.DeltaPerQuery
 		pl.Keys.Mode = KeysThreshold

@@ -134,3 +134,47 @@ func BenchmarkParsePlanWindow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParsePlanHistogram: a BI histogram (Metabase/Superset bins) —
+// parse, plan and derive the 13 keys of floor(age / 10) * 10 over the
+// declared ages, with a WHERE that narrows them.
+func BenchmarkParsePlanHistogram(b *testing.B) {
+	b.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := loadPolicyB(b)
+	p := planner.New(pol)
+	user := pol.User("alice")
+	queries := map[parser.Dialect]string{
+		parser.Postgres: `SELECT floor("people"."age" / 10) * 10 AS "age", count(*) AS "count" FROM "public"."people" WHERE floor("people"."age" / 10) * 10 >= 20 GROUP BY floor("people"."age" / 10) * 10 ORDER BY 1 ASC`,
+		parser.MySQL:    "SELECT FLOOR(`people`.`age` / 10) * 10 AS `age`, COUNT(*) AS `count` FROM `people` GROUP BY 1 ORDER BY 1",
+	}
+	for d, sql := range queries {
+		b.Run(d.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				stmts, err := parser.Parse(d, sql)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pl, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(pl.Groups[0].Domain) < 7 {
+					b.Fatalf("keys %v", pl.Groups[0].Domain)
+				}
+			}
+		})
+		b.Run(d.String()+"/plan-only", func(b *testing.B) {
+			stmts, err := parser.Parse(d, sql)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -116,7 +116,7 @@ func (b *builder) planSynopsis() error {
 	pl.Backend = &ir.BackendQuery{
 		From: bq.From, Unit: bq.Unit, MaxRowsPerUnit: bq.MaxRowsPerUnit,
 		Where:   ir.IsNull{X: c, Not: true},
-		GroupBy: []ir.ColumnRef{c},
+		GroupBy: []ir.Expr{c},
 		Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 	}
 	pl.Aggs[0] = AggPlan{Label: pl.Aggs[0].Label, Quantum: 1, Epsilon: eps}

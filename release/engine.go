@@ -113,6 +113,18 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if pl.NoRows {
 		return e.finish(user, pl, noRowsRelease(pl), policies.Budget{}, false)
 	}
+	if pl.KeysOnly {
+		// No aggregate: the public key set is the answer, exact and free.
+		keys, err := e.keyDomain(ctx, pl)
+		if err != nil {
+			return nil, err
+		}
+		rel := &stored{Version: 1}
+		for _, k := range keys {
+			rel.Rows = append(rel.Rows, storedRow{Keys: k, Aggs: []int64{}})
+		}
+		return e.finish(user, pl, rel, policies.Budget{}, false)
+	}
 	if pl.Synopsis != nil {
 		return e.runSynopsis(ctx, user, pl, limit)
 	}
@@ -651,7 +663,7 @@ func (e *Engine) checkJoinKeys(ctx context.Context, q *ir.BackendQuery) error {
 		}
 		kq := &ir.BackendQuery{
 			From:    ir.TableRef{Schema: j.Table.Schema, Name: j.Table.Name, Alias: "t0"},
-			GroupBy: []ir.ColumnRef{{Qualifier: "t0", Name: j.Right.Name}},
+			GroupBy: []ir.Expr{ir.ColumnRef{Qualifier: "t0", Name: j.Right.Name}},
 			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 		}
 		dup, dupNull := false, false

@@ -228,6 +228,9 @@ func (s *Session) inferParams(st *ir.Statement) map[int]ColType {
 		return true
 	}
 	ir.Walk(q.Where, visit)
+	for _, g := range q.GroupBy {
+		ir.Walk(g, visit) // CASE WHEN age < $1 ... as a grouping key
+	}
 	for i := 1; i <= st.NumParams; i++ {
 		if _, ok := out[i]; !ok {
 			out[i] = TypeUnknown

@@ -313,6 +313,9 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 	case res.NoRows:
 		fmt.Fprintf(&b, "ddp: the query reads no row (LIMIT 0, or a WHERE that is false whatever the data): answered without the table, at no cost; ε left on %s: %g", pl.Dataset.Name, res.Remaining.Epsilon)
 		return b.String()
+	case pl.KeysOnly:
+		fmt.Fprintf(&b, "ddp: no aggregate: the answer is the GROUP BY's key set, public by the policy (declared or derived from it), exact and at no cost; ε left on %s: %g", pl.Dataset.Name, res.Remaining.Epsilon)
+		return b.String()
 	case res.Cached && pl.Synopsis != nil:
 		fmt.Fprintf(&b, "ddp: answered from the %s synopsis of %s.%s released earlier at ε = %g, at no cost; ε left on %s: %g",
 			pl.Synopsis.Spec.Mechanism, pl.Synopsis.Spec.Table, pl.Synopsis.Spec.Column, pl.Synopsis.Epsilon, pl.Dataset.Name, res.Remaining.Epsilon)

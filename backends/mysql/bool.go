@@ -53,7 +53,13 @@ func (b *Backend) boolKeys(ctx context.Context, q *ir.BackendQuery) ([]bool, err
 	for _, j := range q.Joins {
 		tables = append(tables, j.Table)
 	}
-	for i, g := range q.GroupBy {
+	for i, key := range q.GroupBy {
+		g, ok := key.(ir.ColumnRef)
+		if !ok {
+			// An expression key: the release normalises a truth value
+			// MySQL returns as 0/1 by the key's analysed type.
+			continue
+		}
 		for _, t := range tables {
 			if g.Qualifier != "" && !strings.EqualFold(g.Qualifier, t.RefName()) {
 				continue

@@ -37,7 +37,7 @@ func BenchmarkAggregate(b *testing.B) {
 		Where:          ir.Compare{Op: ir.OpGt, L: tc("i"), R: ir.Literal{Value: ir.Int(-15)}},
 		Unit:           tc("uid"),
 		MaxRowsPerUnit: 2,
-		GroupBy:        []ir.ColumnRef{{Qualifier: "p", Name: "region"}},
+		GroupBy:        []ir.Expr{ir.ColumnRef{Qualifier: "p", Name: "region"}},
 		Aggs:           []ir.BackendAgg{{Kind: ir.CountRows}, {Kind: ir.SumClamped, Column: &f, Lo: -5, Hi: 5, Quantum: 0.25}},
 	}
 	b.ReportAllocs()

@@ -104,7 +104,7 @@ func TestKeyDecoding(t *testing.T) {
 	col := func(n string) ir.ColumnRef { return ir.ColumnRef{Qualifier: "t", Name: n} }
 	for _, k := range []int{0, 1} {
 		q := &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Unit: col("u"), MaxRowsPerUnit: k,
-			GroupBy: []ir.ColumnRef{col("i"), col("f"), col("s"), col("b")},
+			GroupBy: []ir.Expr{col("i"), col("f"), col("s"), col("b")},
 			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}}}
 		got, err := backendtest.Collect(context.Background(), b, q)
 		if err != nil {

@@ -267,6 +267,9 @@ func (r *renderer) fn(n ir.Func) {
 	case exprtype.FormInfixConcat:
 		r.binary(n.Args[0], " || ", n.Args[1])
 		return
+	case exprtype.FormWidthBucket:
+		r.widthBucket(n.Args)
+		return
 	case exprtype.FormConcatSkipNull:
 		r.w(rd.Name + "(")
 		for i, a := range n.Args {
@@ -430,4 +433,29 @@ func (r *renderer) roundHalfAway(x ir.Expr) {
 	r.w(") * FLOOR(ABS(")
 	asDouble()
 	r.w(") + 0.5))")
+}
+
+// widthBucket writes width_bucket(x, lo, hi, n) (exprtype.FormWidthBucket)
+// in integer arithmetic every backend computes alike: the analysis has
+// checked lo < hi and n ≥ 1 constant, and (x - lo) * n within 64 bits.
+// In the ELSE arm x - lo ≥ 0, so the truncating division floors.
+func (r *renderer) widthBucket(a []ir.Expr) {
+	x, lo, hi, n := a[0], a[1], a[2], a[3]
+	r.w("(CASE WHEN ")
+	r.binary(x, " < ", lo)
+	r.w(" THEN 0 WHEN ")
+	r.binary(x, " >= ", hi)
+	r.w(" THEN ")
+	r.binary(n, " + ", ir.Literal{Value: ir.Int(1)})
+	r.w(" ELSE ((((")
+	r.expr(x)
+	r.w(" - ")
+	r.expr(lo)
+	r.w(") * ")
+	r.expr(n)
+	r.w(") " + r.d.IntDiv + " (")
+	r.expr(hi)
+	r.w(" - ")
+	r.expr(lo)
+	r.w(")) + 1) END)")
 }

@@ -226,7 +226,7 @@ func (r *renderer) plain(q *ir.BackendQuery) {
 		if i > 0 {
 			r.w(", ")
 		}
-		r.col(g)
+		r.expr(g)
 	}
 	for i, a := range q.Aggs {
 		if i > 0 || len(q.GroupBy) > 0 {
@@ -241,7 +241,14 @@ func (r *renderer) plain(q *ir.BackendQuery) {
 			if i > 0 {
 				r.w(", ")
 			}
-			r.col(g)
+			if c, ok := g.(ir.ColumnRef); ok {
+				r.col(c)
+				continue
+			}
+			// An expression key by its position in the select list:
+			// written again, its literals would be other placeholders,
+			// which PostgreSQL does not see as the same expression.
+			r.w(strconv.Itoa(i + 1))
 		}
 	}
 }
@@ -267,7 +274,7 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 	// values it keeps does not.
 	var order []ir.Expr
 	for i, g := range q.GroupBy {
-		r.col(g)
+		r.expr(g)
 		r.w(" AS ")
 		r.alias("ddp_g", i)
 		r.w(", ")

@@ -30,7 +30,7 @@ var boundedJoin = &ir.BackendQuery{
 	Where:          ir.IsNull{X: col("v", "note"), Not: true},
 	Unit:           col("v", "uid"),
 	MaxRowsPerUnit: 2,
-	GroupBy:        []ir.ColumnRef{col("c", "region")},
+	GroupBy:        []ir.Expr{col("c", "region")},
 	Aggs: []ir.BackendAgg{
 		{Kind: ir.CountRows},
 		{Kind: ir.CountValues, Column: pcol("v", "age")},
@@ -42,7 +42,7 @@ var boundedJoin = &ir.BackendQuery{
 // plainGroup: an unbounded GROUP BY with an integer sum.
 var plainGroup = &ir.BackendQuery{
 	From:    ir.TableRef{Name: "t"},
-	GroupBy: []ir.ColumnRef{col("t", "a"), col("t", "b")},
+	GroupBy: []ir.Expr{col("t", "a"), col("t", "b")},
 	Aggs:    []ir.BackendAgg{{Kind: ir.SumClamped, Column: pcol("t", "x"), Lo: -3, Hi: 7}},
 }
 
@@ -387,7 +387,7 @@ func TestRenderLeftJoin(t *testing.T) {
 			{Table: ir.TableRef{Name: "cells", Alias: "t1"}, Left: col("t0", "cell"), Right: col("t1", "cell"), Outer: true},
 			{Table: ir.TableRef{Name: "boroughs", Alias: "t2"}, Left: col("t1", "borough"), Right: col("t2", "name"), NullSafe: true},
 		},
-		GroupBy: []ir.ColumnRef{col("t2", "name")},
+		GroupBy: []ir.Expr{col("t2", "name")},
 		Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 	}
 	for _, tc := range []struct {

@@ -62,7 +62,11 @@ func (d *Data) Reference(q *ir.BackendQuery) ([]ir.BackendRow, error) {
 	for _, e := range input {
 		keys := make([]ir.Value, len(q.GroupBy))
 		for i, g := range q.GroupBy {
-			keys[i] = e[key(g)]
+			v, err := eval(g, e)
+			if err != nil {
+				return nil, err
+			}
+			keys[i] = v
 		}
 		k := fmt.Sprint(keys)
 		row, ok := groups[k]
@@ -262,6 +266,24 @@ func eval(e ir.Expr, env env) (ir.Value, error) {
 		if err != nil || l.IsNull() || r.IsNull() {
 			return ir.Null(), err
 		}
+		switch n.Op {
+		case ir.OpDiv, ir.OpMod:
+			// Integer operands (lowered); a zero divisor gives NULL.
+			if r.Int == 0 {
+				return ir.Null(), nil
+			}
+			if n.Op == ir.OpMod {
+				return ir.Int(l.Int % r.Int), nil
+			}
+			return ir.Int(l.Int / r.Int), nil
+		case ir.OpRealDiv:
+			a, _ := l.AsFloat()
+			b, _ := r.AsFloat()
+			if b == 0 {
+				return ir.Null(), nil
+			}
+			return ir.Float(a / b), nil
+		}
 		if l.Kind == ir.KindInt && r.Kind == ir.KindInt {
 			return ir.Int([...]int64{l.Int + r.Int, l.Int - r.Int, l.Int * r.Int}[n.Op]), nil
 		}
@@ -387,6 +409,16 @@ func evalFunc(n ir.Func, env env) (ir.Value, error) {
 		return ir.String(strings.TrimLeft(x.Str, " ")), nil
 	case "rtrim":
 		return ir.String(strings.TrimRight(x.Str, " ")), nil
+	case "width_bucket":
+		// PostgreSQL's definition, in exact integer arithmetic.
+		lo, hi, n := args[1].Int, args[2].Int, args[3].Int
+		switch {
+		case x.Int < lo:
+			return ir.Int(0), nil
+		case x.Int >= hi:
+			return ir.Int(n + 1), nil
+		}
+		return ir.Int((x.Int-lo)*n/(hi-lo) + 1), nil
 	case "abs":
 		if x.Kind == ir.KindInt {
 			return ir.Int(max(x.Int, -x.Int)), nil

@@ -34,7 +34,7 @@ func (d *Data) RandomQuery(rng *rand.Rand) *ir.BackendQuery {
 	if rng.IntN(5) > 0 {
 		q.Where = g.boolean(3)
 	}
-	groupCols := []ir.ColumnRef{tc("s"), tc("b"), tc("i"), tc("f")}
+	groupCols := []ir.Expr{tc("s"), tc("b"), tc("i"), tc("f"), g.groupExpr()}
 	if g.join {
 		groupCols = append(groupCols, pc("region"))
 	}
@@ -44,6 +44,31 @@ func (d *Data) RandomQuery(rng *rand.Rand) *ir.BackendQuery {
 		q.Aggs = append(q.Aggs, g.agg())
 	}
 	return q
+}
+
+// groupExpr is a grouping expression as the planner lowers the ones BI
+// tools send: an integer histogram bin of a clamped column, a CASE of
+// text labels (lower case: MySQL's collation would merge case
+// variants), a bucket, or a truth value.
+func (g gen) groupExpr() ir.Expr {
+	i := ir.Clamp{X: tc("i"), Lo: ir.Int(-12), Hi: ir.Int(12)}
+	switch g.rng.IntN(4) {
+	case 0:
+		w := lit(ir.Int(int64(2 + g.rng.IntN(4))))
+		return ir.Arith{Op: ir.OpMul, L: ir.Arith{Op: ir.OpDiv, L: i, R: w}, R: w}
+	case 1:
+		k := ir.Case{Whens: []ir.When{
+			{Cond: ir.Compare{Op: ir.OpLt, L: tc("i"), R: lit(ir.Int(0))}, Then: lit(ir.String("neg"))},
+			{Cond: ir.Compare{Op: ir.OpGt, L: tc("i"), R: lit(ir.Int(5))}, Then: lit(ir.String("big"))},
+		}}
+		if g.rng.IntN(2) == 0 {
+			k.Else = lit(ir.String("small"))
+		}
+		return k
+	case 2:
+		return ir.Func{Name: "width_bucket", Args: []ir.Expr{i, lit(ir.Int(-10)), lit(ir.Int(10)), lit(ir.Int(4))}}
+	}
+	return g.boolean(1)
 }
 
 func (g gen) agg() ir.BackendAgg {
