@@ -240,6 +240,17 @@ func (c *checker) column(ref ir.ColumnRef, m mode) (*node, error) {
 		}
 		n.x = ir.Clamp{X: col.Ref, Lo: col.Lo, Hi: col.Hi}
 		n.info = clampInfo(col.Type, col.Lo, col.Hi)
+	case Date, Timestamp, TimestampTZ:
+		if !col.HasBounds {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"column %s has no declared bounds, so it can be compared but not computed with: a date function could leave the backend's range only for some rows' values, and the error would reveal them", ir.FormatExpr(ref)).
+				WithHint("compare the bare column (e.g. %s >= DATE '2010-01-01'), or declare bounds: ['lo', 'hi'] at %s", ir.FormatExpr(ref), col.Declare)
+		}
+		if !boundsOK(col) {
+			return nil, internalErr("column bounds of the wrong kind")
+		}
+		n.x = ir.Clamp{X: col.Ref, Lo: col.Lo, Hi: col.Hi}
+		n.info = clampInfo(col.Type, col.Lo, col.Hi)
 	case Unknown:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 			"column %s has no declared type, so it can be compared but not computed with", ir.FormatExpr(ref)).
@@ -255,6 +266,9 @@ func boundsOK(col Column) bool {
 	case Real:
 		return col.Lo.Kind == ir.KindFloat && col.Hi.Kind == ir.KindFloat && col.Lo.Float <= col.Hi.Float &&
 			math.Abs(col.Lo.Float) <= MaxReal && math.Abs(col.Hi.Float) <= MaxReal
+	case Date, Timestamp, TimestampTZ:
+		k := col.Type.Kind()
+		return col.Lo.Kind == k && col.Hi.Kind == k && col.Lo.Int <= col.Hi.Int && inTimeRange(col.Type, col.Lo.Int, col.Hi.Int)
 	}
 	return false
 }
@@ -279,6 +293,12 @@ func literal(l ir.Literal) (*node, error) {
 		n.info, n.strLit = Info{Type: Text}, true
 	case ir.KindBool:
 		n.info = Info{Type: Boolean}
+	case ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
+		t := TimeType(v.Kind)
+		if !inTimeRange(t, v.Int, v.Int) {
+			return nil, sqlerr.New(sqlerr.DatetimeFieldOverflow, "a %s value in the query is outside the years 1 to 9999", t)
+		}
+		n.info = timeInfo(t, v.Int, v.Int)
 	default:
 		return nil, internalErr("literal of unknown kind")
 	}
@@ -321,6 +341,17 @@ func unify(e ir.Expr, what string, ns ...*node) error {
 		if t := n.info.Type; !n.strLit && t != Null && t != Unknown {
 			target = t
 			break
+		}
+	}
+	if target.IsTime() {
+		if err := unifyTimes(ns); err != nil {
+			return err
+		}
+		for _, n := range ns {
+			if _, lit := n.x.(ir.Literal); !lit && !n.strLit && n.info.Type.IsTime() {
+				target = n.info.Type
+				break
+			}
 		}
 	}
 	if target == Unknown {
@@ -385,6 +416,11 @@ func coerce(n *node, t Type, other *node) error {
 			return bad()
 		}
 		v = ir.Bool(b)
+	case Date, Timestamp, TimestampTZ:
+		var err error
+		if v, err = parseTimeLiteral(t, s, other); err != nil {
+			return err
+		}
 	default:
 		return nil
 	}
@@ -829,6 +865,9 @@ func (c *checker) cast(k ir.Cast, m mode) (*node, error) {
 	// so that the spelling does not depend on the storage type (a
 	// NUMERIC column would print its scale). To double precision, a
 	// bare column converts as well as a clamped one.
+	if t, ok := castTimeTarget(k.To); ok {
+		return c.timeCast(k, t)
+	}
 	xm := modeCompute
 	if k.To == ir.CastDouble {
 		xm = m
@@ -906,6 +945,8 @@ func (c *checker) cast(k ir.Cast, m mode) (*node, error) {
 		return nil, refuse("backends spell doubles differently (1e+20, 1.0e+20, 1e20)")
 	case t == Boolean:
 		return nil, refuse("backends spell and convert booleans differently")
+	case t.IsTime():
+		return nil, refuse("backends spell and convert dates and times differently; use extract or date_trunc")
 	}
 	return nil, refuse("the column's type is not declared")
 }
@@ -1052,6 +1093,13 @@ func checkRange(n *node) error {
 			"%s can reach %s, beyond ±%g, the largest magnitude a predicate may compute with: the query would fail only for the rows where it overflows",
 			n.text(), fmtReal(reach), MaxReal).
 			WithHint("use smaller constants, or narrow the bounds of the columns involved")
+	case Date, Timestamp, TimestampTZ:
+		if n.info.Int.fits() && inTimeRange(n.info.Type, n.info.Int.Lo.Int64(), n.info.Int.Hi.Int64()) {
+			return nil
+		}
+		return sqlerr.New(sqlerr.DatetimeFieldOverflow,
+			"%s can reach beyond the years 1 to 9999 (%s): the query would fail only for the rows where it happens", n.text(), n.info).
+			WithHint("narrow the bounds of the columns involved, or use a smaller interval")
 	}
 	return nil
 }

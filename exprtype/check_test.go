@@ -33,6 +33,13 @@ func testColumns(c ir.ColumnRef) (exprtype.Column, error) {
 		return exprtype.Column{Ref: ref, Type: exprtype.Boolean}, nil
 	case "pub":
 		return exprtype.Column{Ref: ref, Type: exprtype.Unknown}, nil
+	case "day": // date in [2010-01-01, 2011-01-01]
+		return exprtype.Column{Ref: ref, Type: exprtype.Date, HasBounds: true, Lo: ir.Date(14610), Hi: ir.Date(14975)}, nil
+	case "ts": // timestamp in [2010-01-01, 2011-01-01 00:00]
+		return exprtype.Column{Ref: ref, Type: exprtype.Timestamp, HasBounds: true,
+			Lo: ir.Timestamp(14610 * ir.MicrosPerDay), Hi: ir.Timestamp(14975 * ir.MicrosPerDay)}, nil
+	case "tz": // timestamptz without bounds
+		return exprtype.Column{Ref: ref, Type: exprtype.TimestampTZ, Declare: "datasets.d.tables.t.columns.tz"}, nil
 	}
 	return exprtype.Column{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s does not exist", c.Name)
 }

@@ -458,8 +458,8 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 }
 
 // myCastType maps CAST(x AS SIGNED|DOUBLE|CHAR) and CONVERT(x, ...);
-// UNSIGNED (which wraps negative values), CHAR(n) (which truncates),
-// DECIMAL, FLOAT, dates and BINARY are refused.
+// DATE and DATETIME; UNSIGNED (which wraps negative values), CHAR(n)
+// (which truncates), DECIMAL, FLOAT, TIME and BINARY are refused.
 func myCastType(c *ast.FuncCastExpr) (ir.CastType, bool) {
 	tp := c.Tp
 	if tp == nil || c.FunctionType == ast.CastBinaryOperator {
@@ -473,6 +473,14 @@ func myCastType(c *ast.FuncCastExpr) (ir.CastType, bool) {
 		return ir.CastBigint, true
 	case mysql.TypeDouble:
 		return ir.CastDouble, true
+	case mysql.TypeDate:
+		return ir.CastDate, true
+	case mysql.TypeDatetime:
+		// DATETIME(n) keeps n fractional digits; plain DATETIME none.
+		if tp.GetDecimal() > 0 && tp.GetDecimal() != 6 {
+			return 0, false
+		}
+		return ir.CastTimestamp, true
 	case mysql.TypeVarString, mysql.TypeString:
 		if tp.GetFlen() >= 0 || mysql.HasBinaryFlag(tp.GetFlag()) || tp.GetCharset() == "binary" {
 			return 0, false
@@ -597,7 +605,24 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		canon = "lower"
 	case "ucase":
 		canon = "upper"
-	case ast.DateLiteral, ast.TimeLiteral, ast.TimestampLiteral:
+	case ast.DateLiteral, ast.TimestampLiteral:
+		// DATE '…' and TIMESTAMP '…': the analysis parses the text.
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "a date literal")
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, notAgg(msgTypedLit)
+		}
+		to := ir.CastDate
+		if name == ast.TimestampLiteral {
+			to = ir.CastTimestamp
+		}
+		return ir.Cast{X: args[0], To: to}, nil
+	case ast.TimeLiteral:
 		return nil, notAgg(msgTypedLit)
 	case "trim":
 		// TRIM(x) has one argument; TRIM(BOTH 'a' FROM x) and friends

@@ -516,6 +516,12 @@ func pgCastType(tn *pg.TypeName) (ir.CastType, bool) {
 		return ir.CastDouble, true
 	case "text":
 		return ir.CastText, true
+	case "date":
+		return ir.CastDate, true
+	case "timestamp":
+		return ir.CastTimestamp, true
+	case "timestamptz":
+		return ir.CastTimestampTZ, true
 	}
 	return 0, false
 }

@@ -475,9 +475,11 @@ func TestNotAggregate(t *testing.T) {
 		{"mysql cast unsigned", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS unsigned) = 1", "only casts"},
 		{"mysql cast char(3)", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS char(3)) = '1'", "only casts"},
 		{"mysql cast decimal", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS decimal) = 1", "only casts"},
-		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
-		{"typed literal ::date", Postgres, "SELECT count(*) FROM t WHERE d > '2020-01-01'::date", "typed literals"},
-		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
+		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > TIME '10:00'", "typed literals"},
+		{"typed literal ::interval", Postgres, "SELECT count(*) FROM t WHERE d > '1 day'::interval", "typed literals"},
+		{"timestamp with precision", Postgres, "SELECT count(*) FROM t WHERE d > '2020-01-01'::timestamp(3)", "typed literals"},
+		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > TIME '10:00'", "typed literals"},
+		{"mysql datetime with precision", MySQL, "SELECT count(*) FROM t WHERE d > CAST('2020-01-01' AS DATETIME(3))", "CAST"},
 		{"sleep", Postgres, "SELECT count(*) FROM t WHERE pg_sleep(1) IS NULL", "function pg_sleep is not allowed in predicates; allowed: abs, ceil, coalesce"},
 		{"mysql sleep", MySQL, "SELECT count(*) FROM t WHERE sleep(1) = 0", "function sleep is not allowed"},
 		{"random", Postgres, "SELECT count(*) FROM t WHERE a > random()", "function random"},
@@ -568,6 +570,44 @@ func TestPostProcessingDivision(t *testing.T) {
 		}
 		if _, ok := a.L.(ir.Aggregate); !ok {
 			t.Errorf("%s: left operand %#v, want the aggregate", tt.sql, a.L)
+		}
+	}
+}
+
+// TestDateLiteralSpellings: every spelling of a date or timestamp literal
+// becomes a CAST of the text to the type (exprtype parses the text).
+func TestDateLiteralSpellings(t *testing.T) {
+	tests := []struct {
+		d   Dialect
+		lit string
+		to  ir.CastType
+	}{
+		{Postgres, "DATE '2020-01-01'", ir.CastDate},
+		{Postgres, "'2020-01-01'::date", ir.CastDate},
+		{Postgres, "CAST('2020-01-01' AS date)", ir.CastDate},
+		{Postgres, "TIMESTAMP '2020-01-01'", ir.CastTimestamp},
+		{Postgres, "'2020-01-01'::timestamp without time zone", ir.CastTimestamp},
+		{Postgres, "TIMESTAMPTZ '2020-01-01'", ir.CastTimestampTZ},
+		{Postgres, "'2020-01-01'::timestamp with time zone", ir.CastTimestampTZ},
+		{MySQL, "DATE '2020-01-01'", ir.CastDate},
+		{MySQL, "CAST('2020-01-01' AS DATE)", ir.CastDate},
+		{MySQL, "TIMESTAMP '2020-01-01'", ir.CastTimestamp},
+		{MySQL, "CAST('2020-01-01' AS DATETIME)", ir.CastTimestamp},
+		{MySQL, "CONVERT('2020-01-01', DATETIME(6))", ir.CastTimestamp},
+	}
+	for _, tc := range tests {
+		st := parseOne(t, tc.d, "SELECT count(*) FROM t WHERE d > "+tc.lit)
+		if st.Query == nil {
+			t.Errorf("%s: refused: %s", tc.lit, st.NotAggregate)
+			continue
+		}
+		c, ok := st.Query.Where.(ir.Compare).R.(ir.Cast)
+		if !ok || c.To != tc.to {
+			t.Errorf("%s: %#v, want a cast to %s", tc.lit, st.Query.Where, tc.to)
+			continue
+		}
+		if l, ok := c.X.(ir.Literal); !ok || l.Value != ir.String("2020-01-01") {
+			t.Errorf("%s: cast of %#v", tc.lit, c.X)
 		}
 	}
 }
