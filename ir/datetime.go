@@ -245,3 +245,40 @@ func FormatTime(k Kind, n int64) string {
 func CanonicalText(k Kind, n int64) string {
 	return strings.TrimSuffix(FormatTime(k, n), "+00")
 }
+
+// AsTime reads a value a backend driver returned for a date or time
+// column as kind k: text in the ISO or RFC 3339 form (drivers and the
+// SQLite text storage), or a time value of another kind (a timestamp
+// becomes its date only at midnight). Anything else, NULL included, is
+// returned unchanged.
+func AsTime(v Value, k Kind) Value {
+	switch {
+	case v.Kind == k:
+		return v
+	case v.Kind == KindString:
+		if t, err := time.Parse(time.RFC3339Nano, v.Str); err == nil {
+			if k != KindTimestampTZ {
+				// A wall clock the driver labelled with a zone.
+				t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+			}
+			return AsTime(TimeValue(KindTimestampTZ, t), k)
+		}
+		if out, err := ParseTime(k, v.Str); err == nil {
+			return out
+		}
+		if k == KindDate {
+			if ts, err := ParseTime(KindTimestamp, v.Str); err == nil {
+				return AsTime(ts, k)
+			}
+		}
+	case v.Kind == KindDate && (k == KindTimestamp || k == KindTimestampTZ):
+		return Value{Kind: k, Int: v.Int * MicrosPerDay}
+	case (v.Kind == KindTimestamp || v.Kind == KindTimestampTZ) && k == KindDate:
+		if v.Int%MicrosPerDay == 0 {
+			return Date(v.Int / MicrosPerDay)
+		}
+	case v.Kind == KindTimestamp || v.Kind == KindTimestampTZ:
+		return Value{Kind: k, Int: v.Int}
+	}
+	return v
+}

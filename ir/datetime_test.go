@@ -99,3 +99,31 @@ func TestTimeTextRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestAsTime(t *testing.T) {
+	day := Date(14761) // 2010-06-01
+	noon := Timestamp(14761*MicrosPerDay + 12*3600*MicrosPerSecond)
+	cases := []struct {
+		in   Value
+		k    Kind
+		want Value
+	}{
+		{String("2010-06-01"), KindDate, day},
+		{String("2010-06-01T00:00:00Z"), KindDate, day},
+		{String("2010-06-01 00:00:00"), KindDate, day},
+		{String("2010-06-01T12:00:00+02:00"), KindTimestamp, noon}, // a wall clock keeps its reading
+		{String("2010-06-01T12:00:00+02:00"), KindTimestampTZ, TimestampTZ(noon.Int - 2*3600*MicrosPerSecond)},
+		{String("2010-06-01 12:00:00"), KindTimestamp, noon},
+		{String("2010-06-01 12:00:00.000000"), KindTimestamp, noon},
+		{noon, KindTimestampTZ, TimestampTZ(noon.Int)},
+		{noon, KindDate, noon}, // not a midnight: unchanged
+		{day, KindTimestamp, Timestamp(14761 * MicrosPerDay)},
+		{Null(), KindDate, Null()},
+		{String("soon"), KindDate, String("soon")},
+	}
+	for _, c := range cases {
+		if got := AsTime(c.in, c.k); got != c.want {
+			t.Errorf("AsTime(%v, %s) = %v, want %v", c.in, c.k, got, c.want)
+		}
+	}
+}

@@ -202,11 +202,37 @@ func (b *builder) exprColumn(c ir.ColumnRef) (exprtype.Column, error) {
 		col.Type = exprtype.Text
 	case policies.TypeBoolean:
 		col.Type = exprtype.Boolean
+	case policies.TypeDate:
+		col.Type = exprtype.Date
+	case policies.TypeTimestamp:
+		col.Type = exprtype.Timestamp
+	case policies.TypeTimestampTZ:
+		col.Type = exprtype.TimestampTZ
 	default:
 		col.Type = exprtype.Unknown
 	}
 	col.Lo, col.Hi, col.HasBounds = clampBounds(r.decl, col.Type)
 	return col, nil
+}
+
+// timeDomainExtent is the smallest and largest value of a date or time
+// column's declared static domain.
+func timeDomainExtent(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool) {
+	if d.Domain == nil || len(d.Domain.Resolved) == 0 {
+		return lo, hi, false
+	}
+	for i, v := range d.Domain.Resolved {
+		if v.Kind != t.Kind() {
+			return ir.Value{}, ir.Value{}, false
+		}
+		if i == 0 || v.Int < lo.Int {
+			lo = v
+		}
+		if i == 0 || v.Int > hi.Int {
+			hi = v
+		}
+	}
+	return lo, hi, true
 }
 
 // clampBounds are the bounds a numeric column is clamped to where an
@@ -215,6 +241,10 @@ func (b *builder) exprColumn(c ir.ColumnRef) (exprtype.Column, error) {
 // static domain. Both are public.
 func clampBounds(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool) {
 	switch {
+	case t.IsTime() && len(d.TimeBounds) == 2:
+		return d.TimeBounds[0], d.TimeBounds[1], true
+	case t.IsTime():
+		return timeDomainExtent(d, t)
 	case t != exprtype.Integer && t != exprtype.Real:
 		return lo, hi, false
 	case d.HasBounds() && t == exprtype.Integer:

@@ -71,6 +71,10 @@ func (r *renderer) expr(e ir.Expr) {
 	case ir.Case:
 		r.caseExpr(n)
 	case ir.Cast:
+		if k := castKind(n.To); k != ir.KindNull {
+			r.timeCast(n.X, k)
+			return
+		}
 		typ := map[ir.CastType]string{ir.CastBigint: r.d.IntType, ir.CastDouble: r.d.FloatType, ir.CastText: r.d.TextType}[n.To]
 		if typ == "" {
 			r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: a cast to %s survived the analysis", n.To))
@@ -158,7 +162,7 @@ func (r *renderer) literal(v ir.Value) {
 			r.fail(sqlerr.New(sqlerr.InvalidParameterValue, "NaN and infinite numbers are not supported in predicates"))
 			return
 		}
-	case ir.KindInt, ir.KindString, ir.KindBool:
+	case ir.KindInt, ir.KindString, ir.KindBool, ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
 	default:
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: literal of unknown kind %d", v.Kind))
 		return
@@ -372,6 +376,9 @@ func (r *renderer) clampNode(n ir.Clamp) {
 	var typ string
 	var lo, hi any
 	switch {
+	case n.Lo.IsTime() && n.Hi.Kind == n.Lo.Kind && n.Lo.Int <= n.Hi.Int:
+		r.timeClamp(n)
+		return
 	case n.Lo.Kind == ir.KindInt && n.Hi.Kind == ir.KindInt && n.Lo.Int <= n.Hi.Int:
 		typ, lo, hi = d.IntType, n.Lo.Int, n.Hi.Int
 	case n.Lo.Kind == ir.KindFloat && n.Hi.Kind == ir.KindFloat && n.Lo.Float <= n.Hi.Float &&
@@ -430,4 +437,61 @@ func (r *renderer) roundHalfAway(x ir.Expr) {
 	r.w(") * FLOOR(ABS(")
 	asDouble()
 	r.w(") + 0.5))")
+}
+
+func castKind(t ir.CastType) ir.Kind {
+	switch t {
+	case ir.CastDate:
+		return ir.KindDate
+	case ir.CastTimestamp:
+		return ir.KindTimestamp
+	case ir.CastTimestampTZ:
+		return ir.KindTimestampTZ
+	}
+	return ir.KindNull
+}
+
+// timeCast converts x to the date or time kind k. The analysis allows a
+// timestamp to a date and a date to a timestamp, which cannot fail.
+// SQLite has no date types: date(x) and datetime(x) write the text form
+// its columns hold (ir.CanonicalText; datetime of a date is its
+// midnight without a fraction).
+func (r *renderer) timeCast(x ir.Expr, k ir.Kind) {
+	if r.d.TimeAsText {
+		fn := "datetime("
+		if k == ir.KindDate {
+			fn = "date("
+		}
+		r.w(fn)
+		r.expr(x)
+		r.w(")")
+		return
+	}
+	r.w("CAST(")
+	r.expr(x)
+	r.w(" AS " + r.d.ParamCast[k] + ")")
+}
+
+// timeClamp writes a date or time column clamped to its declared bounds:
+// LEAST(GREATEST(x, lo), hi) in the column's type (SQLite compares the
+// text form, in which text order is time order). PostgreSQL's LEAST
+// skips NULL, so NULL is guarded there as for numbers.
+func (r *renderer) timeClamp(n ir.Clamp) {
+	d := r.d
+	typ := d.ParamCast[n.Lo.Kind]
+	if d.LeastIgnoresNull {
+		r.w("(CASE WHEN ")
+		r.expr(n.X)
+		r.w(" IS NULL THEN NULL ELSE ")
+	}
+	if typ != "" {
+		r.w("CAST(")
+	}
+	r.clamp(func() { r.expr(n.X) }, d.Arg(n.Lo), d.Arg(n.Hi), typ)
+	if typ != "" {
+		r.w(" AS " + typ + ")")
+	}
+	if d.LeastIgnoresNull {
+		r.w(" END)")
+	}
 }

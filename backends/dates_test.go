@@ -1,0 +1,172 @@
+package backends_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/backends/internal/backendtest"
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// dateRow is one row of the date table: NULL where ok is false.
+type dateRow struct {
+	d, ts, tz       int64 // days; microseconds
+	dOK, tsOK, tzOK bool
+}
+
+// dateRows spreads dates over 2010 and 2011 (both sides of the bounds),
+// timestamps over the hours of the day with and without fractions, and
+// leaves some values NULL.
+func dateRows() []dateRow {
+	var out []dateRow
+	const jan1 = 14610 // 2010-01-01
+	for i := int64(0); i < 90; i++ {
+		r := dateRow{d: jan1 - 10 + i*9, dOK: i%11 != 5, tsOK: i%13 != 7, tzOK: i%7 != 3}
+		r.ts = (jan1+i*5)*ir.MicrosPerDay + (i%24)*3600*ir.MicrosPerSecond + (i%3)*250_000
+		if i%10 == 0 {
+			r.ts = (jan1 + i*5) * ir.MicrosPerDay // midnights
+		}
+		r.tz = r.ts + (i%5)*ir.MicrosPerSecond + 17
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestDatesOnEveryBackend: date, timestamp and timestamptz comparisons,
+// BETWEEN, IN and casts in WHERE, written by a PostgreSQL or a MySQL
+// client with every literal spelling, count on SQLite (text in
+// ir.CanonicalText form), PostgreSQL (DATE, TIMESTAMP, TIMESTAMPTZ) and
+// MariaDB (DATE, DATETIME(6), TIMESTAMP(6)) the rows Go counts from the
+// same values.
+func TestDatesOnEveryBackend(t *testing.T) {
+	table := uniqueTable("ddp_dates")
+	cols := map[string]string{
+		"sqlite":   "d DATE, ts TIMESTAMP, tz TIMESTAMP",
+		"postgres": "d DATE, ts TIMESTAMP, tz TIMESTAMPTZ",
+		"mysql":    "d DATE, ts DATETIME(6), tz TIMESTAMP(6) NULL",
+	}
+	data := dateRows()
+	lit := func(ok bool, s string) string {
+		if !ok {
+			return "NULL"
+		}
+		return s
+	}
+	rowsFor := func(dialect string) []string {
+		var out []string
+		for _, r := range data {
+			d := ir.CanonicalText(ir.KindDate, r.d)
+			ts := ir.CanonicalText(ir.KindTimestamp, r.ts)
+			tz := "'" + ir.CanonicalText(ir.KindTimestampTZ, r.tz) + "'"
+			switch dialect {
+			case "postgres":
+				tz = "'" + ir.FormatTime(ir.KindTimestampTZ, r.tz) + "'"
+			case "mysql":
+				// An instant whatever the loading session's time_zone.
+				tz = "FROM_UNIXTIME(" + strconv.FormatInt(r.tz/ir.MicrosPerSecond, 10) + "." + fmt.Sprintf("%06d", r.tz%ir.MicrosPerSecond) + ")"
+			}
+			out = append(out, "("+lit(r.dOK, "'"+d+"'")+", "+lit(r.tsOK, "'"+ts+"'")+", "+lit(r.tzOK, tz)+")")
+		}
+		return out
+	}
+	columns := func(c ir.ColumnRef) (exprtype.Column, error) {
+		ref := ir.ColumnRef{Qualifier: "t", Name: c.Name}
+		switch c.Name {
+		case "d":
+			return exprtype.Column{Ref: ref, Type: exprtype.Date, HasBounds: true, Lo: ir.Date(14610), Hi: ir.Date(14975)}, nil
+		case "ts":
+			return exprtype.Column{Ref: ref, Type: exprtype.Timestamp, HasBounds: true,
+				Lo: ir.Timestamp(14610 * ir.MicrosPerDay), Hi: ir.Timestamp(14975*ir.MicrosPerDay - 1)}, nil
+		case "tz":
+			return exprtype.Column{Ref: ref, Type: exprtype.TimestampTZ}, nil
+		}
+		return exprtype.Column{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s does not exist", c.Name)
+	}
+	day := func(s string) int64 { v, _ := ir.ParseTime(ir.KindDate, s); return v.Int }
+	at := func(s string) int64 { v, _ := ir.ParseTime(ir.KindTimestamp, s); return v.Int }
+	clampTS := func(x int64) int64 { return min(max(x, 14610*ir.MicrosPerDay), 14975*ir.MicrosPerDay-1) }
+	pg, my := parser.Postgres, parser.MySQL
+	tests := []struct {
+		d     parser.Dialect
+		where string
+		keep  func(r dateRow) bool
+	}{
+		{pg, "d = DATE '2010-02-14'", func(r dateRow) bool { return r.dOK && r.d == day("2010-02-14") }},
+		{my, "d = '2010-02-14'", func(r dateRow) bool { return r.dOK && r.d == day("2010-02-14") }},
+		{pg, "d < '2010-06-01'::date", func(r dateRow) bool { return r.dOK && r.d < day("2010-06-01") }},
+		{my, "d >= CAST('2010-06-01' AS DATE)", func(r dateRow) bool { return r.dOK && r.d >= day("2010-06-01") }},
+		{pg, "d BETWEEN '2010-03-01' AND '2010-09-30'", func(r dateRow) bool {
+			return r.dOK && r.d >= day("2010-03-01") && r.d <= day("2010-09-30")
+		}},
+		{my, "d NOT BETWEEN DATE '2010-03-01' AND DATE '2010-09-30'", func(r dateRow) bool {
+			return r.dOK && (r.d < day("2010-03-01") || r.d > day("2010-09-30"))
+		}},
+		{pg, "d IN ('2010-02-14', DATE '2010-02-21', '2011-01-04')", func(r dateRow) bool {
+			return r.dOK && (r.d == day("2010-02-14") || r.d == day("2010-02-21") || r.d == day("2011-01-04"))
+		}},
+		{pg, "d IS NULL", func(r dateRow) bool { return !r.dOK }},
+		{pg, "ts >= TIMESTAMP '2010-03-01 12:00:00'", func(r dateRow) bool { return r.tsOK && r.ts >= at("2010-03-01 12:00:00") }},
+		{my, "ts < TIMESTAMP '2010-03-01 12:00:00.25'", func(r dateRow) bool { return r.tsOK && r.ts < at("2010-03-01 12:00:00.25") }},
+		{pg, "ts = '2010-01-06 01:00:00.25'", func(r dateRow) bool { return r.tsOK && r.ts == at("2010-01-06 01:00:00.25") }},
+		{pg, "ts > DATE '2010-06-05'", func(r dateRow) bool { return r.tsOK && r.ts > at("2010-06-05 00:00:00") }},
+		{my, "ts >= '2010-06-05' AND ts < '2010-07-05'", func(r dateRow) bool {
+			return r.tsOK && r.ts >= at("2010-06-05 00:00:00") && r.ts < at("2010-07-05 00:00:00")
+		}},
+		{pg, "ts = '2010-02-20'", func(r dateRow) bool { return r.tsOK && r.ts == at("2010-02-20 00:00:00") }},
+		{pg, "tz < '2010-04-01 00:00:00+02'", func(r dateRow) bool { return r.tzOK && r.tz < at("2010-03-31 22:00:00") }},
+		{pg, "tz >= TIMESTAMPTZ '2010-04-01 10:00:00Z'", func(r dateRow) bool { return r.tzOK && r.tz >= at("2010-04-01 10:00:00") }},
+		{my, "tz BETWEEN '2010-02-01' AND TIMESTAMP '2010-05-01 00:00:00'", func(r dateRow) bool {
+			return r.tzOK && r.tz >= at("2010-02-01 00:00:00") && r.tz <= at("2010-05-01 00:00:00")
+		}},
+		{pg, "CAST(ts AS date) = '2010-03-02'", func(r dateRow) bool {
+			return r.tsOK && clampTS(r.ts)/ir.MicrosPerDay == day("2010-03-02")
+		}},
+		{my, "CAST(ts AS DATE) IN ('2010-03-02', '2010-05-01')", func(r dateRow) bool {
+			x := clampTS(r.ts) / ir.MicrosPerDay
+			return r.tsOK && (x == day("2010-03-02") || x == day("2010-05-01"))
+		}},
+		{pg, "CAST(d AS timestamp) < ts", func(r dateRow) bool {
+			dd := min(max(r.d, 14610), 14975)
+			return r.dOK && r.tsOK && dd*ir.MicrosPerDay < r.ts
+		}},
+	}
+	backends := eachBackendRows(t, table, cols, rowsFor)
+	for _, tc := range tests {
+		stmts, err := parser.Parse(tc.d, "SELECT COUNT(*) FROM t WHERE "+tc.where)
+		if err != nil || stmts[0].Query == nil {
+			t.Fatalf("%s: %v %v", tc.where, err, stmts)
+		}
+		where, err := exprtype.Predicate(stmts[0].Query.Where, columns)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.where, err)
+		}
+		var want int64
+		for _, r := range data {
+			if tc.keep(r) {
+				want++
+			}
+		}
+		if want == 0 || want == int64(len(data)) {
+			t.Errorf("%s: %d of %d rows: the case tells nothing", tc.where, want, len(data))
+		}
+		q := &ir.BackendQuery{From: ir.TableRef{Name: table, Alias: "t"}, Where: where, Aggs: []ir.BackendAgg{{Kind: ir.CountRows}}}
+		for _, b := range backends {
+			got, err := backendtest.Collect(context.Background(), b.agg, q)
+			if err != nil {
+				t.Errorf("%s (%v client) on %s: %v", tc.where, tc.d, b.name, err)
+				continue
+			}
+			if len(got) != 1 || fmt.Sprint(got[0].Aggs) != fmt.Sprint([]int64{want}) {
+				t.Errorf("%s (%v client) on %s: %v, want %d rows", tc.where, tc.d, b.name, got, want)
+			}
+		}
+	}
+	if len(backends) < 3 {
+		t.Logf("ran on %d backends; set DDP_TEST_POSTGRES_DSN and DDP_TEST_MYSQL_DSN for all three", len(backends))
+	}
+}
