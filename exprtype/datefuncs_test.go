@@ -1,0 +1,113 @@
+package exprtype_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+func mustTime(t *testing.T, k ir.Kind, s string) ir.Value {
+	t.Helper()
+	v, err := ir.ParseTime(k, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestTruncValuesByHand: the example and a few hand-counted ones.
+func TestTruncValuesByHand(t *testing.T) {
+	lo, hi := mustTime(t, ir.KindTimestamp, "2010-01-01"), mustTime(t, ir.KindTimestamp, "2011-01-01")
+	vals, ok := exprtype.TruncValues("month", ir.KindTimestamp, lo.Int, hi.Int-1, 100)
+	if !ok || len(vals) != 12 || vals[0] != lo || vals[11] != mustTime(t, ir.KindTimestamp, "2010-12-01") {
+		t.Fatalf("months of 2010: %v %v", vals, ok)
+	}
+	// [2010-01-01, 2011-01-01] closed: 13 months.
+	if vals, ok := exprtype.TruncValues("month", ir.KindTimestamp, lo.Int, hi.Int, 100); !ok || len(vals) != 13 {
+		t.Fatalf("closed range: %d %v", len(vals), ok)
+	}
+	// 2010-01-01 is a Friday: its ISO week starts on Monday 2009-12-28;
+	// 2010 then has weeks starting 2009-12-28 ... 2010-12-27: 53.
+	d0, d1 := mustTime(t, ir.KindDate, "2010-01-01"), mustTime(t, ir.KindDate, "2010-12-31")
+	vals, ok = exprtype.TruncValues("week", ir.KindDate, d0.Int, d1.Int, 100)
+	if !ok || len(vals) != 53 || vals[0] != mustTime(t, ir.KindDate, "2009-12-28") {
+		t.Fatalf("weeks of 2010: %d %v %v", len(vals), vals[:1], ok)
+	}
+	if vals, ok := exprtype.TruncValues("quarter", ir.KindDate, d0.Int, d1.Int, 4); !ok || len(vals) != 4 {
+		t.Fatalf("quarters: %v %v", vals, ok)
+	}
+	if _, ok := exprtype.TruncValues("day", ir.KindDate, d0.Int, d1.Int, 364); ok {
+		t.Fatal("365 days fit a limit of 364")
+	}
+	if _, ok := exprtype.TruncValues("hour", ir.KindDate, d0.Int, d1.Int, 1000); ok {
+		t.Fatal("hours of a date")
+	}
+	if _, ok := exprtype.TruncValues("fortnight", ir.KindDate, d0.Int, d1.Int, 1000); ok {
+		t.Fatal("unknown unit")
+	}
+}
+
+// TestTruncValuesOracle: over random small ranges, TruncValues is exactly
+// the set of TruncTime of every value in the range (every day; every
+// minute of short timestamp ranges), sorted.
+func TestTruncValuesOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 400 {
+		k := []ir.Kind{ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ}[i%3]
+		unit := exprtype.TruncUnits[rng.IntN(len(exprtype.TruncUnits))]
+		if k == ir.KindDate && (unit == "hour" || unit == "minute") {
+			continue
+		}
+		var lo, hi, step int64
+		if k == ir.KindDate {
+			lo = ir.MinDate + 7 + rng.Int64N(ir.MaxDate-ir.MinDate-1000)
+			hi, step = lo+rng.Int64N(800), 1
+		} else {
+			lo = ir.MinTimestamp + 7*ir.MicrosPerDay + rng.Int64N(ir.MaxTimestamp-ir.MinTimestamp-1000*ir.MicrosPerDay)
+			step = 60 * ir.MicrosPerSecond
+			if unit == "minute" || unit == "hour" {
+				hi = lo + rng.Int64N(3*ir.MicrosPerDay)
+			} else {
+				step = 3600 * ir.MicrosPerSecond
+				hi = lo + rng.Int64N(400*ir.MicrosPerDay)
+			}
+		}
+		set := map[ir.Value]bool{}
+		for x := lo; x <= hi; x += step {
+			v, ok := exprtype.TruncTime(unit, ir.Value{Kind: k, Int: x})
+			if !ok {
+				t.Fatalf("TruncTime(%s, %d) failed", unit, x)
+			}
+			set[v] = true
+		}
+		if v, _ := exprtype.TruncTime(unit, ir.Value{Kind: k, Int: hi}); !set[v] {
+			set[v] = true // the last step may have jumped over hi's unit
+		}
+		var want []ir.Value
+		for v := range set {
+			want = append(want, v)
+		}
+		slices.SortFunc(want, func(a, b ir.Value) int { return ir.CompareValues(a, b) })
+		got, ok := exprtype.TruncValues(unit, k, lo, hi, 100000)
+		if !ok || !slices.Equal(got, want) {
+			t.Fatalf("%s %s [%d, %d]: got %d values %v, want %d", unit, k, lo, hi, len(got), ok, len(want))
+		}
+	}
+}
+
+// TestExtractTimeByHand checks the fields on hand-known dates.
+func TestExtractTimeByHand(t *testing.T) {
+	v := mustTime(t, ir.KindTimestamp, "2010-08-15 13:45:30") // a Sunday
+	want := map[string]int64{"year": 2010, "quarter": 3, "month": 8, "day": 15, "hour": 13, "minute": 45, "dow": 0}
+	for f, w := range want {
+		if got, ok := exprtype.ExtractTime(f, v); !ok || got != w {
+			t.Errorf("extract(%s) = %d, want %d", f, got, w)
+		}
+	}
+	if w, _ := exprtype.TruncTime("week", v); w != mustTime(t, ir.KindTimestamp, "2010-08-09") {
+		t.Errorf("week of a Sunday: %v", w)
+	}
+}
