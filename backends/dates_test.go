@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/internal/backendtest"
@@ -74,19 +75,7 @@ func TestDatesOnEveryBackend(t *testing.T) {
 		}
 		return out
 	}
-	columns := func(c ir.ColumnRef) (exprtype.Column, error) {
-		ref := ir.ColumnRef{Qualifier: "t", Name: c.Name}
-		switch c.Name {
-		case "d":
-			return exprtype.Column{Ref: ref, Type: exprtype.Date, HasBounds: true, Lo: ir.Date(14610), Hi: ir.Date(14975)}, nil
-		case "ts":
-			return exprtype.Column{Ref: ref, Type: exprtype.Timestamp, HasBounds: true,
-				Lo: ir.Timestamp(14610 * ir.MicrosPerDay), Hi: ir.Timestamp(14975*ir.MicrosPerDay - 1)}, nil
-		case "tz":
-			return exprtype.Column{Ref: ref, Type: exprtype.TimestampTZ}, nil
-		}
-		return exprtype.Column{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s does not exist", c.Name)
-	}
+	columns := dateColumns
 	day := func(s string) int64 { v, _ := ir.ParseTime(ir.KindDate, s); return v.Int }
 	at := func(s string) int64 { v, _ := ir.ParseTime(ir.KindTimestamp, s); return v.Int }
 	clampTS := func(x int64) int64 { return min(max(x, 14610*ir.MicrosPerDay), 14975*ir.MicrosPerDay-1) }
@@ -169,4 +158,171 @@ func TestDatesOnEveryBackend(t *testing.T) {
 	if len(backends) < 3 {
 		t.Logf("ran on %d backends; set DDP_TEST_POSTGRES_DSN and DDP_TEST_MYSQL_DSN for all three", len(backends))
 	}
+}
+
+// dateColumns declares the date table's columns with bounds [2010-01-01,
+// 2011-01-01) (d: the closed [2010-01-01, 2011-01-01]).
+func dateColumns(c ir.ColumnRef) (exprtype.Column, error) {
+	ref := ir.ColumnRef{Qualifier: "t", Name: c.Name}
+	switch c.Name {
+	case "d":
+		return exprtype.Column{Ref: ref, Type: exprtype.Date, HasBounds: true, Lo: ir.Date(14610), Hi: ir.Date(14975)}, nil
+	case "ts":
+		return exprtype.Column{Ref: ref, Type: exprtype.Timestamp, HasBounds: true,
+			Lo: ir.Timestamp(14610 * ir.MicrosPerDay), Hi: ir.Timestamp(14975*ir.MicrosPerDay - 1)}, nil
+	case "tz":
+		return exprtype.Column{Ref: ref, Type: exprtype.TimestampTZ, HasBounds: true,
+			Lo: ir.TimestampTZ(14610 * ir.MicrosPerDay), Hi: ir.TimestampTZ(14975*ir.MicrosPerDay - 1)}, nil
+	}
+	return exprtype.Column{}, sqlerr.New(sqlerr.UndefinedColumn, "column %s does not exist", c.Name)
+}
+
+// TestDateFunctionsOnEveryBackend: date_trunc for every unit and extract
+// for every field, on date, timestamp and timestamptz columns, from both
+// clients: for a sample of the values each takes on the rows (and one it
+// never takes), the number of rows where the function equals it is the
+// number Go counts with the clamped value, on SQLite, PostgreSQL and
+// MariaDB alike.
+func TestDateFunctionsOnEveryBackend(t *testing.T) {
+	table := uniqueTable("ddp_datefn")
+	cols := map[string]string{
+		"sqlite":   "d DATE, ts TIMESTAMP, tz TIMESTAMP",
+		"postgres": "d DATE, ts TIMESTAMP, tz TIMESTAMPTZ",
+		"mysql":    "d DATE, ts DATETIME(6), tz TIMESTAMP(6) NULL",
+	}
+	data := dateRows()
+	rowsFor := func(dialect string) []string {
+		var out []string
+		for _, r := range data {
+			tz := "'" + ir.CanonicalText(ir.KindTimestampTZ, r.tz) + "'"
+			switch dialect {
+			case "postgres":
+				tz = "'" + ir.FormatTime(ir.KindTimestampTZ, r.tz) + "'"
+			case "mysql":
+				tz = "FROM_UNIXTIME(" + strconv.FormatInt(r.tz/ir.MicrosPerSecond, 10) + "." + fmt.Sprintf("%06d", r.tz%ir.MicrosPerSecond) + ")"
+			}
+			q := func(ok bool, s string) string {
+				if !ok {
+					return "NULL"
+				}
+				return "'" + s + "'"
+			}
+			tzs := "NULL"
+			if r.tzOK {
+				tzs = tz
+			}
+			out = append(out, "("+q(r.dOK, ir.CanonicalText(ir.KindDate, r.d))+", "+q(r.tsOK, ir.CanonicalText(ir.KindTimestamp, r.ts))+", "+tzs+")")
+		}
+		return out
+	}
+	backends := eachBackendRows(t, table, cols, rowsFor)
+	value := func(r dateRow, col string) (ir.Value, bool) {
+		c, _ := dateColumns(ir.ColumnRef{Name: col})
+		var v ir.Value
+		var ok bool
+		switch col {
+		case "d":
+			v, ok = ir.Date(r.d), r.dOK
+		case "ts":
+			v, ok = ir.Timestamp(r.ts), r.tsOK
+		default:
+			v, ok = ir.TimestampTZ(r.tz), r.tzOK
+		}
+		v.Int = min(max(v.Int, c.Lo.Int), c.Hi.Int)
+		return v, ok
+	}
+	literal := func(d parser.Dialect, v ir.Value) string {
+		switch {
+		case v.Kind == ir.KindInt:
+			return strconv.FormatInt(v.Int, 10)
+		case v.Kind == ir.KindDate:
+			return "DATE '" + v.Text() + "'"
+		case v.Kind == ir.KindTimestampTZ && d == parser.Postgres:
+			return "TIMESTAMPTZ '" + v.Text() + "'"
+		}
+		return "TIMESTAMP '" + ir.CanonicalText(v.Kind, v.Int) + "'"
+	}
+	type check struct {
+		d     parser.Dialect
+		where string
+		want  int64
+	}
+	var checks []check
+	add := func(d parser.Dialect, call string, col string, f func(ir.Value) ir.Value) {
+		counts := map[ir.Value]int64{}
+		var seen []ir.Value
+		for _, r := range data {
+			if v, ok := value(r, col); ok {
+				out := f(v)
+				if counts[out] == 0 {
+					seen = append(seen, out)
+				}
+				counts[out]++
+			}
+		}
+		picks := seen // every value the rows take, or an even sample of 16
+		if len(seen) > 16 {
+			picks = nil
+			for j := range 16 {
+				picks = append(picks, seen[j*(len(seen)-1)/15])
+			}
+		}
+		never := seen[0]
+		never.Int-- // a value taken by no row (one day, microsecond or unit before the first)
+		if counts[never] == 0 {
+			picks = append(picks, never)
+		}
+		for _, p := range picks {
+			checks = append(checks, check{d, call + " = " + literal(d, p), counts[p]})
+		}
+	}
+	i := 0
+	for _, col := range []string{"d", "ts", "tz"} {
+		for _, unit := range exprtype.TruncUnits {
+			if col == "d" && (unit == "hour" || unit == "minute") {
+				continue
+			}
+			d := []parser.Dialect{parser.Postgres, parser.MySQL}[i%2]
+			i++
+			if d == parser.MySQL {
+				continue // MySQL has no date_trunc: its clients write the fields
+			}
+			add(d, "date_trunc('"+unit+"', "+col+")", col, func(v ir.Value) ir.Value { out, _ := exprtype.TruncTime(unit, v); return out })
+		}
+		for field := range exprtype.ExtractFields {
+			if col == "d" && (field == "hour" || field == "minute") {
+				continue
+			}
+			get := func(v ir.Value) ir.Value { n, _ := exprtype.ExtractTime(field, v); return ir.Int(n) }
+			add(parser.Postgres, "extract("+field+" FROM "+col+")", col, get)
+			add(parser.Postgres, "date_part('"+field+"', "+col+")", col, get)
+			if my := map[string]string{"year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "day": "DAYOFMONTH", "hour": "HOUR", "minute": "MINUTE"}[field]; my != "" {
+				add(parser.MySQL, my+"("+col+")", col, get)
+				add(parser.MySQL, "EXTRACT("+strings.ToUpper(field)+" FROM "+col+")", col, get)
+			}
+		}
+		add(parser.MySQL, "DATE("+col+")", col, func(v ir.Value) ir.Value { return ir.AsTime(ir.Date(v.GoTime().Unix()/86400), ir.KindDate) })
+	}
+	for _, tc := range checks {
+		stmts, err := parser.Parse(tc.d, "SELECT COUNT(*) FROM t WHERE "+tc.where)
+		if err != nil || stmts[0].Query == nil {
+			t.Fatalf("%s: %v %v", tc.where, err, stmts)
+		}
+		where, err := exprtype.Predicate(stmts[0].Query.Where, dateColumns)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.where, err)
+		}
+		q := &ir.BackendQuery{From: ir.TableRef{Name: table, Alias: "t"}, Where: where, Aggs: []ir.BackendAgg{{Kind: ir.CountRows}}}
+		for _, b := range backends {
+			got, err := backendtest.Collect(context.Background(), b.agg, q)
+			if err != nil {
+				t.Errorf("%s (%v client) on %s: %v", tc.where, tc.d, b.name, err)
+				continue
+			}
+			if len(got) != 1 || fmt.Sprint(got[0].Aggs) != fmt.Sprint([]int64{tc.want}) {
+				t.Errorf("%s (%v client) on %s: %v, want %d rows", tc.where, tc.d, b.name, got, tc.want)
+			}
+		}
+	}
+	t.Logf("%d checks on %d backends", len(checks), len(backends))
 }

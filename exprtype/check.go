@@ -302,6 +302,7 @@ func literal(l ir.Literal) (*node, error) {
 	default:
 		return nil, internalErr("literal of unknown kind")
 	}
+	n.info.Const = v
 	return n, nil
 }
 
@@ -697,6 +698,12 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 	for _, a := range args {
 		twice = twice || a.twice
 	}
+	for _, i := range def.ConstArgs {
+		if l, ok := args[i].x.(ir.Literal); !ok || l.Value.Kind != ir.KindString {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "argument %d of %s must be a constant text (a unit or field name such as 'month'): %s", i+1, f.Name, ir.FormatExpr(f)).
+				WithHint("write the unit as a quoted literal")
+		}
+	}
 	if def.WritesArgTwice {
 		if twice {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
@@ -718,6 +725,12 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 		return nil, err
 	}
 	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	if to, ok := timeCastTo(info.Type); ok {
+		// A date or time result is cast to its type: the dialects'
+		// forms compute text (MySQL, SQLite) or another time type
+		// (PostgreSQL's date_trunc of a date is a timestamptz).
+		out.x = ir.Cast{X: out.x, To: to}
+	}
 	return out, checkRange(out)
 }
 

@@ -1,10 +1,13 @@
 package exprtype
 
 import (
+	"math/big"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // The date functions' meaning, computed in Go: the range and domain rules
@@ -134,4 +137,82 @@ func TruncValues(unit string, k ir.Kind, lo, hi int64, limit int) (vals []ir.Val
 		v = nextTrunc(unit, v)
 	}
 	return vals, true
+}
+
+// unitOf reads the constant unit or field argument, lower-cased.
+func unitOf(a Info) string { return strings.ToLower(strings.TrimSpace(a.Const.Str)) }
+
+// computedRange refuses a date or time range beyond what every backend
+// computes: MySQL's DATE and DATETIME stop below 1000-01-01.
+func computedRange(c string, out Info) (Info, error) {
+	lo, hi := out.Int.Lo.Int64(), out.Int.Hi.Int64()
+	if out.Type != Date {
+		lo, hi = floorDivInt(lo, ir.MicrosPerDay), floorDivInt(hi, ir.MicrosPerDay)
+	}
+	if lo < MinComputedDate || hi > MaxComputedDate {
+		return Info{}, sqlerr.New(sqlerr.DatetimeFieldOverflow,
+			"%s can reach %s, outside 1000-01-01..9999-12-31, the dates MySQL computes with: the query would fail or differ only for the rows where it happens", c, out).
+			WithHint("narrow the declared bounds of the column")
+	}
+	return out, nil
+}
+
+// dateTruncRule: date_trunc(unit, t) has t's type (a date stays a date;
+// hour and minute need a timestamp) and the range [trunc(lo), trunc(hi)]
+// (truncation is monotone).
+func dateTruncRule(c string, args []Info) (Info, error) {
+	unit, t := unitOf(args[0]), args[1]
+	if !t.Type.IsTime() || args[0].Type != Text {
+		return Info{}, noFunction(c, args)
+	}
+	if !validUnit(unit) {
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "unit %q of date_trunc is not supported: %s", unit, c).
+			WithHint("use one of %s", strings.Join(TruncUnits, ", "))
+	}
+	if t.Type == Date && (unit == "hour" || unit == "minute") {
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "date_trunc(%q) of a date is the date itself: %s", unit, c).
+			WithHint("truncate a date to day or coarser, or cast it to timestamp")
+	}
+	if !t.Bounded {
+		return Info{}, internalErr("unbounded argument of date_trunc")
+	}
+	lo, ok1 := TruncTime(unit, ir.Value{Kind: t.Type.Kind(), Int: t.Int.Lo.Int64()})
+	hi, ok2 := TruncTime(unit, ir.Value{Kind: t.Type.Kind(), Int: t.Int.Hi.Int64()})
+	if !ok1 || !ok2 {
+		return Info{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "%s can reach before the year 1: %s", c, t).
+			WithHint("narrow the declared bounds of the column")
+	}
+	return computedRange(c, timeInfo(t.Type, lo.Int, hi.Int))
+}
+
+// extractRule: extract(field, t) is a BIGINT; the year ranges over the
+// years of t's range, the other fields over their whole cycle.
+func extractRule(c string, args []Info) (Info, error) {
+	field, t := unitOf(args[0]), args[1]
+	if !t.Type.IsTime() || args[0].Type != Text {
+		return Info{}, noFunction(c, args)
+	}
+	r, ok := ExtractFields[field]
+	if !ok {
+		names := make([]string, 0, len(ExtractFields))
+		for n := range ExtractFields {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "field %q of extract is not supported: %s", field, c).
+			WithHint("use one of %s", strings.Join(names, ", "))
+	}
+	if t.Type == Date && (field == "hour" || field == "minute") {
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "a date has no %s (PostgreSQL refuses it): %s", field, c).
+			WithHint("extract it from a timestamp")
+	}
+	if !t.Bounded {
+		return Info{}, internalErr("unbounded argument of extract")
+	}
+	if field == "year" {
+		lo, _ := ExtractTime("year", ir.Value{Kind: t.Type.Kind(), Int: t.Int.Lo.Int64()})
+		hi, _ := ExtractTime("year", ir.Value{Kind: t.Type.Kind(), Int: t.Int.Hi.Int64()})
+		r = [2]int64{lo, hi}
+	}
+	return intInfo(IntRange{big.NewInt(r[0]), big.NewInt(r[1])}), nil
 }

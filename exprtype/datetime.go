@@ -194,3 +194,16 @@ func floorDivInt(a, b int64) int64 {
 	}
 	return q
 }
+
+// timeCastTo is the cast target of a date or time type.
+func timeCastTo(t Type) (ir.CastType, bool) {
+	switch t {
+	case Date:
+		return ir.CastDate, true
+	case Timestamp:
+		return ir.CastTimestamp, true
+	case TimestampTZ:
+		return ir.CastTimestampTZ, true
+	}
+	return 0, false
+}

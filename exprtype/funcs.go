@@ -28,6 +28,14 @@ const (
 	FormConcatSkipNull
 	// FormInfixConcat is (a || b), NULL when either is NULL.
 	FormInfixConcat
+	// FormDateTrunc is date_trunc(unit, t), the unit a constant of
+	// TruncUnits; the renderer writes each dialect's form.
+	FormDateTrunc
+	// FormExtract is extract(field, t), the field a constant of
+	// ExtractFields, as a BIGINT.
+	FormExtract
+	// FormDateAdd is date_add(t, n, unit): t plus n units (constants).
+	FormDateAdd
 )
 
 // Rendering is how one dialect writes a function.
@@ -97,6 +105,9 @@ type Func struct {
 	// once), otherwise all the other arguments, in which case the
 	// analysis counts the call as writing its arguments twice.
 	SkipsNull bool
+	// ConstArgs lists the arguments that must be text literals (a unit
+	// or field name); the rule reads them from Info.Const.
+	ConstArgs []int
 	// Render is the spelling per dialect name (postgres, mysql, sqlite);
 	// the "" entry is the default.
 	Render map[string]Rendering
@@ -285,6 +296,19 @@ var table = func() map[string]*Func {
 			Total:     "a choice among its arguments, which are total; NULL arguments are skipped on every backend (see SkipsNull)",
 			Render:    map[string]Rendering{"": {Name: "LEAST"}, "sqlite": {Name: "MIN"}},
 			SkipsNull: true,
+		},
+		{
+			// WritesArgTwice: MySQL's quarter and week, SQLite's quarter.
+			Name: "date_trunc", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{0}, WritesArgTwice: true,
+			Rule:   dateTruncRule,
+			Total:  "the unit is a constant of TruncUnits; the argument is a clamped date or time, and the truncated range is checked to lie within 1000-01-01..9999-12-31 (MySQL's DATE and DATETIME)",
+			Render: map[string]Rendering{"": {Form: FormDateTrunc}},
+		},
+		{
+			Name: "extract", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{0},
+			Rule:   extractRule,
+			Total:  "the field is a constant of ExtractFields, defined for every date and time (hour and minute only for timestamps); the result is a small integer",
+			Render: map[string]Rendering{"": {Form: FormExtract}},
 		},
 		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,

@@ -138,6 +138,9 @@ type Info struct {
 	Int IntRange
 	// Real is the range of a bounded Real expression.
 	Real RealRange
+	// Const is the value of a literal (KindNull otherwise): the rules of
+	// functions with constant arguments (date_trunc's unit) read it.
+	Const ir.Value
 }
 
 // String describes the range, for messages and explain.

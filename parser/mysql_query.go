@@ -633,6 +633,51 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	case "substring", "substr", "mid":
 		canon = "substr"
 	case "left", "right", "replace":
+	case "date":
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function date")
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, notAgg("function date takes 1 argument, not %d", len(args))
+		}
+		return ir.Cast{X: args[0], To: ir.CastDate}, nil
+	case "year", "quarter", "month", "day", "dayofmonth", "hour", "minute":
+		// MySQL's spellings of extract(field FROM x).
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function "+name)
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, notAgg("function %s takes 1 argument, not %d", name, len(args))
+		}
+		field := name
+		if field == "dayofmonth" {
+			field = "day"
+		}
+		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(field)}, args[0]}}, nil
+	case "extract":
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function extract")
+		}
+		if len(f.Args) != 2 {
+			return nil, notAgg("EXTRACT takes a unit and a value")
+		}
+		u, ok := f.Args[0].(*ast.TimeUnitExpr)
+		if !ok {
+			return nil, notAgg("EXTRACT takes a unit and a value")
+		}
+		x, err := m.expr(f.Args[1], aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(strings.ToLower(u.Unit.String()))}, x}}, nil
 	case "concat":
 		// MySQL's CONCAT is NULL when any argument is: PostgreSQL's ||
 		// (textcat), chained.

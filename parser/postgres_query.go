@@ -843,10 +843,16 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		canon = "trim"
 	case "substring":
 		canon = "substr"
+	case "date_part":
+		canon = "extract"
 	}
 	args, err := pgExprs(f.Args, aggs)
 	if err != nil {
 		return nil, err
+	}
+	if canon == "date" && len(args) == 1 && !aggs {
+		// date(x) is PostgreSQL's function-style cast.
+		return ir.Cast{X: args[0], To: ir.CastDate}, nil
 	}
 	return callFunc(canon, name, args, aggs)
 }

@@ -2,7 +2,9 @@ package sqlrender
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -283,6 +285,12 @@ func (r *renderer) fn(n ir.Func) {
 		}
 		r.w(")")
 		return
+	case exprtype.FormDateTrunc:
+		r.dateTrunc(n)
+		return
+	case exprtype.FormExtract:
+		r.extract(n)
+		return
 	case exprtype.FormLeft, exprtype.FormRight:
 		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
 		// (left) and n ≥ 1 (right).
@@ -493,5 +501,123 @@ func (r *renderer) timeClamp(n ir.Clamp) {
 	}
 	if d.LeastIgnoresNull {
 		r.w(" END)")
+	}
+}
+
+// unitArg returns the constant unit or field of a date function, checked
+// against the analysis's list: the renderer writes its own spelling,
+// never the client's text.
+func (r *renderer) unitArg(n ir.Func, valid func(string) bool) (string, bool) {
+	l, ok := n.Args[0].(ir.Literal)
+	if !ok || l.Value.Kind != ir.KindString || !valid(strings.ToLower(strings.TrimSpace(l.Value.Str))) {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: %s with a unit the analysis did not check", n.Name))
+		return "", false
+	}
+	return strings.ToLower(strings.TrimSpace(l.Value.Str)), true
+}
+
+// dateTrunc writes date_trunc(unit, x) as a value the enclosing cast
+// (which the analysis always adds: exprtype lowers date_trunc inside a
+// CAST to its result type) turns into a date or timestamp: PostgreSQL's
+// date_trunc (in UTC, the session's zone); MySQL's DATE_FORMAT text of
+// the truncated value (quarter and ISO week computed from the date);
+// SQLite's date and strftime modifiers on the text form.
+func (r *renderer) dateTrunc(n ir.Func) {
+	unit, ok := r.unitArg(n, func(u string) bool { return slices.Contains(exprtype.TruncUnits, u) })
+	if !ok {
+		return
+	}
+	x := func() { r.expr(n.Args[1]) }
+	switch r.d.Name {
+	case "postgres":
+		r.w("date_trunc('" + unit + "', ")
+		x()
+		r.w(")")
+	case "mysql":
+		switch unit {
+		case "quarter":
+			r.w("(MAKEDATE(YEAR(")
+			x()
+			r.w("), 1) + INTERVAL (QUARTER(")
+			x()
+			r.w(") - 1) QUARTER)")
+		case "week":
+			r.w("DATE_SUB(DATE(")
+			x()
+			r.w("), INTERVAL WEEKDAY(")
+			x()
+			r.w(") DAY)")
+		default:
+			format := map[string]string{"year": "%Y-01-01", "month": "%Y-%m-01", "day": "%Y-%m-%d",
+				"hour": "%Y-%m-%d %H:00:00", "minute": "%Y-%m-%d %H:%i:00"}[unit]
+			r.w("DATE_FORMAT(")
+			x()
+			r.w(", '" + format + "')")
+		}
+	default: // sqlite
+		switch unit {
+		case "year", "month":
+			r.w("date(")
+			x()
+			r.w(", 'start of " + unit + "')")
+		case "quarter":
+			r.w("date(")
+			x()
+			r.w(", 'start of month', '-' || ((CAST(strftime('%m', ")
+			x()
+			r.w(") AS INTEGER) - 1) % 3) || ' months')")
+		case "week":
+			// The Monday on or before: back six days, then forward to
+			// the next Monday.
+			r.w("date(")
+			x()
+			r.w(", '-6 days', 'weekday 1')")
+		case "day":
+			r.w("date(")
+			x()
+			r.w(")")
+		default:
+			format := map[string]string{"hour": "%Y-%m-%d %H:00:00", "minute": "%Y-%m-%d %H:%M:00"}[unit]
+			r.w("strftime('" + format + "', ")
+			x()
+			r.w(")")
+		}
+	}
+}
+
+// extract writes extract(field, x) as a BIGINT.
+func (r *renderer) extract(n ir.Func) {
+	field, ok := r.unitArg(n, func(f string) bool { _, ok := exprtype.ExtractFields[f]; return ok })
+	if !ok {
+		return
+	}
+	x := func() { r.expr(n.Args[1]) }
+	switch r.d.Name {
+	case "postgres":
+		r.w("CAST(EXTRACT(" + strings.ToUpper(field) + " FROM ")
+		x()
+		r.w(") AS BIGINT)")
+	case "mysql":
+		if field == "dow" {
+			r.w("(DAYOFWEEK(")
+			x()
+			r.w(") - 1)")
+			return
+		}
+		fn := map[string]string{"year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "day": "DAYOFMONTH", "hour": "HOUR", "minute": "MINUTE"}[field]
+		r.w(fn + "(")
+		x()
+		r.w(")")
+	default: // sqlite
+		if field == "quarter" {
+			r.w("((CAST(strftime('%m', ")
+			x()
+			r.w(") AS INTEGER) + 2) / 3)")
+			return
+		}
+		format := map[string]string{"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "dow": "%w"}[field]
+		r.w("CAST(strftime('" + format + "', ")
+		x()
+		r.w(") AS INTEGER)")
 	}
 }
