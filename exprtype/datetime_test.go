@@ -78,7 +78,7 @@ func TestDateRefusals(t *testing.T) {
 		{parser.Postgres, "day = '2010-02-30'", sqlerr.DatetimeFieldOverflow, "out of range"},
 		{parser.Postgres, "day = 'yesterday'", sqlerr.InvalidDatetimeFormat, "type date"},
 		{parser.Postgres, "day = '2010-06-01 10:00'", sqlerr.InvalidDatetimeFormat, "type date"},
-		{parser.Postgres, "ts = '2010-06-01 10:00+02'", sqlerr.InvalidDatetimeFormat, "timestamp"},
+		{parser.Postgres, "ts = '2010-06-01 10:00 CEST'", sqlerr.InvalidDatetimeFormat, "timestamp"},
 		{parser.MySQL, "day = DATE '2010-13-45'", sqlerr.DatetimeFieldOverflow, "out of range"},
 		{parser.MySQL, "ts < CAST('noon' AS DATETIME)", sqlerr.InvalidDatetimeFormat, "timestamp"},
 		{parser.Postgres, "day = TIMESTAMP '2010-06-01 10:00'", sqlerr.UndefinedFunction, "date column"},

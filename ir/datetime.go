@@ -78,10 +78,11 @@ var (
 
 // ParseTime reads an ISO 8601 date or timestamp as PostgreSQL and MySQL
 // both read it: YYYY-MM-DD for a date; YYYY-MM-DD[( |T)HH:MM[:SS[.f…]]]
-// for timestamps (at most six fractional digits), where a timestamptz may
-// end in Z, ±HH, ±HHMM or ±HH:MM (without one it is UTC, the zone of
-// every backend session). A zone on a date or a timestamp without time
-// zone is refused (PostgreSQL ignores it silently, which would surprise).
+// for timestamps (at most six fractional digits), which may end in Z,
+// ±HH, ±HHMM or ±HH:MM: a timestamptz is converted to UTC (without a
+// zone it is UTC, the zone of every backend session); a timestamp
+// without time zone ignores the zone, as PostgreSQL does (clients such as
+// pgx write their time values with one). A date takes no time of day.
 // Surrounding spaces are ignored.
 func ParseTime(k Kind, s string) (Value, error) {
 	s = strings.TrimSpace(s)
@@ -112,11 +113,11 @@ func ParseTime(k Kind, s string) (Value, error) {
 		}
 		rest = strings.TrimLeft(rest, " ")
 		if rest != "" {
-			if k != KindTimestampTZ {
-				return Value{}, ErrTimeFormat
-			}
 			if offset, err = parseZone(rest); err != nil {
 				return Value{}, err
+			}
+			if k != KindTimestampTZ {
+				offset = 0
 			}
 		}
 	}

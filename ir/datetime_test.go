@@ -39,7 +39,9 @@ func TestParseTime(t *testing.T) {
 		{KindTimestamp, "2010-06-01 12:30:15.123456", us("2010-06-01 12:30:15.123456Z"), nil},
 		{KindTimestamp, "2010-06-01 12:30:15.1234567", 0, ErrTimeFormat},
 		{KindTimestamp, "2010-06-01 24:00:00", 0, ErrTimeRange},
-		{KindTimestamp, "2010-06-01 12:00:00+02", 0, ErrTimeFormat},
+		{KindTimestamp, "2010-06-01 12:00:00+02", us("2010-06-01 12:00:00Z"), nil}, // the zone is ignored
+		{KindTimestamp, "2010-06-01 12:00:00.5Z", us("2010-06-01 12:00:00.5Z"), nil},
+		{KindTimestamp, "2010-06-01 12:00:00 +2", 0, ErrTimeFormat},
 		{KindTimestampTZ, "2010-06-01 12:00:00+02", us("2010-06-01 10:00:00Z"), nil},
 		{KindTimestampTZ, "2010-06-01 12:00:00-05:30", us("2010-06-01 17:30:00Z"), nil},
 		{KindTimestampTZ, "2010-06-01 12:00:00Z", us("2010-06-01 12:00:00Z"), nil},
