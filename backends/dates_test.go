@@ -35,6 +35,13 @@ func dateRows() []dateRow {
 		r.tz = r.ts + (i%5)*ir.MicrosPerSecond + 17
 		out = append(out, r)
 	}
+	// Month ends, where adding months clips (2010-01-31 + 1 month is
+	// 2010-02-28), the last microsecond of the day.
+	for _, s := range []string{"2010-01-31", "2010-03-31", "2010-05-31", "2010-08-31", "2010-10-31", "2010-12-31"} {
+		d, _ := ir.ParseTime(ir.KindDate, s)
+		end := (d.Int+1)*ir.MicrosPerDay - 1
+		out = append(out, dateRow{d: d.Int, ts: end, tz: end, dOK: true, tsOK: true, tzOK: true})
+	}
 	return out
 }
 
@@ -302,6 +309,28 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 			}
 		}
 		add(parser.MySQL, "DATE("+col+")", col, func(v ir.Value) ir.Value { return ir.AsTime(ir.Date(v.GoTime().Unix()/86400), ir.KindDate) })
+		for _, iv := range []struct {
+			n    int64
+			unit string
+		}{{1, "month"}, {-1, "month"}, {2, "quarter"}, {1, "year"}, {-3, "week"}, {10, "day"}, {5, "hour"}, {-90, "minute"}, {3601, "second"}} {
+			if col == "d" && (iv.unit == "hour" || iv.unit == "minute" || iv.unit == "second") {
+				continue
+			}
+			shift := func(v ir.Value) ir.Value {
+				out, ok := exprtype.AddInterval(v, iv.n, iv.unit)
+				if !ok {
+					t.Fatalf("%v + %d %s", v, iv.n, iv.unit)
+				}
+				return out
+			}
+			op, abs := "+", iv.n
+			if iv.n < 0 {
+				op, abs = "-", -iv.n
+			}
+			add(parser.Postgres, fmt.Sprintf("%s %s INTERVAL '%d %ss'", col, op, abs, iv.unit), col, shift)
+			add(parser.MySQL, fmt.Sprintf("%s %s INTERVAL %d %s", col, op, abs, strings.ToUpper(iv.unit)), col, shift)
+			add(parser.MySQL, fmt.Sprintf("DATE_ADD(%s, INTERVAL %d %s)", col, iv.n, strings.ToUpper(iv.unit)), col, shift)
+		}
 	}
 	for _, tc := range checks {
 		stmts, err := parser.Parse(tc.d, "SELECT COUNT(*) FROM t WHERE "+tc.where)

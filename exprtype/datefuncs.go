@@ -3,6 +3,7 @@ package exprtype
 import (
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -215,4 +216,132 @@ func extractRule(c string, args []Info) (Info, error) {
 		r = [2]int64{lo, hi}
 	}
 	return intInfo(IntRange{big.NewInt(r[0]), big.NewInt(r[1])}), nil
+}
+
+// IntervalUnits are the units of a constant interval t ± n unit
+// (date_add): months, quarters and years clip to the end of a shorter
+// month (2010-01-31 + 1 month = 2010-02-28), as PostgreSQL and MySQL do.
+var IntervalUnits = []string{"year", "quarter", "month", "week", "day", "hour", "minute", "second"}
+
+// ParseInterval reads PostgreSQL interval text of one unit — '3 months',
+// '-1 day', '2 hours' — into the count and the unit (singular). ok is
+// false for anything else ('1 day 2 hours', '1.5 days', 'P1D').
+func ParseInterval(s string) (n int64, unit string, ok bool) {
+	f := strings.Fields(strings.ToLower(s))
+	if len(f) != 2 {
+		return 0, "", false
+	}
+	v, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	u := strings.TrimSuffix(f[1], "s")
+	switch u {
+	case "mon":
+		u = "month"
+	case "min":
+		u = "minute"
+	case "sec":
+		u = "second"
+	case "yr", "y":
+		u = "year"
+	}
+	if !slices.Contains(IntervalUnits, u) {
+		return 0, "", false
+	}
+	return v, u, true
+}
+
+// AddInterval is v + n units, for a date or time value (in UTC for a
+// timestamptz); ok is false for an unknown unit, a time unit on a date,
+// or a result outside the years 1 to 9999.
+func AddInterval(v ir.Value, n int64, unit string) (ir.Value, bool) {
+	// No result lies more than 10,000 years away: larger counts fail
+	// (and cannot overflow the arithmetic below).
+	if !v.IsTime() || unit != "hour" && unit != "minute" && unit != "second" && (n > 10_000_000 || n < -10_000_000) {
+		return ir.Value{}, false
+	}
+	t := v.GoTime()
+	months := int64(0)
+	switch unit {
+	case "year":
+		months = 12 * n
+	case "quarter":
+		months = 3 * n
+	case "month":
+		months = n
+	case "week":
+		t = t.AddDate(0, 0, int(7*n))
+	case "day":
+		t = t.AddDate(0, 0, int(n))
+	case "hour", "minute", "second":
+		if v.Kind == ir.KindDate {
+			return ir.Value{}, false
+		}
+		d := map[string]int64{"hour": 3600, "minute": 60, "second": 1}[unit]
+		if n > 400_000_000_000/d || n < -400_000_000_000/d {
+			return ir.Value{}, false
+		}
+		us := v.Int + n*d*ir.MicrosPerSecond
+		if us < ir.MinTimestamp || us > ir.MaxTimestamp {
+			return ir.Value{}, false
+		}
+		return ir.Value{Kind: v.Kind, Int: us}, true
+	default:
+		return ir.Value{}, false
+	}
+	if months != 0 {
+		y, m, d := t.Date()
+		total := int64(y)*12 + int64(m-1) + months
+		ny, nm := int(total/12), time.Month(total%12+1)
+		if total < 0 || ny < 1 || ny > 9999 {
+			return ir.Value{}, false
+		}
+		last := time.Date(ny, nm+1, 0, 0, 0, 0, 0, time.UTC).Day()
+		h, mi, s := t.Clock()
+		t = time.Date(ny, nm, min(d, last), h, mi, s, t.Nanosecond(), time.UTC)
+	}
+	if t.Year() < 1 || t.Year() > 9999 {
+		return ir.Value{}, false
+	}
+	return ir.TimeValue(v.Kind, t), true
+}
+
+// dateAddRule: date_add(t, n, unit) has t's type and the range
+// [lo + n, hi + n] (adding is monotone, clipping too), within the dates
+// MySQL computes with.
+func dateAddRule(c string, args []Info) (Info, error) {
+	t, n, u := args[0], args[1], args[2]
+	if !t.Type.IsTime() || n.Type != Integer || n.Const.Kind != ir.KindInt || u.Type != Text {
+		return Info{}, noFunction(c, args)
+	}
+	unit := unitOf(u)
+	if !slices.Contains(IntervalUnits, unit) {
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "interval unit %q is not supported: %s", unit, c).
+			WithHint("use one of %s", strings.Join(IntervalUnits, ", "))
+	}
+	if t.Type == Date && (unit == "hour" || unit == "minute" || unit == "second") {
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "adding %ss to a date makes a timestamp: %s", unit, c).
+			WithHint("cast the date to timestamp first, or add days")
+	}
+	if !t.Bounded {
+		return Info{}, internalErr("unbounded argument of an interval addition")
+	}
+	k := t.Type.Kind()
+	lo, ok1 := AddInterval(ir.Value{Kind: k, Int: t.Int.Lo.Int64()}, n.Const.Int, unit)
+	hi, ok2 := AddInterval(ir.Value{Kind: k, Int: t.Int.Hi.Int64()}, n.Const.Int, unit)
+	if !ok1 || !ok2 {
+		return Info{}, sqlerr.New(sqlerr.DatetimeFieldOverflow,
+			"%s can reach beyond the years 1 to 9999 (%s): the query would fail only for the rows where it happens", c, t).
+			WithHint("use a smaller interval, or narrow the declared bounds of the column")
+	}
+	lo2, hi2 := lo.Int, hi.Int
+	if t.Type != Date && (unit == "month" || unit == "quarter" || unit == "year") {
+		// Clipping to a month's end maps several dates to one, keeping
+		// each value's time of day, so on timestamps the sum is monotone
+		// in the date only: widen to the whole first and last days.
+		lo2 = floorDivInt(lo2, ir.MicrosPerDay) * ir.MicrosPerDay
+		hi2 = (floorDivInt(hi2, ir.MicrosPerDay)+1)*ir.MicrosPerDay - 1
+	}
+	return computedRange(c, timeInfo(t.Type, lo2, hi2))
 }

@@ -1,6 +1,7 @@
 package exprtype_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -109,5 +110,60 @@ func TestExtractTimeByHand(t *testing.T) {
 	}
 	if w, _ := exprtype.TruncTime("week", v); w != mustTime(t, ir.KindTimestamp, "2010-08-09") {
 		t.Errorf("week of a Sunday: %v", w)
+	}
+}
+
+// TestAddIntervalByHand: month arithmetic clips to the end of a shorter
+// month (PostgreSQL and MySQL), leap days included.
+func TestAddIntervalByHand(t *testing.T) {
+	cases := []struct {
+		from string
+		n    int64
+		unit string
+		want string
+	}{
+		{"2010-01-31", 1, "month", "2010-02-28"},
+		{"2012-01-31", 1, "month", "2012-02-29"},
+		{"2012-02-29", 1, "year", "2013-02-28"},
+		{"2010-03-31", -1, "month", "2010-02-28"},
+		{"2010-05-31", 1, "quarter", "2010-08-31"},
+		{"2010-11-30", 1, "quarter", "2011-02-28"},
+		{"2010-12-31", 1, "day", "2011-01-01"},
+		{"2010-01-01", -1, "week", "2009-12-25"},
+		{"0001-01-01", -1, "day", ""},
+		{"9999-12-31", 1, "month", ""},
+	}
+	for _, c := range cases {
+		got, ok := exprtype.AddInterval(mustTime(t, ir.KindDate, c.from), c.n, c.unit)
+		if c.want == "" {
+			if ok {
+				t.Errorf("%s + %d %s = %v, want a failure", c.from, c.n, c.unit, got)
+			}
+			continue
+		}
+		if !ok || got != mustTime(t, ir.KindDate, c.want) {
+			t.Errorf("%s + %d %s = %v, want %s", c.from, c.n, c.unit, got, c.want)
+		}
+	}
+	ts := mustTime(t, ir.KindTimestamp, "2010-01-31 23:59:59.5")
+	if got, _ := exprtype.AddInterval(ts, 1, "month"); got != mustTime(t, ir.KindTimestamp, "2010-02-28 23:59:59.5") {
+		t.Errorf("timestamp + 1 month = %v", got)
+	}
+	if got, _ := exprtype.AddInterval(ts, 1, "second"); got != mustTime(t, ir.KindTimestamp, "2010-02-01 00:00:00.5") {
+		t.Errorf("timestamp + 1 second = %v", got)
+	}
+	if _, ok := exprtype.AddInterval(mustTime(t, ir.KindDate, "2010-01-01"), 1, "hour"); ok {
+		t.Error("a date plus an hour")
+	}
+	for s, want := range map[string]string{"3 months": "3 month", "-1 day": "-1 day", "2 HOURS": "2 hour", "1 mon": "1 month"} {
+		n, u, ok := exprtype.ParseInterval(s)
+		if !ok || fmt.Sprintf("%d %s", n, u) != want {
+			t.Errorf("ParseInterval(%q) = %d %s %v", s, n, u, ok)
+		}
+	}
+	for _, s := range []string{"1 day 2 hours", "1.5 days", "P1D", "day", "3 fortnights"} {
+		if _, _, ok := exprtype.ParseInterval(s); ok {
+			t.Errorf("ParseInterval(%q) accepted", s)
+		}
 	}
 }

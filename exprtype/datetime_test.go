@@ -40,6 +40,11 @@ func TestDateLiterals(t *testing.T) {
 		{parser.MySQL, "ts < TIMESTAMP '2010-06-01 12:00:00'", "(`t0`.`ts` < TIMESTAMP '2010-06-01 12:00:00')"},
 		{parser.MySQL, "ts < CAST('2010-06-01 12:00:00' AS DATETIME)", "(`t0`.`ts` < TIMESTAMP '2010-06-01 12:00:00')"},
 		{parser.MySQL, "ts BETWEEN '2010-06-01' AND '2010-06-01 12:00'", "(`t0`.`ts` BETWEEN TIMESTAMP '2010-06-01 00:00:00' AND TIMESTAMP '2010-06-01 12:00:00')"},
+		{parser.Postgres, "date_trunc('month', day) = '2010-06-01'", `(CAST(date_trunc('month', clamp("t0"."day", DATE '2010-01-01', DATE '2011-01-01')) AS date) = DATE '2010-06-01')`},
+		{parser.Postgres, "extract(year FROM ts) = 2010", `(extract('year', clamp("t0"."ts", TIMESTAMP '2010-01-01 00:00:00', TIMESTAMP '2011-01-01 00:00:00')) = 2010)`},
+		{parser.Postgres, "day - INTERVAL '1 month' < '2010-06-01'", `(CAST(date_add(clamp("t0"."day", DATE '2010-01-01', DATE '2011-01-01'), -1, 'month') AS date) < DATE '2010-06-01')`},
+		{parser.MySQL, "day + INTERVAL 2 WEEK < '2010-06-01'", "(CAST(date_add(clamp(`t0`.`day`, DATE '2010-01-01', DATE '2011-01-01'), 2, 'week') AS date) < DATE '2010-06-01')"},
+		{parser.MySQL, "MONTH(ts) = 6", "(extract('month', clamp(`t0`.`ts`, TIMESTAMP '2010-01-01 00:00:00', TIMESTAMP '2011-01-01 00:00:00')) = 6)"},
 	}
 	for _, tc := range tests {
 		got, err := exprtype.Predicate(where(t, tc.d, tc.where), testColumns)
@@ -90,6 +95,15 @@ func TestDateRefusals(t *testing.T) {
 		{parser.Postgres, "CAST(day AS text) = '2010-06-01'", sqlerr.FeatureNotSupported, "dates and times"},
 		{parser.Postgres, "CAST(tz AS date) = day", sqlerr.FeatureNotSupported, "no declared bounds"},
 		{parser.Postgres, "lower(day) = 'x'", sqlerr.UndefinedFunction, "function lower"},
+		{parser.Postgres, "day + INTERVAL '2 hours' > ts", sqlerr.InvalidParameterValue, "makes a timestamp"},
+		{parser.Postgres, "ts + INTERVAL '8000 years' > ts", sqlerr.DatetimeFieldOverflow, "9999"},
+		{parser.MySQL, "DATE_SUB(day, INTERVAL 1100 YEAR) < day", sqlerr.DatetimeFieldOverflow, "1000-01-01"},
+		{parser.Postgres, "date_trunc('decade', ts) = ts", sqlerr.InvalidParameterValue, "unit"},
+		{parser.Postgres, "date_trunc('hour', day) = day", sqlerr.InvalidParameterValue, "date itself"},
+		{parser.Postgres, "date_trunc(note, ts) = ts", sqlerr.FeatureNotSupported, "constant text"},
+		{parser.Postgres, "extract(hour FROM day) = 1", sqlerr.InvalidParameterValue, "no hour"},
+		{parser.Postgres, "extract(epoch FROM ts) = 1", sqlerr.InvalidParameterValue, "not supported"},
+		{parser.Postgres, "date_trunc('month', tz) = tz", sqlerr.FeatureNotSupported, "no declared bounds"},
 	}
 	for _, tc := range tests {
 		_, err := exprtype.Predicate(where(t, tc.d, tc.where), testColumns)

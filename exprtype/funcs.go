@@ -311,6 +311,16 @@ var table = func() map[string]*Func {
 			Render: map[string]Rendering{"": {Form: FormExtract}},
 		},
 		{
+			// t + INTERVAL 'n unit' (PostgreSQL), t + INTERVAL n UNIT and
+			// DATE_ADD/DATE_SUB (MySQL): date_add(t, n, 'unit').
+			// WritesArgTwice: SQLite keeps a timestamp's fraction by
+			// appending it to datetime()'s whole seconds.
+			Name: "date_add", MinArgs: 3, MaxArgs: 3, Strict: true, ConstArgs: []int{2}, WritesArgTwice: true,
+			Rule:   dateAddRule,
+			Total:  "n and the unit are constants; the result range is computed exactly from the clamped argument's and checked to lie within 1000-01-01..9999-12-31, so no backend's date arithmetic can overflow",
+			Render: map[string]Rendering{"": {Form: FormDateAdd}},
+		},
+		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,
 			Rule:   coalesceRule,
 			Total:  "a choice among its arguments, which are total; one type (mixed integer and real arguments are real)",

@@ -2,6 +2,7 @@ package parser
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -662,6 +664,28 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			field = "day"
 		}
 		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(field)}, args[0]}}, nil
+	case "date_add", "date_sub", "adddate", "subdate":
+		// t + INTERVAL n UNIT parses as DATE_ADD(t, n, unit) too.
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "interval arithmetic")
+		}
+		u, ok := f.Args[len(f.Args)-1].(*ast.TimeUnitExpr)
+		if len(f.Args) != 3 || !ok {
+			return nil, notAgg("%s takes a date and INTERVAL n UNIT", strings.ToUpper(name))
+		}
+		args, err := m.exprs(f.Args[:2], aggs)
+		if err != nil {
+			return nil, err
+		}
+		n, ok := constInt(args[1])
+		unit := strings.ToLower(u.Unit.String())
+		if !ok || !slices.Contains(exprtype.IntervalUnits, unit) {
+			return nil, notAgg("only intervals of a constant whole number of %s are supported", strings.Join(exprtype.IntervalUnits, ", "))
+		}
+		if name == "date_sub" || name == "subdate" {
+			n = -n
+		}
+		return ir.Func{Name: "date_add", Args: []ir.Expr{args[0], ir.Literal{Value: ir.Int(n)}, ir.Literal{Value: ir.String(unit)}}}, nil
 	case "extract":
 		if aggs {
 			return nil, notAgg(msgNotInHaving, "function extract")
@@ -801,4 +825,16 @@ func myDescribe(e ast.ExprNode) string {
 		return "MATCH ... AGAINST"
 	}
 	return "this expression"
+}
+
+// constInt reads an integer constant, possibly negated.
+func constInt(e ir.Expr) (int64, bool) {
+	switch x := e.(type) {
+	case ir.Literal:
+		return x.Value.Int, x.Value.Kind == ir.KindInt
+	case ir.Neg:
+		n, ok := constInt(x.X)
+		return -n, ok && n != math.MinInt64
+	}
+	return 0, false
 }

@@ -7,6 +7,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -789,6 +790,23 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	default:
 		return nil, notAgg("operator %s is not allowed in predicates; use comparisons, + - * / %% and ||", op)
 	}
+	if n, unit, isInterval, err := pgInterval(a.Rexpr); isInterval {
+		// t ± INTERVAL 'n unit': date_add(t, ±n, 'unit').
+		if err != nil {
+			return nil, err
+		}
+		if isCmp || arith != ir.OpAdd && arith != ir.OpSub || aggs {
+			return nil, notAgg("an interval can only be added to or subtracted from a date or timestamp in predicates")
+		}
+		t, err := pgExpr(a.Lexpr, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if arith == ir.OpSub {
+			n = -n
+		}
+		return ir.Func{Name: "date_add", Args: []ir.Expr{t, ir.Literal{Value: ir.Int(n)}, ir.Literal{Value: ir.String(unit)}}}, nil
+	}
 	l, err := pgExpr(a.Lexpr, aggs)
 	if err != nil {
 		return nil, err
@@ -801,6 +819,29 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 		return ir.Compare{Op: cmp, L: l, R: r}, nil
 	}
 	return ir.Arith{Op: arith, L: l, R: r}, nil
+}
+
+// pgInterval reads INTERVAL 'n unit' (and 'n unit'::interval); isInterval
+// is set for any interval constant, err when it is not one the
+// expression language supports.
+func pgInterval(n *pg.Node) (count int64, unit string, isInterval bool, err error) {
+	tc := n.GetTypeCast()
+	if tc == nil || tc.TypeName == nil {
+		return 0, "", false, nil
+	}
+	names := pgStrings(tc.TypeName.Names)
+	if len(names) == 0 || names[len(names)-1] != "interval" {
+		return 0, "", false, nil
+	}
+	c := tc.Arg.GetAConst()
+	if c == nil || c.GetSval() == nil || len(tc.TypeName.Typmods) > 0 {
+		return 0, "", true, notAgg("only intervals of one whole unit are supported: INTERVAL '3 months', '1 day', '2 hours'")
+	}
+	count, unit, ok := exprtype.ParseInterval(c.GetSval().Sval)
+	if !ok {
+		return 0, "", true, notAgg("only intervals of one whole unit are supported: INTERVAL '3 months', '1 day', '2 hours'")
+	}
+	return count, unit, true, nil
 }
 
 // pgFunc converts a call in a predicate: an aggregate (HAVING only) or a

@@ -476,7 +476,10 @@ func TestNotAggregate(t *testing.T) {
 		{"mysql cast char(3)", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS char(3)) = '1'", "only casts"},
 		{"mysql cast decimal", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS decimal) = 1", "only casts"},
 		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > TIME '10:00'", "typed literals"},
-		{"typed literal ::interval", Postgres, "SELECT count(*) FROM t WHERE d > '1 day'::interval", "typed literals"},
+		{"typed literal ::interval", Postgres, "SELECT count(*) FROM t WHERE d > '1 day'::interval", "interval"},
+		{"interval of two units", Postgres, "SELECT count(*) FROM t WHERE d + INTERVAL '1 day 2 hours' > d", "one whole unit"},
+		{"interval times", Postgres, "SELECT count(*) FROM t WHERE d * INTERVAL '1 day' > d", "added to or subtracted"},
+		{"mysql interval of an expression", MySQL, "SELECT count(*) FROM t WHERE d + INTERVAL a DAY > d", "constant whole number"},
 		{"timestamp with precision", Postgres, "SELECT count(*) FROM t WHERE d > '2020-01-01'::timestamp(3)", "typed literals"},
 		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > TIME '10:00'", "typed literals"},
 		{"mysql datetime with precision", MySQL, "SELECT count(*) FROM t WHERE d > CAST('2020-01-01' AS DATETIME(3))", "CAST"},
@@ -608,6 +611,38 @@ func TestDateLiteralSpellings(t *testing.T) {
 		}
 		if l, ok := c.X.(ir.Literal); !ok || l.Value != ir.String("2020-01-01") {
 			t.Errorf("%s: cast of %#v", tc.lit, c.X)
+		}
+	}
+}
+
+// TestIntervalSpellings: t ± a constant interval, in both dialects,
+// becomes date_add(t, ±n, unit).
+func TestIntervalSpellings(t *testing.T) {
+	tests := []struct {
+		d    Dialect
+		expr string
+		n    int64
+		unit string
+	}{
+		{Postgres, "d + INTERVAL '3 months'", 3, "month"},
+		{Postgres, "d - INTERVAL '1 day'", -1, "day"},
+		{Postgres, "d + '2 hours'::interval", 2, "hour"},
+		{Postgres, "d - INTERVAL '-1 week'", 1, "week"},
+		{MySQL, "d + INTERVAL 1 DAY", 1, "day"},
+		{MySQL, "d - INTERVAL 1 QUARTER", -1, "quarter"},
+		{MySQL, "DATE_SUB(d, INTERVAL 2 MONTH)", -2, "month"},
+		{MySQL, "ADDDATE(d, INTERVAL -5 MINUTE)", -5, "minute"},
+	}
+	for _, tc := range tests {
+		st := parseOne(t, tc.d, "SELECT count(*) FROM t WHERE "+tc.expr+" > d")
+		if st.Query == nil {
+			t.Errorf("%s: refused: %s", tc.expr, st.NotAggregate)
+			continue
+		}
+		f, ok := st.Query.Where.(ir.Compare).L.(ir.Func)
+		want := ir.Func{Name: "date_add", Args: []ir.Expr{ir.ColumnRef{Name: "d"}, ir.Literal{Value: ir.Int(tc.n)}, ir.Literal{Value: ir.String(tc.unit)}}}
+		if !ok || ir.FormatExpr(f) != ir.FormatExpr(want) {
+			t.Errorf("%s: %s, want %s", tc.expr, ir.FormatExpr(st.Query.Where), ir.FormatExpr(want))
 		}
 	}
 }

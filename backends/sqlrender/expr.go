@@ -291,6 +291,9 @@ func (r *renderer) fn(n ir.Func) {
 	case exprtype.FormExtract:
 		r.extract(n)
 		return
+	case exprtype.FormDateAdd:
+		r.dateAdd(n)
+		return
 	case exprtype.FormLeft, exprtype.FormRight:
 		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
 		// (left) and n ≥ 1 (right).
@@ -465,6 +468,12 @@ func castKind(t ir.CastType) ir.Kind {
 // its columns hold (ir.CanonicalText; datetime of a date is its
 // midnight without a fraction).
 func (r *renderer) timeCast(x ir.Expr, k ir.Kind) {
+	if f, ok := x.(ir.Func); ok && r.d.TimeAsText && k != ir.KindDate && f.Name == "date_add" {
+		// Already the canonical text, fraction included (which
+		// datetime() would drop).
+		r.expr(x)
+		return
+	}
 	if r.d.TimeAsText {
 		fn := "datetime("
 		if k == ir.KindDate {
@@ -619,5 +628,59 @@ func (r *renderer) extract(n ir.Func) {
 		r.w("CAST(strftime('" + format + "', ")
 		x()
 		r.w(") AS INTEGER)")
+	}
+}
+
+// dateAdd writes date_add(x, n, unit), x plus a constant interval, as a
+// value the enclosing cast (added by the analysis) types: PostgreSQL's
+// x + INTERVAL 'n unit'; MySQL's DATE_ADD; SQLite's date/datetime
+// modifiers, with 'floor' so that months clip to the end of a shorter
+// month as on the other backends, and a timestamp's fraction appended
+// to datetime()'s whole seconds (units of a second or more keep it).
+func (r *renderer) dateAdd(n ir.Func) {
+	c, ok1 := n.Args[1].(ir.Literal)
+	u, ok2 := n.Args[2].(ir.Literal)
+	unit := strings.ToLower(u.Value.Str)
+	if !ok1 || !ok2 || c.Value.Kind != ir.KindInt || !slices.Contains(exprtype.IntervalUnits, unit) {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: date_add without a constant interval"))
+		return
+	}
+	count := c.Value.Int
+	x := func() { r.expr(n.Args[0]) }
+	num := strconv.FormatInt(count, 10)
+	switch r.d.Name {
+	case "postgres":
+		if unit == "quarter" { // not an interval unit in PostgreSQL
+			num, unit = strconv.FormatInt(3*count, 10), "month"
+		}
+		r.w("(")
+		x()
+		r.w(" + INTERVAL '" + num + " " + unit + "')")
+	case "mysql":
+		r.w("DATE_ADD(")
+		x()
+		r.w(", INTERVAL " + num + " " + strings.ToUpper(unit) + ")")
+	default: // sqlite
+		switch unit {
+		case "week":
+			count, unit = 7*count, "day"
+		case "quarter":
+			count, unit = 3*count, "month"
+		}
+		mod := "'" + strconv.FormatInt(count, 10) + " " + unit + "s'"
+		if count >= 0 {
+			mod = "'+" + mod[1:]
+		}
+		if unit == "month" || unit == "year" {
+			mod += ", 'floor'"
+		}
+		// A date's text is 10 characters: datetime() then writes a
+		// midnight the cast back to date drops; a timestamp keeps its
+		// fraction (characters 20 on, empty for whole seconds).
+		r.w("(datetime(")
+		x()
+		r.w(", " + mod + ") || substr(")
+		x()
+		r.w(", 20))")
 	}
 }
