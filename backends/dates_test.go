@@ -242,6 +242,8 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 		switch {
 		case v.Kind == ir.KindInt:
 			return strconv.FormatInt(v.Int, 10)
+		case v.Kind == ir.KindString:
+			return "'" + v.Str + "'"
 		case v.Kind == ir.KindDate:
 			return "DATE '" + v.Text() + "'"
 		case v.Kind == ir.KindTimestampTZ && d == parser.Postgres:
@@ -276,7 +278,7 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 		}
 		never := seen[0]
 		never.Int-- // a value taken by no row (one day, microsecond or unit before the first)
-		if counts[never] == 0 {
+		if counts[never] == 0 && never.Kind != ir.KindString {
 			picks = append(picks, never)
 		}
 		for _, p := range picks {
@@ -307,6 +309,22 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 				add(parser.MySQL, my+"("+col+")", col, get)
 				add(parser.MySQL, "EXTRACT("+strings.ToUpper(field)+" FROM "+col+")", col, get)
 			}
+		}
+		goLayout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01-01", "YYYY-MM-DD": "2006-01-02",
+			"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}
+		for _, cf := range exprtype.CharFormats {
+			if col == "d" && !cf.Date {
+				continue
+			}
+			layout := goLayout[cf.Postgres] // "01" in a Go layout is the month: written out below
+			text := func(v ir.Value) ir.Value {
+				if cf.Postgres == "YYYY-MM-01" {
+					return ir.String(v.GoTime().Format("2006-01") + "-01")
+				}
+				return ir.String(v.GoTime().Format(layout))
+			}
+			add(parser.Postgres, "to_char("+col+", '"+cf.Postgres+"')", col, text)
+			add(parser.MySQL, "DATE_FORMAT("+col+", '"+cf.MySQL+"')", col, text)
 		}
 		add(parser.MySQL, "DATE("+col+")", col, func(v ir.Value) ir.Value { return ir.AsTime(ir.Date(v.GoTime().Unix()/86400), ir.KindDate) })
 		for _, iv := range []struct {

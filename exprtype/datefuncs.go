@@ -345,3 +345,68 @@ func dateAddRule(c string, args []Info) (Info, error) {
 	}
 	return computedRange(c, timeInfo(t.Type, lo2, hi2))
 }
+
+// CharFormat is one constant format of to_char (PostgreSQL) and
+// date_format (MySQL): the spellings of one text rendering of a date or
+// time. Only formats every backend writes identically are listed (all
+// digits, zero-padded; years of four digits, which the 1000-01-01 lower
+// limit on computed dates guarantees).
+type CharFormat struct {
+	Postgres, MySQL, SQLite string
+	// Date: the format reads only the date, so a date argument may use it.
+	Date bool
+	// Trunc is the date_trunc unit the text names (the text of two values
+	// is equal exactly when their truncations are).
+	Trunc string
+}
+
+// CharFormats lists the accepted formats, by their PostgreSQL spelling.
+var CharFormats = []CharFormat{
+	{"YYYY", "%Y", "%Y", true, "year"},
+	{"YYYY-MM", "%Y-%m", "%Y-%m", true, "month"},
+	{"YYYY-MM-01", "%Y-%m-01", "%Y-%m-01", true, "month"},
+	{"YYYY-MM-DD", "%Y-%m-%d", "%Y-%m-%d", true, "day"},
+	{"YYYY-MM-DD HH24", "%Y-%m-%d %H", "%Y-%m-%d %H", false, "hour"},
+	{"YYYY-MM-DD HH24:MI", "%Y-%m-%d %H:%i", "%Y-%m-%d %H:%M", false, "minute"},
+}
+
+// LookupCharFormat finds a format by its PostgreSQL (to_char) or MySQL
+// (date_format) spelling.
+func LookupCharFormat(s string, mysql bool) (CharFormat, bool) {
+	for _, f := range CharFormats {
+		if !mysql && f.Postgres == s || mysql && f.MySQL == s {
+			return f, true
+		}
+	}
+	return CharFormat{}, false
+}
+
+// toCharRule: to_char(t, format) is text; the format is one of
+// CharFormats in its PostgreSQL spelling (parsers translate MySQL's), and
+// the argument's years must have four digits.
+func toCharRule(c string, args []Info) (Info, error) {
+	t, f := args[0], args[1]
+	if !t.Type.IsTime() || f.Type != Text {
+		return Info{}, noFunction(c, args)
+	}
+	cf, ok := LookupCharFormat(f.Const.Str, false)
+	if !ok {
+		names := make([]string, len(CharFormats))
+		for i, x := range CharFormats {
+			names[i] = "'" + x.Postgres + "' ('" + x.MySQL + "')"
+		}
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "format %q of %s is not supported: %s", f.Const.Str, fnName(c), c).
+			WithHint("use one of %s, which every backend writes alike", strings.Join(names, ", "))
+	}
+	if t.Type == Date && !cf.Date {
+		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "a date has no time of day to format: %s", c).
+			WithHint("format a timestamp, or use a date format")
+	}
+	if !t.Bounded {
+		return Info{}, internalErr("unbounded argument of to_char")
+	}
+	if _, err := computedRange(c, t); err != nil {
+		return Info{}, err
+	}
+	return Info{Type: Text}, nil
+}

@@ -44,6 +44,7 @@ func TestDateLiterals(t *testing.T) {
 		{parser.Postgres, "extract(year FROM ts) = 2010", `(extract('year', clamp("t0"."ts", TIMESTAMP '2010-01-01 00:00:00', TIMESTAMP '2011-01-01 00:00:00')) = 2010)`},
 		{parser.Postgres, "day - INTERVAL '1 month' < '2010-06-01'", `(CAST(date_add(clamp("t0"."day", DATE '2010-01-01', DATE '2011-01-01'), -1, 'month') AS date) < DATE '2010-06-01')`},
 		{parser.MySQL, "day + INTERVAL 2 WEEK < '2010-06-01'", "(CAST(date_add(clamp(`t0`.`day`, DATE '2010-01-01', DATE '2011-01-01'), 2, 'week') AS date) < DATE '2010-06-01')"},
+		{parser.MySQL, "DATE_FORMAT(day, '%Y-%m') = '2010-06'", "(to_char(clamp(`t0`.`day`, DATE '2010-01-01', DATE '2011-01-01'), 'YYYY-MM') = '2010-06')"},
 		{parser.MySQL, "MONTH(ts) = 6", "(extract('month', clamp(`t0`.`ts`, TIMESTAMP '2010-01-01 00:00:00', TIMESTAMP '2011-01-01 00:00:00')) = 6)"},
 	}
 	for _, tc := range tests {
@@ -104,6 +105,10 @@ func TestDateRefusals(t *testing.T) {
 		{parser.Postgres, "extract(hour FROM day) = 1", sqlerr.InvalidParameterValue, "no hour"},
 		{parser.Postgres, "extract(epoch FROM ts) = 1", sqlerr.InvalidParameterValue, "not supported"},
 		{parser.Postgres, "date_trunc('month', tz) = tz", sqlerr.FeatureNotSupported, "no declared bounds"},
+		{parser.Postgres, "to_char(ts, 'Mon YYYY') = 'x'", sqlerr.InvalidParameterValue, "every backend writes alike"},
+		{parser.Postgres, "to_char(day, 'YYYY-MM-DD HH24') = 'x'", sqlerr.InvalidParameterValue, "no time of day"},
+		{parser.Postgres, "to_char(ts, note) = 'x'", sqlerr.FeatureNotSupported, "constant text"},
+		{parser.MySQL, "DATE_FORMAT(ts, '%Y-%m') = 2010", sqlerr.UndefinedFunction, "operator does not exist"},
 	}
 	for _, tc := range tests {
 		_, err := exprtype.Predicate(where(t, tc.d, tc.where), testColumns)

@@ -36,6 +36,8 @@ const (
 	FormExtract
 	// FormDateAdd is date_add(t, n, unit): t plus n units (constants).
 	FormDateAdd
+	// FormToChar is to_char(t, format), the format one of CharFormats.
+	FormToChar
 )
 
 // Rendering is how one dialect writes a function.
@@ -319,6 +321,14 @@ var table = func() map[string]*Func {
 			Rule:   dateAddRule,
 			Total:  "n and the unit are constants; the result range is computed exactly from the clamped argument's and checked to lie within 1000-01-01..9999-12-31, so no backend's date arithmetic can overflow",
 			Render: map[string]Rendering{"": {Form: FormDateAdd}},
+		},
+		{
+			// to_char (PostgreSQL) and date_format (MySQL), with a format
+			// of CharFormats in its PostgreSQL spelling.
+			Name: "to_char", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{1},
+			Rule:   toCharRule,
+			Total:  "the format is a constant of CharFormats, digits only, defined for every date and time of four-digit years (checked on the argument's range)",
+			Render: map[string]Rendering{"": {Form: FormToChar}},
 		},
 		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,

@@ -686,6 +686,27 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			n = -n
 		}
 		return ir.Func{Name: "date_add", Args: []ir.Expr{args[0], ir.Literal{Value: ir.Int(n)}, ir.Literal{Value: ir.String(unit)}}}, nil
+	case "date_format":
+		// DATE_FORMAT(t, '%Y-%m'): to_char with the PostgreSQL spelling
+		// of one of the formats every backend writes alike.
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function date_format")
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 2 {
+			return nil, notAgg("DATE_FORMAT takes a date and a format")
+		}
+		if l, ok := args[1].(ir.Literal); ok && l.Value.Kind == ir.KindString {
+			cf, known := exprtype.LookupCharFormat(l.Value.Str, true)
+			if !known {
+				return nil, notAgg("DATE_FORMAT format %q is not supported; use one of '%%Y', '%%Y-%%m', '%%Y-%%m-01', '%%Y-%%m-%%d', '%%Y-%%m-%%d %%H', '%%Y-%%m-%%d %%H:%%i'", l.Value.Str)
+			}
+			args[1] = ir.Literal{Value: ir.String(cf.Postgres)}
+		}
+		return ir.Func{Name: "to_char", Args: args}, nil
 	case "extract":
 		if aggs {
 			return nil, notAgg(msgNotInHaving, "function extract")

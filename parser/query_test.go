@@ -479,6 +479,7 @@ func TestNotAggregate(t *testing.T) {
 		{"typed literal ::interval", Postgres, "SELECT count(*) FROM t WHERE d > '1 day'::interval", "interval"},
 		{"interval of two units", Postgres, "SELECT count(*) FROM t WHERE d + INTERVAL '1 day 2 hours' > d", "one whole unit"},
 		{"interval times", Postgres, "SELECT count(*) FROM t WHERE d * INTERVAL '1 day' > d", "added to or subtracted"},
+		{"mysql date_format of another format", MySQL, "SELECT count(*) FROM t WHERE DATE_FORMAT(d, '%b %Y') = 'x'", "format"},
 		{"mysql interval of an expression", MySQL, "SELECT count(*) FROM t WHERE d + INTERVAL a DAY > d", "constant whole number"},
 		{"timestamp with precision", Postgres, "SELECT count(*) FROM t WHERE d > '2020-01-01'::timestamp(3)", "typed literals"},
 		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > TIME '10:00'", "typed literals"},

@@ -294,6 +294,9 @@ func (r *renderer) fn(n ir.Func) {
 	case exprtype.FormDateAdd:
 		r.dateAdd(n)
 		return
+	case exprtype.FormToChar:
+		r.toChar(n)
+		return
 	case exprtype.FormLeft, exprtype.FormRight:
 		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
 		// (left) and n ≥ 1 (right).
@@ -682,5 +685,30 @@ func (r *renderer) dateAdd(n ir.Func) {
 		r.w(", " + mod + ") || substr(")
 		x()
 		r.w(", 20))")
+	}
+}
+
+// toChar writes to_char(x, format) in the dialect's spelling of the
+// format (exprtype.CharFormats; never the client's text).
+func (r *renderer) toChar(n ir.Func) {
+	l, ok := n.Args[1].(ir.Literal)
+	f, known := exprtype.LookupCharFormat(l.Value.Str, false)
+	if !ok || !known {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: to_char with a format the analysis did not check"))
+		return
+	}
+	switch r.d.Name {
+	case "postgres":
+		r.w("to_char(")
+		r.expr(n.Args[0])
+		r.w(", '" + f.Postgres + "')")
+	case "mysql":
+		r.w("DATE_FORMAT(")
+		r.expr(n.Args[0])
+		r.w(", '" + f.MySQL + "')")
+	default:
+		r.w("strftime('" + f.SQLite + "', ")
+		r.expr(n.Args[0])
+		r.w(")")
 	}
 }
