@@ -410,3 +410,79 @@ func toCharRule(c string, args []Info) (Info, error) {
 	}
 	return Info{Type: Text}, nil
 }
+
+// DateFuncValues is the image of a date function over a bounded date or
+// time argument of kind k in [lo, hi] (days or microseconds), sorted
+// ascending, for finite-domain inference (GROUP BY date_trunc('month', t)
+// returns exactly these keys): date_trunc(arg, t), extract(arg, t),
+// to_char(t, arg) (arg in its PostgreSQL spelling) and date (the cast,
+// arg ""). ok is false for another function, an unknown argument, or
+// more than limit values. extract's values are those some t in [lo, hi]
+// takes (not the whole cycle when the range is short).
+func DateFuncValues(fn, arg string, k ir.Kind, lo, hi int64, limit int) (vals []ir.Value, ok bool) {
+	switch fn {
+	case "date_trunc":
+		return TruncValues(arg, k, lo, hi, limit)
+	case "date":
+		if k == ir.KindDate {
+			return TruncValues("day", k, lo, hi, limit)
+		}
+		days, ok := TruncValues("day", k, lo, hi, limit)
+		for i, d := range days {
+			days[i] = ir.Date(floorDivInt(d.Int, ir.MicrosPerDay))
+		}
+		return days, ok
+	case "to_char":
+		cf, known := LookupCharFormat(arg, false)
+		if !known {
+			return nil, false
+		}
+		starts, ok := TruncValues(cf.Trunc, k, lo, hi, limit)
+		if !ok {
+			return nil, false
+		}
+		layout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01", "YYYY-MM-DD": "2006-01-02",
+			"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}[cf.Postgres]
+		for _, s := range starts {
+			text := s.GoTime().Format(layout)
+			if cf.Postgres == "YYYY-MM-01" {
+				text += "-01"
+			}
+			vals = append(vals, ir.String(text))
+		}
+		return vals, true // text order is time order: all digits, fixed width
+	case "extract":
+		r, known := ExtractFields[arg]
+		if !known {
+			return nil, false
+		}
+		unit := map[string]string{"year": "year", "quarter": "quarter", "month": "month", "day": "day", "dow": "day", "hour": "hour", "minute": "minute"}[arg]
+		if k == ir.KindDate && (unit == "hour" || unit == "minute") {
+			return nil, false
+		}
+		seen := map[int64]bool{}
+		// Walk the units in the range, stopping once the cycle is full.
+		full := r[1] - r[0] + 1
+		if arg == "year" {
+			full = 1 << 62
+		}
+		v, ok := TruncTime(unit, ir.Value{Kind: k, Int: lo})
+		if !ok {
+			return nil, false
+		}
+		for v.Int <= hi && int64(len(seen)) < full {
+			x, _ := ExtractTime(arg, v)
+			seen[x] = true
+			if len(seen) > limit {
+				return nil, false
+			}
+			v = nextTrunc(unit, v)
+		}
+		for x := range seen {
+			vals = append(vals, ir.Int(x))
+		}
+		slices.SortFunc(vals, func(a, b ir.Value) int { return ir.CompareValues(a, b) })
+		return vals, true
+	}
+	return nil, false
+}

@@ -167,3 +167,93 @@ func TestAddIntervalByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestDateFuncValuesOracle: the image of each date function over random
+// small ranges is exactly the set of its values at every point (every
+// day; every 13 minutes of short timestamp ranges, plus the ends).
+func TestDateFuncValuesOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	type fn struct{ name, arg string }
+	var fns []fn
+	for _, u := range exprtype.TruncUnits {
+		fns = append(fns, fn{"date_trunc", u})
+	}
+	for f := range exprtype.ExtractFields {
+		fns = append(fns, fn{"extract", f})
+	}
+	for _, cf := range exprtype.CharFormats {
+		fns = append(fns, fn{"to_char", cf.Postgres})
+	}
+	fns = append(fns, fn{"date", ""})
+	checked := 0
+	for i := range 600 {
+		k := []ir.Kind{ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ}[i%3]
+		f := fns[rng.IntN(len(fns))]
+		var lo, hi, step int64
+		if k == ir.KindDate {
+			lo = -354000 + rng.Int64N(2_900_000)
+			hi, step = lo+rng.Int64N(900), 1
+		} else {
+			lo = (-354000+rng.Int64N(2_900_000))*ir.MicrosPerDay + rng.Int64N(ir.MicrosPerDay)
+			// Every minute: the finest unit an image can distinguish.
+			hi, step = lo+rng.Int64N(2*ir.MicrosPerDay), 60*ir.MicrosPerSecond
+		}
+		got, ok := exprtype.DateFuncValues(f.name, f.arg, k, lo, hi, 100000)
+		dateOnly := k == ir.KindDate && (f.arg == "hour" || f.arg == "minute")
+		if cf, known := exprtype.LookupCharFormat(f.arg, false); f.name == "to_char" && known && !cf.Date && k == ir.KindDate {
+			dateOnly = true
+		}
+		if dateOnly {
+			if ok && f.name != "to_char" {
+				t.Fatalf("%s(%s) of a date has an image", f.name, f.arg)
+			}
+			continue
+		}
+		if !ok {
+			t.Fatalf("%s(%s) over %s [%d, %d]: no image", f.name, f.arg, k, lo, hi)
+		}
+		set := map[ir.Value]bool{}
+		point := func(x int64) {
+			v := ir.Value{Kind: k, Int: x}
+			var out ir.Value
+			switch f.name {
+			case "date_trunc":
+				out, _ = exprtype.TruncTime(f.arg, v)
+			case "extract":
+				n, _ := exprtype.ExtractTime(f.arg, v)
+				out = ir.Int(n)
+			case "date":
+				d, _ := exprtype.TruncTime("day", v)
+				out = ir.Date(d.GoTime().Unix() / 86400)
+			case "to_char":
+				layout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01", "YYYY-MM-DD": "2006-01-02",
+					"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}[f.arg]
+				s := v.GoTime().Format(layout)
+				if f.arg == "YYYY-MM-01" {
+					s += "-01"
+				}
+				out = ir.String(s)
+			}
+			set[out] = true
+		}
+		for x := lo; x <= hi; x += step {
+			point(x)
+		}
+		point(hi)
+		var want []ir.Value
+		for v := range set {
+			want = append(want, v)
+		}
+		slices.SortFunc(want, func(a, b ir.Value) int { return ir.CompareValues(a, b) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s(%s) over %s [%d, %d]: image of %d values, want %d (first %v, want %v)", f.name, f.arg, k, lo, hi, len(got), len(want), got[:min(len(got), 3)], want[:min(len(want), 3)])
+		}
+		checked++
+	}
+	if checked < 300 {
+		t.Fatalf("only %d images checked", checked)
+	}
+	if _, ok := exprtype.DateFuncValues("date_trunc", "day", ir.KindDate, 0, 400, 365); ok {
+		t.Error("401 days fit a limit of 365")
+	}
+}
