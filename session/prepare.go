@@ -207,15 +207,44 @@ func (s *Session) inferParams(st *ir.Statement) map[int]ColType {
 		}
 		return TypeUnknown
 	}
-	pair := func(a, b ir.Expr) {
-		c, ok1 := a.(ir.ColumnRef)
-		p, ok2 := b.(ir.Param)
-		if !ok1 || !ok2 {
-			c, ok1 = b.(ir.ColumnRef)
-			p, ok2 = a.(ir.Param)
+	// typeOf is the type of a column, or of a date function of one (the
+	// parameter a BI tool binds for date_trunc('month', t) = $1 is a
+	// timestamp).
+	var typeOf func(e ir.Expr) ColType
+	typeOf = func(e ir.Expr) ColType {
+		switch n := e.(type) {
+		case ir.ColumnRef:
+			return colType(n)
+		case ir.Cast:
+			switch n.To {
+			case ir.CastDate:
+				return TypeDate
+			case ir.CastTimestamp:
+				return TypeTimestamp
+			case ir.CastTimestampTZ:
+				return TypeTimestampTZ
+			}
+		case ir.Func:
+			switch {
+			case n.Name == "date_trunc" && len(n.Args) == 2:
+				return typeOf(n.Args[1])
+			case n.Name == "date_add" && len(n.Args) == 3:
+				return typeOf(n.Args[0])
+			case n.Name == "extract":
+				return TypeInt8
+			}
 		}
-		if ok1 && ok2 {
-			if t := colType(c); t != TypeUnknown {
+		return TypeUnknown
+	}
+	pair := func(a, b ir.Expr) {
+		p, ok := b.(ir.Param)
+		other := a
+		if !ok {
+			p, ok = a.(ir.Param)
+			other = b
+		}
+		if ok {
+			if t := typeOf(other); t != TypeUnknown {
 				out[p.Index] = t
 			}
 		}

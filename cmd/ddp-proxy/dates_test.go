@@ -54,6 +54,15 @@ func TestDatesWithPgx(t *testing.T) {
 			if n < 1000 { // about 4,000 check-ins, noise of scale 20
 				t.Errorf("count %d for the first quarter of 2010", n)
 			}
+			// A parameter compared with a date function of the column is
+			// described as a timestamp too.
+			if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM checkins WHERE date_trunc('month', checkin_time) = $1 AND extract(year FROM checkin_time) = $2`,
+				from.AddDate(0, 1, 0), 2010).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n < 500 { // about 1,300 check-ins in February 2010
+				t.Errorf("count %d for February 2010", n)
+			}
 			rows, err := conn.Query(ctx, datesProbePG)
 			if err != nil {
 				t.Fatal(err)
