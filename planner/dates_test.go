@@ -67,6 +67,14 @@ func TestDatePlans(t *testing.T) {
 			t.Errorf("%s: %v", c.sql, err)
 		}
 	}
+	if _, err := planDates(t, p, pol, parser.Postgres, "SELECT day, COUNT(*) FROM visits GROUP BY day HAVING day IS NOT NULL AND COUNT(*) > 3 ORDER BY day DESC"); err != nil {
+		t.Errorf("HAVING and ORDER BY on a date key: %v", err)
+	}
+	// An IN list in HAVING (the type check once compared ir.In values
+	// with ==, which panics on their slice).
+	if _, err := planDates(t, p, pol, parser.Postgres, "SELECT day, COUNT(*) FROM visits GROUP BY day HAVING COUNT(*) IN (1, 2, 3)"); err != nil {
+		t.Errorf("HAVING COUNT(*) IN (...): %v", err)
+	}
 	pl, err := planDates(t, p, pol, parser.Postgres, "SELECT day, COUNT(*) FROM visits GROUP BY day")
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +93,10 @@ func TestDatePlans(t *testing.T) {
 		{parser.Postgres, "SELECT COUNT(*) FROM visits WHERE at - INTERVAL '1011 years' < at", sqlerr.DatetimeFieldOverflow},
 		{parser.Postgres, "SELECT COUNT(*) FROM visits WHERE day = at", sqlerr.UndefinedFunction},
 		{parser.MySQL, "SELECT COUNT(*) FROM visits WHERE amount = DATE '2010-01-01'", sqlerr.UndefinedFunction},
+		// HAVING reads no date literal yet: refused before the charge, not
+		// failed on the noisy row.
+		{parser.Postgres, "SELECT day, COUNT(*) FROM visits GROUP BY day HAVING day > '2010-01-01'", sqlerr.UndefinedFunction},
+		{parser.MySQL, "SELECT day, COUNT(*) FROM visits GROUP BY day HAVING day IN ('2010-01-01', '2010-01-02')", sqlerr.UndefinedFunction},
 	}
 	for _, c := range refused {
 		_, err := planDates(t, p, pol, c.d, c.sql)
