@@ -34,10 +34,17 @@ type testBackend struct {
 // each backend. Tables are dropped when the test ends.
 func eachBackend(t *testing.T, table string, cols map[string]string, rows []string) []testBackend {
 	t.Helper()
+	return eachBackendRows(t, table, cols, func(string) []string { return rows })
+}
+
+// eachBackendRows is eachBackend with rows written per dialect.
+func eachBackendRows(t *testing.T, table string, cols map[string]string, rowsFor func(dialect string) []string) []testBackend {
+	t.Helper()
 	ctx := context.Background()
 	opts := backends.Options{StatementTimeout: 20 * time.Second}
 	load := func(db *sql.DB, dialect string) {
 		t.Helper()
+		rows := rowsFor(dialect)
 		stmts := []string{"DROP TABLE IF EXISTS " + table, "CREATE TABLE " + table + " (" + cols[dialect] + ")"}
 		for i := 0; i < len(rows); i += 500 {
 			stmts = append(stmts, "INSERT INTO "+table+" VALUES "+strings.Join(rows[i:min(i+500, len(rows))], ", "))

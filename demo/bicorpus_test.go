@@ -236,7 +236,7 @@ func planAndRun(ctx context.Context, pol *policies.Policy, be planner.Backend, u
 	if st.Query != nil && pl.NumVisible != len(st.Query.Select) {
 		return fmt.Errorf("%d visible output columns for %d select items", pl.NumVisible, len(st.Query.Select))
 	}
-	if pl.NoRows {
+	if pl.NoRows || pl.KeysOnly {
 		return nil
 	}
 	rows := 0

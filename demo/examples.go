@@ -34,6 +34,13 @@ func Examples() []Example {
 			SQL:   "SELECT venue_category, COUNT(*) FROM checkins WHERE checkin_time >= '2010-01-01' GROUP BY venue_category;",
 		},
 		{
+			// A time series needs GROUP BY date_trunc('month', checkin_time)
+			// (21 months from the column's bounds); until then, one window:
+			// about 4,000 check-ins against noise of scale 20/ε.
+			Title: "Check-ins in the first quarter of 2010 (a date range on the timestamp column checkin_time)",
+			SQL:   "SELECT COUNT(*) FROM checkins WHERE checkin_time >= DATE '2010-01-01' AND checkin_time < DATE '2010-04-01';",
+		},
+		{
 			Title: "The same question under dependent DP: friends' check-ins depend on yours, so more noise (compare EXPLAIN of both)",
 			SQL:   "SELECT venue_category, COUNT(*) FROM checkins_ddp WHERE checkin_time >= '2010-01-01' GROUP BY venue_category;",
 		},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"text/template"
+	"time"
 )
 
 // policyText is the commented policy; policy.go fills in the file names
@@ -38,17 +39,21 @@ func renderPolicy() ([]byte, error) {
 	}
 	num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	var buf bytes.Buffer
+	start, end := checkinPeriod()
 	data := map[string]string{
-		"Database":    DatabaseFile,
-		"Ledger":      LedgerFile,
-		"SCRAM":       analystSCRAM,
-		"Users":       strconv.Itoa(numUsers),
-		"MaxCheckins": strconv.Itoa(maxCheckins),
-		"LastCell":    strconv.Itoa(numCells - 1),
-		"LatMin":      num(latMin),
-		"LatMax":      num(latMax),
-		"LonMin":      num(lonMin),
-		"LonMax":      num(lonMax),
+		// Check-in times are whole seconds in [start, end).
+		"CheckinStart": start.Format(timeLayout),
+		"CheckinEnd":   end.Add(-time.Second).Format(timeLayout),
+		"Database":     DatabaseFile,
+		"Ledger":       LedgerFile,
+		"SCRAM":        analystSCRAM,
+		"Users":        strconv.Itoa(numUsers),
+		"MaxCheckins":  strconv.Itoa(maxCheckins),
+		"LastCell":     strconv.Itoa(numCells - 1),
+		"LatMin":       num(latMin),
+		"LatMax":       num(latMax),
+		"LonMin":       num(lonMin),
+		"LonMax":       num(lonMax),
 	}
 	maps.Copy(data, ddpTemplateData())
 	err = tmpl.Execute(&buf, data)

@@ -230,14 +230,16 @@ func (p picker) pick(r *rand.Rand) int {
 	return min(sort.SearchFloat64s(p.cum, x), len(p.cum)-1)
 }
 
-// Time format of checkin_time: ISO 8601 in UTC, as in Gowalla.
-const timeLayout = "2006-01-02T15:04:05Z"
+// Time format of checkin_time, a TIMESTAMP column: SQLite stores dates
+// and times as text in the form ir.CanonicalText writes (UTC, as in
+// Gowalla; whole seconds), which SQLite's own datetime() also writes.
+const timeLayout = "2006-01-02 15:04:05"
 
 func checkinsTable(cks []checkin) table {
 	return table{
 		name: "checkins",
 		create: "CREATE TABLE checkins (checkin_id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, " +
-			"checkin_time TEXT NOT NULL, cell INTEGER NOT NULL, latitude REAL NOT NULL, " +
+			"checkin_time TIMESTAMP NOT NULL, cell INTEGER NOT NULL, latitude REAL NOT NULL, " +
 			"longitude REAL NOT NULL, venue_category TEXT NOT NULL)",
 		cols: 7,
 		rows: len(cks),

@@ -273,6 +273,17 @@ func (c *checker) column(ref ir.ColumnRef, m mode) (*node, error) {
 		}
 		n.x = ir.Clamp{X: col.Ref, Lo: col.Lo, Hi: col.Hi}
 		n.info = clampInfo(col.Type, col.Lo, col.Hi)
+	case Date, Timestamp, TimestampTZ:
+		if !col.HasBounds {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"column %s has no declared bounds, so it can be compared but not computed with: a date function could leave the backend's range only for some rows' values, and the error would reveal them", ir.FormatExpr(ref)).
+				WithHint("compare the bare column (e.g. %s >= DATE '2010-01-01'), or declare bounds: ['lo', 'hi'] at %s", ir.FormatExpr(ref), col.Declare)
+		}
+		if !boundsOK(col) {
+			return nil, internalErr("column bounds of the wrong kind")
+		}
+		n.x = ir.Clamp{X: col.Ref, Lo: col.Lo, Hi: col.Hi}
+		n.info = clampInfo(col.Type, col.Lo, col.Hi)
 	case Unknown:
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 			"column %s has no declared type, so it can be compared but not computed with", ir.FormatExpr(ref)).
@@ -288,6 +299,9 @@ func boundsOK(col Column) bool {
 	case Real:
 		return col.Lo.Kind == ir.KindFloat && col.Hi.Kind == ir.KindFloat && col.Lo.Float <= col.Hi.Float &&
 			math.Abs(col.Lo.Float) <= MaxReal && math.Abs(col.Hi.Float) <= MaxReal
+	case Date, Timestamp, TimestampTZ:
+		k := col.Type.Kind()
+		return col.Lo.Kind == k && col.Hi.Kind == k && col.Lo.Int <= col.Hi.Int && inTimeRange(col.Type, col.Lo.Int, col.Hi.Int)
 	}
 	return false
 }
@@ -312,9 +326,16 @@ func literal(l ir.Literal) (*node, error) {
 		n.info, n.strLit = Info{Type: Text}, true
 	case ir.KindBool:
 		n.info = Info{Type: Boolean}
+	case ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
+		t := TimeType(v.Kind)
+		if !inTimeRange(t, v.Int, v.Int) {
+			return nil, sqlerr.New(sqlerr.DatetimeFieldOverflow, "a %s value in the query is outside the years 1 to 9999", t)
+		}
+		n.info = timeInfo(t, v.Int, v.Int)
 	default:
 		return nil, internalErr("literal of unknown kind")
 	}
+	n.info.Const = v
 	return n, nil
 }
 
@@ -354,6 +375,17 @@ func unify(e ir.Expr, what string, ns ...*node) error {
 		if t := n.info.Type; !n.strLit && t != Null && t != Unknown {
 			target = t
 			break
+		}
+	}
+	if target.IsTime() {
+		if err := unifyTimes(ns); err != nil {
+			return err
+		}
+		for _, n := range ns {
+			if _, lit := n.x.(ir.Literal); !lit && !n.strLit && n.info.Type.IsTime() {
+				target = n.info.Type
+				break
+			}
 		}
 	}
 	if target == Unknown {
@@ -418,6 +450,11 @@ func coerce(n *node, t Type, other *node) error {
 			return bad()
 		}
 		v = ir.Bool(b)
+	case Date, Timestamp, TimestampTZ:
+		var err error
+		if v, err = parseTimeLiteral(t, s, other); err != nil {
+			return err
+		}
 	default:
 		return nil
 	}
@@ -694,6 +731,12 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 	for _, a := range args {
 		twice = twice || a.twice
 	}
+	for _, i := range def.ConstArgs {
+		if l, ok := args[i].x.(ir.Literal); !ok || l.Value.Kind != ir.KindString {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "argument %d of %s must be a constant text (a unit or field name such as 'month'): %s", i+1, f.Name, ir.FormatExpr(f)).
+				WithHint("write the unit as a quoted literal")
+		}
+	}
 	if def.WritesArgTwice {
 		if twice {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
@@ -715,10 +758,22 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 		return nil, err
 	}
 	out := &node{x: ir.Func{Name: f.Name, Args: lowered}, info: info, src: f, twice: twice}
+	var rangeDom []ir.Value
 	if c.seen != nil && def.RangeImage != nil {
 		// Kept for the domain pass, which sees the lowered tree only.
 		if dom := def.RangeImage(lowered, infos); dom != nil && len(dom) <= MaxDomain {
+			rangeDom = dom
 			c.rangeDoms[ir.FormatExpr(out.x)] = dom
+		}
+	}
+	if to, ok := timeCastTo(info.Type); ok {
+		// A date or time result is cast to its type: the dialects'
+		// forms compute text (MySQL, SQLite) or another time type
+		// (PostgreSQL's date_trunc of a date is a timestamptz).
+		out.x = ir.Cast{X: out.x, To: to}
+		if rangeDom != nil {
+			// The cast is to the values' own type: the same domain.
+			c.rangeDoms[ir.FormatExpr(out.x)] = rangeDom
 		}
 	}
 	return out, checkRange(out)
@@ -868,6 +923,9 @@ func (c *checker) cast(k ir.Cast, m mode) (*node, error) {
 	// so that the spelling does not depend on the storage type (a
 	// NUMERIC column would print its scale). To double precision, a
 	// bare column converts as well as a clamped one.
+	if t, ok := castTimeTarget(k.To); ok {
+		return c.timeCast(k, t)
+	}
 	xm := modeCompute
 	if k.To == ir.CastDouble {
 		xm = m
@@ -945,6 +1003,8 @@ func (c *checker) cast(k ir.Cast, m mode) (*node, error) {
 		return nil, refuse("backends spell doubles differently (1e+20, 1.0e+20, 1e20)")
 	case t == Boolean:
 		return nil, refuse("backends spell and convert booleans differently")
+	case t.IsTime():
+		return nil, refuse("backends spell and convert dates and times differently; use extract or date_trunc")
 	}
 	return nil, refuse("the column's type is not declared")
 }
@@ -1091,6 +1151,13 @@ func checkRange(n *node) error {
 			"%s can reach %s, beyond ±%g, the largest magnitude a predicate may compute with: the query would fail only for the rows where it overflows",
 			n.text(), fmtReal(reach), MaxReal).
 			WithHint("use smaller constants, or narrow the bounds of the columns involved")
+	case Date, Timestamp, TimestampTZ:
+		if n.info.Int.fits() && inTimeRange(n.info.Type, n.info.Int.Lo.Int64(), n.info.Int.Hi.Int64()) {
+			return nil
+		}
+		return sqlerr.New(sqlerr.DatetimeFieldOverflow,
+			"%s can reach beyond the years 1 to 9999 (%s): the query would fail only for the rows where it happens", n.text(), n.info).
+			WithHint("narrow the bounds of the columns involved, or use a smaller interval")
 	}
 	return nil
 }

@@ -129,7 +129,13 @@ func (d *domainer) domain(e ir.Expr) []ir.Value {
 		}
 		return unifyValues(dedupe(out))
 	case ir.Cast:
-		return d.mapN([]ir.Expr{n.X}, func(v []ir.Value) (ir.Value, bool) { return castValue(n.To, v[0]) })
+		if dom := d.mapN([]ir.Expr{n.X}, func(v []ir.Value) (ir.Value, bool) { return castValue(n.To, v[0]) }); dom != nil {
+			return dom
+		}
+		if dom, ok := d.rangeDoms[ir.FormatExpr(n)]; ok {
+			return slices.Clone(dom)
+		}
+		return nil
 	}
 	return nil
 }

@@ -35,6 +35,16 @@ const (
 	// 0 when x < lo, n + 1 when x >= hi, else (x - lo) * n / (hi - lo) + 1
 	// in integer division (the operands are never negative there).
 	FormWidthBucket
+	// FormDateTrunc is date_trunc(unit, t), the unit a constant of
+	// TruncUnits; the renderer writes each dialect's form.
+	FormDateTrunc
+	// FormExtract is extract(field, t), the field a constant of
+	// ExtractFields, as a BIGINT.
+	FormExtract
+	// FormDateAdd is date_add(t, n, unit): t plus n units (constants).
+	FormDateAdd
+	// FormToChar is to_char(t, format), the format one of CharFormats.
+	FormToChar
 )
 
 // Rendering is how one dialect writes a function.
@@ -104,6 +114,9 @@ type Func struct {
 	// once), otherwise all the other arguments, in which case the
 	// analysis counts the call as writing its arguments twice.
 	SkipsNull bool
+	// ConstArgs lists the arguments that must be text literals (a unit
+	// or field name); the rule reads them from Info.Const.
+	ConstArgs []int
 	// Render is the spelling per dialect name (postgres, mysql, sqlite);
 	// the "" entry is the default.
 	Render map[string]Rendering
@@ -397,6 +410,40 @@ var table = func() map[string]*Func {
 			SkipsNull: true,
 			Post:      postChoose(-1),
 			Image:     extremeImage(-1),
+		},
+		{
+			// WritesArgTwice: MySQL's quarter and week, SQLite's quarter.
+			Name: "date_trunc", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{0}, WritesArgTwice: true,
+			Rule:       dateTruncRule,
+			RangeImage: dateRangeImage("date_trunc", 0, 1),
+			Total:      "the unit is a constant of TruncUnits; the argument is a clamped date or time, and the truncated range is checked to lie within 1000-01-01..9999-12-31 (MySQL's DATE and DATETIME)",
+			Render:     map[string]Rendering{"": {Form: FormDateTrunc}},
+		},
+		{
+			Name: "extract", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{0},
+			Rule:       extractRule,
+			RangeImage: dateRangeImage("extract", 0, 1),
+			Total:      "the field is a constant of ExtractFields, defined for every date and time (hour and minute only for timestamps); the result is a small integer",
+			Render:     map[string]Rendering{"": {Form: FormExtract}},
+		},
+		{
+			// t + INTERVAL 'n unit' (PostgreSQL), t + INTERVAL n UNIT and
+			// DATE_ADD/DATE_SUB (MySQL): date_add(t, n, 'unit').
+			// WritesArgTwice: SQLite keeps a timestamp's fraction by
+			// appending it to datetime()'s whole seconds.
+			Name: "date_add", MinArgs: 3, MaxArgs: 3, Strict: true, ConstArgs: []int{2}, WritesArgTwice: true,
+			Rule:   dateAddRule,
+			Total:  "n and the unit are constants; the result range is computed exactly from the clamped argument's and checked to lie within 1000-01-01..9999-12-31, so no backend's date arithmetic can overflow",
+			Render: map[string]Rendering{"": {Form: FormDateAdd}},
+		},
+		{
+			// to_char (PostgreSQL) and date_format (MySQL), with a format
+			// of CharFormats in its PostgreSQL spelling.
+			Name: "to_char", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{1},
+			Rule:       toCharRule,
+			RangeImage: dateRangeImage("to_char", 1, 0),
+			Total:      "the format is a constant of CharFormats, digits only, defined for every date and time of four-digit years (checked on the argument's range)",
+			Render:     map[string]Rendering{"": {Form: FormToChar}},
 		},
 		{
 			Name: "coalesce", MinArgs: 1, MaxArgs: -1, Unify: true,

@@ -24,6 +24,12 @@ const (
 	Real
 	Text
 	Boolean
+	// Date, Timestamp and TimestampTZ are the date and time types (see
+	// ir.KindDate): a bounded one has its range in Info.Int, in days or
+	// microseconds since 1970-01-01.
+	Date
+	Timestamp
+	TimestampTZ
 )
 
 // String names the type as PostgreSQL's messages do.
@@ -39,11 +45,46 @@ func (t Type) String() string {
 		return "text"
 	case Boolean:
 		return "boolean"
+	case Date:
+		return "date"
+	case Timestamp:
+		return "timestamp without time zone"
+	case TimestampTZ:
+		return "timestamp with time zone"
 	}
 	return "unknown"
 }
 
 func (t Type) numeric() bool { return t == Integer || t == Real }
+
+// IsTime reports the date and time types.
+func (t Type) IsTime() bool { return t == Date || t == Timestamp || t == TimestampTZ }
+
+// Kind is the ir.Value kind of a date or time type's values.
+func (t Type) Kind() ir.Kind {
+	switch t {
+	case Date:
+		return ir.KindDate
+	case Timestamp:
+		return ir.KindTimestamp
+	case TimestampTZ:
+		return ir.KindTimestampTZ
+	}
+	return ir.KindNull
+}
+
+// TimeType is the type of a date or time ir.Value kind (Unknown for others).
+func TimeType(k ir.Kind) Type {
+	switch k {
+	case ir.KindDate:
+		return Date
+	case ir.KindTimestamp:
+		return Timestamp
+	case ir.KindTimestampTZ:
+		return TimestampTZ
+	}
+	return Unknown
+}
 
 // Limits of the values an expression may compute.
 const (
@@ -92,7 +133,8 @@ type Info struct {
 	// below holds every value it can take (NULL aside). A column read
 	// bare (compared, not computed with) is not bounded.
 	Bounded bool
-	// Int is the range of a bounded Integer expression.
+	// Int is the range of a bounded Integer expression, and of a bounded
+	// date or time one (days or microseconds since 1970-01-01).
 	Int IntRange
 	// Real is the range of a bounded Real expression.
 	Real RealRange
@@ -103,6 +145,9 @@ type Info struct {
 	// (domain.go), through literals, CASE arms and the Image rules of the
 	// function table. The planner uses it as a grouping key set.
 	Domain []ir.Value
+	// Const is the value of a literal (KindNull otherwise): the rules of
+	// functions with constant arguments (date_trunc's unit) read it.
+	Const ir.Value
 }
 
 // String describes the range, for messages and explain.
@@ -112,6 +157,9 @@ func (in Info) String() string {
 		return "bigint in [" + in.Int.Lo.String() + ", " + in.Int.Hi.String() + "]"
 	case in.Type == Real && in.Bounded:
 		return "double precision in [" + fmtReal(in.Real.Lo) + ", " + fmtReal(in.Real.Hi) + "]"
+	case in.Type.IsTime() && in.Bounded:
+		k := in.Type.Kind()
+		return in.Type.String() + " in [" + ir.FormatTime(k, in.Int.Lo.Int64()) + ", " + ir.FormatTime(k, in.Int.Hi.Int64()) + "]"
 	}
 	return in.Type.String()
 }
@@ -123,6 +171,10 @@ func intPoint(v int64) IntRange { return IntRange{big.NewInt(v), big.NewInt(v)} 
 func intInfo(r IntRange) Info { return Info{Type: Integer, Bounded: true, Int: r} }
 
 func realInfo(r RealRange) Info { return Info{Type: Real, Bounded: true, Real: r} }
+
+func timeInfo(t Type, lo, hi int64) Info {
+	return Info{Type: t, Bounded: true, Int: IntRange{big.NewInt(lo), big.NewInt(hi)}}
+}
 
 func (r IntRange) fits() bool { return r.Lo.Cmp(minInt64) >= 0 && r.Hi.Cmp(maxInt64) <= 0 }
 
@@ -297,6 +349,9 @@ func realPoint(f float64) RealRange { return RealRange{Lo: f, Hi: f, Grain: grai
 // clampInfo is the range of a column clamped to [lo, hi]: for reals, the
 // clamp first turns magnitudes below ir.TinyReal into 0 (see ir.Clamp).
 func clampInfo(t Type, lo, hi ir.Value) Info {
+	if t.IsTime() {
+		return timeInfo(t, lo.Int, hi.Int)
+	}
 	if t == Integer {
 		return intInfo(IntRange{big.NewInt(lo.Int), big.NewInt(hi.Int)})
 	}

@@ -151,9 +151,14 @@ const (
 	CastDouble
 	// CastText is text (TEXT, CHAR).
 	CastText
+	// CastDate, CastTimestamp and CastTimestampTZ are the date and time
+	// types (DATE; TIMESTAMP, DATETIME; TIMESTAMPTZ).
+	CastDate
+	CastTimestamp
+	CastTimestampTZ
 )
 
-var castTypeText = [...]string{"bigint", "integer", "double precision", "text"}
+var castTypeText = [...]string{"bigint", "integer", "double precision", "text", "date", "timestamp", "timestamptz"}
 
 func (t CastType) String() string { return castTypeText[t] }
 

@@ -15,6 +15,16 @@ const (
 	KindFloat
 	KindString
 	KindBool
+	// KindDate is a calendar date: Int holds the days since 1970-01-01
+	// (proleptic Gregorian), within MinDate..MaxDate.
+	KindDate
+	// KindTimestamp is a date and time without time zone: Int holds the
+	// microseconds since 1970-01-01 00:00:00, within MinTimestamp..MaxTimestamp.
+	KindTimestamp
+	// KindTimestampTZ is an instant: Int holds the microseconds since
+	// 1970-01-01 00:00:00 UTC. Every backend session runs in UTC, so it
+	// is written and read in UTC.
+	KindTimestampTZ
 )
 
 func (k Kind) String() string {
@@ -29,6 +39,12 @@ func (k Kind) String() string {
 		return "text"
 	case KindBool:
 		return "boolean"
+	case KindDate:
+		return "date"
+	case KindTimestamp:
+		return "timestamp"
+	case KindTimestampTZ:
+		return "timestamptz"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -50,6 +66,12 @@ func String(v string) Value    { return Value{Kind: KindString, Str: v} }
 func Bool(v bool) Value        { return Value{Kind: KindBool, Bool: v} }
 func (v Value) IsNull() bool   { return v.Kind == KindNull }
 func (v Value) IsNumber() bool { return v.Kind == KindInt || v.Kind == KindFloat }
+
+// IsTime reports a date, timestamp or timestamptz value.
+func (v Value) IsTime() bool { return v.Kind.IsTime() }
+
+// IsTime reports the date and time kinds.
+func (k Kind) IsTime() bool { return k == KindDate || k == KindTimestamp || k == KindTimestampTZ }
 
 // AsFloat returns the numeric value of an integer or real Value.
 func (v Value) AsFloat() (float64, bool) {
@@ -81,6 +103,8 @@ func (v Value) Text() string {
 			return "t"
 		}
 		return "f"
+	case KindDate, KindTimestamp, KindTimestampTZ:
+		return FormatTime(v.Kind, v.Int)
 	}
 	return ""
 }
@@ -98,6 +122,12 @@ func (v Value) SQL() string {
 			return "TRUE"
 		}
 		return "FALSE"
+	case KindDate:
+		return "DATE " + QuoteString(v.Text())
+	case KindTimestamp:
+		return "TIMESTAMP " + QuoteString(v.Text())
+	case KindTimestampTZ:
+		return "TIMESTAMPTZ " + QuoteString(v.Text())
 	}
 	return v.Text()
 }
@@ -106,7 +136,8 @@ func (v Value) SQL() string {
 func (v Value) Equal(o Value) bool { return v == o }
 
 // CompareValues orders values: NULL first, then numbers (int and real compared
-// numerically), then strings, then booleans. It is the total order used to
+// numerically), then strings, then booleans, then dates, timestamps and
+// timestamptz values (each kind in time order). It is the total order used to
 // sort group keys deterministically.
 func CompareValues(a, b Value) int {
 	ra, rb := rank(a.Kind), rank(b.Kind)
@@ -146,6 +177,8 @@ func CompareValues(a, b Value) int {
 			return -1
 		}
 		return 1
+	case KindDate, KindTimestamp, KindTimestampTZ:
+		return cmp.Compare(a.Int, b.Int)
 	}
 	return 0
 }
@@ -158,8 +191,10 @@ func rank(k Kind) int {
 		return 1
 	case KindString:
 		return 2
+	case KindBool:
+		return 3
 	}
-	return 3
+	return 4 + int(k-KindDate)
 }
 
 func cmpInt(a, b int) int {

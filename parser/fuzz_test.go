@@ -17,6 +17,9 @@ var fuzzSeeds = []string{
 	"",
 	";",
 	"SELECT floor(age / 10) * 10 AS bin, CASE WHEN age < 30 THEN 'y' END b, count(*) FROM people WHERE age BETWEEN 3 AND 9 GROUP BY 1, b, width_bucket(age, 0, 9, 3)",
+	"SELECT count(*) FROM t WHERE d >= DATE '2010-01-01' AND ts < '2010-06-01 12:00'::timestamp AND CAST('2010-02-30' AS DATE) < d",
+	"SELECT count(*) FROM t WHERE date_trunc('month', ts) = TIMESTAMP '2010-03-01' OR extract(dow FROM d) IN (0, 6) OR date_part('year', ts) = 2010",
+	"SELECT count(*) FROM t WHERE ts + INTERVAL '3 months' > ts - INTERVAL '-1 day' AND d + INTERVAL 1 DAY > DATE_SUB(d, INTERVAL 2 WEEK) AND YEAR(d) = 2010",
 }
 
 func FuzzParsePostgres(f *testing.F) {

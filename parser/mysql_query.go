@@ -3,6 +3,7 @@ package parser
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -615,10 +617,16 @@ func (m *myQueryBuilder) orderItem(it *ast.ByItem, items []ir.SelectItem) (ir.Or
 		o.Expr = agg
 	default:
 		// An expression over aggregates, grouping columns and constants:
-		// post-processing, as in the select list.
+		// post-processing, as in the select list. One the post-processing
+		// evaluator does not compute may still be a grouping key (ORDER
+		// BY DATE(t) after GROUP BY DATE(t)): the planner decides.
 		e, err := m.expr(it.Expr, true)
 		if err != nil {
-			return ir.OrderItem{}, err
+			row, rerr := m.expr(it.Expr, false)
+			if rerr != nil {
+				return ir.OrderItem{}, err
+			}
+			e = row
 		}
 		o.Expr = e
 	}
@@ -806,8 +814,8 @@ func (m *myQueryBuilder) window(x *ast.WindowFuncExpr) (ir.Expr, error) {
 }
 
 // myCastType maps CAST(x AS SIGNED|DOUBLE|CHAR) and CONVERT(x, ...);
-// UNSIGNED (which wraps negative values), CHAR(n) (which truncates),
-// DECIMAL, FLOAT, dates and BINARY are refused.
+// DATE and DATETIME; UNSIGNED (which wraps negative values), CHAR(n)
+// (which truncates), DECIMAL, FLOAT, TIME and BINARY are refused.
 func myCastType(c *ast.FuncCastExpr) (ir.CastType, bool) {
 	tp := c.Tp
 	if tp == nil || c.FunctionType == ast.CastBinaryOperator {
@@ -821,6 +829,14 @@ func myCastType(c *ast.FuncCastExpr) (ir.CastType, bool) {
 		return ir.CastBigint, true
 	case mysql.TypeDouble:
 		return ir.CastDouble, true
+	case mysql.TypeDate:
+		return ir.CastDate, true
+	case mysql.TypeDatetime:
+		// DATETIME(n) keeps n fractional digits; plain DATETIME none.
+		if tp.GetDecimal() > 0 && tp.GetDecimal() != 6 {
+			return 0, false
+		}
+		return ir.CastTimestamp, true
 	case mysql.TypeVarString, mysql.TypeString:
 		if tp.GetFlen() >= 0 || mysql.HasBinaryFlag(tp.GetFlag()) || tp.GetCharset() == "binary" {
 			return 0, false
@@ -945,7 +961,24 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		canon = "lower"
 	case "ucase":
 		canon = "upper"
-	case ast.DateLiteral, ast.TimeLiteral, ast.TimestampLiteral:
+	case ast.DateLiteral, ast.TimestampLiteral:
+		// DATE '…' and TIMESTAMP '…': the analysis parses the text.
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "a date literal")
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, notAgg(msgTypedLit)
+		}
+		to := ir.CastDate
+		if name == ast.TimestampLiteral {
+			to = ir.CastTimestamp
+		}
+		return ir.Cast{X: args[0], To: to}, nil
+	case ast.TimeLiteral:
 		return nil, notAgg(msgTypedLit)
 	case "trim":
 		// TRIM(x) has one argument; TRIM(BOTH 'a' FROM x) and friends
@@ -956,6 +989,94 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	case "substring", "substr", "mid":
 		canon = "substr"
 	case "left", "right", "replace":
+	case "date":
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function date")
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, notAgg("function date takes 1 argument, not %d", len(args))
+		}
+		return ir.Cast{X: args[0], To: ir.CastDate}, nil
+	case "year", "quarter", "month", "day", "dayofmonth", "hour", "minute":
+		// MySQL's spellings of extract(field FROM x).
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function "+name)
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, notAgg("function %s takes 1 argument, not %d", name, len(args))
+		}
+		field := name
+		if field == "dayofmonth" {
+			field = "day"
+		}
+		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(field)}, args[0]}}, nil
+	case "date_add", "date_sub", "adddate", "subdate":
+		// t + INTERVAL n UNIT parses as DATE_ADD(t, n, unit) too.
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "interval arithmetic")
+		}
+		u, ok := f.Args[len(f.Args)-1].(*ast.TimeUnitExpr)
+		if len(f.Args) != 3 || !ok {
+			return nil, notAgg("%s takes a date and INTERVAL n UNIT", strings.ToUpper(name))
+		}
+		args, err := m.exprs(f.Args[:2], aggs)
+		if err != nil {
+			return nil, err
+		}
+		n, ok := constInt(args[1])
+		unit := strings.ToLower(u.Unit.String())
+		if !ok || !slices.Contains(exprtype.IntervalUnits, unit) {
+			return nil, notAgg("only intervals of a constant whole number of %s are supported", strings.Join(exprtype.IntervalUnits, ", "))
+		}
+		if name == "date_sub" || name == "subdate" {
+			n = -n
+		}
+		return ir.Func{Name: "date_add", Args: []ir.Expr{args[0], ir.Literal{Value: ir.Int(n)}, ir.Literal{Value: ir.String(unit)}}}, nil
+	case "date_format":
+		// DATE_FORMAT(t, '%Y-%m'): to_char with the PostgreSQL spelling
+		// of one of the formats every backend writes alike.
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function date_format")
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 2 {
+			return nil, notAgg("DATE_FORMAT takes a date and a format")
+		}
+		if l, ok := args[1].(ir.Literal); ok && l.Value.Kind == ir.KindString {
+			cf, known := exprtype.LookupCharFormat(l.Value.Str, true)
+			if !known {
+				return nil, notAgg("DATE_FORMAT format %q is not supported; use one of '%%Y', '%%Y-%%m', '%%Y-%%m-01', '%%Y-%%m-%%d', '%%Y-%%m-%%d %%H', '%%Y-%%m-%%d %%H:%%i'", l.Value.Str)
+			}
+			args[1] = ir.Literal{Value: ir.String(cf.Postgres)}
+		}
+		return ir.Func{Name: "to_char", Args: args}, nil
+	case "extract":
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function extract")
+		}
+		if len(f.Args) != 2 {
+			return nil, notAgg("EXTRACT takes a unit and a value")
+		}
+		u, ok := f.Args[0].(*ast.TimeUnitExpr)
+		if !ok {
+			return nil, notAgg("EXTRACT takes a unit and a value")
+		}
+		x, err := m.expr(f.Args[1], aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(strings.ToLower(u.Unit.String()))}, x}}, nil
 	case "concat":
 		// MySQL's CONCAT is NULL when any argument is: PostgreSQL's ||
 		// (textcat), chained.
@@ -1098,4 +1219,16 @@ func isBoolean(e ir.Expr) bool {
 		return n.Value.Kind == ir.KindBool
 	}
 	return false
+}
+
+// constInt reads an integer constant, possibly negated.
+func constInt(e ir.Expr) (int64, bool) {
+	switch x := e.(type) {
+	case ir.Literal:
+		return x.Value.Int, x.Value.Kind == ir.KindInt
+	case ir.Neg:
+		n, ok := constInt(x.X)
+		return -n, ok && n != math.MinInt64
+	}
+	return 0, false
 }

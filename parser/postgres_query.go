@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -730,7 +730,14 @@ func pgOrderItem(n *pg.Node, items []ir.SelectItem) (ir.OrderItem, error) {
 func pgOrderExpr(n *pg.Node, o ir.OrderItem) (ir.OrderItem, error) {
 	e, err := pgExpr(n, true)
 	if err != nil {
-		return ir.OrderItem{}, err
+		// One the post-processing evaluator does not compute may still
+		// be a grouping key (ORDER BY date_trunc('month', t) after GROUP
+		// BY date_trunc('month', t)): the planner decides.
+		row, rerr := pgExpr(n, false)
+		if rerr != nil {
+			return ir.OrderItem{}, err
+		}
+		e = row
 	}
 	o.Expr = e
 	return o, nil
@@ -850,6 +857,12 @@ func pgCastType(tn *pg.TypeName) (ir.CastType, bool) {
 		return ir.CastDouble, true
 	case "text":
 		return ir.CastText, true
+	case "date":
+		return ir.CastDate, true
+	case "timestamp":
+		return ir.CastTimestamp, true
+	case "timestamptz":
+		return ir.CastTimestampTZ, true
 	}
 	return 0, false
 }
@@ -1117,6 +1130,23 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	default:
 		return nil, notAgg("operator %s is not allowed in predicates; use comparisons, + - * / %% and ||", op)
 	}
+	if n, unit, isInterval, err := pgInterval(a.Rexpr); isInterval {
+		// t ± INTERVAL 'n unit': date_add(t, ±n, 'unit').
+		if err != nil {
+			return nil, err
+		}
+		if isCmp || arith != ir.OpAdd && arith != ir.OpSub || aggs {
+			return nil, notAgg("an interval can only be added to or subtracted from a date or timestamp in predicates")
+		}
+		t, err := pgExpr(a.Lexpr, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if arith == ir.OpSub {
+			n = -n
+		}
+		return ir.Func{Name: "date_add", Args: []ir.Expr{t, ir.Literal{Value: ir.Int(n)}, ir.Literal{Value: ir.String(unit)}}}, nil
+	}
 	l, err := pgExpr(a.Lexpr, aggs)
 	if err != nil {
 		return nil, err
@@ -1129,6 +1159,29 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 		return ir.Compare{Op: cmp, L: l, R: r}, nil
 	}
 	return ir.Arith{Op: arith, L: l, R: r}, nil
+}
+
+// pgInterval reads INTERVAL 'n unit' (and 'n unit'::interval); isInterval
+// is set for any interval constant, err when it is not one the
+// expression language supports.
+func pgInterval(n *pg.Node) (count int64, unit string, isInterval bool, err error) {
+	tc := n.GetTypeCast()
+	if tc == nil || tc.TypeName == nil {
+		return 0, "", false, nil
+	}
+	names := pgStrings(tc.TypeName.Names)
+	if len(names) == 0 || names[len(names)-1] != "interval" {
+		return 0, "", false, nil
+	}
+	c := tc.Arg.GetAConst()
+	if c == nil || c.GetSval() == nil || len(tc.TypeName.Typmods) > 0 {
+		return 0, "", true, notAgg("only intervals of one whole unit are supported: INTERVAL '3 months', '1 day', '2 hours'")
+	}
+	count, unit, ok := exprtype.ParseInterval(c.GetSval().Sval)
+	if !ok {
+		return 0, "", true, notAgg("only intervals of one whole unit are supported: INTERVAL '3 months', '1 day', '2 hours'")
+	}
+	return count, unit, true, nil
 }
 
 // pgFunc converts a call in a predicate: an aggregate (HAVING only) or a
@@ -1177,10 +1230,16 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		canon = "trim"
 	case "substring":
 		canon = "substr"
+	case "date_part":
+		canon = "extract"
 	}
 	args, err := pgExprs(f.Args, aggs)
 	if err != nil {
 		return nil, err
+	}
+	if canon == "date" && len(args) == 1 && !aggs {
+		// date(x) is PostgreSQL's function-style cast.
+		return ir.Cast{X: args[0], To: ir.CastDate}, nil
 	}
 	return callFunc(canon, name, args, aggs)
 }

@@ -496,9 +496,15 @@ func TestNotAggregate(t *testing.T) {
 		{"mysql cast unsigned", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS unsigned) = 1", "only casts"},
 		{"mysql cast char(3)", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS char(3)) = '1'", "only casts"},
 		{"mysql cast decimal", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS decimal) = 1", "only casts"},
-		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
-		{"typed literal ::date", Postgres, "SELECT count(*) FROM t WHERE d > '2020-01-01'::date", "typed literals"},
-		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > DATE '2020-01-01'", "typed literals"},
+		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > TIME '10:00'", "typed literals"},
+		{"typed literal ::interval", Postgres, "SELECT count(*) FROM t WHERE d > '1 day'::interval", "interval"},
+		{"interval of two units", Postgres, "SELECT count(*) FROM t WHERE d + INTERVAL '1 day 2 hours' > d", "one whole unit"},
+		{"interval times", Postgres, "SELECT count(*) FROM t WHERE d * INTERVAL '1 day' > d", "added to or subtracted"},
+		{"mysql date_format of another format", MySQL, "SELECT count(*) FROM t WHERE DATE_FORMAT(d, '%b %Y') = 'x'", "format"},
+		{"mysql interval of an expression", MySQL, "SELECT count(*) FROM t WHERE d + INTERVAL a DAY > d", "constant whole number"},
+		{"timestamp with precision", Postgres, "SELECT count(*) FROM t WHERE d > '2020-01-01'::timestamp(3)", "typed literals"},
+		{"mysql typed literal", MySQL, "SELECT count(*) FROM t WHERE d > TIME '10:00'", "typed literals"},
+		{"mysql datetime with precision", MySQL, "SELECT count(*) FROM t WHERE d > CAST('2020-01-01' AS DATETIME(3))", "CAST"},
 		{"sleep", Postgres, "SELECT count(*) FROM t WHERE pg_sleep(1) IS NULL", "function pg_sleep is not allowed in predicates; allowed: abs, ceil, coalesce"},
 		{"mysql sleep", MySQL, "SELECT count(*) FROM t WHERE sleep(1) = 0", "function sleep is not allowed"},
 		{"random", Postgres, "SELECT count(*) FROM t WHERE a > random()", "function random"},
@@ -588,6 +594,76 @@ func TestPostProcessingDivision(t *testing.T) {
 		}
 		if _, ok := a.L.(ir.Aggregate); !ok {
 			t.Errorf("%s: left operand %#v, want the aggregate", tt.sql, a.L)
+		}
+	}
+}
+
+// TestDateLiteralSpellings: every spelling of a date or timestamp literal
+// becomes a CAST of the text to the type (exprtype parses the text).
+func TestDateLiteralSpellings(t *testing.T) {
+	tests := []struct {
+		d   Dialect
+		lit string
+		to  ir.CastType
+	}{
+		{Postgres, "DATE '2020-01-01'", ir.CastDate},
+		{Postgres, "'2020-01-01'::date", ir.CastDate},
+		{Postgres, "CAST('2020-01-01' AS date)", ir.CastDate},
+		{Postgres, "TIMESTAMP '2020-01-01'", ir.CastTimestamp},
+		{Postgres, "'2020-01-01'::timestamp without time zone", ir.CastTimestamp},
+		{Postgres, "TIMESTAMPTZ '2020-01-01'", ir.CastTimestampTZ},
+		{Postgres, "'2020-01-01'::timestamp with time zone", ir.CastTimestampTZ},
+		{MySQL, "DATE '2020-01-01'", ir.CastDate},
+		{MySQL, "CAST('2020-01-01' AS DATE)", ir.CastDate},
+		{MySQL, "TIMESTAMP '2020-01-01'", ir.CastTimestamp},
+		{MySQL, "CAST('2020-01-01' AS DATETIME)", ir.CastTimestamp},
+		{MySQL, "CONVERT('2020-01-01', DATETIME(6))", ir.CastTimestamp},
+	}
+	for _, tc := range tests {
+		st := parseOne(t, tc.d, "SELECT count(*) FROM t WHERE d > "+tc.lit)
+		if st.Query == nil {
+			t.Errorf("%s: refused: %s", tc.lit, st.NotAggregate)
+			continue
+		}
+		c, ok := st.Query.Where.(ir.Compare).R.(ir.Cast)
+		if !ok || c.To != tc.to {
+			t.Errorf("%s: %#v, want a cast to %s", tc.lit, st.Query.Where, tc.to)
+			continue
+		}
+		if l, ok := c.X.(ir.Literal); !ok || l.Value != ir.String("2020-01-01") {
+			t.Errorf("%s: cast of %#v", tc.lit, c.X)
+		}
+	}
+}
+
+// TestIntervalSpellings: t ± a constant interval, in both dialects,
+// becomes date_add(t, ±n, unit).
+func TestIntervalSpellings(t *testing.T) {
+	tests := []struct {
+		d    Dialect
+		expr string
+		n    int64
+		unit string
+	}{
+		{Postgres, "d + INTERVAL '3 months'", 3, "month"},
+		{Postgres, "d - INTERVAL '1 day'", -1, "day"},
+		{Postgres, "d + '2 hours'::interval", 2, "hour"},
+		{Postgres, "d - INTERVAL '-1 week'", 1, "week"},
+		{MySQL, "d + INTERVAL 1 DAY", 1, "day"},
+		{MySQL, "d - INTERVAL 1 QUARTER", -1, "quarter"},
+		{MySQL, "DATE_SUB(d, INTERVAL 2 MONTH)", -2, "month"},
+		{MySQL, "ADDDATE(d, INTERVAL -5 MINUTE)", -5, "minute"},
+	}
+	for _, tc := range tests {
+		st := parseOne(t, tc.d, "SELECT count(*) FROM t WHERE "+tc.expr+" > d")
+		if st.Query == nil {
+			t.Errorf("%s: refused: %s", tc.expr, st.NotAggregate)
+			continue
+		}
+		f, ok := st.Query.Where.(ir.Compare).L.(ir.Func)
+		want := ir.Func{Name: "date_add", Args: []ir.Expr{ir.ColumnRef{Name: "d"}, ir.Literal{Value: ir.Int(tc.n)}, ir.Literal{Value: ir.String(tc.unit)}}}
+		if !ok || ir.FormatExpr(f) != ir.FormatExpr(want) {
+			t.Errorf("%s: %s, want %s", tc.expr, ir.FormatExpr(st.Query.Where), ir.FormatExpr(want))
 		}
 	}
 }

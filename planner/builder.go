@@ -243,18 +243,7 @@ func (b *builder) exprColumn(c ir.ColumnRef) (exprtype.Column, error) {
 	}
 	path += "." + r.name
 	col := exprtype.Column{Ref: r.col, Declare: path + " (" + b.p.pol.Position(path) + ")"}
-	switch r.decl.Type {
-	case policies.TypeInteger:
-		col.Type = exprtype.Integer
-	case policies.TypeReal:
-		col.Type = exprtype.Real
-	case policies.TypeText:
-		col.Type = exprtype.Text
-	case policies.TypeBoolean:
-		col.Type = exprtype.Boolean
-	default:
-		col.Type = exprtype.Unknown
-	}
+	col.Type = exprType(r.decl.Type)
 	col.Lo, col.Hi, col.HasBounds = clampBounds(r.decl, col.Type)
 	if d := r.decl.Domain; d != nil && d.Query == "" {
 		col.Domain = d.Resolved
@@ -264,12 +253,36 @@ func (b *builder) exprColumn(c ir.ColumnRef) (exprtype.Column, error) {
 	return col, nil
 }
 
+// timeDomainExtent is the smallest and largest value of a date or time
+// column's declared static domain.
+func timeDomainExtent(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool) {
+	if d.Domain == nil || len(d.Domain.Resolved) == 0 {
+		return lo, hi, false
+	}
+	for i, v := range d.Domain.Resolved {
+		if v.Kind != t.Kind() {
+			return ir.Value{}, ir.Value{}, false
+		}
+		if i == 0 || v.Int < lo.Int {
+			lo = v
+		}
+		if i == 0 || v.Int > hi.Int {
+			hi = v
+		}
+	}
+	return lo, hi, true
+}
+
 // clampBounds are the bounds a numeric column is clamped to where an
 // expression computes with it (ir.Int for integers, ir.Float for reals):
 // the declared bounds, else the smallest and largest value of a declared
 // static domain. Both are public.
 func clampBounds(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool) {
 	switch {
+	case t.IsTime() && len(d.TimeBounds) == 2:
+		return d.TimeBounds[0], d.TimeBounds[1], true
+	case t.IsTime():
+		return timeDomainExtent(d, t)
 	case t != exprtype.Integer && t != exprtype.Real:
 		return lo, hi, false
 	case d.HasBounds() && t == exprtype.Integer:
@@ -437,18 +450,7 @@ func (b *builder) exprKey(src ir.Expr) (groupKey, GroupPlan, error) {
 	}
 	key := groupKey{expr: x, text: ir.FormatExpr(x), src: src}
 	gp := GroupPlan{Name: exprName(ir.SelectItem{Expr: src}), Expr: true}
-	switch info.Type {
-	case exprtype.Integer:
-		gp.Type = policies.TypeInteger
-	case exprtype.Real:
-		gp.Type = policies.TypeReal
-	case exprtype.Text:
-		gp.Type = policies.TypeText
-	case exprtype.Boolean:
-		gp.Type = policies.TypeBoolean
-	case exprtype.Null:
-		gp.Type = policies.TypeText // PostgreSQL's unknown reads as text
-	}
+	gp.Type = policiesType(info.Type)
 	if info.Domain != nil {
 		gp.Domain = info.Domain
 		b.notes = append(b.notes, fmt.Sprintf("GROUP BY %s: its %d keys are derived from the declared bounds and domains of its columns (every key is released, zero counts noised)", ir.FormatExpr(src), len(info.Domain)))
@@ -968,19 +970,7 @@ func (b *builder) postType(e ir.Expr) (ir.Expr, string, error) {
 // integers are numeric/DECIMAL there), which decides how round rounds it.
 func (b *builder) outType(i int) exprtype.Out {
 	o := b.plan.Outputs[i]
-	var out exprtype.Out
-	switch o.Type {
-	case policies.TypeInteger:
-		out.Type = exprtype.Integer
-	case policies.TypeReal:
-		out.Type = exprtype.Real
-	case policies.TypeText:
-		out.Type = exprtype.Text
-	case policies.TypeBoolean:
-		out.Type = exprtype.Boolean
-	default:
-		out.Type = exprtype.Unknown
-	}
+	out := exprtype.Out{Type: exprType(o.Type)}
 	switch o.Kind {
 	case OutSum, OutGroup:
 		out.Double = o.Type == policies.TypeReal
@@ -1006,17 +996,40 @@ func (b *builder) aggType(i int) string {
 }
 
 func policiesType(t exprtype.Type) string {
-	switch t {
-	case exprtype.Integer:
-		return policies.TypeInteger
-	case exprtype.Real:
-		return policies.TypeReal
-	case exprtype.Boolean:
-		return policies.TypeBoolean
-	case exprtype.Text, exprtype.Null:
+	if t == exprtype.Null {
 		return policies.TypeText // PostgreSQL's unknown reads as text
 	}
+	for _, p := range typePairs {
+		if p.expr == t {
+			return p.policy
+		}
+	}
 	return ""
+}
+
+// exprType is the analysis type of a policies type (Unknown for none).
+func exprType(policyType string) exprtype.Type {
+	for _, p := range typePairs {
+		if p.policy == policyType {
+			return p.expr
+		}
+	}
+	return exprtype.Unknown
+}
+
+// typePairs maps the policy's column types to the analysis's types, one
+// entry each, both ways.
+var typePairs = []struct {
+	policy string
+	expr   exprtype.Type
+}{
+	{policies.TypeInteger, exprtype.Integer},
+	{policies.TypeReal, exprtype.Real},
+	{policies.TypeText, exprtype.Text},
+	{policies.TypeBoolean, exprtype.Boolean},
+	{policies.TypeDate, exprtype.Date},
+	{policies.TypeTimestamp, exprtype.Timestamp},
+	{policies.TypeTimestampTZ, exprtype.TimestampTZ},
 }
 
 // readsWindow reports whether a bound expression reads a window's output

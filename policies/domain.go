@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
@@ -125,6 +126,27 @@ func convertValue(raw any, typ string) (ir.Value, string) {
 			return ir.Bool(b), ""
 		}
 		return ir.Value{}, fmt.Sprintf("%s is not true or false, but the column's type is boolean", show(raw))
+	case TypeDate, TypeTimestamp, TypeTimestampTZ:
+		k, _ := TimeKind(typ)
+		switch x := raw.(type) {
+		case string:
+			v, err := ir.ParseTime(k, x)
+			if err != nil {
+				return ir.Value{}, fmt.Sprintf("%s is not a valid %s (%v); write it as %s", show(raw), typ, err, example(k))
+			}
+			return v, ""
+		case time.Time:
+			// YAML reads an unquoted 2010-01-01 as a timestamp.
+			if x.Year() < 1 || x.Year() > 9999 {
+				return ir.Value{}, fmt.Sprintf("%v is outside the years 1 to 9999", x)
+			}
+			v := ir.TimeValue(k, x)
+			if k == ir.KindDate && !v.GoTime().Equal(x.UTC()) {
+				return ir.Value{}, fmt.Sprintf("%v is not a date (it has a time of day), but the column's type is date", x)
+			}
+			return v, ""
+		}
+		return ir.Value{}, fmt.Sprintf("%s is not a %s; write it as %s", show(raw), typ, example(k))
 	}
 	return ir.Value{}, fmt.Sprintf("cannot check %s against the column's type %q; fix the type first", show(raw), typ)
 }

@@ -53,8 +53,10 @@ type canonColumn struct {
 	Name   string    `json:"name"`
 	Type   string    `json:"type"`
 	Bounds []float64 `json:"bounds,omitempty"`
-	Domain []string  `json:"domain,omitempty"`
-	Query  string    `json:"query,omitempty"`
+	// TimeBounds are written as typed literals (date and time columns).
+	TimeBounds []string `json:"time_bounds,omitempty"`
+	Domain     []string `json:"domain,omitempty"`
+	Query      string   `json:"query,omitempty"`
 }
 
 // fingerprint hashes the canonical form of d (see Dataset.Fingerprint).
@@ -82,6 +84,9 @@ func (d *Dataset) fingerprint() string {
 		for _, cn := range sortedKeys(t.Columns) {
 			col := t.Columns[cn]
 			cc := canonColumn{Name: cn, Type: col.Type, Bounds: col.Bounds}
+			for _, b := range col.TimeBounds {
+				cc.TimeBounds = append(cc.TimeBounds, b.SQL())
+			}
 			if col.Domain != nil {
 				cc.Domain = canonValues(col.Domain.Resolved)
 				cc.Query = strings.TrimSpace(col.Domain.Query)

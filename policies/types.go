@@ -3,6 +3,8 @@ package policies
 import (
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -227,21 +229,67 @@ const (
 	TypeReal    = "real"
 	TypeText    = "text"
 	TypeBoolean = "boolean"
+	// Dates and times (see ir.KindDate): bounds are ISO strings.
+	TypeDate        = "date"
+	TypeTimestamp   = "timestamp"
+	TypeTimestampTZ = "timestamptz"
 )
 
 // Column describes one queryable column.
 type Column struct {
-	// Type is integer, real, text or boolean.
+	// Type is integer, real, text, boolean, date, timestamp or
+	// timestamptz.
 	Type string `yaml:"type"`
-	// Bounds [lo, hi] are required for SUM and AVG: values are clamped to
-	// them in the backend.
-	Bounds []float64 `yaml:"bounds"`
+	// RawBounds is the bounds list as written: numbers for integer and
+	// real columns, ISO strings for dates and times. Validation resolves
+	// it into Bounds or TimeBounds.
+	RawBounds []Bound `yaml:"bounds"`
+	// Bounds [lo, hi] of a numeric column are required for SUM and AVG:
+	// values are clamped to them in the backend.
+	Bounds []float64 `yaml:"-"`
+	// TimeBounds [lo, hi] of a date or time column (ir values of the
+	// column's kind) are required to compute with it (date_trunc,
+	// extract, intervals): values are clamped to them as they enter a
+	// computation.
+	TimeBounds []ir.Value `yaml:"-"`
 	// Domain is required to GROUP BY the column (unless threshold key
 	// selection with δ > 0 is allowed).
 	Domain *Domain `yaml:"domain"`
 
 	// Name is the column's key in the file (lower-case).
 	Name string `yaml:"-"`
+}
+
+// Bound is one end of a column's bounds as written in the file.
+type Bound struct {
+	// IsNumber is set for a YAML number (Num); otherwise Text holds the
+	// scalar as written (an ISO date or timestamp, quoted or not), and
+	// NotScalar is set for a list or mapping.
+	IsNumber  bool
+	Num       float64
+	Text      string
+	NotScalar bool
+}
+
+// UnmarshalYAML reads a number or keeps the scalar's text; what it must
+// be depends on the column's type, which validation checks.
+func (b *Bound) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.ScalarNode {
+		b.NotScalar = true
+		return nil
+	}
+	switch n.ShortTag() {
+	case "!!int", "!!float":
+		if err := n.Decode(&b.Num); err == nil {
+			b.IsNumber = true
+			return nil
+		}
+	}
+	b.Text = n.Value
+	return nil
 }
 
 // Domain is the public set of values a column can take.

@@ -2,7 +2,10 @@ package policies
 
 import (
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
 // MaxRowsPerUnitLimit bounds k: noise grows linearly with it, and a k this
@@ -101,7 +104,22 @@ var typeHints = map[string]string{
 	"int": TypeInteger, "bigint": TypeInteger, "smallint": TypeInteger, "int4": TypeInteger, "int8": TypeInteger,
 	"float": TypeReal, "double": TypeReal, "numeric": TypeReal, "decimal": TypeReal, "float8": TypeReal,
 	"string": TypeText, "varchar": TypeText, "char": TypeText,
-	"bool": TypeBoolean,
+	"bool":     TypeBoolean,
+	"datetime": TypeTimestamp, "timestamp without time zone": TypeTimestamp,
+	"timestamp with time zone": TypeTimestampTZ, "time": TypeTimestamp,
+}
+
+// TimeKind returns the ir kind of a date or time column type.
+func TimeKind(typ string) (ir.Kind, bool) {
+	switch typ {
+	case TypeDate:
+		return ir.KindDate, true
+	case TypeTimestamp:
+		return ir.KindTimestamp, true
+	case TypeTimestampTZ:
+		return ir.KindTimestampTZ, true
+	}
+	return ir.KindNull, false
 }
 
 // maxExactInt is 2^53: integers beyond it are not exact in float64, in
@@ -111,17 +129,24 @@ const maxExactInt = 1 << 53
 func (c *checker) checkColumn(cp string, col *Column) {
 	c.checkIdent(cp, "column name", col.Name)
 	switch col.Type {
-	case TypeInteger, TypeReal, TypeText, TypeBoolean:
+	case TypeInteger, TypeReal, TypeText, TypeBoolean, TypeDate, TypeTimestamp, TypeTimestampTZ:
 	case "":
-		c.add(cp+".type", "type is required: integer, real, text or boolean")
+		c.add(cp+".type", "type is required: integer, real, text, boolean, date, timestamp or timestamptz")
 	default:
 		if h, ok := typeHints[strings.ToLower(col.Type)]; ok {
 			c.add(cp+".type", "unknown type %q; write %s", col.Type, h)
 		} else {
-			c.add(cp+".type", "unknown type %q; use integer, real, text or boolean", col.Type)
+			c.add(cp+".type", "unknown type %q; use integer, real, text, boolean, date, timestamp or timestamptz", col.Type)
 		}
 	}
-	if len(col.Bounds) > 0 || c.p.has(cp+".bounds") {
+	if col.RawBounds != nil && !c.resolveBounds(cp+".bounds", col) {
+		return
+	}
+	if _, isTime := TimeKind(col.Type); isTime {
+		if len(col.Bounds) > 0 {
+			c.add(cp+".bounds", "bounds of a %s column are two ISO strings, e.g. ['2010-01-01', '2011-01-01']", col.Type)
+		}
+	} else if len(col.Bounds) > 0 || c.p.has(cp+".bounds") {
 		c.checkBounds(cp+".bounds", col)
 	}
 	if col.Domain != nil {
@@ -129,11 +154,76 @@ func (c *checker) checkColumn(cp string, col *Column) {
 	}
 }
 
+// resolveBounds reads the bounds as written into Bounds (numbers) or
+// TimeBounds (ISO strings of a date or time column), reporting what does
+// not fit the column's type. It returns false after a problem.
+func (c *checker) resolveBounds(bp string, col *Column) bool {
+	kind, isTime := TimeKind(col.Type)
+	if !isTime {
+		col.Bounds = nil
+		for i, b := range col.RawBounds {
+			if !b.IsNumber {
+				what := "a list or mapping"
+				if !b.NotScalar {
+					what = strconv.Quote(b.Text)
+				}
+				hint := ""
+				if _, err := ir.ParseTime(ir.KindTimestamp, b.Text); err == nil && !b.NotScalar {
+					hint = "; for a date or time column write type: date, timestamp or timestamptz"
+				}
+				c.add(bp+"."+strconv.Itoa(i), "bounds of a %s column must be numbers, not %s%s", orUntyped(col.Type), what, hint)
+				return false
+			}
+			col.Bounds = append(col.Bounds, b.Num)
+		}
+		return true
+	}
+	if len(col.RawBounds) != 2 {
+		c.add(bp, "bounds must be two %s values ['lo', 'hi'], not %d", col.Type, len(col.RawBounds))
+		return false
+	}
+	col.TimeBounds = nil
+	for i, b := range col.RawBounds {
+		if b.IsNumber || b.NotScalar {
+			c.add(bp+"."+strconv.Itoa(i), "bounds of a %s column are ISO strings such as %s, not numbers or lists", col.Type, example(kind))
+			return false
+		}
+		v, err := ir.ParseTime(kind, b.Text)
+		if err != nil {
+			c.add(bp+"."+strconv.Itoa(i), "%q is not a valid %s (%v); write it as %s, years 1 to 9999", b.Text, col.Type, err, example(kind))
+			return false
+		}
+		col.TimeBounds = append(col.TimeBounds, v)
+	}
+	if lo, hi := col.TimeBounds[0], col.TimeBounds[1]; lo.Int > hi.Int {
+		c.add(bp, "bounds are reversed; write ['%s', '%s']", hi.Text(), lo.Text())
+		return false
+	}
+	return true
+}
+
+func orUntyped(t string) string {
+	if t == "" {
+		return "numeric"
+	}
+	return t
+}
+
+func example(k ir.Kind) string {
+	switch k {
+	case ir.KindDate:
+		return "'2010-01-01'"
+	case ir.KindTimestamp:
+		return "'2010-01-01 00:00:00'"
+	}
+	return "'2010-01-01 00:00:00+00'"
+}
+
 func (c *checker) checkBounds(bp string, col *Column) {
 	b := col.Bounds
 	switch {
 	case col.Type == TypeText || col.Type == TypeBoolean:
-		c.add(bp, "bounds only apply to integer and real columns (they clamp SUM and AVG); remove them from this %s column", col.Type)
+		c.add(bp, "bounds only apply to integer, real, date and time columns (they clamp SUM, AVG and computed values); remove them from this %s column", col.Type)
 	case len(b) != 2:
 		c.add(bp, "bounds must be two numbers [lo, hi], not %d", len(b))
 	case !finite(b[0]) || !finite(b[1]):

@@ -581,6 +581,9 @@ func normalize(v ir.Value, typ string) ir.Value {
 		if v.Kind != ir.KindString && v.Kind != ir.KindNull {
 			return ir.String(v.Text())
 		}
+	case policies.TypeDate, policies.TypeTimestamp, policies.TypeTimestampTZ:
+		k, _ := policies.TimeKind(typ)
+		return ir.AsTime(v, k)
 	}
 	return v
 }

@@ -239,6 +239,12 @@ func policyTypeOID(t string) int64 {
 		return pgcatalog.OIDFloat8
 	case policies.TypeBoolean:
 		return pgcatalog.OIDBool
+	case policies.TypeDate:
+		return 1082
+	case policies.TypeTimestamp:
+		return 1114
+	case policies.TypeTimestampTZ:
+		return 1184
 	}
 	return pgcatalog.OIDText
 }

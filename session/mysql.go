@@ -258,6 +258,10 @@ func myType(t ColType) mysqlwire.Type {
 		return mysqlwire.TypeDouble
 	case TypeBool:
 		return mysqlwire.TypeTiny
+	case TypeDate:
+		return mysqlwire.TypeDate
+	case TypeTimestamp, TypeTimestampTZ:
+		return mysqlwire.TypeDatetime
 	}
 	return mysqlwire.TypeVarChar
 }

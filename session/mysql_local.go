@@ -718,6 +718,10 @@ func mysqlTypeName(policyType string) string {
 		return "double"
 	case policies.TypeBoolean:
 		return "tinyint(1)"
+	case policies.TypeDate:
+		return "date"
+	case policies.TypeTimestamp, policies.TypeTimestampTZ:
+		return "datetime(6)"
 	}
 	return "text"
 }

@@ -114,6 +114,12 @@ func typeOfOID(oid uint32) ColType {
 		return TypeBool
 	case 25, 1043, 19:
 		return TypeText
+	case 1082:
+		return TypeDate
+	case 1114:
+		return TypeTimestamp
+	case 1184:
+		return TypeTimestampTZ
 	}
 	return TypeUnknown
 }
@@ -132,6 +138,12 @@ func pgType(t ColType) pgwire.Type {
 		return pgwire.TypeName
 	case TypeOID:
 		return pgwire.TypeOID
+	case TypeDate:
+		return pgwire.TypeDate
+	case TypeTimestamp:
+		return pgwire.TypeTimestamp
+	case TypeTimestampTZ:
+		return pgwire.TypeTimestampTZ
 	}
 	return pgwire.TypeText
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, args []ir.Value) (Re
 			t = p.ParamTypes[i]
 		}
 		v, err := coerce(a, t)
+		if se, ok := err.(*sqlerr.Error); ok {
+			return Result{}, se
+		}
 		if err != nil {
 			return Result{}, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d: %v", i+1, err)
 		}
@@ -96,6 +100,9 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, args []ir.Value) (Re
 }
 
 func coerce(v ir.Value, t ColType) (ir.Value, error) {
+	if k := timeKind(t); k != ir.KindNull {
+		return coerceTime(v, k)
+	}
 	if v.Kind != ir.KindString {
 		return v, nil
 	}
@@ -200,15 +207,44 @@ func (s *Session) inferParams(st *ir.Statement) map[int]ColType {
 		}
 		return TypeUnknown
 	}
-	pair := func(a, b ir.Expr) {
-		c, ok1 := a.(ir.ColumnRef)
-		p, ok2 := b.(ir.Param)
-		if !ok1 || !ok2 {
-			c, ok1 = b.(ir.ColumnRef)
-			p, ok2 = a.(ir.Param)
+	// typeOf is the type of a column, or of a date function of one (the
+	// parameter a BI tool binds for date_trunc('month', t) = $1 is a
+	// timestamp).
+	var typeOf func(e ir.Expr) ColType
+	typeOf = func(e ir.Expr) ColType {
+		switch n := e.(type) {
+		case ir.ColumnRef:
+			return colType(n)
+		case ir.Cast:
+			switch n.To {
+			case ir.CastDate:
+				return TypeDate
+			case ir.CastTimestamp:
+				return TypeTimestamp
+			case ir.CastTimestampTZ:
+				return TypeTimestampTZ
+			}
+		case ir.Func:
+			switch {
+			case n.Name == "date_trunc" && len(n.Args) == 2:
+				return typeOf(n.Args[1])
+			case n.Name == "date_add" && len(n.Args) == 3:
+				return typeOf(n.Args[0])
+			case n.Name == "extract":
+				return TypeInt8
+			}
 		}
-		if ok1 && ok2 {
-			if t := colType(c); t != TypeUnknown {
+		return TypeUnknown
+	}
+	pair := func(a, b ir.Expr) {
+		p, ok := b.(ir.Param)
+		other := a
+		if !ok {
+			p, ok = a.(ir.Param)
+			other = b
+		}
+		if ok {
+			if t := typeOf(other); t != TypeUnknown {
 				out[p.Index] = t
 			}
 		}
@@ -245,4 +281,41 @@ func joinTables(q *ir.Query) []ir.TableRef {
 		out[i] = j.Table
 	}
 	return out
+}
+
+func timeKind(t ColType) ir.Kind {
+	switch t {
+	case TypeDate:
+		return ir.KindDate
+	case TypeTimestamp:
+		return ir.KindTimestamp
+	case TypeTimestampTZ:
+		return ir.KindTimestampTZ
+	}
+	return ir.KindNull
+}
+
+// coerceTime reads a parameter of a date or time type: text is parsed
+// (22007/22008 when it is not a value of the type, before any charge), a
+// time value of another kind converted exactly (a date is its midnight).
+// A timestamp for a date parameter stays a timestamp: the analysis then
+// compares it as PostgreSQL would, or refuses it.
+func coerceTime(v ir.Value, k ir.Kind) (ir.Value, error) {
+	switch {
+	case v.Kind == ir.KindString:
+		out, err := ir.ParseTime(k, v.Str)
+		switch {
+		case errors.Is(err, ir.ErrTimeRange):
+			return v, sqlerr.New(sqlerr.DatetimeFieldOverflow, "date/time field value out of range in a %s parameter", k)
+		case err != nil:
+			return v, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s in a parameter", k).
+				WithHint("send dates as YYYY-MM-DD and timestamps as YYYY-MM-DD HH:MM:SS[.ffffff]")
+		}
+		return out, nil
+	case v.IsTime():
+		if out := ir.AsTime(v, k); out.Kind == k {
+			return out, nil
+		}
+	}
+	return v, nil
 }

@@ -29,6 +29,9 @@ const (
 	TypeInt4
 	TypeName
 	TypeOID
+	TypeDate
+	TypeTimestamp
+	TypeTimestampTZ
 )
 
 // Column is a result column.
@@ -286,6 +289,12 @@ func policyType(t string) ColType {
 		return TypeFloat8
 	case policies.TypeBoolean:
 		return TypeBool
+	case policies.TypeDate:
+		return TypeDate
+	case policies.TypeTimestamp:
+		return TypeTimestamp
+	case policies.TypeTimestampTZ:
+		return TypeTimestampTZ
 	}
 	return TypeText
 }

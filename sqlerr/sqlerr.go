@@ -71,7 +71,11 @@ var (
 	NumericValueOutOfRange   = Code{"numeric_value_out_of_range", "22003", 1690, "22003"}
 	CharacterNotInRepertoire = Code{"character_not_in_repertoire", "22021", 1300, "HY000"}
 	TooManyParameters        = Code{"too_many_parameters", "54000", 1390, "HY000"}
-	StatementTooComplex      = Code{"statement_too_complex", "54001", 1473, "HY000"}
+	// A date or timestamp literal that is not one (ER_TRUNCATED_WRONG_VALUE)
+	// or whose fields are out of range (ER_DATETIME_FUNCTION_OVERFLOW).
+	InvalidDatetimeFormat = Code{"invalid_datetime_format", "22007", 1292, "22007"}
+	DatetimeFieldOverflow = Code{"datetime_field_overflow", "22008", 1441, "22008"}
+	StatementTooComplex   = Code{"statement_too_complex", "54001", 1473, "HY000"}
 )
 
 // All lists every code; the wire mapping tests iterate it.
@@ -86,6 +90,7 @@ var All = []Code{
 	InvalidTextRepresentation, InvalidBinaryRepresentation, AdminShutdown,
 	PacketTooLarge, TooManyPreparedStatements, ProgramLimitExceeded,
 	NumericValueOutOfRange, CharacterNotInRepertoire, TooManyParameters, StatementTooComplex,
+	InvalidDatetimeFormat, DatetimeFieldOverflow,
 }
 
 // Error is a client-visible failure.

@@ -231,6 +231,9 @@ func (c *sessionConnector) setup(ctx context.Context, conn driver.Conn) error {
 	} else {
 		stmts = append(stmts, "SET SESSION transaction_read_only = 1", "SET NAMES utf8mb4 COLLATE utf8mb4_0900_bin")
 	}
+	// TIMESTAMP columns are read and compared in UTC (exprtype: a
+	// timestamptz is a UTC reading), whatever the server's time_zone.
+	stmts = append(stmts, "SET SESSION time_zone = '+00:00'")
 	if c.timeout > 0 {
 		if mariadb {
 			stmts = append(stmts, fmt.Sprintf("SET SESSION max_statement_time = %s", strconv.FormatFloat(max(c.timeout.Seconds(), 0.001), 'f', 3, 64)))

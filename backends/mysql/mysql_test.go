@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,5 +164,28 @@ func TestExactTableNames(t *testing.T) {
 	}
 	if got, want := b.ExactTableNames(), lc == "0"; got != want {
 		t.Errorf("ExactTableNames() = %v with lower_case_table_names = %s", got, lc)
+	}
+}
+
+// TestSessionTimeZoneIsUTC: backend sessions read and write TIMESTAMP
+// columns in UTC whatever the server's or the DSN's time_zone.
+func TestSessionTimeZoneIsUTC(t *testing.T) {
+	dsn := testDSN(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	b, err := Open(context.Background(), dsn+sep+"time_zone=%27%2B09%3A00%27", backends.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var got string
+	err = b.Rows(context.Background(), "SELECT @@session.time_zone", nil, func(_ []string, row []ir.Value) error {
+		got = row[0].Text()
+		return nil
+	})
+	if err != nil || got != "+00:00" {
+		t.Errorf("session time_zone %q (%v), want +00:00", got, err)
 	}
 }

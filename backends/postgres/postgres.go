@@ -32,7 +32,10 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "invalid PostgreSQL connection string").
 			WithHint("use postgres://user@host:port/db?sslmode=... or key=value pairs")
 	}
-	setup := "SET default_transaction_read_only = on"
+	// Dates and times are read and written in UTC whatever the server's
+	// TimeZone (exprtype: a timestamptz is a UTC reading), in the ISO
+	// form ir.ParseTime reads.
+	setup := "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, YMD'"
 	if ms := opts.StatementTimeout.Milliseconds(); ms > 0 {
 		setup += fmt.Sprintf("; SET statement_timeout = %d", ms)
 	} else if opts.StatementTimeout > 0 {

@@ -228,3 +228,30 @@ func TestUniqueNotNull(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionTimeZoneIsUTC: whatever zone the connection asks for (here
+// Asia/Tokyo through the DSN), backend sessions read and write dates in
+// UTC and the ISO style, so a timestamptz answer cannot depend on it.
+func TestSessionTimeZoneIsUTC(t *testing.T) {
+	dsn := testDSN(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	b, err := Open(context.Background(), dsn+sep+"timezone=Asia/Tokyo", backends.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var got []string
+	err = b.Rows(context.Background(), "SELECT current_setting('TimeZone'), current_setting('DateStyle'), CAST(CAST($1 AS TIMESTAMPTZ) AS TEXT)",
+		[]ir.Value{ir.String("2010-06-01 12:00:00+00")}, func(_ []string, row []ir.Value) error {
+			for _, v := range row {
+				got = append(got, v.Text())
+			}
+			return nil
+		})
+	if err != nil || len(got) != 3 || got[0] != "UTC" || !strings.HasPrefix(got[1], "ISO") || got[2] != "2010-06-01 12:00:00+00" {
+		t.Errorf("session settings %q (%v), want UTC, ISO and 2010-06-01 12:00:00+00", got, err)
+	}
+}

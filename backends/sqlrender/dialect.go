@@ -29,7 +29,7 @@ type Dialect struct {
 	// CAST(ph AS type) when not empty. PostgreSQL needs it: an untyped
 	// parameter takes the type of the other operand (int4 = $1 fails for
 	// 2^40 or 1.5, and `$1 IS NULL` cannot be typed at all).
-	ParamCast [ir.KindBool + 1]string
+	ParamCast [ir.KindTimestampTZ + 1]string
 	// BoolAsInt binds booleans as 0/1 (SQLite has no boolean type).
 	BoolAsInt bool
 	// Least and Greatest are the two-argument scalar min and max.
@@ -76,6 +76,15 @@ type Dialect struct {
 	MaxSQLBytes int
 	// UncastSum leaves the outer CAST off a SUM (MySQL: see MySQL()).
 	UncastSum bool
+	// TimeZoneSuffix binds a timestamptz as text ending in +00
+	// (PostgreSQL); otherwise time values are bound as ir.CanonicalText,
+	// UTC without a suffix (MySQL's DATETIME and the SQLite text form).
+	TimeZoneSuffix bool
+	// TimeAsText: the dialect has no date types (SQLite). Dates and
+	// timestamps are stored and compared as ir.CanonicalText, a cast to
+	// date is date(x) and one to timestamp datetime(x), which write that
+	// form.
+	TimeAsText bool
 }
 
 // Postgres is the PostgreSQL dialect.
@@ -84,12 +93,16 @@ func Postgres() *Dialect {
 		Name:         "postgres",
 		IdentQuote:   '"',
 		Placeholders: Dollar,
-		ParamCast: [ir.KindBool + 1]string{
-			ir.KindInt:    "BIGINT",
-			ir.KindFloat:  "DOUBLE PRECISION",
-			ir.KindString: "TEXT",
-			ir.KindBool:   "BOOLEAN",
+		ParamCast: [ir.KindTimestampTZ + 1]string{
+			ir.KindInt:         "BIGINT",
+			ir.KindFloat:       "DOUBLE PRECISION",
+			ir.KindString:      "TEXT",
+			ir.KindBool:        "BOOLEAN",
+			ir.KindDate:        "DATE",
+			ir.KindTimestamp:   "TIMESTAMP",
+			ir.KindTimestampTZ: "TIMESTAMPTZ",
 		},
+		TimeZoneSuffix:   true,
 		Least:            "LEAST",
 		Greatest:         "GREATEST",
 		LeastIgnoresNull: true,
@@ -118,6 +131,7 @@ func SQLite() *Dialect {
 		IdentQuote:   '"',
 		Placeholders: Question,
 		BoolAsInt:    true,
+		TimeAsText:   true,
 		Least:        "MIN",
 		Greatest:     "MAX",
 		IntDiv:       "/",
@@ -172,6 +186,11 @@ func (d *Dialect) Arg(v ir.Value) any {
 			return int64(0)
 		}
 		return v.Bool
+	case ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
+		if d.TimeZoneSuffix {
+			return ir.FormatTime(v.Kind, v.Int)
+		}
+		return ir.CanonicalText(v.Kind, v.Int)
 	}
 	return nil
 }

@@ -2,7 +2,9 @@ package sqlrender
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -71,6 +73,10 @@ func (r *renderer) expr(e ir.Expr) {
 	case ir.Case:
 		r.caseExpr(n)
 	case ir.Cast:
+		if k := castKind(n.To); k != ir.KindNull {
+			r.timeCast(n.X, k)
+			return
+		}
 		typ := map[ir.CastType]string{ir.CastBigint: r.d.IntType, ir.CastDouble: r.d.FloatType, ir.CastText: r.d.TextType}[n.To]
 		if typ == "" {
 			r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: a cast to %s survived the analysis", n.To))
@@ -158,7 +164,7 @@ func (r *renderer) literal(v ir.Value) {
 			r.fail(sqlerr.New(sqlerr.InvalidParameterValue, "NaN and infinite numbers are not supported in predicates"))
 			return
 		}
-	case ir.KindInt, ir.KindString, ir.KindBool:
+	case ir.KindInt, ir.KindString, ir.KindBool, ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
 	default:
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: literal of unknown kind %d", v.Kind))
 		return
@@ -282,6 +288,18 @@ func (r *renderer) fn(n ir.Func) {
 		}
 		r.w(")")
 		return
+	case exprtype.FormDateTrunc:
+		r.dateTrunc(n)
+		return
+	case exprtype.FormExtract:
+		r.extract(n)
+		return
+	case exprtype.FormDateAdd:
+		r.dateAdd(n)
+		return
+	case exprtype.FormToChar:
+		r.toChar(n)
+		return
 	case exprtype.FormLeft, exprtype.FormRight:
 		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
 		// (left) and n ≥ 1 (right).
@@ -375,6 +393,9 @@ func (r *renderer) clampNode(n ir.Clamp) {
 	var typ string
 	var lo, hi any
 	switch {
+	case n.Lo.IsTime() && n.Hi.Kind == n.Lo.Kind && n.Lo.Int <= n.Hi.Int:
+		r.timeClamp(n)
+		return
 	case n.Lo.Kind == ir.KindInt && n.Hi.Kind == ir.KindInt && n.Lo.Int <= n.Hi.Int:
 		typ, lo, hi = d.IntType, n.Lo.Int, n.Hi.Int
 	case n.Lo.Kind == ir.KindFloat && n.Hi.Kind == ir.KindFloat && n.Lo.Float <= n.Hi.Float &&
@@ -458,4 +479,264 @@ func (r *renderer) widthBucket(a []ir.Expr) {
 	r.w(" - ")
 	r.expr(lo)
 	r.w(")) + 1) END)")
+}
+
+func castKind(t ir.CastType) ir.Kind {
+	switch t {
+	case ir.CastDate:
+		return ir.KindDate
+	case ir.CastTimestamp:
+		return ir.KindTimestamp
+	case ir.CastTimestampTZ:
+		return ir.KindTimestampTZ
+	}
+	return ir.KindNull
+}
+
+// timeCast converts x to the date or time kind k. The analysis allows a
+// timestamp to a date and a date to a timestamp, which cannot fail.
+// SQLite has no date types: date(x) and datetime(x) write the text form
+// its columns hold (ir.CanonicalText; datetime of a date is its
+// midnight without a fraction).
+func (r *renderer) timeCast(x ir.Expr, k ir.Kind) {
+	if f, ok := x.(ir.Func); ok && r.d.TimeAsText && k != ir.KindDate && f.Name == "date_add" {
+		// Already the canonical text, fraction included (which
+		// datetime() would drop).
+		r.expr(x)
+		return
+	}
+	if r.d.TimeAsText {
+		fn := "datetime("
+		if k == ir.KindDate {
+			fn = "date("
+		}
+		r.w(fn)
+		r.expr(x)
+		r.w(")")
+		return
+	}
+	r.w("CAST(")
+	r.expr(x)
+	r.w(" AS " + r.d.ParamCast[k] + ")")
+}
+
+// timeClamp writes a date or time column clamped to its declared bounds:
+// LEAST(GREATEST(x, lo), hi) in the column's type (SQLite compares the
+// text form, in which text order is time order). PostgreSQL's LEAST
+// skips NULL, so NULL is guarded there as for numbers.
+func (r *renderer) timeClamp(n ir.Clamp) {
+	d := r.d
+	typ := d.ParamCast[n.Lo.Kind]
+	if d.LeastIgnoresNull {
+		r.w("(CASE WHEN ")
+		r.expr(n.X)
+		r.w(" IS NULL THEN NULL ELSE ")
+	}
+	if typ != "" {
+		r.w("CAST(")
+	}
+	r.clamp(func() { r.expr(n.X) }, d.Arg(n.Lo), d.Arg(n.Hi), typ)
+	if typ != "" {
+		r.w(" AS " + typ + ")")
+	}
+	if d.LeastIgnoresNull {
+		r.w(" END)")
+	}
+}
+
+// unitArg returns the constant unit or field of a date function, checked
+// against the analysis's list: the renderer writes its own spelling,
+// never the client's text.
+func (r *renderer) unitArg(n ir.Func, valid func(string) bool) (string, bool) {
+	l, ok := n.Args[0].(ir.Literal)
+	if !ok || l.Value.Kind != ir.KindString || !valid(strings.ToLower(strings.TrimSpace(l.Value.Str))) {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: %s with a unit the analysis did not check", n.Name))
+		return "", false
+	}
+	return strings.ToLower(strings.TrimSpace(l.Value.Str)), true
+}
+
+// dateTrunc writes date_trunc(unit, x) as a value the enclosing cast
+// (which the analysis always adds: exprtype lowers date_trunc inside a
+// CAST to its result type) turns into a date or timestamp: PostgreSQL's
+// date_trunc (in UTC, the session's zone); MySQL's DATE_FORMAT text of
+// the truncated value (quarter and ISO week computed from the date);
+// SQLite's date and strftime modifiers on the text form.
+func (r *renderer) dateTrunc(n ir.Func) {
+	unit, ok := r.unitArg(n, func(u string) bool { return slices.Contains(exprtype.TruncUnits, u) })
+	if !ok {
+		return
+	}
+	x := func() { r.expr(n.Args[1]) }
+	switch r.d.Name {
+	case "postgres":
+		r.w("date_trunc('" + unit + "', ")
+		x()
+		r.w(")")
+	case "mysql":
+		switch unit {
+		case "quarter":
+			r.w("(MAKEDATE(YEAR(")
+			x()
+			r.w("), 1) + INTERVAL (QUARTER(")
+			x()
+			r.w(") - 1) QUARTER)")
+		case "week":
+			r.w("DATE_SUB(DATE(")
+			x()
+			r.w("), INTERVAL WEEKDAY(")
+			x()
+			r.w(") DAY)")
+		default:
+			format := map[string]string{"year": "%Y-01-01", "month": "%Y-%m-01", "day": "%Y-%m-%d",
+				"hour": "%Y-%m-%d %H:00:00", "minute": "%Y-%m-%d %H:%i:00"}[unit]
+			r.w("DATE_FORMAT(")
+			x()
+			r.w(", '" + format + "')")
+		}
+	default: // sqlite
+		switch unit {
+		case "year", "month":
+			r.w("date(")
+			x()
+			r.w(", 'start of " + unit + "')")
+		case "quarter":
+			r.w("date(")
+			x()
+			r.w(", 'start of month', '-' || ((CAST(strftime('%m', ")
+			x()
+			r.w(") AS INTEGER) - 1) % 3) || ' months')")
+		case "week":
+			// The Monday on or before: back six days, then forward to
+			// the next Monday.
+			r.w("date(")
+			x()
+			r.w(", '-6 days', 'weekday 1')")
+		case "day":
+			r.w("date(")
+			x()
+			r.w(")")
+		default:
+			format := map[string]string{"hour": "%Y-%m-%d %H:00:00", "minute": "%Y-%m-%d %H:%M:00"}[unit]
+			r.w("strftime('" + format + "', ")
+			x()
+			r.w(")")
+		}
+	}
+}
+
+// extract writes extract(field, x) as a BIGINT.
+func (r *renderer) extract(n ir.Func) {
+	field, ok := r.unitArg(n, func(f string) bool { _, ok := exprtype.ExtractFields[f]; return ok })
+	if !ok {
+		return
+	}
+	x := func() { r.expr(n.Args[1]) }
+	switch r.d.Name {
+	case "postgres":
+		r.w("CAST(EXTRACT(" + strings.ToUpper(field) + " FROM ")
+		x()
+		r.w(") AS BIGINT)")
+	case "mysql":
+		if field == "dow" {
+			r.w("(DAYOFWEEK(")
+			x()
+			r.w(") - 1)")
+			return
+		}
+		fn := map[string]string{"year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "day": "DAYOFMONTH", "hour": "HOUR", "minute": "MINUTE"}[field]
+		r.w(fn + "(")
+		x()
+		r.w(")")
+	default: // sqlite
+		if field == "quarter" {
+			r.w("((CAST(strftime('%m', ")
+			x()
+			r.w(") AS INTEGER) + 2) / 3)")
+			return
+		}
+		format := map[string]string{"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "dow": "%w"}[field]
+		r.w("CAST(strftime('" + format + "', ")
+		x()
+		r.w(") AS INTEGER)")
+	}
+}
+
+// dateAdd writes date_add(x, n, unit), x plus a constant interval, as a
+// value the enclosing cast (added by the analysis) types: PostgreSQL's
+// x + INTERVAL 'n unit'; MySQL's DATE_ADD; SQLite's date/datetime
+// modifiers, with 'floor' so that months clip to the end of a shorter
+// month as on the other backends, and a timestamp's fraction appended
+// to datetime()'s whole seconds (units of a second or more keep it).
+func (r *renderer) dateAdd(n ir.Func) {
+	c, ok1 := n.Args[1].(ir.Literal)
+	u, ok2 := n.Args[2].(ir.Literal)
+	unit := strings.ToLower(u.Value.Str)
+	if !ok1 || !ok2 || c.Value.Kind != ir.KindInt || !slices.Contains(exprtype.IntervalUnits, unit) {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: date_add without a constant interval"))
+		return
+	}
+	count := c.Value.Int
+	x := func() { r.expr(n.Args[0]) }
+	num := strconv.FormatInt(count, 10)
+	switch r.d.Name {
+	case "postgres":
+		if unit == "quarter" { // not an interval unit in PostgreSQL
+			num, unit = strconv.FormatInt(3*count, 10), "month"
+		}
+		r.w("(")
+		x()
+		r.w(" + INTERVAL '" + num + " " + unit + "')")
+	case "mysql":
+		r.w("DATE_ADD(")
+		x()
+		r.w(", INTERVAL " + num + " " + strings.ToUpper(unit) + ")")
+	default: // sqlite
+		switch unit {
+		case "week":
+			count, unit = 7*count, "day"
+		case "quarter":
+			count, unit = 3*count, "month"
+		}
+		mod := "'" + strconv.FormatInt(count, 10) + " " + unit + "s'"
+		if count >= 0 {
+			mod = "'+" + mod[1:]
+		}
+		if unit == "month" || unit == "year" {
+			mod += ", 'floor'"
+		}
+		// A date's text is 10 characters: datetime() then writes a
+		// midnight the cast back to date drops; a timestamp keeps its
+		// fraction (characters 20 on, empty for whole seconds).
+		r.w("(datetime(")
+		x()
+		r.w(", " + mod + ") || substr(")
+		x()
+		r.w(", 20))")
+	}
+}
+
+// toChar writes to_char(x, format) in the dialect's spelling of the
+// format (exprtype.CharFormats; never the client's text).
+func (r *renderer) toChar(n ir.Func) {
+	l, ok := n.Args[1].(ir.Literal)
+	f, known := exprtype.LookupCharFormat(l.Value.Str, false)
+	if !ok || !known {
+		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: to_char with a format the analysis did not check"))
+		return
+	}
+	switch r.d.Name {
+	case "postgres":
+		r.w("to_char(")
+		r.expr(n.Args[0])
+		r.w(", '" + f.Postgres + "')")
+	case "mysql":
+		r.w("DATE_FORMAT(")
+		r.expr(n.Args[0])
+		r.w(", '" + f.MySQL + "')")
+	default:
+		r.w("strftime('" + f.SQLite + "', ")
+		r.expr(n.Args[0])
+		r.w(")")
+	}
 }

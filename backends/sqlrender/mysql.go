@@ -1,5 +1,7 @@
 package sqlrender
 
+import "github.com/ddp-proxy/ddp-proxy/ir"
+
 // MySQL is the MySQL 8 / MariaDB ≥ 10.4 dialect (window functions for the
 // contribution bound, CAST AS DOUBLE). Differences from the other
 // dialects, and why:
@@ -37,6 +39,13 @@ func MySQL() *Dialect {
 		FloatType:    "DOUBLE",
 		TextType:     "CHAR",
 		UncastSum:    true,
+		// Dates and times are bound as text and cast (a DATETIME keeps
+		// six fractional digits); sessions run in UTC (time_zone).
+		ParamCast: [ir.KindTimestampTZ + 1]string{
+			ir.KindDate:        "DATE",
+			ir.KindTimestamp:   "DATETIME(6)",
+			ir.KindTimestampTZ: "DATETIME(6)",
+		},
 		// A prepared statement's parameter count is two bytes.
 		MaxParams:   65535,
 		MaxDepth:    mysqlMaxDepth,

@@ -17,7 +17,7 @@ import (
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	connectFlag := fs.Bool("connect", false, "also connect to the backend and check that every declared table and column exists")
+	connectFlag := fs.Bool("connect", false, "also connect to the backend and check that every declared table and column exists, with a type that fits the declared one")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -61,6 +61,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, v := range pol.MissingEnv {
 		fmt.Fprintf(stdout, "note: environment variable %s is not set here; ddp-proxy serve will need it\n", v)
+	}
+	for _, n := range unboundedNotes(pol) {
+		fmt.Fprintln(stdout, n)
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d datasets, %d private and %d public tables, %d users)\n",
 		fs.Arg(0), len(pol.Datasets), private, public, len(pol.Users))
@@ -159,12 +162,20 @@ func checkAgainstBackend(ctx context.Context, pol *policies.Policy, noteOut io.W
 				continue
 			}
 			have := map[string]bool{}
+			types := map[string]string{}
 			for _, c := range cols {
 				have[strings.ToLower(c.Name)] = true
+				types[strings.ToLower(c.Name)] = c.Type
 			}
 			for _, cn := range t.ColumnNames {
 				if !have[strings.ToLower(cn)] {
 					add(tpath+".columns."+strings.ToLower(cn), "column %s does not exist in backend table %s", cn, t.Name)
+					continue
+				}
+				decl := t.Columns[strings.ToLower(cn)]
+				if ok, want := backendTypeFits(pol.Backend.Driver, decl.Type, types[strings.ToLower(cn)]); !ok {
+					add(tpath+".columns."+strings.ToLower(cn)+".type", "column %s is declared %s but is %s in backend table %s; declare the type that matches it, or use a column of type %s",
+						cn, decl.Type, types[strings.ToLower(cn)], t.Name, want)
 				}
 			}
 			if t.Unit != "" && !have[strings.ToLower(t.Unit)] {

@@ -89,6 +89,8 @@ func Query(ctx context.Context, sql string, args []ir.Value, database string, ta
 			bound[i] = a.Str
 		case ir.KindBool:
 			bound[i] = a.Bool
+		case ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
+			bound[i] = ir.CanonicalText(a.Kind, a.Int) // a typed date parameter, as text
 		}
 	}
 	rows, err := db.QueryContext(ctx, rewriteConvert(sql), bound...)

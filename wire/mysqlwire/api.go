@@ -76,6 +76,8 @@ const (
 	TypeLongLong
 	TypeDouble
 	TypeTiny // booleans, as MySQL reports them (TINYINT(1))
+	TypeDate
+	TypeDatetime // DATETIME(6): timestamps, and timestamptz in UTC
 )
 
 // Column describes a result column.

@@ -30,6 +30,10 @@ func field(c Column) *querypb.Field {
 		f.Type, f.Charset, f.ColumnLength, f.Decimals, f.Flags = querypb.Type_FLOAT64, mysql.CharacterSetBinary, 22, 31, flagBinary|flagNum
 	case TypeTiny:
 		f.Type, f.Charset, f.ColumnLength, f.Flags = querypb.Type_INT8, mysql.CharacterSetBinary, 1, flagBinary|flagNum
+	case TypeDate:
+		f.Type, f.Charset, f.ColumnLength, f.Flags = querypb.Type_DATE, mysql.CharacterSetBinary, 10, flagBinary
+	case TypeDatetime:
+		f.Type, f.Charset, f.ColumnLength, f.Decimals, f.Flags = querypb.Type_DATETIME, mysql.CharacterSetBinary, 26, 6, flagBinary
 	default:
 		f.Type, f.Charset, f.ColumnLength = querypb.Type_VARCHAR, mysql.CharacterSetUtf8mb4, 1024
 	}
@@ -83,6 +87,23 @@ func value(v ir.Value, t Type) sqltypes.Value {
 		}
 		if f, err := strconv.ParseFloat(v.Text(), 64); err == nil {
 			return sqltypes.NewFloat64(f)
+		}
+		return sqltypes.NULL
+	case TypeDate:
+		if tv := ir.AsTime(v, ir.KindDate); tv.Kind == ir.KindDate {
+			return sqltypes.MakeTrusted(querypb.Type_DATE, []byte(tv.Text()))
+		}
+		return sqltypes.NULL
+	case TypeDatetime:
+		// MySQL spells DATETIME(6) with six fractional digits; a
+		// timestamptz is shown in UTC, the session's time_zone.
+		k := v.Kind
+		if !v.IsTime() {
+			k = ir.KindTimestamp
+		}
+		if tv := ir.AsTime(v, k); tv.IsTime() {
+			text := tv.GoTime().Format("2006-01-02 15:04:05.000000")
+			return sqltypes.MakeTrusted(querypb.Type_DATETIME, []byte(text))
 		}
 		return sqltypes.NULL
 	}
@@ -148,6 +169,17 @@ func argValue(bv *querypb.BindVariable) (ir.Value, error) {
 	case v.IsFloat():
 		f, err := strconv.ParseFloat(raw, 64)
 		return ir.Float(f), err
+	case v.Type() == querypb.Type_DATE, v.Type() == querypb.Type_DATETIME, v.Type() == querypb.Type_TIMESTAMP:
+		// A typed date parameter; a zero date (0000-00-00) stays text,
+		// which the analysis refuses with 22008 where it meets a date.
+		k := ir.KindTimestamp
+		if v.Type() == querypb.Type_DATE {
+			k = ir.KindDate
+		}
+		if tv, err := ir.ParseTime(k, raw); err == nil {
+			return tv, nil
+		}
+		return ir.String(raw), nil
 	case v.Type() == querypb.Type_DECIMAL:
 		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
 			return ir.Int(n), nil

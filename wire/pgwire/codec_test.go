@@ -205,7 +205,18 @@ func TestDecodeParam(t *testing.T) {
 		{"bool text", []byte("off"), 0, 0, TypeBool, ir.Bool(false), ""},
 		{"bool junk", []byte("maybe"), 0, 0, TypeBool, ir.Value{}, "22P02"},
 		{"untyped text stays string", []byte("42"), 0, 0, TypeText, ir.String("42"), ""},
-		{"unknown declared type as text", []byte("2024-01-01"), 0, 1082, TypeText, ir.String("2024-01-01"), ""},
+		{"unknown declared type as text", []byte("1 day"), 0, 1186, TypeText, ir.String("1 day"), ""},
+		// 2024-01-01 is day 19723 after 1970-01-01 (54 years, 13 leap days).
+		{"text date", []byte("2024-01-01"), 0, oidDate, TypeText, ir.Date(19723), ""},
+		{"text date by session type", []byte("2024-01-01"), 0, 0, TypeDate, ir.Date(19723), ""},
+		{"text timestamp", []byte("2024-01-01 00:00:01.5"), 0, oidTS, TypeText, ir.Timestamp(19723*ir.MicrosPerDay + 1_500_000), ""},
+		{"text timestamptz with zone", []byte("2024-01-01 02:00:00+02"), 0, oidTSTZ, TypeText, ir.TimestampTZ(19723 * ir.MicrosPerDay), ""},
+		{"text date out of range", []byte("2024-13-45"), 0, oidDate, TypeText, ir.Value{}, "22008"},
+		{"text date junk", []byte("soon"), 0, oidDate, TypeText, ir.Value{}, "22007"},
+		{"binary date", []byte{0, 0, 0, 1}, 1, oidDate, TypeText, ir.Date(10958), ""}, // 2000-01-02
+		{"binary timestamp", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1, oidTS, TypeText, ir.Timestamp(10957*ir.MicrosPerDay - 1), ""},
+		{"binary timestamptz infinity", []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1, oidTSTZ, TypeText, ir.Value{}, "22008"},
+		{"binary date short", []byte{0, 1}, 1, oidDate, TypeText, ir.Value{}, "22P03"},
 		{"invalid utf8", []byte{0xff, 0xfe}, 0, 0, TypeText, ir.Value{}, "22P02"},
 		{"binary int4", []byte{0xff, 0xff, 0xff, 0xfe}, 1, 0, TypeInt4, ir.Int(-2), ""},
 		{"binary by declared oid", []byte{0, 7}, 1, oidInt2, TypeInt8, ir.Int(7), ""},
@@ -284,5 +295,36 @@ func TestParseStartupPacket(t *testing.T) {
 		if _, err := parseStartupPacket(b); !sqlerr.HasCode(err, sqlerr.ProtocolViolation) {
 			t.Errorf("% x: err = %v, want 08P01", b, err)
 		}
+	}
+}
+
+// TestTimeEncodeRoundTrip: a date or timestamp written in the binary
+// format reads back as itself, and the text format is ir's text.
+func TestTimeEncodeRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		typ Type
+		oid uint32
+		v   ir.Value
+	}{
+		{TypeDate, oidDate, ir.Date(ir.MinDate)},
+		{TypeDate, oidDate, ir.Date(14761)},
+		{TypeTimestamp, oidTS, ir.Timestamp(ir.MaxTimestamp)},
+		{TypeTimestamp, oidTS, ir.Timestamp(-1)},
+		{TypeTimestampTZ, oidTSTZ, ir.TimestampTZ(14761*ir.MicrosPerDay + 5)},
+	} {
+		b, err := appendBinary(nil, c.typ, c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodeBinary(1, b, c.oid)
+		if err != nil || back != c.v {
+			t.Errorf("%v: binary %x reads back as %v, %v", c.v, b, back, err)
+		}
+		if got := string(appendText(nil, c.v)); got != c.v.Text() {
+			t.Errorf("%v: text %q, want %q", c.v, got, c.v.Text())
+		}
+	}
+	if _, err := appendBinary(nil, TypeDate, ir.Int(3)); err == nil {
+		t.Error("an integer encoded as a date")
 	}
 }

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -63,8 +64,35 @@ func decodeParam(n int, data []byte, format int16, declared uint32, want Type) (
 			return ir.Value{}, badText(n, "boolean")
 		}
 		return ir.Bool(b), nil
+	case oidDate, oidTS, oidTSTZ:
+		return parseTimeParam(n, s, timeKindOf(textOID))
 	}
 	return ir.String(s), nil
+}
+
+func timeKindOf(oid uint32) ir.Kind {
+	switch oid {
+	case oidDate:
+		return ir.KindDate
+	case oidTS:
+		return ir.KindTimestamp
+	}
+	return ir.KindTimestampTZ
+}
+
+// parseTimeParam reads an ISO date or timestamp (ir.ParseTime): 22007
+// when it is not one, 22008 when a field is out of range. A timestamptz
+// without a zone is UTC, the session's zone.
+func parseTimeParam(n int, s string, k ir.Kind) (ir.Value, error) {
+	v, err := ir.ParseTime(k, s)
+	switch {
+	case errors.Is(err, ir.ErrTimeRange):
+		return ir.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "date/time field value out of range in parameter $%d", n)
+	case err != nil:
+		return ir.Value{}, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s in parameter $%d", k, n).
+			WithHint("send dates as YYYY-MM-DD and timestamps as YYYY-MM-DD HH:MM:SS[.ffffff][+HH:MM]")
+	}
+	return v, nil
 }
 
 func badText(n int, typ string) error {
@@ -158,6 +186,24 @@ func decodeBinary(n int, data []byte, oid uint32) (ir.Value, error) {
 			return bad()
 		}
 		return ir.String(string(data)), nil
+	case oidDate:
+		if len(data) != 4 {
+			return bad()
+		}
+		d := int64(int32(binary.BigEndian.Uint32(data))) + pgEpochDays
+		if d < ir.MinDate || d > ir.MaxDate { // ±infinity and years outside 1..9999
+			return ir.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "parameter $%d is outside the years 1 to 9999", n)
+		}
+		return ir.Date(d), nil
+	case oidTS, oidTSTZ:
+		if len(data) != 8 {
+			return bad()
+		}
+		us := int64(binary.BigEndian.Uint64(data))
+		if us < ir.MinTimestamp-pgEpochDays*ir.MicrosPerDay || us > ir.MaxTimestamp-pgEpochDays*ir.MicrosPerDay {
+			return ir.Value{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "parameter $%d is outside the years 1 to 9999", n)
+		}
+		return ir.Value{Kind: timeKindOf(oid), Int: us + pgEpochDays*ir.MicrosPerDay}, nil
 	case oidNumeric:
 		s, ok := numericBinaryText(data)
 		if !ok {

@@ -28,7 +28,14 @@ const (
 	oidBPChar  uint32 = 1042
 	oidVarchar uint32 = 1043
 	oidNumeric uint32 = 1700
+	oidDate    uint32 = 1082
+	oidTS      uint32 = 1114
+	oidTSTZ    uint32 = 1184
 )
+
+// pgEpochDays is 2000-01-01, PostgreSQL's binary date and timestamp
+// origin, in days after 1970-01-01.
+const pgEpochDays = 10957
 
 // Wire format codes.
 const (
@@ -51,6 +58,12 @@ func (t Type) OID() uint32 {
 		return oidName
 	case TypeOID:
 		return oidOID
+	case TypeDate:
+		return oidDate
+	case TypeTimestamp:
+		return oidTS
+	case TypeTimestampTZ:
+		return oidTSTZ
 	}
 	return oidText
 }
@@ -62,8 +75,10 @@ func (t Type) size() int16 {
 		return 8
 	case TypeBool:
 		return 1
-	case TypeInt4, TypeOID:
+	case TypeInt4, TypeOID, TypeDate:
 		return 4
+	case TypeTimestamp, TypeTimestampTZ:
+		return 8
 	case TypeName:
 		return 64
 	}
@@ -145,6 +160,8 @@ func appendText(buf []byte, v ir.Value) []byte {
 			return append(buf, 't')
 		}
 		return append(buf, 'f')
+	case ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
+		return append(buf, ir.FormatTime(v.Kind, v.Int)...)
 	}
 	return buf
 }
@@ -187,6 +204,16 @@ func appendBinary(buf []byte, t Type, v ir.Value) ([]byte, error) {
 			return append(buf, 1), nil
 		}
 		return append(buf, 0), nil
+	case TypeDate, TypeTimestamp, TypeTimestampTZ:
+		k := map[Type]ir.Kind{TypeDate: ir.KindDate, TypeTimestamp: ir.KindTimestamp, TypeTimestampTZ: ir.KindTimestampTZ}[t]
+		tv := ir.AsTime(v, k)
+		if tv.Kind != k {
+			return buf, fmt.Errorf("cannot encode %v as %v", v.Kind, k)
+		}
+		if k == ir.KindDate {
+			return binary.BigEndian.AppendUint32(buf, uint32(int32(tv.Int-pgEpochDays))), nil
+		}
+		return binary.BigEndian.AppendUint64(buf, uint64(tv.Int-pgEpochDays*ir.MicrosPerDay)), nil
 	}
 	// text, name and unknown types: the binary form is the text bytes.
 	return appendText(buf, v), nil

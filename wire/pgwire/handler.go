@@ -72,13 +72,16 @@ const (
 type Type uint8
 
 const (
-	TypeText   Type = iota // text (25); also used for unknown types
-	TypeInt8               // bigint (20)
-	TypeFloat8             // double precision (701)
-	TypeBool               // boolean (16)
-	TypeInt4               // integer (23)
-	TypeName               // name (19), catalog columns
-	TypeOID                // oid (26), catalog columns
+	TypeText        Type = iota // text (25); also used for unknown types
+	TypeInt8                    // bigint (20)
+	TypeFloat8                  // double precision (701)
+	TypeBool                    // boolean (16)
+	TypeInt4                    // integer (23)
+	TypeName                    // name (19), catalog columns
+	TypeOID                     // oid (26), catalog columns
+	TypeDate                    // date (1082)
+	TypeTimestamp               // timestamp without time zone (1114)
+	TypeTimestampTZ             // timestamp with time zone (1184), in UTC
 )
 
 // Column is a result column.

@@ -1,0 +1,259 @@
+package exprtype_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
+	"github.com/ddp-proxy/ddp-proxy/ir"
+)
+
+func mustTime(t *testing.T, k ir.Kind, s string) ir.Value {
+	t.Helper()
+	v, err := ir.ParseTime(k, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestTruncValuesByHand: the example and a few hand-counted ones.
+func TestTruncValuesByHand(t *testing.T) {
+	lo, hi := mustTime(t, ir.KindTimestamp, "2010-01-01"), mustTime(t, ir.KindTimestamp, "2011-01-01")
+	vals, ok := exprtype.TruncValues("month", ir.KindTimestamp, lo.Int, hi.Int-1, 100)
+	if !ok || len(vals) != 12 || vals[0] != lo || vals[11] != mustTime(t, ir.KindTimestamp, "2010-12-01") {
+		t.Fatalf("months of 2010: %v %v", vals, ok)
+	}
+	// [2010-01-01, 2011-01-01] closed: 13 months.
+	if vals, ok := exprtype.TruncValues("month", ir.KindTimestamp, lo.Int, hi.Int, 100); !ok || len(vals) != 13 {
+		t.Fatalf("closed range: %d %v", len(vals), ok)
+	}
+	// 2010-01-01 is a Friday: its ISO week starts on Monday 2009-12-28;
+	// 2010 then has weeks starting 2009-12-28 ... 2010-12-27: 53.
+	d0, d1 := mustTime(t, ir.KindDate, "2010-01-01"), mustTime(t, ir.KindDate, "2010-12-31")
+	vals, ok = exprtype.TruncValues("week", ir.KindDate, d0.Int, d1.Int, 100)
+	if !ok || len(vals) != 53 || vals[0] != mustTime(t, ir.KindDate, "2009-12-28") {
+		t.Fatalf("weeks of 2010: %d %v %v", len(vals), vals[:1], ok)
+	}
+	if vals, ok := exprtype.TruncValues("quarter", ir.KindDate, d0.Int, d1.Int, 4); !ok || len(vals) != 4 {
+		t.Fatalf("quarters: %v %v", vals, ok)
+	}
+	if _, ok := exprtype.TruncValues("day", ir.KindDate, d0.Int, d1.Int, 364); ok {
+		t.Fatal("365 days fit a limit of 364")
+	}
+	if _, ok := exprtype.TruncValues("hour", ir.KindDate, d0.Int, d1.Int, 1000); ok {
+		t.Fatal("hours of a date")
+	}
+	if _, ok := exprtype.TruncValues("fortnight", ir.KindDate, d0.Int, d1.Int, 1000); ok {
+		t.Fatal("unknown unit")
+	}
+}
+
+// TestTruncValuesOracle: over random small ranges, TruncValues is exactly
+// the set of TruncTime of every value in the range (every day; every
+// minute of short timestamp ranges), sorted.
+func TestTruncValuesOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 400 {
+		k := []ir.Kind{ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ}[i%3]
+		unit := exprtype.TruncUnits[rng.IntN(len(exprtype.TruncUnits))]
+		if k == ir.KindDate && (unit == "hour" || unit == "minute") {
+			continue
+		}
+		var lo, hi, step int64
+		if k == ir.KindDate {
+			lo = ir.MinDate + 7 + rng.Int64N(ir.MaxDate-ir.MinDate-1000)
+			hi, step = lo+rng.Int64N(800), 1
+		} else {
+			lo = ir.MinTimestamp + 7*ir.MicrosPerDay + rng.Int64N(ir.MaxTimestamp-ir.MinTimestamp-1000*ir.MicrosPerDay)
+			step = 60 * ir.MicrosPerSecond
+			if unit == "minute" || unit == "hour" {
+				hi = lo + rng.Int64N(3*ir.MicrosPerDay)
+			} else {
+				step = 3600 * ir.MicrosPerSecond
+				hi = lo + rng.Int64N(400*ir.MicrosPerDay)
+			}
+		}
+		set := map[ir.Value]bool{}
+		for x := lo; x <= hi; x += step {
+			v, ok := exprtype.TruncTime(unit, ir.Value{Kind: k, Int: x})
+			if !ok {
+				t.Fatalf("TruncTime(%s, %d) failed", unit, x)
+			}
+			set[v] = true
+		}
+		if v, _ := exprtype.TruncTime(unit, ir.Value{Kind: k, Int: hi}); !set[v] {
+			set[v] = true // the last step may have jumped over hi's unit
+		}
+		var want []ir.Value
+		for v := range set {
+			want = append(want, v)
+		}
+		slices.SortFunc(want, func(a, b ir.Value) int { return ir.CompareValues(a, b) })
+		got, ok := exprtype.TruncValues(unit, k, lo, hi, 100000)
+		if !ok || !slices.Equal(got, want) {
+			t.Fatalf("%s %s [%d, %d]: got %d values %v, want %d", unit, k, lo, hi, len(got), ok, len(want))
+		}
+	}
+}
+
+// TestExtractTimeByHand checks the fields on hand-known dates.
+func TestExtractTimeByHand(t *testing.T) {
+	v := mustTime(t, ir.KindTimestamp, "2010-08-15 13:45:30") // a Sunday
+	want := map[string]int64{"year": 2010, "quarter": 3, "month": 8, "day": 15, "hour": 13, "minute": 45, "dow": 0}
+	for f, w := range want {
+		if got, ok := exprtype.ExtractTime(f, v); !ok || got != w {
+			t.Errorf("extract(%s) = %d, want %d", f, got, w)
+		}
+	}
+	if w, _ := exprtype.TruncTime("week", v); w != mustTime(t, ir.KindTimestamp, "2010-08-09") {
+		t.Errorf("week of a Sunday: %v", w)
+	}
+}
+
+// TestAddIntervalByHand: month arithmetic clips to the end of a shorter
+// month (PostgreSQL and MySQL), leap days included.
+func TestAddIntervalByHand(t *testing.T) {
+	cases := []struct {
+		from string
+		n    int64
+		unit string
+		want string
+	}{
+		{"2010-01-31", 1, "month", "2010-02-28"},
+		{"2012-01-31", 1, "month", "2012-02-29"},
+		{"2012-02-29", 1, "year", "2013-02-28"},
+		{"2010-03-31", -1, "month", "2010-02-28"},
+		{"2010-05-31", 1, "quarter", "2010-08-31"},
+		{"2010-11-30", 1, "quarter", "2011-02-28"},
+		{"2010-12-31", 1, "day", "2011-01-01"},
+		{"2010-01-01", -1, "week", "2009-12-25"},
+		{"0001-01-01", -1, "day", ""},
+		{"9999-12-31", 1, "month", ""},
+	}
+	for _, c := range cases {
+		got, ok := exprtype.AddInterval(mustTime(t, ir.KindDate, c.from), c.n, c.unit)
+		if c.want == "" {
+			if ok {
+				t.Errorf("%s + %d %s = %v, want a failure", c.from, c.n, c.unit, got)
+			}
+			continue
+		}
+		if !ok || got != mustTime(t, ir.KindDate, c.want) {
+			t.Errorf("%s + %d %s = %v, want %s", c.from, c.n, c.unit, got, c.want)
+		}
+	}
+	ts := mustTime(t, ir.KindTimestamp, "2010-01-31 23:59:59.5")
+	if got, _ := exprtype.AddInterval(ts, 1, "month"); got != mustTime(t, ir.KindTimestamp, "2010-02-28 23:59:59.5") {
+		t.Errorf("timestamp + 1 month = %v", got)
+	}
+	if got, _ := exprtype.AddInterval(ts, 1, "second"); got != mustTime(t, ir.KindTimestamp, "2010-02-01 00:00:00.5") {
+		t.Errorf("timestamp + 1 second = %v", got)
+	}
+	if _, ok := exprtype.AddInterval(mustTime(t, ir.KindDate, "2010-01-01"), 1, "hour"); ok {
+		t.Error("a date plus an hour")
+	}
+	for s, want := range map[string]string{"3 months": "3 month", "-1 day": "-1 day", "2 HOURS": "2 hour", "1 mon": "1 month"} {
+		n, u, ok := exprtype.ParseInterval(s)
+		if !ok || fmt.Sprintf("%d %s", n, u) != want {
+			t.Errorf("ParseInterval(%q) = %d %s %v", s, n, u, ok)
+		}
+	}
+	for _, s := range []string{"1 day 2 hours", "1.5 days", "P1D", "day", "3 fortnights"} {
+		if _, _, ok := exprtype.ParseInterval(s); ok {
+			t.Errorf("ParseInterval(%q) accepted", s)
+		}
+	}
+}
+
+// TestDateFuncValuesOracle: the image of each date function over random
+// small ranges is exactly the set of its values at every point (every
+// day; every 13 minutes of short timestamp ranges, plus the ends).
+func TestDateFuncValuesOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	type fn struct{ name, arg string }
+	var fns []fn
+	for _, u := range exprtype.TruncUnits {
+		fns = append(fns, fn{"date_trunc", u})
+	}
+	for f := range exprtype.ExtractFields {
+		fns = append(fns, fn{"extract", f})
+	}
+	for _, cf := range exprtype.CharFormats {
+		fns = append(fns, fn{"to_char", cf.Postgres})
+	}
+	fns = append(fns, fn{"date", ""})
+	checked := 0
+	for i := range 600 {
+		k := []ir.Kind{ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ}[i%3]
+		f := fns[rng.IntN(len(fns))]
+		var lo, hi, step int64
+		if k == ir.KindDate {
+			lo = -354000 + rng.Int64N(2_900_000)
+			hi, step = lo+rng.Int64N(900), 1
+		} else {
+			lo = (-354000+rng.Int64N(2_900_000))*ir.MicrosPerDay + rng.Int64N(ir.MicrosPerDay)
+			// Every minute: the finest unit an image can distinguish.
+			hi, step = lo+rng.Int64N(2*ir.MicrosPerDay), 60*ir.MicrosPerSecond
+		}
+		got, ok := exprtype.DateFuncValues(f.name, f.arg, k, lo, hi, 100000)
+		dateOnly := k == ir.KindDate && (f.arg == "hour" || f.arg == "minute")
+		if cf, known := exprtype.LookupCharFormat(f.arg, false); f.name == "to_char" && known && !cf.Date && k == ir.KindDate {
+			dateOnly = true
+		}
+		if dateOnly {
+			if ok && f.name != "to_char" {
+				t.Fatalf("%s(%s) of a date has an image", f.name, f.arg)
+			}
+			continue
+		}
+		if !ok {
+			t.Fatalf("%s(%s) over %s [%d, %d]: no image", f.name, f.arg, k, lo, hi)
+		}
+		set := map[ir.Value]bool{}
+		point := func(x int64) {
+			v := ir.Value{Kind: k, Int: x}
+			var out ir.Value
+			switch f.name {
+			case "date_trunc":
+				out, _ = exprtype.TruncTime(f.arg, v)
+			case "extract":
+				n, _ := exprtype.ExtractTime(f.arg, v)
+				out = ir.Int(n)
+			case "date":
+				d, _ := exprtype.TruncTime("day", v)
+				out = ir.Date(d.GoTime().Unix() / 86400)
+			case "to_char":
+				layout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01", "YYYY-MM-DD": "2006-01-02",
+					"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}[f.arg]
+				s := v.GoTime().Format(layout)
+				if f.arg == "YYYY-MM-01" {
+					s += "-01"
+				}
+				out = ir.String(s)
+			}
+			set[out] = true
+		}
+		for x := lo; x <= hi; x += step {
+			point(x)
+		}
+		point(hi)
+		var want []ir.Value
+		for v := range set {
+			want = append(want, v)
+		}
+		slices.SortFunc(want, func(a, b ir.Value) int { return ir.CompareValues(a, b) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s(%s) over %s [%d, %d]: image of %d values, want %d (first %v, want %v)", f.name, f.arg, k, lo, hi, len(got), len(want), got[:min(len(got), 3)], want[:min(len(want), 3)])
+		}
+		checked++
+	}
+	if checked < 300 {
+		t.Fatalf("only %d images checked", checked)
+	}
+	if _, ok := exprtype.DateFuncValues("date_trunc", "day", ir.KindDate, 0, 400, 365); ok {
+		t.Error("401 days fit a limit of 365")
+	}
+}
