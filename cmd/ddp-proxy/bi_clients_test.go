@@ -2,41 +2,13 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ddp-proxy/ddp-proxy/demo"
-	"github.com/ddp-proxy/ddp-proxy/policies"
 )
-
-// startDemoBoth serves the demo on free ports and returns the PostgreSQL
-// and MySQL front ends' addresses.
-func startDemoBoth(t *testing.T) (pgAddr, myAddr string) {
-	t.Helper()
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol.Listen.Postgres = "127.0.0.1:0"
-	pol.Listen.MySQL = "127.0.0.1:0"
-	ctx, cancel := context.WithCancel(context.Background())
-	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); p.wait(ctx) })
-	return p.pgAddr, p.myAddr
-}
 
 // TestSQLAlchemyCoreAndPandas runs testdata/bi_clients.py: SQLAlchemy Core
 // select() over tables reflected with schema='public', pandas read_sql on

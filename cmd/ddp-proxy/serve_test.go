@@ -23,9 +23,22 @@ import (
 
 // startDemo builds the demo in a temp dir and serves it on a free port.
 func startDemo(t *testing.T) (addr string, stop func() error) {
+	p, stop := serveDemo(t)
+	return p.pgAddr, stop
+}
+
+// startDemoBoth serves the demo on free ports and returns the PostgreSQL
+// and MySQL front ends' addresses.
+func startDemoBoth(t *testing.T) (pgAddr, myAddr string) {
+	p, _ := serveDemo(t)
+	return p.pgAddr, p.myAddr
+}
+
+// serveDemo builds the demo in a temp dir and serves both front ends on
+// free ports until the test ends (or stop is called).
+func serveDemo(t *testing.T) (p *proxy, stop func() error) {
 	t.Helper()
-	dir := t.TempDir()
-	files, err := demo.Build(context.Background(), dir)
+	files, err := demo.Build(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +49,7 @@ func startDemo(t *testing.T) (addr string, stop func() error) {
 	pol.Listen.Postgres = "127.0.0.1:0"
 	pol.Listen.MySQL = "127.0.0.1:0"
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
+	p, err = startProxy(ctx, pol, slog.New(slog.DiscardHandler))
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -48,7 +61,7 @@ func startDemo(t *testing.T) (addr string, stop func() error) {
 		return werr
 	}
 	t.Cleanup(func() { stop() })
-	return p.pgAddr, stop
+	return p, stop
 }
 
 func TestServeWithPgx(t *testing.T) {
