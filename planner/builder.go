@@ -317,8 +317,11 @@ type groupKey struct {
 	// text is ir.FormatExpr(expr): two keys, or a key and a select item,
 	// are the same expression when their lowered texts are equal.
 	text string
-	// src is the expression as written, for messages.
-	src ir.Expr
+	// src is the expression as written, for messages; srcText its
+	// ir.FormatExpr, which a select item written the same way matches
+	// without being lowered again.
+	src     ir.Expr
+	srcText string
 }
 
 // name is the key as messages name it.
@@ -448,7 +451,7 @@ func (b *builder) exprKey(src ir.Expr) (groupKey, GroupPlan, error) {
 	if err != nil {
 		return groupKey{}, GroupPlan{}, err
 	}
-	key := groupKey{expr: x, text: ir.FormatExpr(x), src: src}
+	key := groupKey{expr: x, text: ir.FormatExpr(x), src: src, srcText: ir.FormatExpr(src)}
 	gp := GroupPlan{Name: exprName(ir.SelectItem{Expr: src}), Expr: true}
 	gp.Type = policiesType(info.Type)
 	if info.Domain != nil {
@@ -888,21 +891,30 @@ func (b *builder) keyMatches(e ir.Expr) map[string]int {
 		if hasAggregateNode(n) {
 			return true
 		}
+		written := ir.FormatExpr(n)
+		match := func(same func(groupKey) bool) bool {
+			for gi, g := range b.groupCols {
+				if g.expr != nil && same(g) {
+					if out == nil {
+						out = map[string]int{}
+					}
+					out[written] = gi
+					return true
+				}
+			}
+			return false
+		}
+		// Written as the key was (GROUP BY 1, or the expression
+		// repeated): no need to lower it again.
+		if match(func(g groupKey) bool { return g.srcText == written }) {
+			return false
+		}
 		x, _, err := exprtype.Scalar(n, b.exprColumn)
 		if err != nil {
 			return true
 		}
 		text := ir.FormatExpr(x)
-		for gi, g := range b.groupCols {
-			if g.expr != nil && g.text == text {
-				if out == nil {
-					out = map[string]int{}
-				}
-				out[ir.FormatExpr(n)] = gi
-				return false
-			}
-		}
-		return true
+		return !match(func(g groupKey) bool { return g.text == text })
 	})
 	return out
 }
