@@ -337,15 +337,21 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 			pl.Notes = append(b.notes, "no aggregate: the answer is the public key set of the GROUP BY (declared or derived from the policy), without reading the table, at no cost")
 			return pl, nil
 		}
-		if len(pl.Groups) > 0 {
-			col := b.missingDomain()
+		if len(pl.Groups) == 0 {
+			return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
+				"table %s is private: only aggregate queries are answered", main.Name).
+				WithHint("add COUNT(*) (for the values of a column use SELECT col, COUNT(*) ... GROUP BY col)")
+		}
+		col := b.missingDomain()
+		if refuseThreshold(ds, col.name()) != nil || user.DeltaPerQuery <= 0 || limit.Delta <= 0 {
 			return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
 				"GROUP BY %s without an aggregate would list the values present in private table %s: only a declared or derived key set is public", col.name(), main.Name).
 				WithHint("declare the possible values of the key in the policy, or add COUNT(*)")
 		}
-		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
-			"table %s is private: only aggregate queries are answered", main.Name).
-			WithHint("add COUNT(*) (for the values of a column use SELECT col, COUNT(*) ... GROUP BY col)")
+		// The values present are released as threshold selection releases
+		// keys: through the noisy count the key selection below adds (not
+		// shown), which charges ε and δ like any GROUP BY with COUNT(*).
+		b.notes = append(b.notes, "no aggregate: the keys are chosen from the data by a noisy threshold on a hidden COUNT(*), charged as that count")
 	}
 
 	// Key selection.

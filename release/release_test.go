@@ -514,6 +514,41 @@ func TestThresholdKeySelection(t *testing.T) {
 	}
 }
 
+// TestThresholdKeysWithoutAggregate: GROUP BY without an aggregate over a
+// column without a declared domain releases the keys that pass the noisy
+// threshold of a hidden COUNT(*) — the same keys and the same charge as the
+// query with COUNT(*) — and only the key column. Bob's budget has no δ, so
+// his query is refused at plan time, before anything could be charged.
+func TestThresholdKeysWithoutAggregate(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{})
+	res, err := f.run(t, e, "alice", "SELECT bucket FROM people GROUP BY bucket ORDER BY bucket", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []int64
+	for _, r := range res.Rows {
+		if len(r) != 1 {
+			t.Fatalf("row %v, want the key alone", r)
+		}
+		keys = append(keys, r[0].Int)
+	}
+	if !reflect.DeepEqual(keys, []int64{0, 1, 2, 3, 4, 5, 6}) {
+		t.Fatalf("released keys %v, want 0..6 and not the one-person key 99", keys)
+	}
+	if res.Charged != (policies.Budget{Epsilon: 1, Delta: 1e-6}) {
+		t.Fatalf("charged %+v, want ε 1 and δ 1e-6", res.Charged)
+	}
+	stmts, err := parser.Parse(parser.Postgres, "SELECT bucket FROM people GROUP BY bucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.p.Plan(planner.Request{User: f.pol.User("bob"), Epsilon: 0.1, Dialect: "postgres", Statement: &stmts[0]})
+	if !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
+		t.Fatalf("without δ: %v, want 42501 at plan time", err)
+	}
+}
+
 // TestPublicJoin groups by a column of a public table joined many-to-one:
 // its keys come from the public table (all of them, the one without
 // private rows too), and a public table whose declared key repeats is
