@@ -687,6 +687,9 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 	if !ok {
 		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s is not allowed in predicates; allowed: %s", f.Name, strings.Join(Names(), ", "))
 	}
+	if def.Rule == nil {
+		return nil, errPostOnly(f.Name)
+	}
 	if !def.ArityOK(len(f.Args)) {
 		return nil, sqlerr.New(sqlerr.UndefinedFunction, "function %s takes %s argument(s), not %d", f.Name, def.ArityText(), len(f.Args))
 	}
@@ -1164,4 +1167,11 @@ func checkRange(n *node) error {
 
 func internalErr(msg string) error {
 	return sqlerr.New(sqlerr.Internal, "internal error: expression analysis: %s", msg)
+}
+
+// errPostOnly refuses, on rows, a function computed only over released
+// aggregates (postMath).
+func errPostOnly(name string) error {
+	return sqlerr.New(sqlerr.FeatureNotSupported, "function %s is computed only over aggregates and grouping keys (select list, HAVING, ORDER BY), never on the table's rows", name).
+		WithHint("apply it to an aggregate, e.g. SQRT(AVG(x)), or compute it on the client")
 }

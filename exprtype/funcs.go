@@ -466,6 +466,7 @@ var table = func() map[string]*Func {
 			Image:  widthBucketImage,
 		},
 	}
+	fs = append(fs, postMath()...)
 	m := make(map[string]*Func, len(fs))
 	for _, f := range fs {
 		m[f.Name] = f

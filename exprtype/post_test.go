@@ -51,6 +51,30 @@ func postCases() []postCase {
 	both("LEAST(3.5, 2)", F(2))
 	both("-7 % 3", I(-1))
 	both("MOD(7, -3)", I(1))
+	// Post-processing mathematics, in double precision as both databases
+	// compute it; outside a function's domain the proxy gives NULL where
+	// the databases fail (oracle "-": nothing to compare).
+	both("power(2, 10)", F(1024))
+	both("power(2.5, 2)", F(6.25))
+	both("sqrt(16)", F(4))
+	both("exp(0)", F(1))
+	both("ln(1)", F(0))
+	both("log10(1000)", F(3))
+	out = append(out,
+		postCase{d: pgD, expr: "pi() * 2", want: F(2 * math.Pi)},
+		// MySQL shows PI() with 6 decimals unless it meets a double.
+		postCase{d: myD, expr: "pi() * 2", want: F(2 * math.Pi), oracle: "pi() * 2e0"})
+	both("sqrt(power(3, 2) + power(4, 2))", F(5))
+	out = append(out,
+		postCase{d: pgD, expr: "log(100)", want: F(2)}, // base 10 in PostgreSQL
+		postCase{d: myD, expr: "log(1)", want: F(0)},   // natural in MySQL
+		postCase{d: pgD, expr: "sqrt(-1)", want: N, oracle: "-"},
+		postCase{d: myD, expr: "sqrt(-1)", want: N}, // MySQL gives NULL too
+		postCase{d: pgD, expr: "ln(0)", want: N, oracle: "-"},
+		postCase{d: pgD, expr: "power(0, -1)", want: N, oracle: "-"},
+		postCase{d: pgD, expr: "exp(1000)", want: N, oracle: "-"},
+		postCase{d: pgD, expr: "power(-8, 0.5)", want: N, oracle: "-"},
+	)
 	both("round(2.5)", F(3))
 	both("round(-2.5)", F(-3))
 	out = append(out,

@@ -124,6 +124,9 @@ func safeFunc(canon, written string, args []ir.Expr) (ir.Expr, error) {
 	if !ok {
 		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", written, allowedFuncs())
 	}
+	if f.Rule == nil {
+		return nil, notAgg("function %s is computed only over aggregates and grouping keys (select list, HAVING, ORDER BY), never on the table's rows", written)
+	}
 	if !f.ArityOK(len(args)) {
 		return nil, notAgg("function %s takes %s argument(s) in predicates, not %d", written, f.ArityText(), len(args))
 	}

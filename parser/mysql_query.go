@@ -955,6 +955,15 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		return nil, notAgg("LENGTH counts bytes in MySQL; use CHAR_LENGTH(x) for the number of characters")
 	case "ceiling":
 		canon = "ceil"
+	case "pow":
+		canon = "power"
+	case "log":
+		// MySQL's one-argument LOG is the natural logarithm.
+		if len(f.Args) != 1 {
+			return nil, notAgg("only the one-argument LOG(x) is supported; use LN(x) / LN(b) for another base")
+		}
+		canon = "ln"
+	case "power", "sqrt", "exp", "ln", "log10", "pi":
 	case "ifnull":
 		canon = "coalesce"
 	case "lcase":

@@ -1232,6 +1232,10 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		canon = "substr"
 	case "date_part":
 		canon = "extract"
+	case "log":
+		if len(f.Args) == 1 {
+			canon = "log10" // PostgreSQL's one-argument log is base 10
+		}
 	}
 	args, err := pgExprs(f.Args, aggs)
 	if err != nil {
