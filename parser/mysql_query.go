@@ -1120,6 +1120,16 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			return nil, err
 		}
 		return ir.Arith{Op: ir.OpMod, L: args[0], R: args[1]}, nil
+	case "str_to_date", "from_unixtime", "timestamp":
+		// Constant dates and times spelled as calls (timelit.go).
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if lit, ok := timeLiteralCall(true, name, args); ok {
+			return lit, nil
+		}
+		return nil, notAgg("function %s is supported only as a constant: a quoted date or time with an ISO format ('%%Y-%%m-%%d %%H:%%i:%%s'), or a constant number of seconds", name)
 	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil", "nullif":
 	case "greatest", "least":
 		// The IR's greatest and least skip NULL arguments, as

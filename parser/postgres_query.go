@@ -1245,6 +1245,9 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		// date(x) is PostgreSQL's function-style cast.
 		return ir.Cast{X: args[0], To: ir.CastDate}, nil
 	}
+	if lit, ok := timeLiteralCall(false, canon, args); ok {
+		return lit, nil
+	}
 	return callFunc(canon, name, args, aggs)
 }
 

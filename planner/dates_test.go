@@ -149,3 +149,58 @@ func BenchmarkParsePlanDates(b *testing.B) {
 		}
 	}
 }
+
+// TestConstantTimeCalls: the calls BI tools write for a constant time
+// (Superset's TO_TIMESTAMP / STR_TO_DATE with an ISO format, Grafana's
+// to_timestamp(epoch) / FROM_UNIXTIME) plan exactly as the literal they
+// denote — the same backend query and release — and a text that is no
+// time, or a format that is not ISO, is refused before any charge.
+func TestConstantTimeCalls(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := datesPolicy(t)
+	p := planner.New(pol)
+	same := []struct {
+		d         parser.Dialect
+		call, lit string
+	}{
+		{parser.Postgres, "TO_TIMESTAMP('2010-03-01 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US')", "TIMESTAMP '2010-03-01 00:00:00'"},
+		{parser.Postgres, "to_timestamp('2010-03-01 12:30:00', 'YYYY-MM-DD HH24:MI:SS')", "'2010-03-01 12:30:00'"},
+		{parser.Postgres, "to_date('2010-03-01', 'YYYY-MM-DD')", "DATE '2010-03-01'"},
+		{parser.Postgres, "to_timestamp(1267401600)", "'2010-03-01 00:00:00'"},
+		{parser.MySQL, "STR_TO_DATE('2010-03-01 00:00:00.000000', '%Y-%m-%d %H:%i:%s.%f')", "'2010-03-01 00:00:00'"},
+		{parser.MySQL, "STR_TO_DATE('2010-03-01', '%Y-%m-%d')", "DATE '2010-03-01'"},
+		{parser.MySQL, "FROM_UNIXTIME(1267401600)", "'2010-03-01'"},
+		{parser.MySQL, "TIMESTAMP('2010-03-01 00:00:00')", "'2010-03-01'"},
+	}
+	for _, c := range same {
+		a, err := planDates(t, p, pol, c.d, "SELECT COUNT(*) FROM visits WHERE at >= "+c.call)
+		if err != nil {
+			t.Errorf("%s: %v", c.call, err)
+			continue
+		}
+		b, err := planDates(t, p, pol, c.d, "SELECT COUNT(*) FROM visits WHERE at >= "+c.lit)
+		if err != nil {
+			t.Fatalf("%s: %v", c.lit, err)
+		}
+		if a.CacheKey != b.CacheKey {
+			t.Errorf("%s plans apart from %s:\n%s\n%s", c.call, c.lit, ir.FormatExpr(a.Backend.Where), ir.FormatExpr(b.Backend.Where))
+		}
+	}
+	refused := []struct {
+		d    parser.Dialect
+		call string
+		code sqlerr.Code
+	}{
+		{parser.Postgres, "TO_TIMESTAMP('2010-02-30 00:00:00', 'YYYY-MM-DD HH24:MI:SS')", sqlerr.DatetimeFieldOverflow},
+		{parser.Postgres, "TO_TIMESTAMP('yesterday', 'YYYY-MM-DD HH24:MI:SS')", sqlerr.InvalidDatetimeFormat},
+		{parser.Postgres, "TO_TIMESTAMP('01/03/2010', 'DD/MM/YYYY')", sqlerr.InsufficientPrivilege},
+		{parser.MySQL, "STR_TO_DATE('01/03/2010', '%d/%m/%Y')", sqlerr.InsufficientPrivilege},
+		{parser.MySQL, "FROM_UNIXTIME(amount)", sqlerr.InsufficientPrivilege},
+	}
+	for _, c := range refused {
+		_, err := planDates(t, p, pol, c.d, "SELECT COUNT(*) FROM visits WHERE at >= "+c.call)
+		if !sqlerr.HasCode(err, c.code) {
+			t.Errorf("%s: %v, want %s", c.call, err, c.code.SQLState)
+		}
+	}
+}
