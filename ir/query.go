@@ -191,6 +191,9 @@ type Query struct {
 	OrderBy []OrderItem
 	Limit   *int64
 	Offset  *int64
+	// Stages are the SELECT levels wrapped around the query, innermost
+	// first: post-processing of its output rows (see Stage).
+	Stages []Stage
 }
 
 // NumParams returns the highest parameter index used in the query (0 when
@@ -212,6 +215,7 @@ func (q *Query) NumParams() int {
 		Walk(it.ArgExpr, visit)
 		Walk(it.Expr, visit) // GROUP BY 1 may make it a key
 	}
+	stageExprs(q.Stages, func(e *Expr) { Walk(*e, visit) })
 	return n
 }
 
@@ -251,6 +255,15 @@ func (q *Query) Bind(args []Value) (*Query, error) {
 			return nil, err
 		}
 		c.Select[i] = it
+	}
+	c.Stages = copyStages(q.Stages)
+	stageExprs(c.Stages, func(e *Expr) {
+		if err == nil {
+			*e, err = Rewrite(*e, bind)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

@@ -163,6 +163,11 @@ func flattenQuery(q *ir.Query, from fromTree, fold bool) (*ir.Query, error) {
 		q.From, q.Joins = from.table, from.joins
 		return q, nil
 	}
+	if len(q.Stages) > 0 {
+		// Stages wrap an aggregate query, which is never itself over a
+		// stage: aggregating a stage's rows is refused before this.
+		return nil, notAgg(msgNestedAggr, "window functions or a LIMIT")
+	}
 	f := flattener{fold: fold}
 	sc, err := f.scope(from)
 	if err != nil {
@@ -633,6 +638,9 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 			return nil, err
 		}
 	}
+	if f.needsStage(r, inner) {
+		return f.stage(r, inner, alias, columns)
+	}
 	outs, err := aggOutputs(inner)
 	if err != nil {
 		return nil, err
@@ -703,11 +711,9 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		}
 		out.Select = append(out.Select, outputItem(e, it.name))
 	}
-	limited := inner.Limit != nil || inner.Offset != nil
+	// A LIMIT or OFFSET inside made r a stage (needsStage) if it filters,
+	// orders or limits.
 	if r.where != nil {
-		if limited {
-			return nil, notAgg("filtering the result of an aggregate query with LIMIT or OFFSET is not supported; filter with HAVING inside it")
-		}
 		w, err := subst(r.where, nil, outputNames(out.Select))
 		if err != nil {
 			return nil, err
@@ -715,9 +721,6 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		out.Having = andExpr(inner.Having, w)
 	}
 	if len(r.orderBy) > 0 {
-		if limited {
-			return nil, notAgg("ordering the result of an aggregate query with LIMIT or OFFSET is not supported; order inside it")
-		}
 		names := outputNames(out.Select)
 		out.OrderBy = nil
 		for _, o := range r.orderBy {
@@ -737,9 +740,6 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		}
 	}
 	if r.limit != nil || r.offset != nil {
-		if limited {
-			return nil, notAgg("LIMIT or OFFSET both inside and outside a subquery is not supported; keep one")
-		}
 		out.Limit, out.Offset = r.limit, r.offset
 	}
 	return &out, nil
