@@ -1289,8 +1289,8 @@ func pgWindow(f *pg.FuncCall, name string) (ir.Expr, error) {
 	}
 	for _, n := range over.OrderClause {
 		sb := n.GetSortBy()
-		if sb == nil || sb.SortbyNulls != pg.SortByNulls_SORTBY_NULLS_DEFAULT || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
-			return nil, notAgg("the ORDER BY of a window supports ASC and DESC only")
+		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING || !pgDefaultNulls(sb) {
+			return nil, notAgg("the ORDER BY of a window supports ASC and DESC only (NULLS LAST after ASC and NULLS FIRST after DESC, PostgreSQL's default, too)")
 		}
 		x, err := pgExpr(sb.Node, true)
 		if err != nil {
@@ -1299,6 +1299,22 @@ func pgWindow(f *pg.FuncCall, name string) (ir.Expr, error) {
 		w.OrderBy = append(w.OrderBy, ir.OrderItem{Expr: x, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC})
 	}
 	return w, nil
+}
+
+// pgDefaultNulls reports whether a sort key's NULL order is PostgreSQL's
+// default for its direction (last ascending, first descending), which the
+// windows apply: Looker writes ORDER BY k NULLS LAST in its pivot ranks.
+func pgDefaultNulls(sb *pg.SortBy) bool {
+	desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
+	switch sb.SortbyNulls {
+	case pg.SortByNulls_SORTBY_NULLS_DEFAULT:
+		return true
+	case pg.SortByNulls_SORTBY_NULLS_LAST:
+		return !desc
+	case pg.SortByNulls_SORTBY_NULLS_FIRST:
+		return desc
+	}
+	return false
 }
 
 // pgFrameNonDefault is PostgreSQL's FRAMEOPTION_NONDEFAULT: the window
