@@ -91,6 +91,13 @@ func TestStackedLevelsAreStages(t *testing.T) {
 				t.Errorf("%v stage %d: ORDER BY columns %v, want %v", d, i, order, w.order)
 			}
 		}
+		// explain describes the result's columns: a column passed through
+		// keeps its noise, a window is post-processing over the names below.
+		x := pl.Explain(nil)
+		if len(x.Columns) != 6 || x.Columns[2].Aggregate != "count" || x.Columns[2].Scale <= 0 ||
+			x.Columns[4].PostProcessing != `min("z___rank") OVER (PARTITION BY "people.sex")` {
+			t.Errorf("%v: explain columns %+v", d, x.Columns)
+		}
 		vis := pl.Visible()
 		if len(vis) != 6 || vis[5].Name != "z___pivot_row_rank" || vis[5].Type != "integer" || vis[2].Type != "integer" || vis[0].Type != "text" {
 			t.Errorf("%v: result columns %+v", d, vis)
