@@ -128,6 +128,10 @@ func TestStackedLevelsShareTheRelease(t *testing.T) {
 			// windows in the outermost filter.
 			`SELECT * FROM (SELECT *, DENSE_RANK() OVER (ORDER BY z___min_rank) as z___pivot_row_rank, RANK() OVER (PARTITION BY z__pivot_col_rank ORDER BY z___min_rank) as z__pivot_col_ordering, CASE WHEN z___min_rank = z___rank THEN 1 ELSE 0 END AS z__is_highest_ranked_cell FROM (SELECT *, MIN(z___rank) OVER (PARTITION BY "people.sex") as z___min_rank FROM (SELECT *, RANK() OVER (ORDER BY "people.sex" ASC, z__pivot_col_rank) AS z___rank FROM (SELECT *, DENSE_RANK() OVER (ORDER BY "people.age" NULLS LAST) AS z__pivot_col_rank FROM (` +
 				lookerInner + `) ww) bb WHERE z__pivot_col_rank <= 16384) aa) xx) zz WHERE (z__pivot_col_rank <= 50 OR z__is_highest_ranked_cell = 1) AND (z___pivot_row_rank <= 500 OR z__pivot_col_ordering = 1) ORDER BY z___pivot_row_rank`,
+			// A filter over a level with a window filters after it: the
+			// total is over every group (merged into HAVING, it would be
+			// over the kept ones only).
+			`SELECT * FROM (SELECT sex, age, COUNT(*) AS n, SUM(COUNT(*)) OVER () AS total FROM people GROUP BY 1, 2) t WHERE n > 10`,
 			// The outer level orders and limits instead of filtering.
 			strings.TrimSuffix(strings.Replace(lookerPivot, "WHERE z___pivot_row_rank <= 500 ", "", 1), "z___pivot_row_rank") + "z___pivot_row_rank, \"people.count\" DESC LIMIT 10",
 			// A filter on a window of the level below, then a window over
