@@ -118,3 +118,47 @@ func TestStagesOverNoisyRows(t *testing.T) {
 		}
 	}
 }
+
+// TestStageFiltersAfterWindows: a WHERE over a level with a window filters
+// after the window, as SQL does: the total below counts every group, not
+// only those the filter keeps.
+func TestStageFiltersAfterWindows(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(9)})
+	plain, err := f.run(t, e, "alice", "SELECT sex, COUNT(*) AS n FROM people GROUP BY sex", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	least := plain.Rows[0][1].Int
+	for _, r := range plain.Rows {
+		total += r[1].Int
+		least = min(least, r[1].Int)
+	}
+	var want [][]ir.Value
+	for _, r := range plain.Rows {
+		if r[1].Int > least {
+			want = append(want, []ir.Value{r[0], r[1], ir.Int(total)})
+		}
+	}
+	if len(want) == 0 || len(want) == len(plain.Rows) {
+		t.Fatalf("noisy counts %v: the filter would keep all or nothing, proving nothing", plain.Rows)
+	}
+	res, err := f.run(t, e, "alice", "SELECT * FROM (SELECT sex, COUNT(*) AS n, SUM(COUNT(*)) OVER () AS total FROM people GROUP BY sex) t WHERE n > "+ir.Int(least).SQL(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cached || res.Charged.Epsilon != 0 {
+		t.Errorf("cached %v, charged %+v", res.Cached, res.Charged)
+	}
+	if len(res.Rows) != len(want) {
+		t.Fatalf("rows %v, want %v", res.Rows, want)
+	}
+	for i := range want {
+		for j := range want[i] {
+			if ir.CompareValues(res.Rows[i][j], want[i][j]) != 0 {
+				t.Errorf("rows %v, want %v", res.Rows, want)
+			}
+		}
+	}
+}
