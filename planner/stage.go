@@ -3,7 +3,6 @@ package planner
 import (
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -148,10 +147,8 @@ func (s *stageBuilder) expr(e ir.Expr) (ir.Expr, exprtype.Out, error) {
 		if err != nil {
 			return nil, err
 		}
-		typ := policiesType(t)
-		// An average over a window of exact values is exact (outType).
-		out := exprtype.Out{Type: t, Double: typ == policies.TypeReal && w.Func != ir.WinAvg}
-		return ir.OutputRef{Index: s.add(Output{Name: w.Func.String(), Kind: OutWindow, Type: typ, Window: lw, Hidden: true}, out)}, nil
+		out := Output{Name: w.Func.String(), Kind: OutWindow, Type: policiesType(t), Window: lw, Hidden: true}
+		return ir.OutputRef{Index: s.add(out, windowOut(t, w.Func))}, nil
 	})
 	if err != nil {
 		return nil, exprtype.Out{}, err
