@@ -168,7 +168,20 @@ func FoldConst(e Expr) (v Value, ok bool) {
 type OrderItem struct {
 	Expr Expr // ColumnRef (a grouping column or an alias), Aggregate, or OutputRef
 	Desc bool
+	// Nulls is an explicit NULLS FIRST / NULLS LAST. Only a window's keys
+	// carry one (Looker sorts its pivot by a measure DESC NULLS LAST); the
+	// parsers refuse it in a query's ORDER BY.
+	Nulls NullsOrder
 }
+
+// NullsOrder places NULL among a sort key's values.
+type NullsOrder uint8
+
+const (
+	NullsDefault NullsOrder = iota // the client's dialect's order
+	NullsFirst
+	NullsLast
+)
 
 // Query is a SELECT in the aggregate subset the proxy answers:
 //

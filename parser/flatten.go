@@ -833,7 +833,8 @@ func innerOrder(f flattener, inner *ir.Query, outs []aggOutput) ([]ir.OrderItem,
 		if err != nil {
 			return nil, err
 		}
-		order = append(order, ir.OrderItem{Expr: e, Desc: o.Desc})
+		o.Expr = e
+		order = append(order, o)
 	}
 	return order, nil
 }

@@ -341,7 +341,7 @@ func TestFlattenKnowsEveryQueryField(t *testing.T) {
 	known := map[reflect.Type][]string{
 		reflect.TypeOf(ir.Query{}):      {"From", "Joins", "Select", "Where", "GroupBy", "Having", "OrderBy", "Limit", "Offset", "Stages"},
 		reflect.TypeOf(ir.SelectItem{}): {"Agg", "Arg", "ArgExpr", "Distinct", "Expr", "Alias"},
-		reflect.TypeOf(ir.OrderItem{}):  {"Expr", "Desc"},
+		reflect.TypeOf(ir.OrderItem{}):  {"Expr", "Desc", "Nulls"},
 		reflect.TypeOf(ir.Join{}):       {"Table", "Left", "Right", "Outer", "NullSafe"},
 		reflect.TypeOf(ir.Aggregate{}):  {"Func", "Arg", "ArgExpr"},
 	}

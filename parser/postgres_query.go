@@ -1289,32 +1289,28 @@ func pgWindow(f *pg.FuncCall, name string) (ir.Expr, error) {
 	}
 	for _, n := range over.OrderClause {
 		sb := n.GetSortBy()
-		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING || !pgDefaultNulls(sb) {
-			return nil, notAgg("the ORDER BY of a window supports ASC and DESC only (NULLS LAST after ASC and NULLS FIRST after DESC, PostgreSQL's default, too)")
+		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return nil, notAgg("the ORDER BY of a window supports ASC, DESC, NULLS FIRST and NULLS LAST only")
 		}
 		x, err := pgExpr(sb.Node, true)
 		if err != nil {
 			return nil, err
 		}
-		w.OrderBy = append(w.OrderBy, ir.OrderItem{Expr: x, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC})
+		w.OrderBy = append(w.OrderBy, ir.OrderItem{Expr: x, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC, Nulls: pgNulls(sb.SortbyNulls)})
 	}
 	return w, nil
 }
 
-// pgDefaultNulls reports whether a sort key's NULL order is PostgreSQL's
-// default for its direction (last ascending, first descending), which the
-// windows apply: Looker writes ORDER BY k NULLS LAST in its pivot ranks.
-func pgDefaultNulls(sb *pg.SortBy) bool {
-	desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
-	switch sb.SortbyNulls {
-	case pg.SortByNulls_SORTBY_NULLS_DEFAULT:
-		return true
-	case pg.SortByNulls_SORTBY_NULLS_LAST:
-		return !desc
+// pgNulls maps a sort key's NULL order to the IR's (a window's keys:
+// Looker sorts its pivot by a measure DESC NULLS LAST).
+func pgNulls(n pg.SortByNulls) ir.NullsOrder {
+	switch n {
 	case pg.SortByNulls_SORTBY_NULLS_FIRST:
-		return desc
+		return ir.NullsFirst
+	case pg.SortByNulls_SORTBY_NULLS_LAST:
+		return ir.NullsLast
 	}
-	return false
+	return ir.NullsDefault
 }
 
 // pgFrameNonDefault is PostgreSQL's FRAMEOPTION_NONDEFAULT: the window

@@ -136,7 +136,8 @@ func (f flattener) stage(r *rowSelect, inner *ir.Query, alias string, columns []
 		if err != nil {
 			return nil, err
 		}
-		st.OrderBy = append(st.OrderBy, ir.OrderItem{Expr: e, Desc: o.Desc})
+		o.Expr = e
+		st.OrderBy = append(st.OrderBy, o)
 	}
 	st.Limit, st.Offset = r.limit, r.offset
 	out := *inner

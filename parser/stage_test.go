@@ -91,3 +91,27 @@ func stagesText(stages []ir.Stage) string {
 	}
 	return b.String()
 }
+
+// TestWindowNullsOrder: a window's key keeps an explicit NULLS FIRST/LAST
+// (Looker's DESC NULLS LAST); a query's ORDER BY still refuses one.
+func TestWindowNullsOrder(t *testing.T) {
+	for sql, want := range map[string]ir.NullsOrder{
+		"SELECT sex, RANK() OVER (ORDER BY COUNT(*) DESC NULLS LAST) FROM people GROUP BY sex": ir.NullsLast,
+		"SELECT sex, RANK() OVER (ORDER BY COUNT(*) NULLS FIRST) FROM people GROUP BY sex":     ir.NullsFirst,
+		"SELECT sex, RANK() OVER (ORDER BY COUNT(*) DESC) FROM people GROUP BY sex":            ir.NullsDefault,
+	} {
+		st := parseOne(t, Postgres, sql)
+		if st.Query == nil {
+			t.Errorf("%s: refused: %s", sql, st.NotAggregate)
+			continue
+		}
+		w, ok := st.Query.Select[1].Expr.(ir.Window)
+		if !ok || len(w.OrderBy) != 1 || w.OrderBy[0].Nulls != want {
+			t.Errorf("%s: %#v, want NULL order %d", sql, st.Query.Select[1].Expr, want)
+		}
+	}
+	st := parseOne(t, Postgres, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY 2 DESC NULLS LAST")
+	if st.Query != nil || !strings.Contains(st.NotAggregate, "NULLS") {
+		t.Errorf("a query's ORDER BY with NULLS LAST: %q, want a refusal", st.NotAggregate)
+	}
+}

@@ -132,6 +132,10 @@ func TestStackedLevelsShareTheRelease(t *testing.T) {
 			// total is over every group (merged into HAVING, it would be
 			// over the kept ones only).
 			`SELECT * FROM (SELECT sex, age, COUNT(*) AS n, SUM(COUNT(*)) OVER () AS total FROM people GROUP BY 1, 2) t WHERE n > 10`,
+			// Sorted by a measure of the first pivot column (Looker's rank
+			// with DESC NULLS LAST).
+			`SELECT * FROM (SELECT *, DENSE_RANK() OVER (ORDER BY z___min_rank) as z___pivot_row_rank, RANK() OVER (PARTITION BY z__pivot_col_rank ORDER BY z___min_rank) as z__pivot_col_ordering FROM (SELECT *, MIN(z___rank) OVER (PARTITION BY "people.sex") as z___min_rank FROM (SELECT *, RANK() OVER (ORDER BY CASE WHEN z__pivot_col_rank=1 THEN 1 ELSE 2 END, CASE WHEN z__pivot_col_rank=1 THEN "people.count" ELSE NULL END DESC NULLS LAST, "people.count" DESC, z__pivot_col_rank, "people.sex") AS z___rank FROM (SELECT *, DENSE_RANK() OVER (ORDER BY "people.age" NULLS LAST) AS z__pivot_col_rank FROM (` +
+				lookerInner + `) ww) bb WHERE z__pivot_col_rank <= 16384) aa) xx) zz WHERE z___pivot_row_rank <= 500 OR z__pivot_col_ordering = 1 ORDER BY z___pivot_row_rank`,
 			// The outer level orders and limits instead of filtering.
 			strings.TrimSuffix(strings.Replace(lookerPivot, "WHERE z___pivot_row_rank <= 500 ", "", 1), "z___pivot_row_rank") + "z___pivot_row_rank, \"people.count\" DESC LIMIT 10",
 			// A filter on a window of the level below, then a window over

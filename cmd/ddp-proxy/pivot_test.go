@@ -22,6 +22,11 @@ const (
 		lookerPivotInner + `) ww) bb WHERE z__pivot_col_rank <= 16384) aa) xx) zz WHERE (z__pivot_col_rank <= 50 OR z__is_highest_ranked_cell = 1) AND (z___pivot_row_rank <= 500 OR z__pivot_col_ordering = 1) ORDER BY z___pivot_row_rank`
 )
 
+// lookerPivotByMeasure is the pivot sorted by the count of the first
+// pivot column, descending (Looker's sort on a pivoted measure).
+const lookerPivotByMeasure = `SELECT * FROM (SELECT *, DENSE_RANK() OVER (ORDER BY z___min_rank) as z___pivot_row_rank, RANK() OVER (PARTITION BY z__pivot_col_rank ORDER BY z___min_rank) as z__pivot_col_ordering FROM (SELECT *, MIN(z___rank) OVER (PARTITION BY "people.sex") as z___min_rank FROM (SELECT *, RANK() OVER (ORDER BY CASE WHEN z__pivot_col_rank=1 THEN 1 ELSE 2 END, CASE WHEN z__pivot_col_rank=1 THEN "people.count" ELSE NULL END DESC NULLS LAST, "people.count" DESC, z__pivot_col_rank, "people.sex") AS z___rank FROM (SELECT *, DENSE_RANK() OVER (ORDER BY "people.income" NULLS LAST) AS z__pivot_col_rank FROM (` +
+	lookerPivotInner + `) ww) bb WHERE z__pivot_col_rank <= 16384) aa) xx) zz WHERE z___pivot_row_rank <= 500 OR z__pivot_col_ordering = 1 ORDER BY z___pivot_row_rank`
+
 // lookerPivotCols are its columns, in order.
 var lookerPivotCols = []string{"people.sex", "people.income", "people.count", "z__pivot_col_rank", "z___rank", "z___min_rank", "z___pivot_row_rank", "z__pivot_col_ordering", "z__is_highest_ranked_cell"}
 
@@ -125,8 +130,24 @@ func TestLookerPivotOverTheWire(t *testing.T) {
 			t.Errorf("%v: rows\n%v\nwant\n%v", mode, got, want)
 		}
 	}
+	// Sorted by the measure of the first pivot column, as Looker writes
+	// it: the same columns and cells (in another row order), still free.
+	cols, rows := query(lookerPivotByMeasure, pgx.QueryExecModeDescribeExec)
+	if want := slices.Delete(slices.Clone(lookerPivotCols), 8, 9); !slices.Equal(cols, want) {
+		t.Errorf("by measure: columns %v, want %v", cols, want)
+	}
+	var cells, plainCells []string
+	for _, r := range rows {
+		cells = append(cells, strings.Join(r[:3], "|"))
+	}
+	for _, r := range plain {
+		plainCells = append(plainCells, strings.Join(r, "|"))
+	}
+	if slices.Sort(cells); !slices.Equal(cells, slices.Sorted(slices.Values(plainCells))) {
+		t.Errorf("by measure: cells %v, want the plain query's %v", cells, plainCells)
+	}
 	if after := budget(t, conn); after != before {
-		t.Errorf("budget %s after the pivot, was %s: it must share the plain query's release", after, before)
+		t.Errorf("budget %s after the pivots, was %s: they must share the plain query's release", after, before)
 	}
 
 	// MySQL (Looker's MySQL dialect writes no NULLS LAST).
@@ -150,7 +171,7 @@ func TestLookerPivotOverTheWire(t *testing.T) {
 		myPlain = append(myPlain, r[:3])
 	}
 	myWant := wantPivotRows(myPlain)
-	rows := queryStrings(t, my, mysqlText(lookerPivot))
+	rows = queryStrings(t, my, mysqlText(lookerPivot))
 	var got []string
 	for _, r := range rows {
 		got = append(got, strings.Join(r, "|"))
