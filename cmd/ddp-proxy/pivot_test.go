@@ -171,13 +171,21 @@ func TestLookerPivotOverTheWire(t *testing.T) {
 		myPlain = append(myPlain, r[:3])
 	}
 	myWant := wantPivotRows(myPlain)
-	rows = queryStrings(t, my, mysqlText(lookerPivot))
-	var got []string
-	for _, r := range rows {
-		got = append(got, strings.Join(r, "|"))
+	for _, prepared := range []bool{false, true} {
+		rows := queryStrings(t, my, mysqlText(lookerPivot))
+		if prepared {
+			rows = preparedStrings(t, my, mysqlText(lookerPivot))
+		}
+		var got []string
+		for _, r := range rows {
+			got = append(got, strings.Join(r, "|"))
+		}
+		if !slices.Equal(got, myWant) {
+			t.Errorf("mysql (prepared %v): rows\n%v\nwant\n%v", prepared, got, myWant)
+		}
 	}
-	if !slices.Equal(got, myWant) {
-		t.Errorf("mysql: rows\n%v\nwant\n%v", got, myWant)
+	if rows := queryStrings(t, my, mysqlText(lookerPivotByMeasure)); len(rows) != 4 || len(rows[0]) != 8 {
+		t.Errorf("mysql by measure: %v, want 4 rows of 8 columns", rows)
 	}
 	// One release across front ends: the plain query and the pivot are
 	// both free here after the PostgreSQL client's plain query.
