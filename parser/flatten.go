@@ -611,7 +611,10 @@ func (d *derivedTable) refName() string {
 // subquery's outputs (grouping columns, aggregates, expressions), its
 // WHERE a HAVING ANDed after the inner one, its ORDER BY, LIMIT and
 // OFFSET those of the query. The planner then checks the result as any
-// query: everything outside the aggregates reads only noisy outputs.
+// query: everything outside the aggregates reads only noisy outputs. A
+// SELECT that merging would evaluate out of SQL's order (windows over
+// windows, a filter after windows or a LIMIT) becomes a stage of that
+// query instead (stage.go).
 func flattenOverAggregate(r *rowSelect, fold bool) (*ir.Query, error) {
 	return flattener{fold: fold}.overAggregate(r)
 }
