@@ -37,7 +37,8 @@ func PostWindow(w ir.Window, out func(int) Out, d PostDialect) (ir.Window, Type,
 		if err != nil {
 			return ir.Window{}, 0, err
 		}
-		order[i] = ir.OrderItem{Expr: x, Desc: o.Desc}
+		o.Expr = x
+		order[i] = o
 	}
 	w.OrderBy = order
 	switch w.Func {
@@ -102,6 +103,13 @@ func EvalWindow(w ir.Window, rows [][]ir.Value, nullsHigh bool, d PostDialect) (
 	cmpKeys := func(a, b int) int {
 		for k, o := range w.OrderBy {
 			x, y := keys[k][a], keys[k][b]
+			if o.Nulls != ir.NullsDefault && x.IsNull() != y.IsNull() {
+				// An explicit NULL order holds whatever the direction.
+				if x.IsNull() == (o.Nulls == ir.NullsLast) {
+					return 1
+				}
+				return -1
+			}
 			c := ir.CompareValues(x, y) // NULL first
 			if nullsHigh && x.IsNull() != y.IsNull() {
 				c = -c

@@ -77,6 +77,33 @@ func TestEvalWindow(t *testing.T) {
 			t.Errorf("mysql NULL order: row %d = %v, want %v", i, got[i], want[i])
 		}
 	}
+	// An explicit NULL order holds in either direction and dialect.
+	for _, c := range []struct {
+		o    ir.OrderItem
+		want []ir.Value
+	}{
+		// e 4, c 2, a 1.5, f 0, d -1, b NULL
+		{ir.OrderItem{Expr: ref(3), Desc: true, Nulls: ir.NullsLast}, []ir.Value{I(3), I(6), I(2), I(5), I(1), I(4)}},
+		// b NULL, e 4, c 2, a 1.5, f 0, d -1
+		{ir.OrderItem{Expr: ref(3), Desc: true, Nulls: ir.NullsFirst}, []ir.Value{I(4), I(1), I(3), I(6), I(2), I(5)}},
+		// b NULL, d -1, f 0, a 1.5, c 2, e 4
+		{ir.OrderItem{Expr: ref(3), Nulls: ir.NullsFirst}, []ir.Value{I(4), I(1), I(5), I(2), I(6), I(3)}},
+		// d -1, f 0, a 1.5, c 2, e 4, b NULL
+		{ir.OrderItem{Expr: ref(3), Nulls: ir.NullsLast}, []ir.Value{I(3), I(6), I(4), I(1), I(5), I(2)}},
+	} {
+		for _, high := range []bool{false, true} {
+			w := ir.Window{Func: ir.WinRank, OrderBy: []ir.OrderItem{c.o}}
+			got, err := exprtype.EvalWindow(w, rows, high, exprtype.PostDialect{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if got[i] != c.want[i] {
+					t.Errorf("%s (nulls high %v): row %d = %v, want %v", ir.FormatExpr(w), high, i, got[i], c.want[i])
+				}
+			}
+		}
+	}
 	// Types: sum keeps integers, avg is real, ranking integer, sum of
 	// text refused.
 	for _, c := range []struct {

@@ -371,7 +371,8 @@ func Rewrite(e Expr, fn func(Expr) (Expr, error)) (Expr, error) {
 		n.PartitionBy = part
 		order := make([]OrderItem, len(n.OrderBy))
 		for i, o := range n.OrderBy {
-			order[i] = OrderItem{Expr: rw(o.Expr), Desc: o.Desc}
+			o.Expr = rw(o.Expr)
+			order[i] = o
 		}
 		n.OrderBy = order
 		e = n

@@ -168,7 +168,20 @@ func FoldConst(e Expr) (v Value, ok bool) {
 type OrderItem struct {
 	Expr Expr // ColumnRef (a grouping column or an alias), Aggregate, or OutputRef
 	Desc bool
+	// Nulls is an explicit NULLS FIRST / NULLS LAST. Only a window's keys
+	// carry one (Looker sorts its pivot by a measure DESC NULLS LAST); the
+	// parsers refuse it in a query's ORDER BY.
+	Nulls NullsOrder
 }
+
+// NullsOrder places NULL among a sort key's values.
+type NullsOrder uint8
+
+const (
+	NullsDefault NullsOrder = iota // the client's dialect's order
+	NullsFirst
+	NullsLast
+)
 
 // Query is a SELECT in the aggregate subset the proxy answers:
 //
@@ -191,6 +204,9 @@ type Query struct {
 	OrderBy []OrderItem
 	Limit   *int64
 	Offset  *int64
+	// Stages are the SELECT levels wrapped around the query, innermost
+	// first: post-processing of its output rows (see Stage).
+	Stages []Stage
 }
 
 // NumParams returns the highest parameter index used in the query (0 when
@@ -212,6 +228,7 @@ func (q *Query) NumParams() int {
 		Walk(it.ArgExpr, visit)
 		Walk(it.Expr, visit) // GROUP BY 1 may make it a key
 	}
+	stageExprs(q.Stages, func(e *Expr) { Walk(*e, visit) })
 	return n
 }
 
@@ -251,6 +268,15 @@ func (q *Query) Bind(args []Value) (*Query, error) {
 			return nil, err
 		}
 		c.Select[i] = it
+	}
+	c.Stages = copyStages(q.Stages)
+	stageExprs(c.Stages, func(e *Expr) {
+		if err == nil {
+			*e, err = Rewrite(*e, bind)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

@@ -77,6 +77,12 @@ func formatWindow(b *strings.Builder, n Window) {
 			if o.Desc {
 				b.WriteString(" DESC")
 			}
+			switch o.Nulls {
+			case NullsFirst:
+				b.WriteString(" NULLS FIRST")
+			case NullsLast:
+				b.WriteString(" NULLS LAST")
+			}
 		}
 	}
 	b.WriteByte(')')

@@ -163,6 +163,11 @@ func flattenQuery(q *ir.Query, from fromTree, fold bool) (*ir.Query, error) {
 		q.From, q.Joins = from.table, from.joins
 		return q, nil
 	}
+	if len(q.Stages) > 0 {
+		// Stages wrap an aggregate query, which is never itself over a
+		// stage: aggregating a stage's rows is refused before this.
+		return nil, notAgg(msgNestedAggr, "window functions or a LIMIT")
+	}
 	f := flattener{fold: fold}
 	sc, err := f.scope(from)
 	if err != nil {
@@ -606,7 +611,10 @@ func (d *derivedTable) refName() string {
 // subquery's outputs (grouping columns, aggregates, expressions), its
 // WHERE a HAVING ANDed after the inner one, its ORDER BY, LIMIT and
 // OFFSET those of the query. The planner then checks the result as any
-// query: everything outside the aggregates reads only noisy outputs.
+// query: everything outside the aggregates reads only noisy outputs. A
+// SELECT that merging would evaluate out of SQL's order (windows over
+// windows, a filter after windows or a LIMIT) becomes a stage of that
+// query instead (stage.go).
 func flattenOverAggregate(r *rowSelect, fold bool) (*ir.Query, error) {
 	return flattener{fold: fold}.overAggregate(r)
 }
@@ -632,6 +640,9 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		if inner, err = f.overAggregate(body); err != nil {
 			return nil, err
 		}
+	}
+	if f.needsStage(r, inner) {
+		return f.stage(r, inner, alias, columns)
 	}
 	outs, err := aggOutputs(inner)
 	if err != nil {
@@ -703,11 +714,9 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		}
 		out.Select = append(out.Select, outputItem(e, it.name))
 	}
-	limited := inner.Limit != nil || inner.Offset != nil
+	// A LIMIT or OFFSET inside made r a stage (needsStage) if it filters,
+	// orders or limits.
 	if r.where != nil {
-		if limited {
-			return nil, notAgg("filtering the result of an aggregate query with LIMIT or OFFSET is not supported; filter with HAVING inside it")
-		}
 		w, err := subst(r.where, nil, outputNames(out.Select))
 		if err != nil {
 			return nil, err
@@ -715,9 +724,6 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		out.Having = andExpr(inner.Having, w)
 	}
 	if len(r.orderBy) > 0 {
-		if limited {
-			return nil, notAgg("ordering the result of an aggregate query with LIMIT or OFFSET is not supported; order inside it")
-		}
 		names := outputNames(out.Select)
 		out.OrderBy = nil
 		for _, o := range r.orderBy {
@@ -737,9 +743,6 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		}
 	}
 	if r.limit != nil || r.offset != nil {
-		if limited {
-			return nil, notAgg("LIMIT or OFFSET both inside and outside a subquery is not supported; keep one")
-		}
 		out.Limit, out.Offset = r.limit, r.offset
 	}
 	return &out, nil
@@ -833,7 +836,8 @@ func innerOrder(f flattener, inner *ir.Query, outs []aggOutput) ([]ir.OrderItem,
 		if err != nil {
 			return nil, err
 		}
-		order = append(order, ir.OrderItem{Expr: e, Desc: o.Desc})
+		o.Expr = e
+		order = append(order, o)
 	}
 	return order, nil
 }

@@ -21,6 +21,9 @@ var flattenSeeds = [][2]string{
 	{"SELECT * FROM (SELECT sex, sum(age) AS n FROM people GROUP BY sex) a", "n > 1"},
 	{"SELECT age FROM people LIMIT 1", "true"},
 	{"SELECT CASE WHEN age > 1 THEN 'a' END AS c FROM people", "c IS NULL"},
+	// Levels that become stages: a filter on a window, after a LIMIT.
+	{"SELECT sex, count(*) AS n, rank() OVER (ORDER BY count(*)) AS r FROM people GROUP BY sex", "r < 2 AND s.n > 1"},
+	{"SELECT sex, count(*) AS n FROM people GROUP BY sex ORDER BY n DESC LIMIT 2", "n > 1"},
 }
 
 func FuzzFlattenPostgres(f *testing.F) {
@@ -108,6 +111,26 @@ func checkFlattened(t *testing.T, d Dialect, sql string) {
 	for _, j := range q.Joins {
 		checkNotDerived(t, fold, j.Left, sql)
 		checkNotDerived(t, fold, j.Right, sql)
+	}
+	// A stage reads the level below by position only: no column of a
+	// table, no aggregate (that would aggregate the released rows again).
+	for _, st := range q.Stages {
+		exprs := []ir.Expr{st.Where}
+		for _, it := range st.Select {
+			exprs = append(exprs, it.Expr)
+		}
+		for _, o := range st.OrderBy {
+			exprs = append(exprs, o.Expr)
+		}
+		for _, e := range exprs {
+			ir.Walk(e, func(n ir.Expr) bool {
+				switch n.(type) {
+				case ir.ColumnRef, ir.Aggregate:
+					t.Fatalf("a stage holds %s: %q", ir.FormatExpr(n), sql)
+				}
+				return true
+			})
+		}
 	}
 }
 

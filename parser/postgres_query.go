@@ -1296,16 +1296,28 @@ func pgWindow(f *pg.FuncCall, name string) (ir.Expr, error) {
 	}
 	for _, n := range over.OrderClause {
 		sb := n.GetSortBy()
-		if sb == nil || sb.SortbyNulls != pg.SortByNulls_SORTBY_NULLS_DEFAULT || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
-			return nil, notAgg("the ORDER BY of a window supports ASC and DESC only")
+		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return nil, notAgg("the ORDER BY of a window supports ASC, DESC, NULLS FIRST and NULLS LAST only")
 		}
 		x, err := pgExpr(sb.Node, true)
 		if err != nil {
 			return nil, err
 		}
-		w.OrderBy = append(w.OrderBy, ir.OrderItem{Expr: x, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC})
+		w.OrderBy = append(w.OrderBy, ir.OrderItem{Expr: x, Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC, Nulls: pgNulls(sb.SortbyNulls)})
 	}
 	return w, nil
+}
+
+// pgNulls maps a sort key's NULL order to the IR's (a window's keys:
+// Looker sorts its pivot by a measure DESC NULLS LAST).
+func pgNulls(n pg.SortByNulls) ir.NullsOrder {
+	switch n {
+	case pg.SortByNulls_SORTBY_NULLS_FIRST:
+		return ir.NullsFirst
+	case pg.SortByNulls_SORTBY_NULLS_LAST:
+		return ir.NullsLast
+	}
+	return ir.NullsDefault
 }
 
 // pgFrameNonDefault is PostgreSQL's FRAMEOPTION_NONDEFAULT: the window

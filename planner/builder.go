@@ -987,12 +987,17 @@ func (b *builder) outType(i int) exprtype.Out {
 	case OutSum, OutGroup:
 		out.Double = o.Type == policies.TypeReal
 	case OutWindow:
-		// An average over a window of exact values is exact.
-		out.Double = o.Type == policies.TypeReal && o.Window.Func != ir.WinAvg
+		out = windowOut(out.Type, o.Window.Func)
 	case OutAvg:
 		out.Double = b.aggType(o.Agg) == policies.TypeReal
 	}
 	return out
+}
+
+// windowOut describes a window's output of type t: an average over a
+// window of exact values is exact, any other real window is a double.
+func windowOut(t exprtype.Type, f ir.WindowFunc) exprtype.Out {
+	return exprtype.Out{Type: t, Double: t == exprtype.Real && f != ir.WinAvg}
 }
 
 // aggType is the type (integer or real) of the values a SumClamped

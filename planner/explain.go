@@ -193,6 +193,9 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		}
 		x.Columns = append(x.Columns, c)
 	}
+	for _, st := range pl.Stages {
+		x.Columns = pl.stageColumns(st, x.Columns)
+	}
 	x.Synopsis = pl.Synopsis.explain(&x)
 	return x
 }
@@ -206,4 +209,44 @@ func (a AggPlan) Mechanism() string {
 		return "discrete_laplace"
 	}
 	return fmt.Sprintf("lattice_laplace(gamma=%g)", a.Quantum)
+}
+
+// stageColumns explains a stage's columns from those of the level below: a
+// column passed through keeps its explanation, any other is
+// post-processing written over the names of the columns below.
+func (pl *Plan) stageColumns(st Stage, below []ExplainCol) []ExplainCol {
+	var name func(ir.Expr) ir.Expr
+	name = func(e ir.Expr) ir.Expr {
+		named, err := ir.Rewrite(e, func(n ir.Expr) (ir.Expr, error) {
+			r, ok := n.(ir.OutputRef)
+			switch {
+			case !ok:
+				return n, nil
+			case r.Index < st.In:
+				return ir.ColumnRef{Name: below[r.Index].Name}, nil
+			case r.Index-st.In < len(st.Outputs) && st.Outputs[r.Index-st.In].Kind == OutWindow:
+				return name(st.Outputs[r.Index-st.In].Window), nil
+			}
+			return n, nil
+		})
+		if err != nil {
+			return e
+		}
+		return named
+	}
+	var cols []ExplainCol
+	for _, o := range st.Outputs[:st.NumVisible] {
+		if r, ok := o.Expr.(ir.OutputRef); ok && r.Index < st.In {
+			c := below[r.Index]
+			c.Name = o.Name
+			cols = append(cols, c)
+			continue
+		}
+		c := ExplainCol{Name: o.Name, Mechanism: "post-processing (computed by the proxy on the noisy rows, no extra cost)"}
+		if o.Expr != nil {
+			c.PostProcessing = ir.FormatExpr(name(o.Expr))
+		}
+		cols = append(cols, c)
+	}
+	return cols
 }

@@ -61,6 +61,10 @@ type Plan struct {
 	NullsHigh bool
 	Limit     *int64
 	Offset    *int64
+	// Stages are the SELECT levels around the query (ir.Stage), innermost
+	// first, computed over its result rows in order; the last one's
+	// visible outputs are the result's columns (Visible).
+	Stages []Stage
 	// Notes explain the plan in words (explain output).
 	Notes []string
 	// Model-specific parts of the plan (nil under dp): what explain reports

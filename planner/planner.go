@@ -318,6 +318,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	if err := b.postProcessing(q); err != nil {
 		return nil, err
 	}
+	if err := b.stages(q); err != nil {
+		return nil, err
+	}
 	if pl.NoRows {
 		pl.Notes = append(b.notes, "the query reads no row (LIMIT 0, or a WHERE that is false whatever the data): answered without the backend, at no cost")
 		return pl, nil

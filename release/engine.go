@@ -436,31 +436,11 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 			}
 		}
 	}
-	if len(pl.OrderBy) > 0 {
-		sort.SliceStable(rows, func(i, j int) bool {
-			for _, k := range pl.OrderBy {
-				a, b := rows[i][k.Output], rows[j][k.Output]
-				c := ir.CompareValues(a, b) // NULL first
-				if k.NullsHigh && a.IsNull() != b.IsNull() {
-					c = -c
-				}
-				if c != 0 {
-					return (c < 0) != k.Desc
-				}
-			}
-			return false
-		})
-	}
-	if pl.Offset != nil {
-		rows = rows[min(int(*pl.Offset), len(rows)):]
-	}
-	if pl.Limit != nil && int(*pl.Limit) < len(rows) {
-		rows = rows[:*pl.Limit]
-	}
+	rows = orderAndLimit(rows, pl.OrderBy, pl.Offset, pl.Limit)
 	for i := range rows {
 		rows[i] = rows[i][:pl.NumVisible]
 	}
-	res := &Result{Rows: rows, Charged: charged, Cached: cached, NoRows: pl.NoRows}
+	var cols []Column
 	for _, o := range pl.Outputs[:pl.NumVisible] {
 		c := Column{Name: o.Name, Type: o.Type}
 		switch o.Kind {
@@ -476,8 +456,16 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 				c.Aggregate = "expr"
 			}
 		}
-		res.Columns = append(res.Columns, c)
+		cols = append(cols, c)
 	}
+	for _, st := range pl.Stages {
+		var err error
+		if rows, err = runStage(pl, st, rows); err != nil {
+			return nil, err
+		}
+		cols = stageColumns(st, cols)
+	}
+	res := &Result{Rows: rows, Columns: cols, Charged: charged, Cached: cached, NoRows: pl.NoRows}
 	left, err := e.ledger.Left(user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")

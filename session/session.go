@@ -301,8 +301,9 @@ func policyType(t string) ColType {
 
 // privateColumns describes a private plan's visible output.
 func privateColumns(pl *planner.Plan) []Column {
-	cols := make([]Column, pl.NumVisible)
-	for i, o := range pl.Outputs[:pl.NumVisible] {
+	vis := pl.Visible()
+	cols := make([]Column, len(vis))
+	for i, o := range vis {
 		cols[i] = Column{Name: o.Name, Type: policyType(o.Type)}
 	}
 	return cols

@@ -162,13 +162,25 @@ func preparedStrings(t *testing.T, conn *sql.Conn, q string) [][]string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out [][]string
 	for rows.Next() {
-		var a, b sql.NullString
-		if err := rows.Scan(&a, &b); err != nil {
+		vs := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vs {
+			ptrs[i] = &vs[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, []string{a.String, b.String})
+		r := make([]string, len(vs))
+		for i, v := range vs {
+			r[i] = v.String
+		}
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("%s: %v", q, err)
