@@ -31,18 +31,9 @@ const (
 func TestDatesWithPgx(t *testing.T) {
 	addr, _ := startDemo(t)
 	ctx := context.Background()
-	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+	for _, mode := range pgxModes {
 		t.Run(mode.String(), func(t *testing.T) {
-			cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.DefaultQueryExecMode = mode
-			conn, err := pgx.ConnectConfig(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
+			conn := connectPgx(t, addr, mode)
 			// time.Time parameters: pgx sends them in the binary timestamp
 			// format once Describe says the parameter is a timestamp, as
 			// text in the simple protocol.

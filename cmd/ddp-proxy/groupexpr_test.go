@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // TestGroupByExpressionsWithPgx: BI-style histogram and bucket queries
@@ -41,18 +39,9 @@ func TestGroupByExpressionsWithPgx(t *testing.T) {
 		// No aggregate: the public key set, narrowed by WHERE, for free.
 		{"SELECT sex FROM people WHERE sex = 'Female' GROUP BY sex", []string{"Female"}, nil},
 	}
-	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+	for _, mode := range pgxModes {
 		t.Run(mode.String(), func(t *testing.T) {
-			cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.DefaultQueryExecMode = mode
-			conn, err := pgx.ConnectConfig(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
+			conn := connectPgx(t, addr, mode)
 			for _, tt := range tests {
 				rows, err := conn.Query(ctx, tt.sql, tt.args...)
 				if err != nil {

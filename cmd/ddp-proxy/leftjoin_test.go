@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Metabase's shape of a LEFT JOIN from the demo's private checkins to the
@@ -35,18 +33,9 @@ func checkLeftJoinKeys(t *testing.T, got []string, nullsLast bool) {
 func TestLeftJoinWithPgx(t *testing.T) {
 	addr, _ := startDemo(t)
 	ctx := context.Background()
-	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+	for _, mode := range pgxModes {
 		t.Run(mode.String(), func(t *testing.T) {
-			cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.DefaultQueryExecMode = mode
-			conn, err := pgx.ConnectConfig(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
+			conn := connectPgx(t, addr, mode)
 			rows, err := conn.Query(ctx, leftJoinQuery)
 			if err != nil {
 				t.Fatal(err)

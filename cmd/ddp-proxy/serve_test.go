@@ -231,3 +231,24 @@ func TestServeWithPgJDBC(t *testing.T) {
 		t.Fatalf("JDBC client: %v\n%s", err, out)
 	}
 }
+
+// pgxModes are pgx's two ways of sending a query: the simple protocol, and
+// the extended one with a described, cached statement.
+var pgxModes = []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement}
+
+// connectPgx connects pgx to the demo at addr in the given mode, closed
+// when the test ends.
+func connectPgx(t *testing.T, addr string, mode pgx.QueryExecMode) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = mode
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}

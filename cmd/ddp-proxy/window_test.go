@@ -80,18 +80,9 @@ func checkWindowRows(t *testing.T, rows []windowRow) {
 func TestWindowsWithPgx(t *testing.T) {
 	addr, _ := startDemo(t)
 	ctx := context.Background()
-	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+	for _, mode := range pgxModes {
 		t.Run(mode.String(), func(t *testing.T) {
-			cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.DefaultQueryExecMode = mode
-			conn, err := pgx.ConnectConfig(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
+			conn := connectPgx(t, addr, mode)
 			rows, err := conn.Query(ctx, fmt.Sprintf(windowQuery, "bigint"))
 			if err != nil {
 				t.Fatal(err)
