@@ -140,9 +140,9 @@ func (d *domainer) domain(e ir.Expr) []ir.Value {
 	return nil
 }
 
-// clamp is the domain of a column computed with: every integer of the
-// bounds when they are few (the clamp guarantees them), else the
-// declared domain clamped.
+// clamp is the domain of a column computed with: every integer (every
+// day, for a date) of the bounds when they are few (the clamp guarantees
+// them), else the declared domain clamped.
 func (d *domainer) clamp(n ir.Clamp) []ir.Value {
 	ref, ok := n.X.(ir.ColumnRef)
 	if !ok {
@@ -151,10 +151,10 @@ func (d *domainer) clamp(n ir.Clamp) []ir.Value {
 	col := d.cols[ref]
 	var out []ir.Value
 	switch {
-	case n.Lo.Kind == ir.KindInt && n.Hi.Kind == ir.KindInt && new(big.Int).Sub(big.NewInt(n.Hi.Int), big.NewInt(n.Lo.Int)).Cmp(big.NewInt(MaxDomain)) < 0:
+	case (n.Lo.Kind == ir.KindInt || n.Lo.Kind == ir.KindDate) && n.Hi.Kind == n.Lo.Kind && new(big.Int).Sub(big.NewInt(n.Hi.Int), big.NewInt(n.Lo.Int)).Cmp(big.NewInt(MaxDomain)) < 0:
 		out = make([]ir.Value, 0, n.Hi.Int-n.Lo.Int+2)
 		for v := n.Lo.Int; ; v++ {
-			out = append(out, ir.Int(v))
+			out = append(out, ir.Value{Kind: n.Lo.Kind, Int: v})
 			if v == n.Hi.Int {
 				break
 			}
@@ -184,6 +184,9 @@ func clampValue(v, lo, hi ir.Value) (ir.Value, bool) {
 		return v, true
 	case lo.Kind == ir.KindInt && v.Kind == ir.KindInt:
 		return ir.Int(min(max(v.Int, lo.Int), hi.Int)), true
+	case lo.IsTime() && v.Kind == lo.Kind && hi.Kind == lo.Kind:
+		// Dates and times compare in time order on every backend.
+		return ir.Value{Kind: v.Kind, Int: min(max(v.Int, lo.Int), hi.Int)}, true
 	case lo.Kind == ir.KindFloat && (v.Kind == ir.KindFloat || v.Kind == ir.KindInt):
 		f := v.Float
 		if v.Kind == ir.KindInt {
@@ -454,7 +457,7 @@ func cmpValue(a, b ir.Value) int {
 		return cmp.Compare(a.Kind, b.Kind)
 	}
 	switch a.Kind {
-	case ir.KindInt:
+	case ir.KindInt, ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
 		return cmp.Compare(a.Int, b.Int)
 	case ir.KindFloat:
 		return cmp.Compare(a.Float, b.Float)

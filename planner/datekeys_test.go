@@ -1,0 +1,109 @@
+package planner_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+)
+
+// TestDateGroupKeys: a date function of a bounded date or time column
+// groups by a derived finite domain, the set of values the function takes
+// over the declared range, listed here by hand from the calendar (at is
+// bounded [2010-01-01, 2010-12-31 23:59:59], dd [2010-01-01, 2010-12-31]).
+func TestDateGroupKeys(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := datesPolicy(t)
+	p := planner.New(pol)
+	day := func(s string) ir.Value {
+		v, err := ir.ParseTime(ir.KindDate, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	ts := func(s string) ir.Value {
+		v, err := ir.ParseTime(ir.KindTimestamp, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	months := func(mk func(m int) ir.Value) []ir.Value {
+		var out []ir.Value
+		for m := 1; m <= 12; m++ {
+			out = append(out, mk(m))
+		}
+		return out
+	}
+	monthStarts := months(func(m int) ir.Value { return ts(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02 15:04:05")) })
+	// The 365 days of 2010.
+	var days2010 []ir.Value
+	for d := day("2010-01-01").Int; d <= day("2010-12-31").Int; d++ {
+		days2010 = append(days2010, ir.Date(d))
+	}
+	// Mondays: 2009-12-28 (the week of 2010-01-01, a Friday) to
+	// 2010-12-27 (the week of 2010-12-31): 53 weeks.
+	var mondays []ir.Value
+	for d := day("2009-12-28"); d.Int <= day("2010-12-27").Int; d.Int += 7 {
+		mondays = append(mondays, d)
+	}
+	if len(mondays) != 53 || mondays[0].GoTime().Weekday() != time.Monday {
+		t.Fatalf("hand-made weeks: %d, first %v", len(mondays), mondays[0])
+	}
+	pg, my := parser.Postgres, parser.MySQL
+	tests := []struct {
+		d    parser.Dialect
+		sql  string
+		keys []ir.Value
+	}{
+		{pg, "SELECT date_trunc('month', at) AS m, COUNT(*) FROM visits GROUP BY 1", monthStarts},
+		{pg, "SELECT date_trunc('quarter', at), COUNT(*) FROM visits GROUP BY date_trunc('quarter', at)",
+			[]ir.Value{ts("2010-01-01 00:00:00"), ts("2010-04-01 00:00:00"), ts("2010-07-01 00:00:00"), ts("2010-10-01 00:00:00")}},
+		{pg, "SELECT CAST(at AS date), COUNT(*) FROM visits GROUP BY CAST(at AS date)", days2010},
+		{pg, "SELECT at::date AS d, COUNT(*) FROM visits GROUP BY 1", days2010},
+		{my, "SELECT DATE(at), COUNT(*) FROM visits GROUP BY DATE(at)", days2010},
+		{pg, "SELECT extract(month FROM at), COUNT(*) FROM visits GROUP BY 1", months(func(m int) ir.Value { return ir.Int(int64(m)) })},
+		{pg, "SELECT extract(year FROM at), COUNT(*) FROM visits GROUP BY 1", []ir.Value{ir.Int(2010)}},
+		{pg, "SELECT extract(dow FROM at), COUNT(*) FROM visits GROUP BY 1", []ir.Value{ir.Int(0), ir.Int(1), ir.Int(2), ir.Int(3), ir.Int(4), ir.Int(5), ir.Int(6)}},
+		{my, "SELECT MONTH(at), COUNT(*) FROM visits GROUP BY 1", months(func(m int) ir.Value { return ir.Int(int64(m)) })},
+		{pg, "SELECT to_char(at, 'YYYY-MM'), COUNT(*) FROM visits GROUP BY 1",
+			months(func(m int) ir.Value { return ir.String(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01")) })},
+		{my, "SELECT DATE_FORMAT(at, '%Y-%m'), COUNT(*) FROM visits GROUP BY 1",
+			months(func(m int) ir.Value { return ir.String(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01")) })},
+		{pg, "SELECT date_trunc('week', dd), COUNT(*) FROM visits GROUP BY 1", mondays},
+		// A date column's own days (the clamp holds them), and a CASE of
+		// dates (the key set once merged all dates into one).
+		{pg, "SELECT CAST(dd AS date), COUNT(*) FROM visits GROUP BY 1", days2010},
+		{pg, "SELECT CASE WHEN amount > 50 THEN DATE '2010-01-01' ELSE DATE '2010-06-01' END AS d, COUNT(*) FROM visits GROUP BY 1",
+			[]ir.Value{day("2010-01-01"), day("2010-06-01")}},
+		{pg, "SELECT date_trunc('month', dd), COUNT(*) FROM visits GROUP BY 1",
+			months(func(m int) ir.Value { return ir.TimeValue(ir.KindDate, time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC)) })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			pl, err := planDates(t, p, pol, tt.d, tt.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pl.Keys.Mode != planner.KeysDomain || len(pl.Groups) != 1 || !pl.Groups[0].Expr {
+				t.Fatalf("keys %+v groups %+v, want one derived domain", pl.Keys, pl.Groups)
+			}
+			dom := pl.Groups[0].Domain
+			if len(dom) != len(tt.keys) {
+				t.Errorf("%d keys, want %d", len(dom), len(tt.keys))
+			}
+			for _, k := range tt.keys {
+				if !slices.ContainsFunc(dom, func(v ir.Value) bool { return v.Kind == k.Kind && ir.CompareValues(v, k) == 0 }) {
+					t.Errorf("key %v (%s) missing from %v", k, k.Kind, dom)
+				}
+			}
+			if pl.Budget.Delta != 0 {
+				t.Errorf("δ = %g, want 0 (declared-derived keys)", pl.Budget.Delta)
+			}
+		})
+	}
+}
