@@ -39,7 +39,9 @@ func TestDateGroupKeys(t *testing.T) {
 		}
 		return out
 	}
-	monthStarts := months(func(m int) ir.Value { return ts(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02 15:04:05")) })
+	monthStarts := months(func(m int) ir.Value {
+		return ts(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02 15:04:05"))
+	})
 	// The 365 days of 2010.
 	var days2010 []ir.Value
 	for d := day("2010-01-01").Int; d <= day("2010-12-31").Int; d++ {
@@ -71,9 +73,13 @@ func TestDateGroupKeys(t *testing.T) {
 		{pg, "SELECT extract(dow FROM at), COUNT(*) FROM visits GROUP BY 1", []ir.Value{ir.Int(0), ir.Int(1), ir.Int(2), ir.Int(3), ir.Int(4), ir.Int(5), ir.Int(6)}},
 		{my, "SELECT MONTH(at), COUNT(*) FROM visits GROUP BY 1", months(func(m int) ir.Value { return ir.Int(int64(m)) })},
 		{pg, "SELECT to_char(at, 'YYYY-MM'), COUNT(*) FROM visits GROUP BY 1",
-			months(func(m int) ir.Value { return ir.String(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01")) })},
+			months(func(m int) ir.Value {
+				return ir.String(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01"))
+			})},
 		{my, "SELECT DATE_FORMAT(at, '%Y-%m'), COUNT(*) FROM visits GROUP BY 1",
-			months(func(m int) ir.Value { return ir.String(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01")) })},
+			months(func(m int) ir.Value {
+				return ir.String(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01"))
+			})},
 		{pg, "SELECT date_trunc('week', dd), COUNT(*) FROM visits GROUP BY 1", mondays},
 		// A date column's own days (the clamp holds them), and a CASE of
 		// dates (the key set once merged all dates into one).
@@ -81,7 +87,9 @@ func TestDateGroupKeys(t *testing.T) {
 		{pg, "SELECT CASE WHEN amount > 50 THEN DATE '2010-01-01' ELSE DATE '2010-06-01' END AS d, COUNT(*) FROM visits GROUP BY 1",
 			[]ir.Value{day("2010-01-01"), day("2010-06-01")}},
 		{pg, "SELECT date_trunc('month', dd), COUNT(*) FROM visits GROUP BY 1",
-			months(func(m int) ir.Value { return ir.TimeValue(ir.KindDate, time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC)) })},
+			months(func(m int) ir.Value {
+				return ir.TimeValue(ir.KindDate, time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC))
+			})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
