@@ -3,6 +3,7 @@ package backends_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -137,6 +138,15 @@ datasets:
 		{pg, "to_char(tz, 'YYYY-MM-DD HH24')", "tz", text("YYYY-MM-DD HH24")},
 		{my, "DATE_FORMAT(ts, '%Y-%m')", "ts", text("YYYY-MM")},
 		{my, "DATE_FORMAT(d, '%Y')", "d", text("YYYY")},
+		// Grafana's day buckets of the epoch.
+		{pg, "floor(extract(epoch from ts)/86400)*86400", "ts", func(v ir.Value) ir.Value {
+			return ir.Float(math.Floor(float64(exprtype.EpochSeconds(v))/86400) * 86400)
+		}},
+		{pg, "floor(extract(epoch from tz) / 3600) * 3600", "tz", func(v ir.Value) ir.Value {
+			return ir.Float(math.Floor(float64(exprtype.EpochSeconds(v))/3600) * 3600)
+		}},
+		{my, "UNIX_TIMESTAMP(ts) DIV 86400 * 86400", "ts", func(v ir.Value) ir.Value { return ir.Int(exprtype.EpochSeconds(v) / 86400 * 86400) }},
+		{my, "UNIX_TIMESTAMP(d) DIV 604800", "d", func(v ir.Value) ir.Value { return ir.Int(exprtype.EpochSeconds(v) / 604800) }},
 	}
 	for _, tc := range tests {
 		sql := "SELECT " + tc.key + " AS k, COUNT(*) FROM " + table + " GROUP BY 1"

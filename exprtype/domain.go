@@ -106,7 +106,13 @@ func (d *domainer) domain(e ir.Expr) []ir.Value {
 			return ir.Value{}, false
 		})
 	case ir.Arith:
-		return d.mapN([]ir.Expr{n.L, n.R}, func(v []ir.Value) (ir.Value, bool) { return arithValue(n.Op, v[0], v[1]) })
+		if dom := d.mapN([]ir.Expr{n.L, n.R}, func(v []ir.Value) (ir.Value, bool) { return arithValue(n.Op, v[0], v[1]) }); dom != nil {
+			return dom
+		}
+		if dom, ok := d.rangeDoms[ir.FormatExpr(n)]; ok {
+			return slices.Clone(dom)
+		}
+		return nil
 	case ir.Func:
 		return d.fn(n)
 	case ir.Case:

@@ -1111,7 +1111,7 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			return nil, err
 		}
 		return ir.Arith{Op: ir.OpMod, L: args[0], R: args[1]}, nil
-	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil", "nullif":
+	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil", "nullif", "unix_timestamp":
 	case "greatest", "least":
 		// The IR's greatest and least skip NULL arguments, as
 		// PostgreSQL's do (exprtype.Func.SkipsNull); MySQL's own return
