@@ -113,6 +113,9 @@ datasets:
 		return func(v ir.Value) ir.Value { return ir.String(v.GoTime().Format(layouts[format])) }
 	}
 	day := func(v ir.Value) ir.Value { return ir.Date(floorDiv(v.GoTime().Unix(), 86400)) }
+	dayOf := func(f func(ir.Value) ir.Value) func(ir.Value) ir.Value {
+		return func(v ir.Value) ir.Value { return day(f(v)) }
+	}
 	pg, my := parser.Postgres, parser.MySQL
 	tests := []struct {
 		d   parser.Dialect
@@ -138,6 +141,13 @@ datasets:
 		{pg, "to_char(tz, 'YYYY-MM-DD HH24')", "tz", text("YYYY-MM-DD HH24")},
 		{my, "DATE_FORMAT(ts, '%Y-%m')", "ts", text("YYYY-MM")},
 		{my, "DATE_FORMAT(d, '%Y')", "d", text("YYYY")},
+		// Metabase's MySQL truncations (a date for the date units).
+		{my, "str_to_date(date_format(ts, '%Y-%m'), '%Y-%m')", "ts", dayOf(trunc("month"))},
+		{my, "str_to_date(concat(date_format(tz, '%Y-%m'), '-01'), '%Y-%m-%d')", "tz", dayOf(trunc("month"))},
+		{my, "str_to_date(concat(year(ts), '-', quarter(ts) * 3 - 2, '-01'), '%Y-%m-%d')", "ts", dayOf(trunc("quarter"))},
+		{my, "makedate(year(d), 1)", "d", dayOf(trunc("year"))},
+		{my, "str_to_date(date_format(ts, '%Y-%m-%d'), '%Y-%m-%d')", "ts", day},
+		{my, "str_to_date(date_format(ts, '%Y-%m-%d %H'), '%Y-%m-%d %H')", "ts", trunc("hour")},
 		// Grafana's day buckets of the epoch.
 		{pg, "floor(extract(epoch from ts)/86400)*86400", "ts", func(v ir.Value) ir.Value {
 			return ir.Float(math.Floor(float64(exprtype.EpochSeconds(v))/86400) * 86400)

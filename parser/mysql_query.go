@@ -988,6 +988,8 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		}
 	case "substring", "substr", "mid":
 		canon = "substr"
+	case "str_to_date", "makedate":
+		return m.metabaseTrunc(f, aggs)
 	case "left", "right", "replace":
 	case "date":
 		if aggs {

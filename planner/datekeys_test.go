@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +82,19 @@ func TestDateGroupKeys(t *testing.T) {
 				return ir.String(time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC).Format("2006-01"))
 			})},
 		{pg, "SELECT date_trunc('week', dd), COUNT(*) FROM visits GROUP BY 1", mondays},
+		// Metabase's MySQL truncations: the first days, as dates.
+		{my, "SELECT str_to_date(concat(date_format(at, '%Y-%m'), '-01'), '%Y-%m-%d') AS m, COUNT(*) FROM visits GROUP BY str_to_date(concat(date_format(at, '%Y-%m'), '-01'), '%Y-%m-%d')",
+			months(func(m int) ir.Value {
+				return ir.TimeValue(ir.KindDate, time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC))
+			})},
+		{my, "SELECT str_to_date(date_format(at, '%Y-%m'), '%Y-%m'), COUNT(*) FROM visits GROUP BY 1",
+			months(func(m int) ir.Value {
+				return ir.TimeValue(ir.KindDate, time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC))
+			})},
+		{my, "SELECT str_to_date(concat(year(at), '-', quarter(at) * 3 - 2, '-01'), '%Y-%m-%d'), COUNT(*) FROM visits GROUP BY 1",
+			[]ir.Value{day("2010-01-01"), day("2010-04-01"), day("2010-07-01"), day("2010-10-01")}},
+		{my, "SELECT makedate(year(at), 1), COUNT(*) FROM visits GROUP BY 1", []ir.Value{day("2010-01-01")}},
+		{my, "SELECT str_to_date(date_format(at, '%Y-%m-%d'), '%Y-%m-%d'), COUNT(*) FROM visits GROUP BY 1", days2010},
 		// A date column's own days (the clamp holds them), and a CASE of
 		// dates (the key set once merged all dates into one).
 		{pg, "SELECT CAST(dd AS date), COUNT(*) FROM visits GROUP BY 1", days2010},
@@ -113,5 +127,26 @@ func TestDateGroupKeys(t *testing.T) {
 				t.Errorf("δ = %g, want 0 (declared-derived keys)", pl.Budget.Delta)
 			}
 		})
+	}
+}
+
+// TestMetabaseTruncRefusals: STR_TO_DATE and MAKEDATE outside Metabase's
+// exact truncation forms are refused before anything is charged.
+func TestMetabaseTruncRefusals(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := datesPolicy(t)
+	p := planner.New(pol)
+	for _, sql := range []string{
+		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(date_format(at, '%Y-%m'), '%Y-%m-%d')",
+		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(date_format(at, '%d/%m/%Y'), '%d/%m/%Y')",
+		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(concat(yearweek(at), ' Sunday'), '%X%V %W')",
+		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(concat(year(at), '-', quarter(dd) * 3 - 2, '-01'), '%Y-%m-%d')",
+		"SELECT COUNT(*) FROM visits GROUP BY makedate(year(at), 2)",
+		"SELECT COUNT(*) FROM visits WHERE str_to_date('2010-01-01', '%Y-%m-%d') < at",
+	} {
+		_, err := planDates(t, p, pol, parser.MySQL, sql)
+		if err == nil || !strings.Contains(err.Error(), "Metabase") && !strings.Contains(err.Error(), "STR_TO_DATE") && !strings.Contains(err.Error(), "str_to_date") && !strings.Contains(err.Error(), "makedate") {
+			t.Errorf("%s: %v, want a refusal naming the supported forms", sql, err)
+		}
 	}
 }
