@@ -439,6 +439,53 @@ var CharFormats = []CharFormat{
 	{"YYYY-MM-DD HH24:MI", "%Y-%m-%d %H:%i", "%Y-%m-%d %H:%M", false, "minute"},
 }
 
+// Format writes v (a date or time; a timestamptz in UTC, the backend
+// sessions' zone) as every backend writes it in this format.
+func (f CharFormat) Format(v ir.Value) string {
+	layout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01", "YYYY-MM-DD": "2006-01-02",
+		"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}[f.Postgres]
+	text := v.GoTime().Format(layout)
+	if f.Postgres == "YYYY-MM-01" {
+		text += "-01" // "01" in a Go layout is the month
+	}
+	return text
+}
+
+// postToChar is to_char (and MySQL's DATE_FORMAT) in post-processing:
+// over a date or time grouping key (Looker's TO_CHAR(DATE_TRUNC('month',
+// t), 'YYYY-MM') grouped by DATE_TRUNC('month', t)), with a literal
+// format of CharFormats, computed by CharFormat.Format exactly as the
+// backends write it.
+var postToChar = &Post{
+	Type: func(call string, ts []Type, args []ir.Expr, _ PostDialect) (Type, error) {
+		if (!ts[0].IsTime() && ts[0] != Null) || ts[1] != Text {
+			return 0, postArgErr(call, ts)
+		}
+		l, ok := args[1].(ir.Literal)
+		if !ok || l.Value.Kind != ir.KindString {
+			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "the format of %s must be a literal: %s", fnName(call), call)
+		}
+		cf, ok := LookupCharFormat(l.Value.Str, false)
+		if !ok {
+			names := make([]string, len(CharFormats))
+			for i, x := range CharFormats {
+				names[i] = "'" + x.Postgres + "' ('" + x.MySQL + "')"
+			}
+			return 0, sqlerr.New(sqlerr.InvalidParameterValue, "format %q of %s is not supported: %s", l.Value.Str, fnName(call), call).
+				WithHint("use one of %s, which every backend writes alike", strings.Join(names, ", "))
+		}
+		if ts[0] == Date && !cf.Date {
+			return 0, sqlerr.New(sqlerr.InvalidParameterValue, "a date has no time of day to format: %s", call).
+				WithHint("format a timestamp, or use a date format")
+		}
+		return Text, nil
+	},
+	Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+		cf, _ := LookupCharFormat(a[1].Str, false) // checked by Type
+		return ir.String(cf.Format(a[0]))
+	},
+}
+
 // LookupCharFormat finds a format by its PostgreSQL (to_char) or MySQL
 // (date_format) spelling.
 func LookupCharFormat(s string, mysql bool) (CharFormat, bool) {
@@ -510,14 +557,8 @@ func DateFuncValues(fn, arg string, k ir.Kind, lo, hi int64, limit int) (vals []
 		if !ok {
 			return nil, false
 		}
-		layout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01", "YYYY-MM-DD": "2006-01-02",
-			"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}[cf.Postgres]
 		for _, s := range starts {
-			text := s.GoTime().Format(layout)
-			if cf.Postgres == "YYYY-MM-01" {
-				text += "-01"
-			}
-			vals = append(vals, ir.String(text))
+			vals = append(vals, ir.String(cf.Format(s)))
 		}
 		return vals, true // text order is time order: all digits, fixed width
 	case "extract":

@@ -457,6 +457,7 @@ var table = func() map[string]*Func {
 			Name: "to_char", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{1},
 			Rule:       toCharRule,
 			RangeImage: dateRangeImage("to_char", 1, 0),
+			Post:       postToChar,
 			Total:      "the format is a constant of CharFormats, digits only, defined for every date and time of four-digit years (checked on the argument's range)",
 			Render:     map[string]Rendering{"": {Form: FormToChar}},
 		},

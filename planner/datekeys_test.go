@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // TestDateGroupKeys: a date function of a bounded date or time column
@@ -147,6 +149,81 @@ func TestMetabaseTruncRefusals(t *testing.T) {
 		_, err := planDates(t, p, pol, parser.MySQL, sql)
 		if err == nil || !strings.Contains(err.Error(), "Metabase") && !strings.Contains(err.Error(), "STR_TO_DATE") && !strings.Contains(err.Error(), "str_to_date") && !strings.Contains(err.Error(), "makedate") {
 			t.Errorf("%s: %v, want a refusal naming the supported forms", sql, err)
+		}
+	}
+}
+
+// TestToCharOfDateKey: to_char (MySQL's DATE_FORMAT) of a date or time
+// grouping key is post-processing over the key, with the text written
+// here by hand for each key (Looker's month labels).
+func TestToCharOfDateKey(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := datesPolicy(t)
+	p := planner.New(pol)
+	ts := func(s string) ir.Value { v, _ := ir.ParseTime(ir.KindTimestamp, s); return v }
+	day := func(s string) ir.Value { v, _ := ir.ParseTime(ir.KindDate, s); return v }
+	tests := []struct {
+		d    parser.Dialect
+		sql  string
+		keys map[ir.Value]string // key → the text, by hand
+	}{
+		{parser.Postgres, "SELECT TO_CHAR(DATE_TRUNC('month', visits.at), 'YYYY-MM') AS \"visits.month\", COUNT(*) AS \"visits.count\" FROM visits GROUP BY DATE_TRUNC('month', visits.at) ORDER BY 1 DESC LIMIT 500",
+			map[ir.Value]string{ts("2010-03-01 00:00:00"): "2010-03", ts("2010-12-01 00:00:00"): "2010-12"}},
+		{parser.Postgres, "SELECT to_char(date_trunc('hour', at), 'YYYY-MM-DD HH24:MI'), COUNT(*) FROM visits GROUP BY date_trunc('hour', at)",
+			map[ir.Value]string{ts("2010-03-01 07:00:00"): "2010-03-01 07:00", ts("2010-12-31 23:00:00"): "2010-12-31 23:00"}},
+		{parser.Postgres, "SELECT to_char(date_trunc('week', dd), 'YYYY-MM-DD') AS w, to_char(date_trunc('week', dd), 'YYYY-MM-01') AS m, COUNT(*) FROM visits GROUP BY date_trunc('week', dd)",
+			map[ir.Value]string{day("2009-12-28"): "2009-12-28", day("2010-02-01"): "2010-02-01"}},
+		{parser.MySQL, "SELECT DATE_FORMAT(DATE(at), '%Y-%m-%d') AS d, COUNT(*) FROM visits GROUP BY DATE(at)",
+			map[ir.Value]string{day("2010-01-01"): "2010-01-01", day("2010-07-04"): "2010-07-04"}},
+		{parser.MySQL, "SELECT DATE_FORMAT(str_to_date(concat(date_format(at, '%Y-%m'), '-01'), '%Y-%m-%d'), '%Y') AS y, COUNT(*) FROM visits GROUP BY str_to_date(concat(date_format(at, '%Y-%m'), '-01'), '%Y-%m-%d')",
+			map[ir.Value]string{day("2010-05-01"): "2010"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			pl, err := planDates(t, p, pol, tt.d, tt.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := pl.Outputs[0]
+			if o.Kind != planner.OutExpr || o.Type != "text" {
+				t.Fatalf("output %+v, want a text expression", o)
+			}
+			key := -1
+			for i, x := range pl.Outputs {
+				if x.Kind == planner.OutGroup {
+					key = i
+				}
+			}
+			if key < 0 {
+				t.Fatalf("no key output in %+v", pl.Outputs)
+			}
+			for k, want := range tt.keys {
+				row := make([]ir.Value, len(pl.Outputs))
+				row[key] = k
+				got, err := exprtype.Eval(o.Expr, row, pl.Post)
+				if err != nil || got != ir.String(want) {
+					t.Errorf("key %v: %v %v, want %q", k, got, err, want)
+				}
+				if strings.Contains(tt.sql, "YYYY-MM-01") {
+					got, _ := exprtype.Eval(pl.Outputs[1].Expr, row, pl.Post)
+					if want := ir.String(k.GoTime().Format("2006-01") + "-01"); got != want {
+						t.Errorf("key %v: %v, want %v", k, got, want)
+					}
+				}
+			}
+			row := make([]ir.Value, len(pl.Outputs))
+			row[key] = ir.Null()
+			if got, err := exprtype.Eval(o.Expr, row, pl.Post); err != nil || !got.IsNull() {
+				t.Errorf("NULL key: %v %v, want NULL", got, err)
+			}
+		})
+	}
+	for _, sql := range []string{
+		"SELECT to_char(date_trunc('week', dd), 'YYYY-MM-DD HH24'), COUNT(*) FROM visits GROUP BY date_trunc('week', dd)",
+		"SELECT to_char(date_trunc('month', at), 'Mon YYYY'), COUNT(*) FROM visits GROUP BY date_trunc('month', at)",
+	} {
+		if _, err := planDates(t, p, pol, parser.Postgres, sql); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) {
+			t.Errorf("%s: %v, want 22023", sql, err)
 		}
 	}
 }
