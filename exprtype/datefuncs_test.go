@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
@@ -322,6 +323,9 @@ func TestEpochByHand(t *testing.T) {
 	if _, err := key(parser.MySQL, "UNIX_TIMESTAMP(c)", cols("1970-01-01 00:00:00", "2038-01-19 03:14:07")); err != nil {
 		t.Errorf("UNIX_TIMESTAMP over its whole range: %v", err)
 	}
+	if stmts, err := parser.Parse(parser.Postgres, "SELECT COUNT(*) FROM t GROUP BY unix_timestamp(c)"); err != nil || stmts[0].Query != nil || !strings.Contains(stmts[0].NotAggregate, "extract(epoch") {
+		t.Errorf("PostgreSQL unix_timestamp: %v, want a refusal naming extract(epoch)", err)
+	}
 }
 
 // TestEpochOracle: over random small timestamp and date ranges within
@@ -370,6 +374,32 @@ func TestEpochOracle(t *testing.T) {
 		}
 		if seenLo != rlo || seenHi != rhi {
 			t.Fatalf("%s over %s [%d, %d]: values span [%g, %g], range [%g, %g]", src, k, lo, hi, seenLo, seenHi, rlo, rhi)
+		}
+	}
+}
+
+// TestRangeDomainOfNullableColumn: a key set derived from a range (a
+// date function, floor, an integer quotient) holds NULL when the column
+// is a LEFT-joined table's, which reads NULL for rows without a match.
+func TestRangeDomainOfNullableColumn(t *testing.T) {
+	for _, nullable := range []bool{false, true} {
+		cols := func(c ir.ColumnRef) (exprtype.Column, error) {
+			lo, _ := ir.ParseTime(ir.KindTimestamp, "2010-01-01 00:00:00")
+			hi, _ := ir.ParseTime(ir.KindTimestamp, "2010-03-31 23:59:59")
+			return exprtype.Column{Ref: ir.ColumnRef{Name: "c"}, Type: exprtype.Timestamp, HasBounds: true, Lo: lo, Hi: hi, Nullable: nullable}, nil
+		}
+		for _, sql := range []string{"date_trunc('month', c)", "CAST(c AS date)", "floor(extract(epoch FROM c) / 86400)"} {
+			stmts, err := parser.Parse(parser.Postgres, "SELECT COUNT(*) FROM t GROUP BY "+sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, info, err := exprtype.GroupKey(stmts[0].Query.GroupBy[0], cols)
+			if err != nil || info.Domain == nil {
+				t.Fatalf("%s: %v %v", sql, info.Domain, err)
+			}
+			if hasNull := slices.ContainsFunc(info.Domain, ir.Value.IsNull); hasNull != nullable {
+				t.Errorf("%s (nullable %v): NULL in the key set %v", sql, nullable, hasNull)
+			}
 		}
 	}
 }

@@ -109,10 +109,7 @@ func (d *domainer) domain(e ir.Expr) []ir.Value {
 		if dom := d.mapN([]ir.Expr{n.L, n.R}, func(v []ir.Value) (ir.Value, bool) { return arithValue(n.Op, v[0], v[1]) }); dom != nil {
 			return dom
 		}
-		if dom, ok := d.rangeDoms[ir.FormatExpr(n)]; ok {
-			return slices.Clone(dom)
-		}
-		return nil
+		return d.rangeDom(n)
 	case ir.Func:
 		return d.fn(n)
 	case ir.Case:
@@ -138,12 +135,31 @@ func (d *domainer) domain(e ir.Expr) []ir.Value {
 		if dom := d.mapN([]ir.Expr{n.X}, func(v []ir.Value) (ir.Value, bool) { return castValue(n.To, v[0]) }); dom != nil {
 			return dom
 		}
-		if dom, ok := d.rangeDoms[ir.FormatExpr(n)]; ok {
-			return slices.Clone(dom)
-		}
-		return nil
+		return d.rangeDom(n)
 	}
 	return nil
+}
+
+// rangeDom is the domain the checker derived for e from its arguments'
+// ranges (nil: none), with NULL when e reads a column of a LEFT-joined
+// table (a strict call of NULL is NULL; the ranges hold the values only).
+func (d *domainer) rangeDom(e ir.Expr) []ir.Value {
+	dom, ok := d.rangeDoms[ir.FormatExpr(e)]
+	if !ok {
+		return nil
+	}
+	out := slices.Clone(dom)
+	nullable := false
+	ir.Walk(e, func(c ir.Expr) bool {
+		if ref, isCol := c.(ir.ColumnRef); isCol && d.cols[ref].Nullable {
+			nullable = true
+		}
+		return !nullable
+	})
+	if nullable {
+		out = append(out, ir.Null())
+	}
+	return out
 }
 
 // clamp is the domain of a column computed with: every integer (every
@@ -263,10 +279,7 @@ func (d *domainer) fn(n ir.Func) []ir.Value {
 	if dom := d.imageFn(n); dom != nil {
 		return dom
 	}
-	if dom, ok := d.rangeDoms[ir.FormatExpr(n)]; ok {
-		return slices.Clone(dom)
-	}
-	return nil
+	return d.rangeDom(n)
 }
 
 // imageFn derives a call's domain from its arguments' domains through
