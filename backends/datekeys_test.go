@@ -224,3 +224,80 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
+
+// TestEpochOnEveryBackend: extract(epoch) and UNIX_TIMESTAMP are the
+// floor of the seconds since 1970-01-01 UTC on SQLite, PostgreSQL and
+// MariaDB alike, before 1970 (where truncating a fraction toward zero
+// would differ), at the ends of the dates MySQL computes with, and for
+// dates; counted by value, against exprtype.EpochSeconds.
+func TestEpochOnEveryBackend(t *testing.T) {
+	table := uniqueTable("ddp_epoch")
+	cols := map[string]string{
+		"sqlite":   "d DATE, ts TIMESTAMP",
+		"postgres": "d DATE, ts TIMESTAMP",
+		"mysql":    "d DATE, ts DATETIME(6)",
+	}
+	stamps := []string{"1969-12-31 23:59:59.5", "1969-12-31 23:59:59", "1900-06-15 12:00:00.999999", "1000-01-01 00:00:00",
+		"9999-12-31 23:59:59.999999", "1970-01-01 00:00:00.000001", "2010-03-04 05:06:07.25", "1969-07-20 20:17:40"}
+	var data []ir.Value
+	var rows []string
+	for _, s := range stamps {
+		v, err := ir.ParseTime(ir.KindTimestamp, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, v)
+		d := ir.Date(floorDiv(v.Int, ir.MicrosPerDay))
+		rows = append(rows, "('"+ir.CanonicalText(ir.KindDate, d.Int)+"', '"+ir.CanonicalText(ir.KindTimestamp, v.Int)+"')")
+	}
+	backends := eachBackend(t, table, cols, rows)
+	columns := func(c ir.ColumnRef) (exprtype.Column, error) {
+		lo, _ := ir.ParseTime(ir.KindTimestamp, "1000-01-01 00:00:00")
+		hi, _ := ir.ParseTime(ir.KindTimestamp, "9999-12-31 23:59:59.999999")
+		ref := ir.ColumnRef{Qualifier: "t", Name: c.Name}
+		if c.Name == "d" {
+			return exprtype.Column{Ref: ref, Type: exprtype.Date, HasBounds: true, Lo: ir.Date(floorDiv(lo.Int, ir.MicrosPerDay)), Hi: ir.Date(floorDiv(hi.Int, ir.MicrosPerDay))}, nil
+		}
+		return exprtype.Column{Ref: ref, Type: exprtype.Timestamp, HasBounds: true, Lo: lo, Hi: hi}, nil
+	}
+	for _, col := range []string{"ts", "d"} {
+		for i, v := range data {
+			if col == "d" {
+				v = ir.Date(floorDiv(v.Int, ir.MicrosPerDay))
+			}
+			e := exprtype.EpochSeconds(v)
+			var want int64
+			for _, w := range data {
+				if col == "d" {
+					w = ir.Date(floorDiv(w.Int, ir.MicrosPerDay))
+				}
+				if exprtype.EpochSeconds(w) == e {
+					want++
+				}
+			}
+			where := fmt.Sprintf("extract(epoch FROM %s) = %d", col, e)
+			stmts, err := parser.Parse(parser.Postgres, "SELECT COUNT(*) FROM t WHERE "+where)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pred, err := exprtype.Predicate(stmts[0].Query.Where, columns)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			q := &ir.BackendQuery{From: ir.TableRef{Name: table, Alias: "t"}, Where: pred, Aggs: []ir.BackendAgg{{Kind: ir.CountRows}}}
+			for _, b := range backends {
+				got, err := backendtest.Collect(context.Background(), b.agg, q)
+				if err != nil {
+					t.Errorf("%s on %s: %v", where, b.name, err)
+					continue
+				}
+				if len(got) != 1 || got[0].Aggs[0] != want {
+					t.Errorf("%s (row %s) on %s: %v, want %d", where, stamps[i], b.name, got, want)
+				}
+			}
+		}
+	}
+	if len(backends) < 3 {
+		t.Logf("ran on %d backends; set DDP_TEST_POSTGRES_DSN and DDP_TEST_MYSQL_DSN for all three", len(backends))
+	}
+}
