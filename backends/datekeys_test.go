@@ -148,6 +148,12 @@ datasets:
 		{my, "makedate(year(d), 1)", "d", dayOf(trunc("year"))},
 		{my, "str_to_date(date_format(ts, '%Y-%m-%d'), '%Y-%m-%d')", "ts", day},
 		{my, "str_to_date(date_format(ts, '%Y-%m-%d %H'), '%Y-%m-%d %H')", "ts", trunc("hour")},
+		// Superset's MySQL time grains.
+		{my, "DATE_ADD(DATE(tz), INTERVAL HOUR(tz) HOUR)", "tz", trunc("hour")},
+		{my, "DATE(DATE_SUB(ts, INTERVAL DAYOFWEEK(DATE_SUB(ts, INTERVAL 1 DAY)) - 1 DAY))", "ts", dayOf(trunc("week"))},
+		{my, "DATE(DATE_SUB(d, INTERVAL DAYOFMONTH(d) - 1 DAY))", "d", trunc("month")},
+		{my, "MAKEDATE(YEAR(ts), 1) + INTERVAL QUARTER(ts) QUARTER - INTERVAL 1 QUARTER", "ts", dayOf(trunc("quarter"))},
+		{my, "DATE(DATE_SUB(d, INTERVAL DAYOFYEAR(d) - 1 DAY))", "d", trunc("year")},
 		// Grafana's day buckets of the epoch.
 		{pg, "floor(extract(epoch from ts)/86400)*86400", "ts", func(v ir.Value) ir.Value {
 			return ir.Float(math.Floor(float64(exprtype.EpochSeconds(v))/86400) * 86400)

@@ -948,6 +948,18 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	}
 	canon := name
 	switch name {
+	case "date", "date_add", "date_sub":
+		// Superset's time grains, before the general forms (which refuse
+		// an interval of a column's value).
+		unit, t, ok, err := supersetTrunc(f)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return m.lowerTrunc(unit, t, aggs)
+		}
+	}
+	switch name {
 	case "char_length", "character_length":
 		canon = "length"
 	case "length", "octet_length":
