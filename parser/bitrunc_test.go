@@ -30,6 +30,8 @@ func TestBIDateTruncations(t *testing.T) {
 		{"str_to_date(date_format(t, '%Y-%m'), '%Y-%m')", "date_trunc('month', CAST(t AS date))"},
 		{"str_to_date(concat(date_format(t, '%Y-%m'), '-01'), '%Y-%m-%d')", "date_trunc('month', CAST(t AS date))"},
 		{"str_to_date(concat(year(t), '-', quarter(t) * 3 - 2, '-01'), '%Y-%m-%d')", "date_trunc('quarter', CAST(t AS date))"},
+		{"str_to_date(concat(year(`t`), '-', ((quarter(`t`) * 3) - 2), '-01'), '%Y-%m-%d')", "date_trunc('quarter', CAST(t AS date))"},
+		{"(str_to_date((concat((date_format(t, '%Y-%m')), '-01')), '%Y-%m-%d'))", "date_trunc('month', CAST(t AS date))"},
 		{"str_to_date(date_format(t, '%Y'), '%Y')", "date_trunc('year', CAST(t AS date))"},
 		{"makedate(year(t), 1)", "date_trunc('year', CAST(t AS date))"},
 		{"DATE_ADD(DATE(t), INTERVAL (HOUR(t)*60 + MINUTE(t)) MINUTE)", "date_trunc('minute', t)"},

@@ -51,7 +51,7 @@ func (m *myQueryBuilder) metabaseTrunc(f *ast.FuncCallExpr, aggs bool) (ir.Expr,
 		if len(f.Args) != 2 || !isIntConst(f.Args[1], 1) {
 			return refuse()
 		}
-		x, ok := call1(f.Args[0], "year")
+		x, ok := call1(unparen(f.Args[0]), "year")
 		if !ok {
 			return refuse()
 		}
@@ -64,7 +64,7 @@ func (m *myQueryBuilder) metabaseTrunc(f *ast.FuncCallExpr, aggs bool) (ir.Expr,
 		if !ok {
 			return refuse()
 		}
-		inner, ok := f.Args[0].(*ast.FuncCallExpr)
+		inner, ok := unparen(f.Args[0]).(*ast.FuncCallExpr)
 		if !ok {
 			return refuse()
 		}
@@ -80,7 +80,7 @@ func (m *myQueryBuilder) metabaseTrunc(f *ast.FuncCallExpr, aggs bool) (ir.Expr,
 			unit, t = strToDateUnits[format], inner.Args[0]
 		case "concat":
 			if len(inner.Args) > 0 {
-				if _, ok := call1(inner.Args[0], "yearweek"); ok {
+				if _, ok := call1(unparen(inner.Args[0]), "yearweek"); ok {
 					return nil, notAgg("Metabase's MySQL week (STR_TO_DATE of YEARWEEK(t) and ' Sunday') starts on Sunday, which date_trunc's weeks (from Monday) do not: group by DATE(t) or by month")
 				}
 			}
@@ -90,23 +90,23 @@ func (m *myQueryBuilder) metabaseTrunc(f *ast.FuncCallExpr, aggs bool) (ir.Expr,
 			switch len(inner.Args) {
 			case 2:
 				// concat(date_format(t, '%Y-%m'), '-01')
-				df, ok := inner.Args[0].(*ast.FuncCallExpr)
+				df, ok := unparen(inner.Args[0]).(*ast.FuncCallExpr)
 				if !ok || df.FnName.L != "date_format" || len(df.Args) != 2 || !isStrConst(df.Args[1], "%Y-%m") || !isStrConst(inner.Args[1], "-01") {
 					return refuse()
 				}
 				unit, t = "month", df.Args[0]
 			case 4:
 				// concat(year(t), '-', quarter(t) * 3 - 2, '-01')
-				y, ok1 := call1(inner.Args[0], "year")
-				sub, ok2 := inner.Args[2].(*ast.BinaryOperationExpr)
+				y, ok1 := call1(unparen(inner.Args[0]), "year")
+				sub, ok2 := unparen(inner.Args[2]).(*ast.BinaryOperationExpr)
 				if !ok1 || !ok2 || !isStrConst(inner.Args[1], "-") || !isStrConst(inner.Args[3], "-01") || sub.Op != opcode.Minus || !isIntConst(sub.R, 2) {
 					return refuse()
 				}
-				mul, ok := sub.L.(*ast.BinaryOperationExpr)
+				mul, ok := unparen(sub.L).(*ast.BinaryOperationExpr)
 				if !ok || mul.Op != opcode.Mul || !isIntConst(mul.R, 3) {
 					return refuse()
 				}
-				q, ok := call1(mul.L, "quarter")
+				q, ok := call1(unparen(mul.L), "quarter")
 				if !ok || !sameColumn(q, y) {
 					return refuse()
 				}
