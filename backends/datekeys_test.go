@@ -128,6 +128,7 @@ datasets:
 		{pg, "date_trunc('quarter', tz)", "tz", trunc("quarter")},
 		{pg, "date_trunc('day', ts)", "ts", trunc("day")},
 		{pg, "CAST(ts AS date)", "ts", day},
+		{pg, "CAST(date_trunc('month', tz) AS date)", "tz", dayOf(trunc("month"))},
 		{pg, "tz::date", "tz", day},
 		{my, "DATE(ts)", "ts", day},
 		{my, "CAST(tz AS DATE)", "tz", day},

@@ -191,6 +191,7 @@ func TestDateGroupKeyDomainSound(t *testing.T) {
 	forms := []string{
 		"date_trunc('%s', c)", "CAST(c AS date)", "extract(%s FROM c)", "to_char(c, '%s')",
 		"date_trunc('%s', CAST(c AS date))", "to_char(CAST(c AS date), '%s')", "extract(%s FROM CAST(c AS date))",
+		"CAST(date_trunc('%s', c) AS date)",
 	}
 	fields := []string{"year", "quarter", "month", "day", "hour", "minute", "dow"}
 	checked, evals := 0, 0
@@ -215,7 +216,7 @@ func TestDateGroupKeyDomainSound(t *testing.T) {
 		form := forms[rng.IntN(len(forms))]
 		arg := ""
 		switch {
-		case strings.HasPrefix(form, "date_trunc"):
+		case strings.HasPrefix(form, "date_trunc"), strings.HasPrefix(form, "CAST(date_trunc"):
 			arg = exprtype.TruncUnits[rng.IntN(len(exprtype.TruncUnits))]
 		case strings.HasPrefix(form, "extract"):
 			arg = fields[rng.IntN(len(fields))]

@@ -417,6 +417,17 @@ func castValue(to ir.CastType, v ir.Value) (ir.Value, bool) {
 		return ir.Int(int64(v.Float)), true
 	case v.Kind == ir.KindString && to == ir.CastText:
 		return v, true
+	case v.IsTime() && to == ir.CastDate:
+		// A time's date (a timestamptz's in UTC, the sessions' zone), as
+		// the checker's timeCast computes it: exact, so a cast of a
+		// truncation keeps the truncation's keys (CAST(date_trunc('month',
+		// t) AS date): the months, not every day of the range).
+		if v.Kind == ir.KindDate {
+			return v, true
+		}
+		return ir.Date(floorDivInt(v.Int, ir.MicrosPerDay)), true
+	case v.Kind == ir.KindDate && to == ir.CastTimestamp:
+		return ir.Timestamp(v.Int * ir.MicrosPerDay), true
 	}
 	return ir.Value{}, false
 }

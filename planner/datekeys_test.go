@@ -97,6 +97,13 @@ func TestDateGroupKeys(t *testing.T) {
 			[]ir.Value{day("2010-01-01"), day("2010-04-01"), day("2010-07-01"), day("2010-10-01")}},
 		{my, "SELECT makedate(year(at), 1), COUNT(*) FROM visits GROUP BY 1", []ir.Value{day("2010-01-01")}},
 		{my, "SELECT str_to_date(date_format(at, '%Y-%m-%d'), '%Y-%m-%d'), COUNT(*) FROM visits GROUP BY 1", days2010},
+		// A cast of a truncation keeps the truncation's keys (not every
+		// day of the range).
+		{pg, "SELECT CAST(date_trunc('month', at) AS date), COUNT(*) FROM visits GROUP BY 1",
+			months(func(m int) ir.Value { return ir.TimeValue(ir.KindDate, time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC)) })},
+		{pg, "SELECT date_trunc('quarter', at)::date, COUNT(*) FROM visits GROUP BY 1",
+			[]ir.Value{day("2010-01-01"), day("2010-04-01"), day("2010-07-01"), day("2010-10-01")}},
+		{pg, "SELECT CAST(date_trunc('month', dd) AS timestamp), COUNT(*) FROM visits GROUP BY 1", monthStarts},
 		// A date column's own days (the clamp holds them), and a CASE of
 		// dates (the key set once merged all dates into one).
 		{pg, "SELECT CAST(dd AS date), COUNT(*) FROM visits GROUP BY 1", days2010},
