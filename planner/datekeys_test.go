@@ -100,7 +100,9 @@ func TestDateGroupKeys(t *testing.T) {
 		// A cast of a truncation keeps the truncation's keys (not every
 		// day of the range).
 		{pg, "SELECT CAST(date_trunc('month', at) AS date), COUNT(*) FROM visits GROUP BY 1",
-			months(func(m int) ir.Value { return ir.TimeValue(ir.KindDate, time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC)) })},
+			months(func(m int) ir.Value {
+				return ir.TimeValue(ir.KindDate, time.Date(2010, time.Month(m), 1, 0, 0, 0, 0, time.UTC))
+			})},
 		{pg, "SELECT date_trunc('quarter', at)::date, COUNT(*) FROM visits GROUP BY 1",
 			[]ir.Value{day("2010-01-01"), day("2010-04-01"), day("2010-07-01"), day("2010-10-01")}},
 		{pg, "SELECT CAST(date_trunc('month', dd) AS timestamp), COUNT(*) FROM visits GROUP BY 1", monthStarts},
