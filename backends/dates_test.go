@@ -326,6 +326,9 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 			add(parser.Postgres, "to_char("+col+", '"+cf.Postgres+"')", col, text)
 			add(parser.MySQL, "DATE_FORMAT("+col+", '"+cf.MySQL+"')", col, text)
 		}
+		epoch := func(v ir.Value) ir.Value { return ir.Int(exprtype.EpochSeconds(v)) }
+		add(parser.Postgres, "extract(epoch FROM "+col+")", col, epoch)
+		add(parser.MySQL, "UNIX_TIMESTAMP("+col+")", col, epoch)
 		add(parser.MySQL, "DATE("+col+")", col, func(v ir.Value) ir.Value { return ir.AsTime(ir.Date(v.GoTime().Unix()/86400), ir.KindDate) })
 		for _, iv := range []struct {
 			n    int64

@@ -574,7 +574,11 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 	out := &node{x: ir.Arith{Op: a.Op, L: l.x, R: r.x}, src: a, twice: l.twice || r.twice}
 	switch a.Op {
 	case ir.OpDiv, ir.OpMod, ir.OpRealDiv, ir.OpIntDiv:
-		return out, divide(a, out, l.info, r.info)
+		if err := divide(a, out, l.info, r.info); err != nil {
+			return nil, err
+		}
+		c.quotientDomain(out, r)
+		return out, nil
 	}
 	if l.info.Type == Integer && r.info.Type == Integer {
 		switch a.Op {
@@ -602,6 +606,28 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 		}
 	}
 	return out, checkRange(out)
+}
+
+// quotientDomain keeps for the domain pass the key set of an integer
+// quotient by a positive constant whose dividend's values are too many
+// to list (MySQL's UNIX_TIMESTAMP(t) DIV 86400): every integer of its
+// range, which the range analysis guarantees to hold every value (and
+// which are all met when the dividend takes every integer of its range).
+func (c *checker) quotientDomain(out *node, divisor *node) {
+	l, isLit := divisor.x.(ir.Literal)
+	ar, isArith := out.x.(ir.Arith)
+	if c.seen == nil || !isLit || !isArith || ar.Op != ir.OpDiv || l.Value.Kind != ir.KindInt || l.Value.Int <= 0 || out.info.Type != Integer || !out.info.Bounded {
+		return
+	}
+	lo, hi := out.info.Int.Lo, out.info.Int.Hi
+	if !lo.IsInt64() || !hi.IsInt64() || new(big.Int).Sub(hi, lo).Cmp(big.NewInt(MaxDomain)) >= 0 {
+		return
+	}
+	dom := make([]ir.Value, 0, hi.Int64()-lo.Int64()+1)
+	for v := lo.Int64(); v <= hi.Int64(); v++ {
+		dom = append(dom, ir.Int(v))
+	}
+	c.rangeDoms[ir.FormatExpr(out.x)] = dom
 }
 
 // divide types and ranges a quotient or remainder (out.x is the lowered

@@ -67,11 +67,24 @@ func TruncTime(unit string, v ir.Value) (ir.Value, bool) {
 	return ir.TimeValue(v.Kind, t), true
 }
 
+// EpochSeconds is v's whole seconds since 1970-01-01 00:00:00 UTC (the
+// floor: a fraction of a second is dropped, before 1970 too), for a date
+// (its midnight) or a time value.
+func EpochSeconds(v ir.Value) int64 {
+	if v.Kind == ir.KindDate {
+		return v.Int * 86400
+	}
+	return floorDivInt(v.Int, ir.MicrosPerSecond)
+}
+
 // ExtractTime is extract(field, v) for a date or time value (in UTC for
-// a timestamptz).
+// a timestamptz); the field epoch is EpochSeconds.
 func ExtractTime(field string, v ir.Value) (int64, bool) {
 	if !v.IsTime() {
 		return 0, false
+	}
+	if field == "epoch" {
+		return EpochSeconds(v), true
 	}
 	t := v.GoTime()
 	switch field {
@@ -193,12 +206,16 @@ func extractRule(c string, args []Info) (Info, error) {
 	if !t.Type.IsTime() || args[0].Type != Text {
 		return Info{}, noFunction(c, args)
 	}
+	if field == "epoch" {
+		return epochRule(c, t)
+	}
 	r, ok := ExtractFields[field]
 	if !ok {
 		names := make([]string, 0, len(ExtractFields))
 		for n := range ExtractFields {
 			names = append(names, n)
 		}
+		names = append(names, "epoch")
 		slices.Sort(names)
 		return Info{}, sqlerr.New(sqlerr.InvalidParameterValue, "field %q of extract is not supported: %s", field, c).
 			WithHint("use one of %s", strings.Join(names, ", "))
@@ -216,6 +233,58 @@ func extractRule(c string, args []Info) (Info, error) {
 		r = [2]int64{lo, hi}
 	}
 	return intInfo(IntRange{big.NewInt(r[0]), big.NewInt(r[1])}), nil
+}
+
+// epochRule: extract(epoch FROM t) is a double of whole seconds since
+// 1970-01-01 00:00:00 UTC (EpochSeconds: PostgreSQL's fraction of a
+// second is dropped, which leaves Grafana's floor(extract(epoch from
+// t)/86400)*86400 buckets as they are), in [epoch(lo), epoch(hi)]
+// (monotone). A real, so that / divides as PostgreSQL's numeric does.
+// The renderers compute it from the date's day number and the time of
+// day, within the dates every backend computes with.
+func epochRule(c string, t Info) (Info, error) {
+	if !t.Bounded {
+		return Info{}, internalErr("unbounded argument of extract(epoch)")
+	}
+	if _, err := computedRange(c, t); err != nil {
+		return Info{}, err
+	}
+	k := t.Type.Kind()
+	lo := EpochSeconds(ir.Value{Kind: k, Int: t.Int.Lo.Int64()})
+	hi := EpochSeconds(ir.Value{Kind: k, Int: t.Int.Hi.Int64()})
+	return realInfo(RealRange{Lo: float64(lo), Hi: float64(hi), Grain: 0}), nil
+}
+
+// UnixTimestampMin and UnixTimestampMax are the instants MySQL's
+// UNIX_TIMESTAMP counts (it returns 0 before, and 0 or NULL after: the
+// proxy refuses a range reaching beyond rather than differ).
+const (
+	UnixTimestampMin = 0
+	UnixTimestampMax = 1<<31 - 1 // 2038-01-19 03:14:07
+)
+
+// unixTimestampRule: MySQL's UNIX_TIMESTAMP(t) is the BIGINT of whole
+// seconds since 1970-01-01 00:00:00 UTC (EpochSeconds; backend sessions
+// are in UTC, so a DATETIME reads as UTC), refused when t's range
+// reaches outside UnixTimestampMin..UnixTimestampMax, where MySQL's own
+// would return 0 or NULL.
+func unixTimestampRule(c string, args []Info) (Info, error) {
+	t := args[0]
+	if !t.Type.IsTime() {
+		return Info{}, noFunction(c, args)
+	}
+	if !t.Bounded {
+		return Info{}, internalErr("unbounded argument of unix_timestamp")
+	}
+	k := t.Type.Kind()
+	lo := EpochSeconds(ir.Value{Kind: k, Int: t.Int.Lo.Int64()})
+	hi := EpochSeconds(ir.Value{Kind: k, Int: t.Int.Hi.Int64()})
+	if lo < UnixTimestampMin || hi > UnixTimestampMax {
+		return Info{}, sqlerr.New(sqlerr.DatetimeFieldOverflow,
+			"%s can reach outside 1970-01-01 00:00:00..2038-01-19 03:14:07 UTC (%s), where MySQL's UNIX_TIMESTAMP returns 0 or NULL", c, t).
+			WithHint("narrow the declared bounds of the column")
+	}
+	return intInfo(IntRange{big.NewInt(lo), big.NewInt(hi)}), nil
 }
 
 // IntervalUnits are the units of a constant interval t ± n unit
@@ -370,6 +439,53 @@ var CharFormats = []CharFormat{
 	{"YYYY-MM-DD HH24:MI", "%Y-%m-%d %H:%i", "%Y-%m-%d %H:%M", false, "minute"},
 }
 
+// Format writes v (a date or time; a timestamptz in UTC, the backend
+// sessions' zone) as every backend writes it in this format.
+func (f CharFormat) Format(v ir.Value) string {
+	layout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01", "YYYY-MM-DD": "2006-01-02",
+		"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}[f.Postgres]
+	text := v.GoTime().Format(layout)
+	if f.Postgres == "YYYY-MM-01" {
+		text += "-01" // "01" in a Go layout is the month
+	}
+	return text
+}
+
+// postToChar is to_char (and MySQL's DATE_FORMAT) in post-processing:
+// over a date or time grouping key (Looker's TO_CHAR(DATE_TRUNC('month',
+// t), 'YYYY-MM') grouped by DATE_TRUNC('month', t)), with a literal
+// format of CharFormats, computed by CharFormat.Format exactly as the
+// backends write it.
+var postToChar = &Post{
+	Type: func(call string, ts []Type, args []ir.Expr, _ PostDialect) (Type, error) {
+		if (!ts[0].IsTime() && ts[0] != Null) || ts[1] != Text {
+			return 0, postArgErr(call, ts)
+		}
+		l, ok := args[1].(ir.Literal)
+		if !ok || l.Value.Kind != ir.KindString {
+			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "the format of %s must be a literal: %s", fnName(call), call)
+		}
+		cf, ok := LookupCharFormat(l.Value.Str, false)
+		if !ok {
+			names := make([]string, len(CharFormats))
+			for i, x := range CharFormats {
+				names[i] = "'" + x.Postgres + "' ('" + x.MySQL + "')"
+			}
+			return 0, sqlerr.New(sqlerr.InvalidParameterValue, "format %q of %s is not supported: %s", l.Value.Str, fnName(call), call).
+				WithHint("use one of %s, which every backend writes alike", strings.Join(names, ", "))
+		}
+		if ts[0] == Date && !cf.Date {
+			return 0, sqlerr.New(sqlerr.InvalidParameterValue, "a date has no time of day to format: %s", call).
+				WithHint("format a timestamp, or use a date format")
+		}
+		return Text, nil
+	},
+	Eval: func(a []ir.Value, _ PostDialect) ir.Value {
+		cf, _ := LookupCharFormat(a[1].Str, false) // checked by Type
+		return ir.String(cf.Format(a[0]))
+	},
+}
+
 // LookupCharFormat finds a format by its PostgreSQL (to_char) or MySQL
 // (date_format) spelling.
 func LookupCharFormat(s string, mysql bool) (CharFormat, bool) {
@@ -441,14 +557,8 @@ func DateFuncValues(fn, arg string, k ir.Kind, lo, hi int64, limit int) (vals []
 		if !ok {
 			return nil, false
 		}
-		layout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01", "YYYY-MM-DD": "2006-01-02",
-			"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}[cf.Postgres]
 		for _, s := range starts {
-			text := s.GoTime().Format(layout)
-			if cf.Postgres == "YYYY-MM-01" {
-				text += "-01"
-			}
-			vals = append(vals, ir.String(text))
+			vals = append(vals, ir.String(cf.Format(s)))
 		}
 		return vals, true // text order is time order: all digits, fixed width
 	case "extract":

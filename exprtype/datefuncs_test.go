@@ -2,12 +2,16 @@ package exprtype_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 func mustTime(t *testing.T, k ir.Kind, s string) ir.Value {
@@ -255,5 +259,147 @@ func TestDateFuncValuesOracle(t *testing.T) {
 	}
 	if _, ok := exprtype.DateFuncValues("date_trunc", "day", ir.KindDate, 0, 400, 365); ok {
 		t.Error("401 days fit a limit of 365")
+	}
+}
+
+// TestEpochByHand: extract(epoch) and unix_timestamp are whole seconds
+// since 1970-01-01 UTC, floored (before 1970 too), typed and ranged from
+// the clamped argument; unix_timestamp is refused where MySQL's returns 0.
+func TestEpochByHand(t *testing.T) {
+	for _, c := range []struct {
+		k    ir.Kind
+		s    string
+		want int64
+	}{
+		{ir.KindTimestamp, "1970-01-01 00:00:00", 0},
+		{ir.KindTimestamp, "1970-01-02 00:00:01.999999", 86401},
+		{ir.KindTimestamp, "1969-12-31 23:59:59.5", -1},
+		{ir.KindTimestamp, "2010-01-01 00:00:00", 1262304000},
+		{ir.KindDate, "2010-01-02", 1262390400},
+		{ir.KindTimestampTZ, "2010-01-01 01:00:00+01", 1262304000},
+	} {
+		v, err := ir.ParseTime(c.k, c.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := exprtype.EpochSeconds(v); got != c.want {
+			t.Errorf("epoch of %s %s = %d, want %d", c.k, c.s, got, c.want)
+		}
+	}
+	cols := func(lo, hi string) exprtype.Columns {
+		return func(c ir.ColumnRef) (exprtype.Column, error) {
+			l, _ := ir.ParseTime(ir.KindTimestamp, lo)
+			h, _ := ir.ParseTime(ir.KindTimestamp, hi)
+			return exprtype.Column{Ref: ir.ColumnRef{Name: "c"}, Type: exprtype.Timestamp, HasBounds: true, Lo: l, Hi: h}, nil
+		}
+	}
+	key := func(d parser.Dialect, sql string, c exprtype.Columns) (exprtype.Info, error) {
+		stmts, err := parser.Parse(d, "SELECT COUNT(*) FROM t GROUP BY "+sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		_, info, err := exprtype.GroupKey(stmts[0].Query.GroupBy[0], c)
+		return info, err
+	}
+	in2010 := cols("2010-01-01 00:00:00", "2010-01-10 12:00:00")
+	info, err := key(parser.Postgres, "extract(epoch FROM c)", in2010)
+	if err != nil || info.Type != exprtype.Real || info.Real.Lo != 1262304000 || info.Real.Hi != 1262304000+9*86400+12*3600 {
+		t.Errorf("extract(epoch): %v %v", info, err)
+	}
+	// Grafana's day buckets: the 10 days of the range.
+	info, err = key(parser.Postgres, "floor(extract(epoch from c)/86400)*86400", in2010)
+	if err != nil || len(info.Domain) != 10 || info.Domain[0] != ir.Float(1262304000) || info.Domain[9] != ir.Float(1262304000+9*86400) {
+		t.Errorf("floor(extract(epoch)/86400)*86400: %v %v", info.Domain, err)
+	}
+	info, err = key(parser.MySQL, "UNIX_TIMESTAMP(c) DIV 86400 * 86400", in2010)
+	if err != nil || info.Type != exprtype.Integer || len(info.Domain) != 10 || info.Domain[0] != ir.Int(1262304000) || info.Domain[9] != ir.Int(1262304000+9*86400) {
+		t.Errorf("UNIX_TIMESTAMP(c) DIV 86400 * 86400: %v %v", info.Domain, err)
+	}
+	for _, r := range [][2]string{{"1969-12-31 23:59:59", "1970-01-02 00:00:00"}, {"2038-01-01 00:00:00", "2038-01-19 03:14:08"}} {
+		if _, err := key(parser.MySQL, "UNIX_TIMESTAMP(c)", cols(r[0], r[1])); !sqlerr.HasCode(err, sqlerr.DatetimeFieldOverflow) {
+			t.Errorf("UNIX_TIMESTAMP over [%s, %s]: %v, want a refusal", r[0], r[1], err)
+		}
+	}
+	if _, err := key(parser.MySQL, "UNIX_TIMESTAMP(c)", cols("1970-01-01 00:00:00", "2038-01-19 03:14:07")); err != nil {
+		t.Errorf("UNIX_TIMESTAMP over its whole range: %v", err)
+	}
+	if stmts, err := parser.Parse(parser.Postgres, "SELECT COUNT(*) FROM t GROUP BY unix_timestamp(c)"); err != nil || stmts[0].Query != nil || !strings.Contains(stmts[0].NotAggregate, "extract(epoch") {
+		t.Errorf("PostgreSQL unix_timestamp: %v, want a refusal naming extract(epoch)", err)
+	}
+}
+
+// TestEpochOracle: over random small timestamp and date ranges within
+// 1970..2038, extract(epoch) and unix_timestamp of the clamped column
+// take, at every step through the range and beyond its bounds, values
+// within the inferred range, whose ends are met (both are monotone).
+func TestEpochOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for i := range 400 {
+		k := []ir.Kind{ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ}[i%3]
+		var lo, hi, step int64
+		if k == ir.KindDate {
+			lo = rng.Int64N(24000)
+			hi, step = lo+rng.Int64N(300), 1
+		} else {
+			lo = rng.Int64N(24000)*ir.MicrosPerDay + rng.Int64N(ir.MicrosPerDay)
+			hi, step = lo+rng.Int64N(2*ir.MicrosPerDay), 7*ir.MicrosPerSecond+12345
+		}
+		cols := func(c ir.ColumnRef) (exprtype.Column, error) {
+			return exprtype.Column{Ref: ir.ColumnRef{Name: "c"}, Type: exprtype.TimeType(k), HasBounds: true, Lo: ir.Value{Kind: k, Int: lo}, Hi: ir.Value{Kind: k, Int: hi}}, nil
+		}
+		d, src := parser.Postgres, "extract(epoch FROM c)"
+		if i%2 == 1 {
+			d, src = parser.MySQL, "UNIX_TIMESTAMP(c)"
+		}
+		stmts, err := parser.Parse(d, "SELECT COUNT(*) FROM t GROUP BY "+src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, info, err := exprtype.GroupKey(stmts[0].Query.GroupBy[0], cols)
+		if err != nil {
+			t.Fatalf("%s over %s [%d, %d]: %v", src, k, lo, hi, err)
+		}
+		rlo, rhi := info.Real.Lo, info.Real.Hi
+		if info.Type == exprtype.Integer {
+			rlo, rhi = float64(info.Int.Lo.Int64()), float64(info.Int.Hi.Int64())
+		}
+		seenLo, seenHi := math.Inf(1), math.Inf(-1)
+		for x := lo - 3*step; x <= hi+3*step; x += step {
+			v := ir.Value{Kind: k, Int: min(max(x, lo), hi)}
+			e := float64(exprtype.EpochSeconds(v))
+			if e < rlo || e > rhi {
+				t.Fatalf("%s over %s [%d, %d]: %v gives %g, outside [%g, %g]", src, k, lo, hi, v, e, rlo, rhi)
+			}
+			seenLo, seenHi = min(seenLo, e), max(seenHi, e)
+		}
+		if seenLo != rlo || seenHi != rhi {
+			t.Fatalf("%s over %s [%d, %d]: values span [%g, %g], range [%g, %g]", src, k, lo, hi, seenLo, seenHi, rlo, rhi)
+		}
+	}
+}
+
+// TestRangeDomainOfNullableColumn: a key set derived from a range (a
+// date function, floor, an integer quotient) holds NULL when the column
+// is a LEFT-joined table's, which reads NULL for rows without a match.
+func TestRangeDomainOfNullableColumn(t *testing.T) {
+	for _, nullable := range []bool{false, true} {
+		cols := func(c ir.ColumnRef) (exprtype.Column, error) {
+			lo, _ := ir.ParseTime(ir.KindTimestamp, "2010-01-01 00:00:00")
+			hi, _ := ir.ParseTime(ir.KindTimestamp, "2010-03-31 23:59:59")
+			return exprtype.Column{Ref: ir.ColumnRef{Name: "c"}, Type: exprtype.Timestamp, HasBounds: true, Lo: lo, Hi: hi, Nullable: nullable}, nil
+		}
+		for _, sql := range []string{"date_trunc('month', c)", "CAST(c AS date)", "floor(extract(epoch FROM c) / 86400)"} {
+			stmts, err := parser.Parse(parser.Postgres, "SELECT COUNT(*) FROM t GROUP BY "+sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, info, err := exprtype.GroupKey(stmts[0].Query.GroupBy[0], cols)
+			if err != nil || info.Domain == nil {
+				t.Fatalf("%s: %v %v", sql, info.Domain, err)
+			}
+			if hasNull := slices.ContainsFunc(info.Domain, ir.Value.IsNull); hasNull != nullable {
+				t.Errorf("%s (nullable %v): NULL in the key set %v", sql, nullable, hasNull)
+			}
+		}
 	}
 }

@@ -106,7 +106,10 @@ func (d *domainer) domain(e ir.Expr) []ir.Value {
 			return ir.Value{}, false
 		})
 	case ir.Arith:
-		return d.mapN([]ir.Expr{n.L, n.R}, func(v []ir.Value) (ir.Value, bool) { return arithValue(n.Op, v[0], v[1]) })
+		if dom := d.mapN([]ir.Expr{n.L, n.R}, func(v []ir.Value) (ir.Value, bool) { return arithValue(n.Op, v[0], v[1]) }); dom != nil {
+			return dom
+		}
+		return d.rangeDom(n)
 	case ir.Func:
 		return d.fn(n)
 	case ir.Case:
@@ -132,17 +135,36 @@ func (d *domainer) domain(e ir.Expr) []ir.Value {
 		if dom := d.mapN([]ir.Expr{n.X}, func(v []ir.Value) (ir.Value, bool) { return castValue(n.To, v[0]) }); dom != nil {
 			return dom
 		}
-		if dom, ok := d.rangeDoms[ir.FormatExpr(n)]; ok {
-			return slices.Clone(dom)
-		}
-		return nil
+		return d.rangeDom(n)
 	}
 	return nil
 }
 
-// clamp is the domain of a column computed with: every integer of the
-// bounds when they are few (the clamp guarantees them), else the
-// declared domain clamped.
+// rangeDom is the domain the checker derived for e from its arguments'
+// ranges (nil: none), with NULL when e reads a column of a LEFT-joined
+// table (a strict call of NULL is NULL; the ranges hold the values only).
+func (d *domainer) rangeDom(e ir.Expr) []ir.Value {
+	dom, ok := d.rangeDoms[ir.FormatExpr(e)]
+	if !ok {
+		return nil
+	}
+	out := slices.Clone(dom)
+	nullable := false
+	ir.Walk(e, func(c ir.Expr) bool {
+		if ref, isCol := c.(ir.ColumnRef); isCol && d.cols[ref].Nullable {
+			nullable = true
+		}
+		return !nullable
+	})
+	if nullable {
+		out = append(out, ir.Null())
+	}
+	return out
+}
+
+// clamp is the domain of a column computed with: every integer (every
+// day, for a date) of the bounds when they are few (the clamp guarantees
+// them), else the declared domain clamped.
 func (d *domainer) clamp(n ir.Clamp) []ir.Value {
 	ref, ok := n.X.(ir.ColumnRef)
 	if !ok {
@@ -151,10 +173,10 @@ func (d *domainer) clamp(n ir.Clamp) []ir.Value {
 	col := d.cols[ref]
 	var out []ir.Value
 	switch {
-	case n.Lo.Kind == ir.KindInt && n.Hi.Kind == ir.KindInt && new(big.Int).Sub(big.NewInt(n.Hi.Int), big.NewInt(n.Lo.Int)).Cmp(big.NewInt(MaxDomain)) < 0:
+	case (n.Lo.Kind == ir.KindInt || n.Lo.Kind == ir.KindDate) && n.Hi.Kind == n.Lo.Kind && new(big.Int).Sub(big.NewInt(n.Hi.Int), big.NewInt(n.Lo.Int)).Cmp(big.NewInt(MaxDomain)) < 0:
 		out = make([]ir.Value, 0, n.Hi.Int-n.Lo.Int+2)
 		for v := n.Lo.Int; ; v++ {
-			out = append(out, ir.Int(v))
+			out = append(out, ir.Value{Kind: n.Lo.Kind, Int: v})
 			if v == n.Hi.Int {
 				break
 			}
@@ -184,6 +206,9 @@ func clampValue(v, lo, hi ir.Value) (ir.Value, bool) {
 		return v, true
 	case lo.Kind == ir.KindInt && v.Kind == ir.KindInt:
 		return ir.Int(min(max(v.Int, lo.Int), hi.Int)), true
+	case lo.IsTime() && v.Kind == lo.Kind && hi.Kind == lo.Kind:
+		// Dates and times compare in time order on every backend.
+		return ir.Value{Kind: v.Kind, Int: min(max(v.Int, lo.Int), hi.Int)}, true
 	case lo.Kind == ir.KindFloat && (v.Kind == ir.KindFloat || v.Kind == ir.KindInt):
 		f := v.Float
 		if v.Kind == ir.KindInt {
@@ -254,10 +279,7 @@ func (d *domainer) fn(n ir.Func) []ir.Value {
 	if dom := d.imageFn(n); dom != nil {
 		return dom
 	}
-	if dom, ok := d.rangeDoms[ir.FormatExpr(n)]; ok {
-		return slices.Clone(dom)
-	}
-	return nil
+	return d.rangeDom(n)
 }
 
 // imageFn derives a call's domain from its arguments' domains through
@@ -395,6 +417,17 @@ func castValue(to ir.CastType, v ir.Value) (ir.Value, bool) {
 		return ir.Int(int64(v.Float)), true
 	case v.Kind == ir.KindString && to == ir.CastText:
 		return v, true
+	case v.IsTime() && to == ir.CastDate:
+		// A time's date (a timestamptz's in UTC, the sessions' zone), as
+		// the checker's timeCast computes it: exact, so a cast of a
+		// truncation keeps the truncation's keys (CAST(date_trunc('month',
+		// t) AS date): the months, not every day of the range).
+		if v.Kind == ir.KindDate {
+			return v, true
+		}
+		return ir.Date(floorDivInt(v.Int, ir.MicrosPerDay)), true
+	case v.Kind == ir.KindDate && to == ir.CastTimestamp:
+		return ir.Timestamp(v.Int * ir.MicrosPerDay), true
 	}
 	return ir.Value{}, false
 }
@@ -454,7 +487,7 @@ func cmpValue(a, b ir.Value) int {
 		return cmp.Compare(a.Kind, b.Kind)
 	}
 	switch a.Kind {
-	case ir.KindInt:
+	case ir.KindInt, ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ:
 		return cmp.Compare(a.Int, b.Int)
 	case ir.KindFloat:
 		return cmp.Compare(a.Float, b.Float)

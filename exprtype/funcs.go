@@ -45,6 +45,8 @@ const (
 	FormDateAdd
 	// FormToChar is to_char(t, format), the format one of CharFormats.
 	FormToChar
+	// FormUnixTimestamp is unix_timestamp(t): EpochSeconds as a BIGINT.
+	FormUnixTimestamp
 )
 
 // Rendering is how one dialect writes a function.
@@ -420,11 +422,24 @@ var table = func() map[string]*Func {
 			Render:     map[string]Rendering{"": {Form: FormDateTrunc}},
 		},
 		{
+			// The epoch writes its argument four times (the day's seconds
+			// plus the time of day's) yet is not WritesArgTwice: it
+			// returns a number, never nested in itself, so it multiplies
+			// the statement once (and extract(month FROM date_trunc(...))
+			// stays allowed).
 			Name: "extract", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{0},
 			Rule:       extractRule,
 			RangeImage: dateRangeImage("extract", 0, 1),
-			Total:      "the field is a constant of ExtractFields, defined for every date and time (hour and minute only for timestamps); the result is a small integer",
+			Total:      "the field is a constant of ExtractFields, defined for every date and time (hour and minute only for timestamps), the result a small integer; or epoch, whole seconds of a range checked to lie within 1000-01-01..9999-12-31",
 			Render:     map[string]Rendering{"": {Form: FormExtract}},
+		},
+		{
+			// MySQL's UNIX_TIMESTAMP(t) (one argument); written like
+			// extract's epoch (see there).
+			Name: "unix_timestamp", MinArgs: 1, MaxArgs: 1, Strict: true,
+			Rule:   unixTimestampRule,
+			Total:  "the argument is a clamped date or time whose range is checked to lie within 1970-01-01..2038-01-19 03:14:07 UTC, where MySQL's UNIX_TIMESTAMP counts; the result is an integer below 2^31",
+			Render: map[string]Rendering{"": {Form: FormUnixTimestamp}},
 		},
 		{
 			// t + INTERVAL 'n unit' (PostgreSQL), t + INTERVAL n UNIT and
@@ -442,6 +457,7 @@ var table = func() map[string]*Func {
 			Name: "to_char", MinArgs: 2, MaxArgs: 2, Strict: true, ConstArgs: []int{1},
 			Rule:       toCharRule,
 			RangeImage: dateRangeImage("to_char", 1, 0),
+			Post:       postToChar,
 			Total:      "the format is a constant of CharFormats, digits only, defined for every date and time of four-digit years (checked on the argument's range)",
 			Render:     map[string]Rendering{"": {Form: FormToChar}},
 		},

@@ -948,6 +948,18 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	}
 	canon := name
 	switch name {
+	case "date", "date_add", "date_sub":
+		// Superset's time grains, before the general forms (which refuse
+		// an interval of a column's value).
+		unit, t, ok, err := supersetTrunc(f)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return m.lowerTrunc(unit, t, aggs)
+		}
+	}
+	switch name {
 	case "char_length", "character_length":
 		canon = "length"
 	case "length", "octet_length":
@@ -997,6 +1009,19 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		}
 	case "substring", "substr", "mid":
 		canon = "substr"
+	case "str_to_date", "makedate":
+		if name == "str_to_date" && allConstant(f.Args) {
+			// A constant date or time (Superset's time filters,
+			// timelit.go); otherwise Metabase's truncations.
+			args, err := m.exprs(f.Args, aggs)
+			if err != nil {
+				return nil, err
+			}
+			if lit, ok := timeLiteralCall(true, name, args); ok {
+				return lit, nil
+			}
+		}
+		return m.metabaseTrunc(f, aggs)
 	case "left", "right", "replace":
 	case "date":
 		if aggs {
@@ -1120,7 +1145,7 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			return nil, err
 		}
 		return ir.Arith{Op: ir.OpMod, L: args[0], R: args[1]}, nil
-	case "str_to_date", "from_unixtime", "timestamp":
+	case "from_unixtime", "timestamp":
 		// Constant dates and times spelled as calls (timelit.go).
 		args, err := m.exprs(f.Args, aggs)
 		if err != nil {
@@ -1130,7 +1155,7 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			return lit, nil
 		}
 		return nil, notAgg("function %s is supported only as a constant: a quoted date or time with an ISO format ('%%Y-%%m-%%d %%H:%%i:%%s'), or a constant number of seconds", name)
-	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil", "nullif":
+	case "round", "coalesce", "abs", "lower", "upper", "ltrim", "rtrim", "floor", "ceil", "nullif", "unix_timestamp":
 	case "greatest", "least":
 		// The IR's greatest and least skip NULL arguments, as
 		// PostgreSQL's do (exprtype.Func.SkipsNull); MySQL's own return
@@ -1250,4 +1275,14 @@ func constInt(e ir.Expr) (int64, bool) {
 		return -n, ok && n != math.MinInt64
 	}
 	return 0, false
+}
+
+// allConstant reports whether every argument is a literal.
+func allConstant(args []ast.ExprNode) bool {
+	for _, a := range args {
+		if _, ok := a.(*test_driver.ValueExpr); !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -1211,6 +1211,10 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", name, allowedFuncs())
 	}
 	canon := strings.TrimPrefix(name, "pg_catalog.")
+	if canon == "unix_timestamp" {
+		// MySQL's; PostgreSQL would fail the query.
+		return nil, notAgg("function unix_timestamp does not exist in PostgreSQL; write extract(epoch FROM t)")
+	}
 	if canon == "mod" {
 		if len(f.Args) != 2 {
 			return nil, notAgg("function mod takes 2 arguments, not %d", len(f.Args))

@@ -27,6 +27,7 @@ datasets:
         columns:
           at: {type: timestamp, bounds: ['2010-01-01 00:00:00', '2010-12-31 23:59:59']}
           day: {type: date, domain: {values: ['2010-01-01', '2010-01-02', '2010-01-03']}}
+          dd: {type: date, bounds: ['2010-01-01', '2010-12-31']}
           open: {type: timestamptz}
           amount: {type: integer, bounds: [0, 100]}
 `

@@ -300,6 +300,9 @@ func (r *renderer) fn(n ir.Func) {
 	case exprtype.FormToChar:
 		r.toChar(n)
 		return
+	case exprtype.FormUnixTimestamp:
+		r.epoch(n.Args[0])
+		return
 	case exprtype.FormLeft, exprtype.FormRight:
 		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
 		// (left) and n ≥ 1 (right).
@@ -625,10 +628,53 @@ func (r *renderer) dateTrunc(n ir.Func) {
 	}
 }
 
-// extract writes extract(field, x) as a BIGINT.
+// epoch writes exprtype.EpochSeconds(x), the whole seconds since
+// 1970-01-01 UTC, as an integer: the day's seconds plus the time of
+// day's on MySQL and SQLite (MySQL's UNIX_TIMESTAMP returns 0 outside
+// 1970..2038 and keeps the fraction; SQLite's strftime('%s') truncates
+// a fraction toward zero before 1970), PostgreSQL's epoch floored.
+// Backend sessions are in UTC, so a MySQL DATETIME and a TIMESTAMP read
+// alike.
+func (r *renderer) epoch(x ir.Expr) {
+	switch r.d.Name {
+	case "postgres":
+		r.w("CAST(floor(EXTRACT(EPOCH FROM ")
+		r.expr(x)
+		r.w(")) AS BIGINT)")
+	case "mysql":
+		r.w("((TO_DAYS(")
+		r.expr(x)
+		r.w(") - 719528) * 86400 + HOUR(")
+		r.expr(x)
+		r.w(") * 3600 + MINUTE(")
+		r.expr(x)
+		r.w(") * 60 + SECOND(")
+		r.expr(x)
+		r.w("))")
+	default: // sqlite
+		r.w("(CAST(strftime('%s', date(")
+		r.expr(x)
+		r.w(")) AS INTEGER) + CAST(strftime('%H', ")
+		r.expr(x)
+		r.w(") AS INTEGER) * 3600 + CAST(strftime('%M', ")
+		r.expr(x)
+		r.w(") AS INTEGER) * 60 + CAST(strftime('%S', ")
+		r.expr(x)
+		r.w(") AS INTEGER))")
+	}
+}
+
+// extract writes extract(field, x) as a BIGINT (the epoch as a double:
+// exprtype types it real).
 func (r *renderer) extract(n ir.Func) {
-	field, ok := r.unitArg(n, func(f string) bool { _, ok := exprtype.ExtractFields[f]; return ok })
+	field, ok := r.unitArg(n, func(f string) bool { _, ok := exprtype.ExtractFields[f]; return ok || f == "epoch" })
 	if !ok {
+		return
+	}
+	if field == "epoch" {
+		r.w("CAST(")
+		r.epoch(n.Args[1])
+		r.w(" AS " + r.d.FloatType + ")")
 		return
 	}
 	x := func() { r.expr(n.Args[1]) }

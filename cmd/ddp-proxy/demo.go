@@ -71,7 +71,8 @@ Go:         analyst:demo@tcp(%s:%s)/demo
 SQLAlchemy: mysql+pymysql://analyst:demo@%s:%s/demo
 `, mh, mp, mh, mp, mh, mp, mh, mp, mh, mp)
 	}
-	fmt.Fprintf(stdout, "\nThen try:\n")
+	fmt.Fprintf(stdout, "\nThen set the ε the examples are made for (each then spends %g of its dataset's budget of 10; the session's smaller default leaves more queries, with more noise):\n\n  SET ddp.epsilon = %g;    -- MySQL: SET @ddp_epsilon = %g;\n\nand try:\n",
+		demo.ExampleEpsilon, demo.ExampleEpsilon, demo.ExampleEpsilon)
 	for _, ex := range demo.Examples() {
 		fmt.Fprintf(stdout, "\n  -- %s\n  %s\n", ex.Title, ex.SQL)
 	}
