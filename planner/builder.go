@@ -346,13 +346,30 @@ func (b *builder) groups(q *ir.Query) error {
 		seen[id] = true
 		b.groupCols = append(b.groupCols, key)
 		b.plan.Groups = append(b.plan.Groups, gp)
+		var bk ir.Expr = key.r.col
 		if key.expr != nil {
-			b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, key.expr)
-		} else {
-			b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, key.r.col)
+			bk = key.expr
 		}
+		b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, b.exactTextKey(bk, gp.Type))
 	}
 	return nil
+}
+
+// exactTextKey groups a text key on MySQL by its exact spelling. A MySQL
+// column keeps its own collation, usually a case- and pad-insensitive
+// one (utf8mb4_general_ci): grouped by it, 'F', 'f' and 'F ' form one
+// group, which carries the spelling of whichever row the server met
+// first — one person's spelling would move the whole group's count to
+// another released key (or, with threshold selection, release a
+// spelling only that person has). CAST(x AS CHAR) has the connection's
+// collation, which the backend sets to a binary no-pad one
+// (backends/mysql), so every distinct text is its own group, as on
+// PostgreSQL and SQLite. Other backends compare text exactly already.
+func (b *builder) exactTextKey(k ir.Expr, typ string) ir.Expr {
+	if typ != policies.TypeText || backendDialect(b.p.pol) != "mysql" {
+		return k
+	}
+	return ir.Cast{X: k, To: ir.CastText}
 }
 
 // groupKeyOf binds one GROUP BY entry. A bare name is a column of the
