@@ -355,18 +355,20 @@ func (b *builder) groups(q *ir.Query) error {
 	return nil
 }
 
-// exactTextKey groups a text key on MySQL by its exact spelling. A MySQL
-// column keeps its own collation, usually a case- and pad-insensitive
-// one (utf8mb4_general_ci): grouped by it, 'F', 'f' and 'F ' form one
-// group, which carries the spelling of whichever row the server met
-// first — one person's spelling would move the whole group's count to
-// another released key (or, with threshold selection, release a
-// spelling only that person has). CAST(x AS CHAR) has the connection's
-// collation, which the backend sets to a binary no-pad one
-// (backends/mysql), so every distinct text is its own group, as on
-// PostgreSQL and SQLite. Other backends compare text exactly already.
+// exactTextKey groups a text key by its exact spelling. A column keeps
+// its own collation or type, which may compare case- or pad-
+// insensitively: MySQL's usual utf8mb4_general_ci, PostgreSQL's citext
+// and nondeterministic collations, SQLite's COLLATE NOCASE. Grouped so,
+// 'F', 'f' and 'F ' form one group, which carries the spelling of
+// whichever row the backend met first: one person's spelling would move
+// the whole group's count to another released key (or, with threshold
+// selection, release a spelling only that person has). The key is
+// grouped as CAST(x AS text) in a binary collation instead (the
+// renderer adds it: sqlrender.Dialect.ExactTextCollate; on MySQL the
+// cast has the session's binary no-pad collation), so every distinct
+// text is its own group on every backend.
 func (b *builder) exactTextKey(k ir.Expr, typ string) ir.Expr {
-	if typ != policies.TypeText || backendDialect(b.p.pol) != "mysql" {
+	if typ != policies.TypeText {
 		return k
 	}
 	return ir.Cast{X: k, To: ir.CastText}

@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
+	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
+	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 )
 
@@ -32,27 +35,18 @@ datasets:
           sex: {type: text, domain: {values: ['F', 'f', 'F ', 'M']}}
 `
 
-// TestGroupByUnderCaseInsensitiveCollation: on MySQL a text column with
-// the usual case- and pad-insensitive collation (utf8mb4_general_ci)
-// groups 'F', 'f' and 'F ' together and returns the spelling of
-// whichever row it met first. Grouped so, one person's spelling (the
-// first row: 'f' instead of 'F') moved the whole group's count from key
-// 'F' to key 'f' — a change of hundreds in one released count from one
-// person, far beyond the sensitivity the noise is calibrated to. Each
-// declared spelling must count its own rows only.
+// TestGroupByUnderCaseInsensitiveCollation: a text column whose
+// collation (or type) compares case- or pad-insensitively — MySQL's usual
+// utf8mb4_general_ci, a PostgreSQL nondeterministic collation (or
+// citext), SQLite's COLLATE NOCASE — groups 'F', 'f' (and on MySQL 'F ')
+// together and returns the spelling of whichever row the backend met
+// first. Grouped so, one person's spelling (the first row: 'f' instead
+// of 'F') moved the whole group's count from key 'F' to key 'f' — a
+// change of hundreds in one released count from one person, far beyond
+// the sensitivity the noise is calibrated to. Each declared spelling
+// must count its own rows only, on every backend.
 func TestGroupByUnderCaseInsensitiveCollation(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_MYSQL_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_MYSQL_DSN is not set")
-	}
 	ctx := context.Background()
-	schema := fmt.Sprintf("ddp_coll_%d", os.Getpid())
-	raw, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drop := "DROP DATABASE IF EXISTS " + schema
-	t.Cleanup(func() { raw.Exec(drop); raw.Close() })
 	var rows []string
 	for i := range 1000 {
 		s := "F"
@@ -66,41 +60,92 @@ func TestGroupByUnderCaseInsensitiveCollation(t *testing.T) {
 		}
 		rows = append(rows, fmt.Sprintf("(%d, '%s')", i, s))
 	}
-	for _, s := range []string{drop, "CREATE DATABASE " + schema,
-		"CREATE TABLE " + schema + ".people (id BIGINT, sex VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci)",
-		"INSERT INTO " + schema + ".people VALUES " + strings.Join(rows, ", ")} {
-		if _, err := raw.ExecContext(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
+	insert := "INSERT INTO people VALUES " + strings.Join(rows, ", ")
+	type fixture struct{ driver, dsn string }
+	fixtures := []fixture{{"sqlite", ""}}
+	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
+		fixtures = append(fixtures, fixture{"postgres", dsn})
 	}
-	be, err := mysql.Open(ctx, dsn, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
+	if dsn := os.Getenv("DDP_TEST_MYSQL_DSN"); dsn != "" {
+		fixtures = append(fixtures, fixture{"mysql", dsn})
 	}
-	f := totalityProxyPolicy(t, collationPolicy, "mysql", dsn, schema, "a", be)
-	// True counts (i%10 == 5 wins over M): f 1, 'F ' 100, M 180, F 719.
-	want := map[string]int64{"F": 719, "f": 1, "F ": 100, "M": 180}
-	for _, q := range []string{
-		"SELECT sex, COUNT(*) FROM people GROUP BY sex",
-		"SELECT sex, COUNT(*) FROM people WHERE sex IS NOT NULL GROUP BY sex",
-		"SELECT lower(sex) AS k, COUNT(*) FROM people GROUP BY 1",
-	} {
-		res, err, _ := f.run(t, probe{name: q, dialect: parser.MySQL, sql: q})
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		got := map[string]int64{}
-		for _, r := range res.Rows {
-			got[r[0].Str] = r[1].Int
-		}
-		exp := want
-		if strings.Contains(q, "lower") {
-			exp = map[string]int64{"f": 720, "f ": 100, "m": 180}
-		}
-		for k, n := range exp {
-			if d := got[k] - n; d > 60 || d < -60 {
-				t.Errorf("%s: key %q released %d, true count %d (all: %v)", q, k, got[k], n, got)
+	for _, fx := range fixtures {
+		t.Run(fx.driver, func(t *testing.T) {
+			var be Backend
+			schema, dsn := "", fx.dsn
+			switch fx.driver {
+			case "sqlite":
+				dsn = filepath.Join(t.TempDir(), "c.db")
+				db, err := sql.Open("sqlite3", "file:"+dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range []string{"CREATE TABLE people (id INTEGER, sex TEXT COLLATE NOCASE)", insert} {
+					if _, err := db.Exec(s); err != nil {
+						t.Fatalf("%s: %v", s, err)
+					}
+				}
+				db.Close()
+				if be, err = sqlite.Open(ctx, dsn, backends.Options{}); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				schema = fmt.Sprintf("ddp_coll_%d", os.Getpid())
+				raw, err := sql.Open(fx.driver, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				setup := []string{"DROP SCHEMA IF EXISTS " + schema + " CASCADE", "CREATE SCHEMA " + schema,
+					"CREATE COLLATION " + schema + ".ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)",
+					"CREATE TABLE " + schema + ".people (id BIGINT, sex TEXT COLLATE " + schema + ".ci)"}
+				if fx.driver == "mysql" {
+					setup = []string{"DROP DATABASE IF EXISTS " + schema, "CREATE DATABASE " + schema,
+						"CREATE TABLE " + schema + ".people (id BIGINT, sex VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci)"}
+				}
+				t.Cleanup(func() { raw.Exec(setup[0]); raw.Close() })
+				setup = append(setup, strings.Replace(insert, "INTO people", "INTO "+schema+".people", 1))
+				for _, s := range setup {
+					if _, err := raw.ExecContext(ctx, s); err != nil {
+						t.Fatalf("%s: %v", s, err)
+					}
+				}
+				if fx.driver == "mysql" {
+					be, err = mysql.Open(ctx, dsn, backends.Options{})
+				} else {
+					be, err = postgres.Open(ctx, dsn, backends.Options{})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
-		}
+			f := totalityProxyPolicy(t, collationPolicy, fx.driver, dsn, schema, "a", be)
+			// True counts (i%10 == 5 wins over M): f 1, 'F ' 100, M 180, F 719.
+			want := map[string]int64{"F": 719, "f": 1, "F ": 100, "M": 180}
+			for _, q := range []string{
+				"SELECT sex, COUNT(*) FROM people GROUP BY sex",
+				"SELECT sex, COUNT(*) FROM people WHERE sex IS NOT NULL GROUP BY sex",
+				"SELECT lower(sex) AS k, COUNT(*) FROM people GROUP BY 1",
+			} {
+				for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+					res, err, _ := f.run(t, probe{name: q, dialect: d, sql: q})
+					if err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+					got := map[string]int64{}
+					for _, r := range res.Rows {
+						got[r[0].Str] = r[1].Int
+					}
+					exp := want
+					if strings.Contains(q, "lower") {
+						exp = map[string]int64{"f": 720, "f ": 100, "m": 180}
+					}
+					for k, n := range exp {
+						if d := got[k] - n; d > 60 || d < -60 {
+							t.Errorf("%s: key %q released %d, true count %d (all: %v)", q, k, got[k], n, got)
+						}
+					}
+				}
+			}
+		})
 	}
 }
