@@ -429,10 +429,11 @@ func (b *builder) columnKey(q *ir.Query, r resolved) (groupKey, GroupPlan, error
 		}
 	}
 	if gp.Domain == nil && gp.DomainSQL == "" && bt.tbl.Public {
-		// The distinct values of a public column are public.
+		// The distinct values of a public column are public, spelled as
+		// the private query's key groups them (exactTextKey).
 		gp.DomainFrom = &ir.BackendQuery{
 			From:    ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: "t0"},
-			GroupBy: []ir.Expr{ir.ColumnRef{Qualifier: "t0", Name: r.col.Name}},
+			GroupBy: []ir.Expr{b.exactTextKey(ir.ColumnRef{Qualifier: "t0", Name: r.col.Name}, gp.Type)},
 			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 		}
 	}
