@@ -208,6 +208,7 @@ func (f *totalityFixture) run(t *testing.T, pr probe) (Result, error, float64) {
 	if f.schema != "" {
 		text = strings.Replace(text, " FROM people", " FROM "+f.schema+".people", 1)
 		text = strings.Replace(text, " FROM events", " FROM "+f.schema+".events", 1)
+		text = strings.Replace(text, " FROM nums", " FROM "+f.schema+".nums", 1)
 	}
 	before, _ := f.led.Spent("eve", "hr")
 	s := f.p.Open(f.p.Policy().User("eve"), pr.dialect, nil)
