@@ -562,8 +562,11 @@ func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) i
 
 // normalize converts a backend key to the group column's declared type
 // (drivers differ: SQLite returns booleans as integers, PostgreSQL NUMERIC
-// as text...), so keys match the declared domain.
+// as text...), so keys match the declared domain. A zero is +0: backends
+// group -0 (ceil(-0.4)) with 0 and return the sign of whichever row they
+// met first, so the sign is one row's data.
 func normalize(v ir.Value, typ string) ir.Value {
+	v = positiveZero(v)
 	switch typ {
 	case policies.TypeInteger:
 		if v.Kind == ir.KindFloat && v.Float == float64(int64(v.Float)) {
@@ -588,9 +591,20 @@ func normalize(v ir.Value, typ string) ir.Value {
 	return v
 }
 
+// positiveZero returns a real zero as +0 (see normalize).
+func positiveZero(v ir.Value) ir.Value {
+	if v.Kind == ir.KindFloat && v.Float == 0 {
+		v.Float = 0
+	}
+	return v
+}
+
+// keyString identifies a key; -0 and 0 are one key, as in every backend's
+// GROUP BY (a derived domain may hold either: math.Ceil(-0.4) is -0).
 func keyString(keys []ir.Value) string {
 	var b strings.Builder
 	for _, k := range keys {
+		k = positiveZero(k)
 		b.WriteString(k.Kind.String())
 		b.WriteByte(':')
 		b.WriteString(k.SQL())
