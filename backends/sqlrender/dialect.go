@@ -73,6 +73,14 @@ type Dialect struct {
 	// one row's spelling. Empty on MySQL, whose CAST(x AS CHAR) already
 	// has the session's binary no-pad collation.
 	ExactTextCollate string
+	// SearchCollate follows the text operand of LIKE/ILIKE and the first
+	// argument of a searching function (exprtype.Func.Searches): on a
+	// column of a nondeterministic collation PostgreSQL raises "not
+	// supported" when it evaluates them, which may depend on the rows
+	// reached. PostgreSQL's database default collation is always
+	// deterministic, and keeps ILIKE's case folding. Empty where every
+	// collation supports them.
+	SearchCollate string
 	// MaxParams is the most bind parameters one statement may carry, and
 	// MaxDepth the deepest parenthesis nesting the renderer may produce
 	// with a margin below the backend's own expression-depth limit. The
@@ -119,6 +127,7 @@ func Postgres() *Dialect {
 		FloatType:        "DOUBLE PRECISION",
 		TextType:         "TEXT",
 		ExactTextCollate: ` COLLATE "C"`,
+		SearchCollate:    ` COLLATE "default"`,
 		NullSafeEq:       "IS NOT DISTINCT FROM",
 		ILike:            true,
 		NullsFirst:       " NULLS FIRST",
