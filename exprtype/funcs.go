@@ -100,6 +100,12 @@ type Func struct {
 	// grows the text could pass the backend's largest text value only
 	// for the rows with many matches, and the error would reveal them.
 	NoGrowth bool
+	// Searches (replace): the call searches its first argument for a
+	// substring, which PostgreSQL refuses, when it evaluates the call, on
+	// a text of a nondeterministic collation; the renderer gives that
+	// argument the dialect's deterministic collation
+	// (sqlrender.Dialect.SearchCollate), as it does a LIKE operand.
+	Searches bool
 	// OneVariable (concat, textcat): at most one argument may be other
 	// than a literal. The result is then at most one stored text plus
 	// constants: concatenating stored texts could pass the backend's
@@ -356,7 +362,7 @@ var table = func() map[string]*Func {
 			Image: concatImage, // strict: NULL arguments never reach it
 		},
 		{
-			Name: "replace", MinArgs: 3, MaxArgs: 3, Strict: true, NoGrowth: true,
+			Name: "replace", MinArgs: 3, MaxArgs: 3, Strict: true, NoGrowth: true, Searches: true,
 			Rule: func(c string, args []Info) (Info, error) {
 				for _, a := range args {
 					if a.Type != Text {

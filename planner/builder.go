@@ -349,13 +349,32 @@ func (b *builder) groups(q *ir.Query) error {
 		seen[id] = true
 		b.groupCols = append(b.groupCols, key)
 		b.plan.Groups = append(b.plan.Groups, gp)
+		var bk ir.Expr = key.r.col
 		if key.expr != nil {
-			b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, key.expr)
-		} else {
-			b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, key.r.col)
+			bk = key.expr
 		}
+		b.plan.Backend.GroupBy = append(b.plan.Backend.GroupBy, b.exactTextKey(bk, gp.Type))
 	}
 	return nil
+}
+
+// exactTextKey groups a text key by its exact spelling. A column keeps
+// its own collation or type, which may compare case- or pad-
+// insensitively: MySQL's usual utf8mb4_general_ci, PostgreSQL's citext
+// and nondeterministic collations, SQLite's COLLATE NOCASE. Grouped so,
+// 'F', 'f' and 'F ' form one group, which carries the spelling of
+// whichever row the backend met first: one person's spelling would move
+// the whole group's count to another released key (or, with threshold
+// selection, release a spelling only that person has). The key is
+// grouped as CAST(x AS text) in a binary collation instead (the
+// renderer adds it: sqlrender.Dialect.ExactTextCollate; on MySQL the
+// cast has the session's binary no-pad collation), so every distinct
+// text is its own group on every backend.
+func (b *builder) exactTextKey(k ir.Expr, typ string) ir.Expr {
+	if typ != policies.TypeText {
+		return k
+	}
+	return ir.Cast{X: k, To: ir.CastText}
 }
 
 // groupKeyOf binds one GROUP BY entry. A bare name is a column of the
@@ -413,10 +432,11 @@ func (b *builder) columnKey(q *ir.Query, r resolved) (groupKey, GroupPlan, error
 		}
 	}
 	if gp.Domain == nil && gp.DomainSQL == "" && bt.tbl.Public {
-		// The distinct values of a public column are public.
+		// The distinct values of a public column are public, spelled as
+		// the private query's key groups them (exactTextKey).
 		gp.DomainFrom = &ir.BackendQuery{
 			From:    ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: "t0"},
-			GroupBy: []ir.Expr{ir.ColumnRef{Qualifier: "t0", Name: r.col.Name}},
+			GroupBy: []ir.Expr{b.exactTextKey(ir.ColumnRef{Qualifier: "t0", Name: r.col.Name}, gp.Type)},
 			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 		}
 	}

@@ -161,10 +161,21 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 			r.Keys[i] = normalize(r.Keys[i], pl.Groups[i].Type)
 		}
 		k := keyString(r.Keys)
-		if _, dup := truth[k]; !dup {
+		prev, dup := truth[k]
+		if !dup {
 			order = append(order, k)
+			truth[k] = r
+			return nil
 		}
-		truth[k] = r
+		// Two backend groups that read as one key (SQLite's text
+		// spellings of one instant, '2010-06-01 00:00:00' and
+		// '2010-06-01T00:00:00'): the key's rows are both groups' rows.
+		// Keeping either one alone would let one row's spelling decide
+		// the whole count. A unit's rows stay bounded (the bound applies
+		// before grouping), so the sum has the histogram's sensitivity.
+		for i := range prev.Aggs {
+			prev.Aggs[i] = exprtype.SaturatingAdd(prev.Aggs[i], r.Aggs[i])
+		}
 		return nil
 	})
 	if err != nil {
@@ -239,6 +250,7 @@ func (e *Engine) keyDomain(ctx context.Context, pl *planner.Plan) ([][]ir.Value,
 		if err != nil {
 			return nil, err
 		}
+		doms[i] = uniqueKeys(doms[i])
 		if g.NullKey && !slices.ContainsFunc(doms[i], ir.Value.IsNull) {
 			// A LEFT-joined column: rows without a match group under NULL,
 			// a key whatever the data. Copied: the domain may be cached.
@@ -301,8 +313,15 @@ func (e *Engine) tableDomain(ctx context.Context, q *ir.BackendQuery, typ string
 	if ok {
 		return d, nil
 	}
+	seen := map[string]bool{}
 	err := e.backend.Aggregate(ctx, q, func(r ir.BackendRow) error {
-		d = append(d, normalize(r.Keys[0], typ))
+		// Once per key: two spellings that read as one key would
+		// otherwise release that key's count twice, with two noises.
+		v := normalize(r.Keys[0], typ)
+		if k := keyString([]ir.Value{v}); !seen[k] {
+			seen[k] = true
+			d = append(d, v)
+		}
 		return nil
 	})
 	if err != nil {
@@ -550,8 +569,11 @@ func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) i
 
 // normalize converts a backend key to the group column's declared type
 // (drivers differ: SQLite returns booleans as integers, PostgreSQL NUMERIC
-// as text...), so keys match the declared domain.
+// as text...), so keys match the declared domain. A zero is +0: backends
+// group -0 (ceil(-0.4)) with 0 and return the sign of whichever row they
+// met first, so the sign is one row's data.
 func normalize(v ir.Value, typ string) ir.Value {
+	v = positiveZero(v)
 	switch typ {
 	case policies.TypeInteger:
 		if v.Kind == ir.KindFloat && v.Float == float64(int64(v.Float)) {
@@ -576,9 +598,47 @@ func normalize(v ir.Value, typ string) ir.Value {
 	return v
 }
 
+// uniqueKeys drops the values of d that read as an earlier one (a
+// declared '2010-06-01' and '2010-06-01 00:00:00' of a timestamp, a
+// derived -0 and 0): each key is released once, with one noise, or its
+// count would be released twice for the price of one. d is not modified
+// (it may be the policy's or a cached domain).
+func uniqueKeys(d []ir.Value) []ir.Value {
+	seen := make(map[string]bool, len(d))
+	var out []ir.Value
+	for i, v := range d {
+		k := keyString([]ir.Value{v})
+		if seen[k] {
+			if out == nil {
+				out = slices.Clone(d[:i])
+			}
+			continue
+		}
+		seen[k] = true
+		if out != nil {
+			out = append(out, v)
+		}
+	}
+	if out == nil {
+		return d
+	}
+	return out
+}
+
+// positiveZero returns a real zero as +0 (see normalize).
+func positiveZero(v ir.Value) ir.Value {
+	if v.Kind == ir.KindFloat && v.Float == 0 {
+		v.Float = 0
+	}
+	return v
+}
+
+// keyString identifies a key; -0 and 0 are one key, as in every backend's
+// GROUP BY (a derived domain may hold either: math.Ceil(-0.4) is -0).
 func keyString(keys []ir.Value) string {
 	var b strings.Builder
 	for _, k := range keys {
+		k = positiveZero(k)
 		b.WriteString(k.Kind.String())
 		b.WriteByte(':')
 		b.WriteString(k.SQL())

@@ -54,16 +54,13 @@ func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *plann
 			return sqlerr.New(sqlerr.Internal, "internal error: unexpected histogram row shape")
 		}
 		v := normalize(r.Keys[0], policies.TypeInteger)
-		switch v.Kind {
-		case ir.KindNull:
-			return nil // excluded by the query; never a secret pair
-		case ir.KindInt:
-		default:
-			// A non-integer value in a column declared integer: refuse
-			// rather than guess where it belongs. (The backend already ran,
-			// so the reservation stays charged: the failure may depend on
-			// the data.)
-			return sqlerr.New(sqlerr.DatatypeMismatch, "column %s holds a value that is not an integer; a range synopsis needs an integer column", sp.Spec.Column)
+		if v.Kind != ir.KindInt {
+			// NULL (excluded by the query) or a value that is not an
+			// integer in a column declared integer (SQLite stores text
+			// and fractions there): outside the integer domain, never a
+			// secret pair, left out like NULL. Failing here, after the
+			// backend ran, would tell whether some row holds such a value.
+			return nil
 		}
 		if r.Aggs[0] < 0 {
 			return sqlerr.New(sqlerr.Internal, "internal error: negative count from the backend")

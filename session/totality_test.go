@@ -167,9 +167,16 @@ func totalityServer(t *testing.T, driver, dsn, variant string) *totalityFixture 
 
 func totalityProxy(t *testing.T, driver, dsn, schema, variant string, be Backend) *totalityFixture {
 	t.Helper()
+	return totalityProxyPolicy(t, totalityPolicy, driver, dsn, schema, variant, be)
+}
+
+// totalityProxyPolicy opens a proxy with the policy template tmpl (its
+// verbs: driver, dsn, ledger path, schema).
+func totalityProxyPolicy(t *testing.T, tmpl, driver, dsn, schema, variant string, be Backend) *totalityFixture {
+	t.Helper()
 	t.Setenv("DDP_TEST_SESSION_PASSWORD", "pw")
 	dir := t.TempDir()
-	pol, err := policies.LoadBytes(filepath.Join(dir, "p.yaml"), []byte(fmt.Sprintf(totalityPolicy, driver, dsn, filepath.Join(dir, "ledger.db"), schema)))
+	pol, err := policies.LoadBytes(filepath.Join(dir, "p.yaml"), []byte(fmt.Sprintf(tmpl, driver, dsn, filepath.Join(dir, "ledger.db"), schema)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +207,8 @@ func (f *totalityFixture) run(t *testing.T, pr probe) (Result, error, float64) {
 	text := pr.sql
 	if f.schema != "" {
 		text = strings.Replace(text, " FROM people", " FROM "+f.schema+".people", 1)
+		text = strings.Replace(text, " FROM events", " FROM "+f.schema+".events", 1)
+		text = strings.Replace(text, " FROM nums", " FROM "+f.schema+".nums", 1)
 	}
 	before, _ := f.led.Spent("eve", "hr")
 	s := f.p.Open(f.p.Policy().User("eve"), pr.dialect, nil)

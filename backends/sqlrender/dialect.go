@@ -65,6 +65,22 @@ type Dialect struct {
 	// registers this function on every connection). Empty: SUM, whose
 	// exact total is clamped to the int64 limits in SQL.
 	SaturatingSum string
+	// ExactTextCollate follows a text group key (a CAST to text at the
+	// top of a key: planner's exactTextKey) so that it groups by the
+	// exact spelling whatever the column's collation or type: PostgreSQL's
+	// citext and nondeterministic collations, SQLite's COLLATE NOCASE
+	// and RTRIM would merge 'F', 'f' and 'F ' into one group carrying
+	// one row's spelling. Empty on MySQL, whose CAST(x AS CHAR) already
+	// has the session's binary no-pad collation.
+	ExactTextCollate string
+	// SearchCollate follows the text operand of LIKE/ILIKE and the first
+	// argument of a searching function (exprtype.Func.Searches): on a
+	// column of a nondeterministic collation PostgreSQL raises "not
+	// supported" when it evaluates them, which may depend on the rows
+	// reached. PostgreSQL's database default collation is always
+	// deterministic, and keeps ILIKE's case folding. Empty where every
+	// collation supports them.
+	SearchCollate string
 	// MaxParams is the most bind parameters one statement may carry, and
 	// MaxDepth the deepest parenthesis nesting the renderer may produce
 	// with a margin below the backend's own expression-depth limit. The
@@ -110,6 +126,8 @@ func Postgres() *Dialect {
 		IntType:          "BIGINT",
 		FloatType:        "DOUBLE PRECISION",
 		TextType:         "TEXT",
+		ExactTextCollate: ` COLLATE "C"`,
+		SearchCollate:    ` COLLATE "default"`,
 		NullSafeEq:       "IS NOT DISTINCT FROM",
 		ILike:            true,
 		NullsFirst:       " NULLS FIRST",
@@ -127,19 +145,20 @@ func Postgres() *Dialect {
 // fold ASCII letters only, unlike PostgreSQL's locale-aware folding.
 func SQLite() *Dialect {
 	return &Dialect{
-		Name:         "sqlite",
-		IdentQuote:   '"',
-		Placeholders: Question,
-		BoolAsInt:    true,
-		TimeAsText:   true,
-		Least:        "MIN",
-		Greatest:     "MAX",
-		IntDiv:       "/",
-		IntType:      "INTEGER",
-		FloatType:    "REAL",
-		TextType:     "TEXT",
-		NullSafeEq:   "IS",
-		LikeEscape:   ` ESCAPE '\'`,
+		Name:             "sqlite",
+		IdentQuote:       '"',
+		Placeholders:     Question,
+		BoolAsInt:        true,
+		TimeAsText:       true,
+		Least:            "MIN",
+		Greatest:         "MAX",
+		IntDiv:           "/",
+		IntType:          "INTEGER",
+		FloatType:        "REAL",
+		TextType:         "TEXT",
+		ExactTextCollate: " COLLATE BINARY",
+		NullSafeEq:       "IS",
+		LikeEscape:       ` ESCAPE '\'`,
 		// SQLITE_MAX_VARIABLE_NUMBER of the embedded build (the default
 		// since 3.32; TestParamLimitsHold runs it and fails one more).
 		MaxParams:     32766,

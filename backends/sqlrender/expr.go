@@ -222,10 +222,22 @@ func (r *renderer) like(n ir.Like) {
 		op = " NOT" + op
 	}
 	r.w("(")
-	r.maybeLower(n.X, ci)
+	r.searched(func() { r.maybeLower(n.X, ci) })
 	r.w(op)
 	r.maybeLower(n.Pattern, ci)
 	r.w(r.d.LikeEscape + ")")
+}
+
+// searched writes the text a LIKE or a searching function looks into,
+// with the dialect's SearchCollate.
+func (r *renderer) searched(x func()) {
+	if r.d.SearchCollate == "" {
+		x()
+		return
+	}
+	r.w("(")
+	x()
+	r.w(r.d.SearchCollate + ")")
 }
 
 func (r *renderer) maybeLower(e ir.Expr, lower bool) {
@@ -331,6 +343,10 @@ func (r *renderer) fn(n ir.Func) {
 			r.w("CAST(")
 			r.expr(a)
 			r.w(" AS INTEGER)")
+			continue
+		}
+		if def.Searches && i == 0 {
+			r.searched(func() { r.expr(a) })
 			continue
 		}
 		r.expr(a)

@@ -69,3 +69,45 @@ func TestRenderGroupByExpressions(t *testing.T) {
 		t.Errorf("bounded: %s", st.SQL)
 	}
 }
+
+// TestRenderExactTextKeys: a text key (a CAST to text at the top, as the
+// planner writes every text key) carries the dialect's binary collation,
+// in the select list, in the bounded form's inner query and in its
+// window order, so a case- or pad-insensitive column collation cannot
+// merge two spellings into one group.
+func TestRenderExactTextKeys(t *testing.T) {
+	key := ir.Cast{X: col("t", "sex"), To: ir.CastText}
+	tests := []struct {
+		d    *Dialect
+		want string
+	}{
+		{Postgres(), `(CAST("t"."sex" AS TEXT) COLLATE "C")`},
+		{SQLite(), `(CAST("t"."sex" AS TEXT) COLLATE BINARY)`},
+		{MySQL(), "CAST(`t`.`sex` AS CHAR)"}, // the session's binary no-pad collation
+	}
+	for _, tt := range tests {
+		for _, rows := range []int{0, 3} {
+			q := &ir.BackendQuery{
+				From:           ir.TableRef{Name: "t"},
+				Unit:           col("t", "id"),
+				MaxRowsPerUnit: rows,
+				GroupBy:        []ir.Expr{key},
+				Aggs:           []ir.BackendAgg{{Kind: ir.CountRows}},
+			}
+			st, err := tt.d.Render(q)
+			if err != nil {
+				t.Fatalf("%s: %v", tt.d.Name, err)
+			}
+			want := 1
+			if rows > 0 {
+				want = 2 // projected and ordered by in the window
+			}
+			if n := strings.Count(st.SQL, tt.want); n != want {
+				t.Errorf("%s (max rows %d): %d times %s, want %d: %s", tt.d.Name, rows, n, tt.want, want, st.SQL)
+			}
+			if tt.d.Name == "mysql" && strings.Contains(st.SQL, "COLLATE") {
+				t.Errorf("mysql: %s", st.SQL)
+			}
+		}
+	}
+}

@@ -21,8 +21,10 @@ import "github.com/ddp-proxy/ddp-proxy/ir"
 //     division casts both operands to DOUBLE.
 //   - ASC sorts NULLs first already; backslash is LIKE's default escape.
 //
-// Text comparison, LIKE and GROUP BY follow the column's collation: with
-// the usual case-insensitive collations (utf8mb4_general_ci) 'a' = 'A'.
+// Text comparison and LIKE follow the column's collation: with the usual
+// case-insensitive collations (utf8mb4_general_ci) 'a' = 'A'. (Text group
+// keys arrive as CAST(key AS CHAR), in the session's binary no-pad
+// collation: see planner's exactTextKey.)
 // Declare text columns with a binary no-pad collation (utf8mb4_nopad_bin
 // on MariaDB, utf8mb4_0900_bin on MySQL 8) to get the answers the
 // PostgreSQL and SQLite backends give on the same data.

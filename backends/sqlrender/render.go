@@ -220,13 +220,26 @@ func (r *renderer) fromWhere(q *ir.BackendQuery) {
 	}
 }
 
+// key writes a group key: a text key (a CAST to text at its top) with
+// the dialect's exact collation (Dialect.ExactTextCollate).
+func (r *renderer) key(g ir.Expr) {
+	c, ok := g.(ir.Cast)
+	if !ok || c.To != ir.CastText || r.d.ExactTextCollate == "" {
+		r.expr(g)
+		return
+	}
+	r.w("(")
+	r.expr(g)
+	r.w(r.d.ExactTextCollate + ")")
+}
+
 func (r *renderer) plain(q *ir.BackendQuery) {
 	r.w("SELECT ")
 	for i, g := range q.GroupBy {
 		if i > 0 {
 			r.w(", ")
 		}
-		r.expr(g)
+		r.key(g)
 	}
 	for i, a := range q.Aggs {
 		if i > 0 || len(q.GroupBy) > 0 {
@@ -274,7 +287,7 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 	// values it keeps does not.
 	var order []ir.Expr
 	for i, g := range q.GroupBy {
-		r.expr(g)
+		r.key(g)
 		r.w(" AS ")
 		r.alias("ddp_g", i)
 		r.w(", ")
@@ -304,7 +317,7 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 		if i > 0 {
 			r.w(", ")
 		}
-		r.expr(c)
+		r.key(c)
 		r.w(r.d.NullsFirst)
 	}
 	r.w(") AS ")

@@ -66,7 +66,7 @@ func TestRenderQuery(t *testing.T) {
 	}{
 		{
 			name: "postgres count", dialect: Postgres(), q: countWhere,
-			wantSQL:  `SELECT COUNT(*) FROM "public"."visits" AS "v" WHERE (("v"."age" >= CAST($1 AS BIGINT)) AND ("v"."name" ILIKE CAST($2 AS TEXT)))`,
+			wantSQL:  `SELECT COUNT(*) FROM "public"."visits" AS "v" WHERE (("v"."age" >= CAST($1 AS BIGINT)) AND (("v"."name" COLLATE "default") ILIKE CAST($2 AS TEXT)))`,
 			wantArgs: []any{int64(18), "O'Brien%"},
 		},
 		{
@@ -210,7 +210,7 @@ func TestRenderExpr(t *testing.T) {
 		wantArgs []any
 	}{
 		{"postgres strings", Postgres(), strs,
-			`((SUBSTR("t"."s", CAST(CAST($1 AS BIGINT) AS INTEGER), CAST(CAST($2 AS BIGINT) AS INTEGER)) = LEFT("t"."s", CAST(CAST($3 AS BIGINT) AS INTEGER))) AND (RIGHT("t"."s", CAST(CAST($4 AS BIGINT) AS INTEGER)) = REPLACE("t"."s", CAST($5 AS TEXT), CAST($6 AS TEXT))))`,
+			`((SUBSTR("t"."s", CAST(CAST($1 AS BIGINT) AS INTEGER), CAST(CAST($2 AS BIGINT) AS INTEGER)) = LEFT("t"."s", CAST(CAST($3 AS BIGINT) AS INTEGER))) AND (RIGHT("t"."s", CAST(CAST($4 AS BIGINT) AS INTEGER)) = REPLACE(("t"."s" COLLATE "default"), CAST($5 AS TEXT), CAST($6 AS TEXT))))`,
 			[]any{int64(2), int64(3), int64(4), int64(5), "a", ""}},
 		{"sqlite strings", SQLite(), strs,
 			`((SUBSTR("t"."s", ?, ?) = SUBSTR("t"."s", 1, ?)) AND (SUBSTR("t"."s", -(?)) = REPLACE("t"."s", ?, ?)))`,
@@ -270,13 +270,13 @@ func TestRenderExpr(t *testing.T) {
 			`((NOT (("t"."a" * (-?)) NOT BETWEEN ? AND ?)) OR (ROUND("t"."f") NOT IN (?, NULL)))`,
 			[]any{int64(2), 1.5, int64(3), int64(1)}},
 		{"postgres text", Postgres(), text,
-			`((("we""ird"."x" = CAST($1 AS BOOLEAN)) AND ("t"."s" NOT LIKE UPPER(CAST($2 AS TEXT)))) AND (BTRIM("t"."s") <> COALESCE("t"."s", CAST($3 AS TEXT))))`,
+			`((("we""ird"."x" = CAST($1 AS BOOLEAN)) AND (("t"."s" COLLATE "default") NOT LIKE UPPER(CAST($2 AS TEXT)))) AND (BTRIM("t"."s") <> COALESCE("t"."s", CAST($3 AS TEXT))))`,
 			[]any{true, "ab", "z"}},
 		{"sqlite text", SQLite(), text,
 			`((("we""ird"."x" = ?) AND ("t"."s" NOT LIKE UPPER(?) ESCAPE '\')) AND (TRIM("t"."s") <> COALESCE("t"."s", ?)))`,
 			[]any{int64(1), "ab", "z"}},
 		{"postgres misc", Postgres(), misc,
-			`(("t"."s" NOT ILIKE CAST($1 AS TEXT)) AND ((CEIL("t"."f") + FLOOR("t"."f")) < (ABS("t"."a") - CAST(LENGTH("t"."s") AS BIGINT))))`,
+			`((("t"."s" COLLATE "default") NOT ILIKE CAST($1 AS TEXT)) AND ((CEIL("t"."f") + FLOOR("t"."f")) < (ABS("t"."a") - CAST(LENGTH("t"."s") AS BIGINT))))`,
 			[]any{`a\%`}},
 		{"sqlite misc", SQLite(), misc,
 			`((LOWER("t"."s") NOT LIKE LOWER(?) ESCAPE '\') AND ((CEIL("t"."f") + FLOOR("t"."f")) < (ABS("t"."a") - CAST(LENGTH("t"."s") AS INTEGER))))`,

@@ -1,0 +1,140 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
+	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
+	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
+	"github.com/ddp-proxy/ddp-proxy/parser"
+)
+
+const negZeroPolicy = `
+version: 1
+backend: {driver: %s, dsn: %q}
+ledger: {path: %q}
+users:
+  - name: eve
+    password_env: DDP_TEST_SESSION_PASSWORD
+    budgets: {hr: {epsilon: 1000}}
+    max_epsilon: 1
+datasets:
+  hr:
+    tables:
+      temps:
+        schema: %q
+        unit: id
+        columns:
+          r: {type: real, bounds: [-1, 1]}
+`
+
+// TestNegativeZeroKey: ceil(-0.4) is -0 (and so is round(-0.4)), which every
+// backend groups with 0 but returns with the sign of whichever row it met
+// first. The key was then matched by its spelling ("-0" is not "0"), so
+// one person's value (-0.5 instead of 0, stored first) emptied the whole
+// released group of key 0 — a change of 2000 in one count from one
+// person. Both zeros are one key.
+func TestNegativeZeroKey(t *testing.T) {
+	ctx := context.Background()
+	type fixture struct{ driver, dsn string }
+	fixtures := []fixture{{"sqlite", ""}}
+	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
+		fixtures = append(fixtures, fixture{"postgres", dsn})
+	}
+	if dsn := os.Getenv("DDP_TEST_MYSQL_DSN"); dsn != "" {
+		fixtures = append(fixtures, fixture{"mysql", dsn})
+	}
+	for _, fx := range fixtures {
+		for _, first := range []string{"0", "-0.4"} {
+			t.Run(fx.driver+"/"+first, func(t *testing.T) {
+				rows := []string{"(0, " + first + ")"}
+				for i := 1; i < 2000; i++ {
+					rows = append(rows, fmt.Sprintf("(%d, 0)", i))
+				}
+				for i := 2000; i < 2500; i++ {
+					rows = append(rows, fmt.Sprintf("(%d, 0.75)", i))
+				}
+				insert := "INSERT INTO temps VALUES " + strings.Join(rows, ", ")
+				var be Backend
+				schema, dsn := "", fx.dsn
+				switch fx.driver {
+				case "sqlite":
+					dsn = filepath.Join(t.TempDir(), "z.db")
+					db, err := sql.Open("sqlite3", "file:"+dsn)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, s := range []string{"CREATE TABLE temps (id INTEGER, r REAL)", insert} {
+						if _, err := db.Exec(s); err != nil {
+							t.Fatalf("%s: %v", s, err)
+						}
+					}
+					db.Close()
+					if be, err = sqlite.Open(ctx, dsn, backends.Options{}); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					schema = fmt.Sprintf("ddp_negz_%d", os.Getpid())
+					raw, err := sql.Open(fx.driver, dsn)
+					if err != nil {
+						t.Fatal(err)
+					}
+					setup := []string{"DROP SCHEMA IF EXISTS " + schema + " CASCADE", "CREATE SCHEMA " + schema,
+						"CREATE TABLE " + schema + ".temps (id BIGINT, r DOUBLE PRECISION)"}
+					if fx.driver == "mysql" {
+						setup = []string{"DROP DATABASE IF EXISTS " + schema, "CREATE DATABASE " + schema,
+							"CREATE TABLE " + schema + ".temps (id BIGINT, r DOUBLE)"}
+					}
+					t.Cleanup(func() { raw.Exec(setup[0]); raw.Close() })
+					setup = append(setup, strings.Replace(insert, "INTO temps", "INTO "+schema+".temps", 1))
+					for _, s := range setup {
+						if _, err := raw.ExecContext(ctx, s); err != nil {
+							t.Fatalf("%s: %v", s, err)
+						}
+					}
+					if fx.driver == "mysql" {
+						be, err = mysql.Open(ctx, dsn, backends.Options{})
+					} else {
+						be, err = postgres.Open(ctx, dsn, backends.Options{})
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				f := totalityProxyPolicy(t, negZeroPolicy, fx.driver, dsn, schema, "a", be)
+				for _, q := range []string{
+					"SELECT ceil(r) AS k, COUNT(*) FROM temps GROUP BY 1",
+					"SELECT ceil(r) * 10 AS k, COUNT(*) FROM temps GROUP BY 1",
+				} {
+					text := q
+					if schema != "" {
+						text = strings.Replace(q, "FROM temps", "FROM "+schema+".temps", 1)
+					}
+					res, err, _ := f.run(t, probe{name: q, dialect: parser.Postgres, sql: text})
+					if err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+					zeros := 0
+					for _, r := range res.Rows {
+						if r[0].Float == 0 {
+							zeros++
+							if n := r[1].Int; n < 1900 || n > 2100 {
+								t.Errorf("%s: key %s released %d, true count 2000", q, r[0].SQL(), n)
+							}
+						}
+					}
+					if zeros != 1 {
+						t.Errorf("%s: %d zero keys in %v", q, zeros, res.Rows)
+					}
+				}
+			})
+		}
+	}
+}
