@@ -326,6 +326,16 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 			add(parser.Postgres, "to_char("+col+", '"+cf.Postgres+"')", col, text)
 			add(parser.MySQL, "DATE_FORMAT("+col+", '"+cf.MySQL+"')", col, text)
 		}
+		if col != "d" {
+			// UTC only: the same instant with the other type (MySQL's
+			// CONVERT_TZ between UTC names is the column itself: parser tests).
+			flip := func(v ir.Value) ir.Value {
+				k := map[ir.Kind]ir.Kind{ir.KindTimestamp: ir.KindTimestampTZ, ir.KindTimestampTZ: ir.KindTimestamp}[v.Kind]
+				return ir.Value{Kind: k, Int: v.Int}
+			}
+			add(parser.Postgres, "("+col+" AT TIME ZONE 'UTC')", col, flip)
+			add(parser.Postgres, "date_trunc('month', "+col+" AT TIME ZONE 'Etc/UTC')", col, func(v ir.Value) ir.Value { out, _ := exprtype.TruncTime("month", flip(v)); return out })
+		}
 		epoch := func(v ir.Value) ir.Value { return ir.Int(exprtype.EpochSeconds(v)) }
 		add(parser.Postgres, "extract(epoch FROM "+col+")", col, epoch)
 		add(parser.MySQL, "UNIX_TIMESTAMP("+col+")", col, epoch)

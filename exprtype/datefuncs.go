@@ -622,3 +622,40 @@ func dateRangeImage(fn string, unit, at int) func(args []ir.Expr, infos []Info) 
 		return vals
 	}
 }
+
+// UTCZones are the names of UTC the parsers accept in t AT TIME ZONE z and
+// CONVERT_TZ(t, z1, z2): every backend session runs in UTC, so converting
+// to or from it is exact everywhere, while other zones would need the
+// time-zone database, which the backends do not share (SQLite has none).
+var UTCZones = []string{"utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "+00", "+00:00", "-00:00", "universal"}
+
+// IsUTCZone reports whether z names UTC (case and spaces ignored).
+func IsUTCZone(z string) bool {
+	return slices.Contains(UTCZones, strings.ToLower(strings.TrimSpace(z)))
+}
+
+// atUTCKind is the kind t AT TIME ZONE 'UTC' has for a t of kind k.
+func atUTCKind(k ir.Kind) (ir.Kind, bool) {
+	switch k {
+	case ir.KindTimestamp:
+		return ir.KindTimestampTZ, true
+	case ir.KindTimestampTZ:
+		return ir.KindTimestamp, true
+	}
+	return k, false
+}
+
+// atUTCRule: at_utc(t) of a bounded timestamp or timestamptz is the other
+// type over the same range (a date is refused: PostgreSQL would read it as
+// a midnight first; cast it).
+func atUTCRule(c string, args []Info) (Info, error) {
+	t := args[0]
+	k, ok := atUTCKind(t.Type.Kind())
+	if !ok {
+		return Info{}, noFunction(c, args)
+	}
+	if !t.Bounded {
+		return Info{}, internalErr("unbounded argument of AT TIME ZONE")
+	}
+	return computedRange(c, timeInfo(TimeType(k), t.Int.Lo.Int64(), t.Int.Hi.Int64()))
+}

@@ -47,6 +47,10 @@ const (
 	FormToChar
 	// FormUnixTimestamp is unix_timestamp(t): EpochSeconds as a BIGINT.
 	FormUnixTimestamp
+	// FormAtUTC is at_utc(t): PostgreSQL's (t AT TIME ZONE 'UTC'); the
+	// other backends hold no time zone, and their sessions run in UTC,
+	// so there it is t itself (the enclosing cast gives its type).
+	FormAtUTC
 )
 
 // Rendering is how one dialect writes a function.
@@ -446,6 +450,21 @@ var table = func() map[string]*Func {
 			Rule:   unixTimestampRule,
 			Total:  "the argument is a clamped date or time whose range is checked to lie within 1970-01-01..2038-01-19 03:14:07 UTC, where MySQL's UNIX_TIMESTAMP counts; the result is an integer below 2^31",
 			Render: map[string]Rendering{"": {Form: FormUnixTimestamp}},
+		},
+		{
+			// t AT TIME ZONE 'UTC' (PostgreSQL), CONVERT_TZ(t, 'UTC',
+			// 'UTC') (MySQL): the parsers read only UTC's names. In a UTC
+			// session it is the same instant with the other type: a
+			// timestamp read as UTC is a timestamptz, a timestamptz's UTC
+			// wall clock is a timestamp.
+			Name: "at_utc", MinArgs: 1, MaxArgs: 1, Strict: true,
+			Rule:   atUTCRule,
+			Total:  "a change of type only: the same microseconds since 1970 in UTC, within the clamped argument's range",
+			Render: map[string]Rendering{"": {Form: FormAtUTC}},
+			Image: func(args []ir.Value) (ir.Value, bool) {
+				k, ok := atUTCKind(args[0].Kind)
+				return ir.Value{Kind: k, Int: args[0].Int}, ok
+			},
 		},
 		{
 			// t + INTERVAL 'n unit' (PostgreSQL), t + INTERVAL n UNIT and

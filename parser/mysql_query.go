@@ -1145,6 +1145,15 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			return nil, err
 		}
 		return ir.Arith{Op: ir.OpMod, L: args[0], R: args[1]}, nil
+	case "convert_tz":
+		if len(f.Args) != 3 {
+			return nil, notAgg("function convert_tz takes 3 arguments, not %d", len(f.Args))
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return convertTZ(args)
 	case "from_unixtime", "timestamp":
 		// Constant dates and times spelled as calls (timelit.go).
 		args, err := m.exprs(f.Args, aggs)

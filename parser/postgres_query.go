@@ -1252,6 +1252,10 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 	if lit, ok := timeLiteralCall(false, canon, args); ok {
 		return lit, nil
 	}
+	if canon == "timezone" && len(args) == 2 {
+		// t AT TIME ZONE z is timezone(z, t).
+		return atTimeZone(args[0], args[1])
+	}
 	return callFunc(canon, name, args, aggs)
 }
 

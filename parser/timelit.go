@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -87,4 +88,28 @@ func timeLiteralCall(mysql bool, name string, args []ir.Expr) (e ir.Expr, ok boo
 		}
 	}
 	return nil, false
+}
+
+// atTimeZone reads t AT TIME ZONE z (PostgreSQL): with z a name of UTC, a
+// change between timestamp and timestamptz (exprtype's at_utc); another
+// zone is refused, because converting to it needs the time-zone
+// database, which the backends do not share.
+func atTimeZone(zone, t ir.Expr) (ir.Expr, error) {
+	l, ok := zone.(ir.Literal)
+	if !ok || l.Value.Kind != ir.KindString || !exprtype.IsUTCZone(l.Value.Str) {
+		return nil, notAgg("AT TIME ZONE supports only 'UTC' (every backend session runs in UTC; other zones need a time-zone database the backends do not share)")
+	}
+	return ir.Func{Name: "at_utc", Args: []ir.Expr{t}}, nil
+}
+
+// convertTZ reads MySQL's CONVERT_TZ(t, from, to) between names of UTC:
+// t itself.
+func convertTZ(args []ir.Expr) (ir.Expr, error) {
+	for _, z := range args[1:] {
+		l, ok := z.(ir.Literal)
+		if !ok || l.Value.Kind != ir.KindString || !exprtype.IsUTCZone(l.Value.Str) {
+			return nil, notAgg("CONVERT_TZ supports only 'UTC' and '+00:00' (every backend session runs in UTC; other zones need a time-zone database the backends do not share)")
+		}
+	}
+	return args[0], nil
 }

@@ -205,3 +205,45 @@ func TestConstantTimeCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestAtTimeZoneUTC: t AT TIME ZONE 'UTC' (Metabase and Looker with a
+// UTC report zone) is the same instant with the other type — so a month
+// bucket of it has the 12 keys of the declared year, as timestamptz — and
+// MySQL's CONVERT_TZ between names of UTC is the column itself (the same
+// release); another zone, or a date, is refused before any charge.
+func TestAtTimeZoneUTC(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := datesPolicy(t)
+	p := planner.New(pol)
+	pl, err := planDates(t, p, pol, parser.Postgres, "SELECT date_trunc('month', at AT TIME ZONE 'UTC') AS m, COUNT(*) FROM visits GROUP BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := pl.Groups[0].Domain
+	if len(keys) != 12 || keys[0] != ir.TimestampTZ(1262304000*1_000_000) || pl.Groups[0].Type != policies.TypeTimestampTZ {
+		t.Fatalf("keys %v (%s), want the 12 month starts of 2010 as timestamptz", keys, pl.Groups[0].Type)
+	}
+	a, err := planDates(t, p, pol, parser.MySQL, "SELECT COUNT(*) FROM visits WHERE CONVERT_TZ(at, 'UTC', '+00:00') >= '2010-03-01'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := planDates(t, p, pol, parser.MySQL, "SELECT COUNT(*) FROM visits WHERE at >= '2010-03-01'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.CacheKey != b.CacheKey {
+		t.Errorf("CONVERT_TZ between UTC names plans apart from the column: %s", ir.FormatExpr(a.Backend.Where))
+	}
+	for _, c := range []struct {
+		d   parser.Dialect
+		sql string
+	}{
+		{parser.Postgres, "SELECT COUNT(*) FROM visits WHERE (at AT TIME ZONE 'America/New_York') > '2010-03-01'"},
+		{parser.Postgres, "SELECT COUNT(*) FROM visits WHERE (day AT TIME ZONE 'UTC') > '2010-03-01'"},
+		{parser.MySQL, "SELECT COUNT(*) FROM visits WHERE CONVERT_TZ(at, 'UTC', 'Europe/Paris') > '2010-03-01'"},
+	} {
+		if _, err := planDates(t, p, pol, c.d, c.sql); err == nil {
+			t.Errorf("%s: planned, want a refusal", c.sql)
+		}
+	}
+}

@@ -315,6 +315,15 @@ func (r *renderer) fn(n ir.Func) {
 	case exprtype.FormUnixTimestamp:
 		r.epoch(n.Args[0])
 		return
+	case exprtype.FormAtUTC:
+		if r.d.Name == "postgres" {
+			r.w("(")
+			r.expr(n.Args[0])
+			r.w(" AT TIME ZONE 'UTC')")
+			return
+		}
+		r.expr(n.Args[0])
+		return
 	case exprtype.FormLeft, exprtype.FormRight:
 		// SUBSTR(s, 1, n) and SUBSTR(s, -(n)); the analysis keeps n ≥ 0
 		// (left) and n ≥ 1 (right).
@@ -518,7 +527,7 @@ func castKind(t ir.CastType) ir.Kind {
 // its columns hold (ir.CanonicalText; datetime of a date is its
 // midnight without a fraction).
 func (r *renderer) timeCast(x ir.Expr, k ir.Kind) {
-	if f, ok := x.(ir.Func); ok && r.d.TimeAsText && k != ir.KindDate && f.Name == "date_add" {
+	if f, ok := x.(ir.Func); ok && r.d.TimeAsText && k != ir.KindDate && (f.Name == "date_add" || f.Name == "at_utc") {
 		// Already the canonical text, fraction included (which
 		// datetime() would drop).
 		r.expr(x)
