@@ -456,18 +456,7 @@ func unifyValues(vs []ir.Value) []ir.Value {
 	if !slices.ContainsFunc(vs, func(v ir.Value) bool { return v.Kind == ir.KindFloat }) {
 		return vs
 	}
-	out := make([]ir.Value, 0, len(vs))
-	for _, v := range vs {
-		if v.Kind == ir.KindInt {
-			f, ok := asFloat(v)
-			if !ok {
-				return nil
-			}
-			v = ir.Float(f)
-		}
-		out = append(out, v)
-	}
-	return dedupe(out)
+	return toReals(vs)
 }
 
 // dedupe drops repeats of the same kind and value, in place (vs is the
