@@ -148,6 +148,9 @@ datasets:
 		{pg, "floor(extract(epoch from pe)/3600)*3600", "pe", floorBucket(3600)},
 		{pg, "floor(extract(epoch from pe)/86400)*86400", "pe", floorBucket(86400)},
 		{pg, "floor(extract(epoch from pd)/86400)*86400", "pd", floorBucket(86400)},
+		{pg, "extract(epoch from pd)", "pd", func(v ir.Value) ir.Value { return ir.Float(float64(epoch(v))) }},
+		{my, "UNIX_TIMESTAMP(ud)", "ud", func(v ir.Value) ir.Value { return ir.Int(epoch(v)) }},
+		{my, "UNIX_TIMESTAMP(DATE(ut))", "ut", func(v ir.Value) ir.Value { return ir.Int(epoch(v) / 86400 * 86400) }},
 		{pg, "floor(extract(epoch from pd)/604800)", "pd", func(v ir.Value) ir.Value { return ir.Float(math.Floor(float64(epoch(v)) / 604800)) }},
 		// Integer quotients truncate toward zero on every backend.
 		{pg, "CAST(extract(epoch FROM pe) AS bigint) / 3600", "pe", func(v ir.Value) ir.Value { return ir.Int(epoch(v) / 3600) }},
