@@ -531,8 +531,8 @@ func toCharRule(c string, args []Info) (Info, error) {
 // time argument of kind k in [lo, hi] (days or microseconds), sorted
 // ascending, for finite-domain inference (GROUP BY date_trunc('month', t)
 // returns exactly these keys): date_trunc(arg, t), extract(arg, t),
-// to_char(t, arg) (arg in its PostgreSQL spelling) and date (the cast,
-// arg ""). ok is false for another function, an unknown argument, or
+// to_char(t, arg) (arg in its PostgreSQL spelling), date (the cast,
+// arg "") and unix_timestamp (arg "", of a date). ok is false for another function, an unknown argument, or
 // more than limit values. extract's values are those some t in [lo, hi]
 // takes (not the whole cycle when the range is short).
 func DateFuncValues(fn, arg string, k ir.Kind, lo, hi int64, limit int) (vals []ir.Value, ok bool) {
@@ -561,7 +561,23 @@ func DateFuncValues(fn, arg string, k ir.Kind, lo, hi int64, limit int) (vals []
 			vals = append(vals, ir.String(cf.Format(s)))
 		}
 		return vals, true // text order is time order: all digits, fixed width
-	case "extract":
+	case "extract", "unix_timestamp":
+		if arg == "epoch" || fn == "unix_timestamp" {
+			// Whole seconds of a date: one value a day (a time has
+			// too many to list). extract's is a real, unix_timestamp's
+			// an integer.
+			if k != ir.KindDate {
+				return nil, false
+			}
+			days, ok := TruncValues("day", k, lo, hi, limit)
+			for i, d := range days {
+				days[i] = ir.Float(float64(EpochSeconds(d)))
+				if fn == "unix_timestamp" {
+					days[i] = ir.Int(EpochSeconds(d))
+				}
+			}
+			return days, ok
+		}
 		r, known := ExtractFields[arg]
 		if !known {
 			return nil, false
@@ -658,4 +674,18 @@ func atUTCRule(c string, args []Info) (Info, error) {
 		return Info{}, internalErr("unbounded argument of AT TIME ZONE")
 	}
 	return computedRange(c, timeInfo(TimeType(k), t.Int.Lo.Int64(), t.Int.Hi.Int64()))
+}
+
+// unixTimestampRangeImage is unix_timestamp's RangeImage: of a date, the
+// epoch of each day of its (clamped, checked) range.
+func unixTimestampRangeImage(_ []ir.Expr, infos []Info) []ir.Value {
+	in := infos[0]
+	if in.Type != Date || !in.Bounded || in.Int.Lo == nil || in.Int.Hi == nil || !in.Int.Lo.IsInt64() || !in.Int.Hi.IsInt64() {
+		return nil
+	}
+	vals, ok := DateFuncValues("unix_timestamp", "", ir.KindDate, in.Int.Lo.Int64(), in.Int.Hi.Int64(), MaxDomain)
+	if !ok {
+		return nil
+	}
+	return vals
 }

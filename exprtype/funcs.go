@@ -447,9 +447,10 @@ var table = func() map[string]*Func {
 			// MySQL's UNIX_TIMESTAMP(t) (one argument); written like
 			// extract's epoch (see there).
 			Name: "unix_timestamp", MinArgs: 1, MaxArgs: 1, Strict: true,
-			Rule:   unixTimestampRule,
-			Total:  "the argument is a clamped date or time whose range is checked to lie within 1970-01-01..2038-01-19 03:14:07 UTC, where MySQL's UNIX_TIMESTAMP counts; the result is an integer below 2^31",
-			Render: map[string]Rendering{"": {Form: FormUnixTimestamp}},
+			Rule:       unixTimestampRule,
+			RangeImage: unixTimestampRangeImage,
+			Total:      "the argument is a clamped date or time whose range is checked to lie within 1970-01-01..2038-01-19 03:14:07 UTC, where MySQL's UNIX_TIMESTAMP counts; the result is an integer below 2^31",
+			Render:     map[string]Rendering{"": {Form: FormUnixTimestamp}},
 		},
 		{
 			// t AT TIME ZONE 'UTC' (PostgreSQL), CONVERT_TZ(t, 'UTC',

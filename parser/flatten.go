@@ -727,7 +727,20 @@ func (f flattener) overAggregate(r *rowSelect) (*ir.Query, error) {
 		names := outputNames(out.Select)
 		out.OrderBy = nil
 		for _, o := range r.orderBy {
-			if o.Expr, err = subst(o.Expr, names, names); err != nil {
+			if c, bare := o.Expr.(ir.ColumnRef); bare && c.Qualifier == "" && slicesContainsFold(f, names, c.Name) {
+				// An output name alone: the merged query's output.
+				out.OrderBy = append(out.OrderBy, o)
+				continue
+			}
+			// Inside an expression a name is the subquery's column
+			// (PostgreSQL), never the merged query's output name, which
+			// the aggregate query would read as a column of its table.
+			// MySQL reads a select-list alias first: refused where the
+			// two readings differ.
+			if err := sameOutputReading(f, o.Expr, out.Select, lookup); err != nil {
+				return nil, err
+			}
+			if o.Expr, err = subst(o.Expr, nil, names); err != nil {
 				return nil, err
 			}
 			out.OrderBy = append(out.OrderBy, o)
@@ -874,4 +887,34 @@ func qualifyBare(f flattener, e ir.Expr, names []string, from ir.TableRef, joins
 		c.Qualifier = from.RefName()
 		return c, nil
 	})
+}
+
+// sameOutputReading refuses an ORDER BY expression over a subquery whose
+// bare name reads differently in the two dialects: as the subquery's
+// column (PostgreSQL, and how the flattening substitutes it) or as the
+// merged query's output of that name (MySQL reads a select-list alias
+// first). Where the output of that name is the subquery's column itself
+// (SELECT *, a column passed through) both read the same value.
+func sameOutputReading(f flattener, e ir.Expr, items []ir.SelectItem, lookup func(ir.ColumnRef) (ir.Expr, error)) error {
+	var err error
+	ir.Walk(e, func(n ir.Expr) bool {
+		c, ok := n.(ir.ColumnRef)
+		if err != nil || !ok || c.Qualifier != "" {
+			return err == nil
+		}
+		for _, it := range items {
+			name, value := aggOutputOf(it)
+			if !f.same(name, c.Name) {
+				continue
+			}
+			col, lerr := lookup(c)
+			if lerr != nil || ir.FormatExpr(col) != ir.FormatExpr(value) {
+				err = notAgg("ORDER BY %s: %s names an output column that is not the subquery's column %s; qualify the subquery's column or order by the output name alone",
+					ir.FormatExpr(e), c.Name, c.Name)
+				return false
+			}
+		}
+		return true
+	})
+	return err
 }
