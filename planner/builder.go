@@ -32,6 +32,9 @@ type builder struct {
 	// exprSumTypes is the type (integer or real) of each SumClamped
 	// aggregate over an expression, by aggregate index.
 	exprSumTypes map[int]string
+	// whereRanges are the ranges WHERE allows bounded columns (narrow.go
+	// whereColumnRanges), by resolved column.
+	whereRanges map[ir.ColumnRef]valueRange
 }
 
 // quote writes a name as the client's dialect quotes identifiers, for
@@ -471,12 +474,20 @@ func (b *builder) exprKey(src ir.Expr) (groupKey, GroupPlan, error) {
 	if err != nil {
 		return groupKey{}, GroupPlan{}, err
 	}
+	narrowed := false
+	if dom, ok := b.narrowedDomain(src); ok && (info.Domain == nil || len(dom) < len(info.Domain)) {
+		info.Domain, narrowed = dom, true
+	}
 	key := groupKey{expr: x, text: ir.FormatExpr(x), src: src, srcText: ir.FormatExpr(src)}
 	gp := GroupPlan{Name: exprName(ir.SelectItem{Expr: src}), Expr: true}
 	gp.Type = policiesType(info.Type)
 	if info.Domain != nil {
 		gp.Domain = info.Domain
-		b.notes = append(b.notes, fmt.Sprintf("GROUP BY %s: its %d keys are derived from the declared bounds and domains of its columns (every key is released, zero counts noised)", ir.FormatExpr(src), len(info.Domain)))
+		how := ""
+		if narrowed {
+			how = ", narrowed by the ranges WHERE allows them"
+		}
+		b.notes = append(b.notes, fmt.Sprintf("GROUP BY %s: its %d keys are derived from the declared bounds and domains of its columns%s (every key is released, zero counts noised)", ir.FormatExpr(src), len(info.Domain), how))
 	}
 	return key, gp, nil
 }

@@ -306,6 +306,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if !pl.NoRows {
+		b.whereRanges = whereColumnRanges(bq.Where)
+	}
 	if err := b.groups(q); err != nil {
 		return nil, err
 	}
