@@ -1,18 +1,11 @@
 package session
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 )
 
@@ -47,7 +40,6 @@ datasets:
 // the sensitivity the noise is calibrated to. Each declared spelling
 // must count its own rows only, on every backend.
 func TestGroupByUnderCaseInsensitiveCollation(t *testing.T) {
-	ctx := context.Background()
 	var rows []string
 	for i := range 10000 {
 		s := "F"
@@ -61,7 +53,6 @@ func TestGroupByUnderCaseInsensitiveCollation(t *testing.T) {
 		}
 		rows = append(rows, fmt.Sprintf("(%d, '%s')", i, s))
 	}
-	insert := "INSERT INTO people VALUES " + strings.Join(rows, ", ")
 	type fixture struct{ driver, dsn string }
 	fixtures := []fixture{{"sqlite", ""}}
 	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
@@ -72,53 +63,17 @@ func TestGroupByUnderCaseInsensitiveCollation(t *testing.T) {
 	}
 	for _, fx := range fixtures {
 		t.Run(fx.driver, func(t *testing.T) {
-			var be Backend
-			schema, dsn := "", fx.dsn
-			switch fx.driver {
-			case "sqlite":
-				dsn = filepath.Join(t.TempDir(), "c.db")
-				db, err := sql.Open("sqlite3", "file:"+dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, s := range []string{"CREATE TABLE people (id INTEGER, sex TEXT COLLATE NOCASE)", insert} {
-					if _, err := db.Exec(s); err != nil {
-						t.Fatalf("%s: %v", s, err)
-					}
-				}
-				db.Close()
-				if be, err = sqlite.Open(ctx, dsn, backends.Options{}); err != nil {
-					t.Fatal(err)
-				}
-			default:
-				schema = fmt.Sprintf("ddp_coll_%d", os.Getpid())
-				raw, err := sql.Open(fx.driver, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				setup := []string{"DROP SCHEMA IF EXISTS " + schema + " CASCADE", "CREATE SCHEMA " + schema,
-					"CREATE COLLATION " + schema + ".ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)",
-					"CREATE TABLE " + schema + ".people (id BIGINT, sex TEXT COLLATE " + schema + ".ci)"}
-				if fx.driver == "mysql" {
-					setup = []string{"DROP DATABASE IF EXISTS " + schema, "CREATE DATABASE " + schema,
-						"CREATE TABLE " + schema + ".people (id BIGINT, sex VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci)"}
-				}
-				t.Cleanup(func() { raw.Exec(setup[0]); raw.Close() })
-				setup = append(setup, strings.Replace(insert, "INTO people", "INTO "+schema+".people", 1))
-				for _, s := range setup {
-					if _, err := raw.ExecContext(ctx, s); err != nil {
-						t.Fatalf("%s: %v", s, err)
-					}
-				}
-				if fx.driver == "mysql" {
-					be, err = mysql.Open(ctx, dsn, backends.Options{})
-				} else {
-					be, err = postgres.Open(ctx, dsn, backends.Options{})
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
+			be, dsn, schema := loadTestTable(t, fx.driver, fx.dsn, fmt.Sprintf("ddp_coll_%d", os.Getpid()), testTable{
+				name: "people", rows: rows,
+				columns: map[string]string{
+					"sqlite":   "id INTEGER, sex TEXT COLLATE NOCASE",
+					"postgres": "id BIGINT, sex TEXT COLLATE {schema}.ci",
+					"mysql":    "id BIGINT, sex VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
+				},
+				before: map[string][]string{
+					"postgres": {"CREATE COLLATION {schema}.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)"},
+				},
+			})
 			f := totalityProxyPolicy(t, collationPolicy, fx.driver, dsn, schema, "a", be)
 			// True counts (i%10 == 5 wins over M): f 1, 'F ' 1000, M 1800,
 			// F 7199. The noise (three rows per unit, ε 0.1) stays far

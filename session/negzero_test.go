@@ -1,18 +1,11 @@
 package session
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 )
 
@@ -42,7 +35,6 @@ datasets:
 // released group of key 0 — a change of 2000 in one count from one
 // person. Both zeros are one key.
 func TestNegativeZeroKey(t *testing.T) {
-	ctx := context.Background()
 	type fixture struct{ driver, dsn string }
 	fixtures := []fixture{{"sqlite", ""}}
 	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
@@ -61,53 +53,14 @@ func TestNegativeZeroKey(t *testing.T) {
 				for i := 2000; i < 2500; i++ {
 					rows = append(rows, fmt.Sprintf("(%d, 0.75)", i))
 				}
-				insert := "INSERT INTO temps VALUES " + strings.Join(rows, ", ")
-				var be Backend
-				schema, dsn := "", fx.dsn
-				switch fx.driver {
-				case "sqlite":
-					dsn = filepath.Join(t.TempDir(), "z.db")
-					db, err := sql.Open("sqlite3", "file:"+dsn)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, s := range []string{"CREATE TABLE temps (id INTEGER, r REAL)", insert} {
-						if _, err := db.Exec(s); err != nil {
-							t.Fatalf("%s: %v", s, err)
-						}
-					}
-					db.Close()
-					if be, err = sqlite.Open(ctx, dsn, backends.Options{}); err != nil {
-						t.Fatal(err)
-					}
-				default:
-					schema = fmt.Sprintf("ddp_negz_%d", os.Getpid())
-					raw, err := sql.Open(fx.driver, dsn)
-					if err != nil {
-						t.Fatal(err)
-					}
-					setup := []string{"DROP SCHEMA IF EXISTS " + schema + " CASCADE", "CREATE SCHEMA " + schema,
-						"CREATE TABLE " + schema + ".temps (id BIGINT, r DOUBLE PRECISION)"}
-					if fx.driver == "mysql" {
-						setup = []string{"DROP DATABASE IF EXISTS " + schema, "CREATE DATABASE " + schema,
-							"CREATE TABLE " + schema + ".temps (id BIGINT, r DOUBLE)"}
-					}
-					t.Cleanup(func() { raw.Exec(setup[0]); raw.Close() })
-					setup = append(setup, strings.Replace(insert, "INTO temps", "INTO "+schema+".temps", 1))
-					for _, s := range setup {
-						if _, err := raw.ExecContext(ctx, s); err != nil {
-							t.Fatalf("%s: %v", s, err)
-						}
-					}
-					if fx.driver == "mysql" {
-						be, err = mysql.Open(ctx, dsn, backends.Options{})
-					} else {
-						be, err = postgres.Open(ctx, dsn, backends.Options{})
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
+				be, dsn, schema := loadTestTable(t, fx.driver, fx.dsn, fmt.Sprintf("ddp_negz_%d", os.Getpid()), testTable{
+					name: "temps", rows: rows,
+					columns: map[string]string{
+						"sqlite":   "id INTEGER, r REAL",
+						"postgres": "id BIGINT, r DOUBLE PRECISION",
+						"mysql":    "id BIGINT, r DOUBLE",
+					},
+				})
 				f := totalityProxyPolicy(t, negZeroPolicy, fx.driver, dsn, schema, "a", be)
 				for _, q := range []string{
 					"SELECT ceil(r) AS k, COUNT(*) FROM temps GROUP BY 1",

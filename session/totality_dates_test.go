@@ -1,18 +1,11 @@
 package session
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -114,66 +107,15 @@ func dateTotalityRows(driver string, variant int) []string {
 
 func dateTotalityFixture(t *testing.T, driver, dsn string, variant int) *totalityFixture {
 	t.Helper()
-	ctx := context.Background()
-	var be Backend
-	schema := ""
-	rows := "INSERT INTO events VALUES " + strings.Join(dateTotalityRows(driver, variant), ", ")
-	switch driver {
-	case "sqlite":
-		dsn = filepath.Join(t.TempDir(), "hr.db")
-		db, err := sql.Open("sqlite3", "file:"+dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range []string{"CREATE TABLE events (" + dateTotalityTypes["sqlite"] + ")", rows} {
-			if _, err := db.Exec(s); err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-		}
-		db.Close()
-		if be, err = sqlite.Open(ctx, dsn, backends.Options{}); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		schema = fmt.Sprintf("ddp_dtotal_%d_%d", os.Getpid(), variant)
-		create, drop := "CREATE SCHEMA "+schema, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"
-		if driver == "mysql" {
-			create, drop = "CREATE DATABASE "+schema, "DROP DATABASE IF EXISTS "+schema
-		}
-		raw, err := sql.Open(driver, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { raw.Exec(drop); raw.Close() })
-		conn, err := raw.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		setup := []string{drop, create, "CREATE TABLE " + schema + ".events (" + dateTotalityTypes[driver] + ")",
-			strings.Replace(rows, "INTO events", "INTO "+schema+".events", 1)}
-		if driver == "mysql" {
+	be, dsn, schema := loadTestTable(t, driver, dsn, fmt.Sprintf("ddp_dtotal_%d_%d", os.Getpid(), variant), testTable{
+		name: "events", columns: dateTotalityTypes, rows: dateTotalityRows(driver, variant),
+		before: map[string][]string{
 			// Zero dates and zero parts are what a lax server stores.
-			setup = append([]string{"SET SESSION sql_mode = ''", "SET SESSION time_zone = '+00:00'"}, setup...)
-		} else {
-			setup = append([]string{"SET TIME ZONE 'UTC'"}, setup...)
-		}
-		for _, s := range setup {
-			if _, err := conn.ExecContext(ctx, s); err != nil {
-				t.Fatalf("%s: %s: %v", driver, s, err)
-			}
-		}
-		if driver == "mysql" {
-			be, err = mysql.Open(ctx, dsn, backends.Options{})
-		} else {
-			be, err = postgres.Open(ctx, dsn, backends.Options{})
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	f := totalityProxyPolicy(t, dateTotalityPolicy, driver, dsn, schema, fmt.Sprint(variant), be)
-	return f
+			"mysql":    {"SET SESSION sql_mode = ''", "SET SESSION time_zone = '+00:00'"},
+			"postgres": {"SET TIME ZONE 'UTC'"},
+		},
+	})
+	return totalityProxyPolicy(t, dateTotalityPolicy, driver, dsn, schema, fmt.Sprint(variant), be)
 }
 
 func dateTotalityProbes() []probe {

@@ -1,18 +1,11 @@
 package session
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -87,52 +80,9 @@ func numberTotalityRows(driver string, variant int) []string {
 
 func numberTotalityFixture(t *testing.T, driver, dsn string, variant int) *totalityFixture {
 	t.Helper()
-	ctx := context.Background()
-	var be Backend
-	schema := ""
-	rows := "INSERT INTO nums VALUES " + strings.Join(numberTotalityRows(driver, variant), ", ")
-	switch driver {
-	case "sqlite":
-		dsn = filepath.Join(t.TempDir(), "n.db")
-		db, err := sql.Open("sqlite3", "file:"+dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range []string{"CREATE TABLE nums (" + numberTotalityTypes["sqlite"] + ")", rows} {
-			if _, err := db.Exec(s); err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-		}
-		db.Close()
-		if be, err = sqlite.Open(ctx, dsn, backends.Options{}); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		schema = fmt.Sprintf("ddp_ntotal_%d_%d", os.Getpid(), variant)
-		create, drop := "CREATE SCHEMA "+schema, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"
-		if driver == "mysql" {
-			create, drop = "CREATE DATABASE "+schema, "DROP DATABASE IF EXISTS "+schema
-		}
-		raw, err := sql.Open(driver, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { raw.Exec(drop); raw.Close() })
-		for _, s := range []string{drop, create, "CREATE TABLE " + schema + ".nums (" + numberTotalityTypes[driver] + ")",
-			strings.Replace(rows, "INTO nums", "INTO "+schema+".nums", 1)} {
-			if _, err := raw.ExecContext(ctx, s); err != nil {
-				t.Fatalf("%s: %s: %v", driver, s, err)
-			}
-		}
-		if driver == "mysql" {
-			be, err = mysql.Open(ctx, dsn, backends.Options{})
-		} else {
-			be, err = postgres.Open(ctx, dsn, backends.Options{})
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	be, dsn, schema := loadTestTable(t, driver, dsn, fmt.Sprintf("ddp_ntotal_%d_%d", os.Getpid(), variant), testTable{
+		name: "nums", columns: numberTotalityTypes, rows: numberTotalityRows(driver, variant),
+	})
 	return totalityProxyPolicy(t, numberTotalityPolicy, driver, dsn, schema, fmt.Sprint(variant), be)
 }
 
