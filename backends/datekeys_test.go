@@ -85,23 +85,7 @@ datasets:
 		t.Fatal(err)
 	}
 	p := planner.New(pol)
-	// value is the column's value in the row, clamped to its bounds as
-	// the key computes with it.
-	value := func(r dateRow, col string) (ir.Value, bool) {
-		c, _ := dateColumns(ir.ColumnRef{Name: col})
-		var v ir.Value
-		var ok bool
-		switch col {
-		case "d":
-			v, ok = ir.Date(r.d), r.dOK
-		case "ts":
-			v, ok = ir.Timestamp(r.ts), r.tsOK
-		default:
-			v, ok = ir.TimestampTZ(r.tz), r.tzOK
-		}
-		v.Int = min(max(v.Int, c.Lo.Int), c.Hi.Int)
-		return v, ok
-	}
+	value := clampedDate
 	layouts := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-DD": "2006-01-02", "YYYY-MM-DD HH24": "2006-01-02 15"}
 	trunc := func(unit string) func(ir.Value) ir.Value {
 		return func(v ir.Value) ir.Value { out, _ := exprtype.TruncTime(unit, v); return out }
@@ -167,18 +151,8 @@ datasets:
 	}
 	for _, tc := range tests {
 		sql := "SELECT " + tc.key + " AS k, COUNT(*) FROM " + table + " GROUP BY 1"
-		stmts, err := parser.Parse(tc.d, sql)
-		if err != nil || len(stmts) != 1 {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		pl, err := p.Plan(planner.Request{User: pol.User("alice"), Epsilon: 1, Dialect: tc.d.String(), Statement: &stmts[0]})
-		if err != nil {
-			t.Errorf("%s: %v", sql, err)
-			continue
-		}
-		dom := pl.Groups[0].Domain
-		if pl.Keys.Mode != planner.KeysDomain || dom == nil {
-			t.Errorf("%s: keys %+v, want a derived key set", sql, pl.Keys)
+		pl, ok := planDerivedKeys(t, p, pol, tc.d, sql)
+		if !ok {
 			continue
 		}
 		typ := pl.Groups[0].Type
@@ -199,25 +173,7 @@ datasets:
 		if len(want) < 3 {
 			t.Errorf("%s: %d keys on the rows: the case tells little", sql, len(want))
 		}
-		for _, b := range backends {
-			got, err := backendtest.Collect(context.Background(), b.agg, pl.Backend)
-			if err != nil {
-				t.Errorf("%s (%v client) on %s: %v", sql, tc.d, b.name, err)
-				continue
-			}
-			have := map[string]int64{}
-			for _, r := range got {
-				k := norm(r.Keys[0])
-				have[k.SQL()] = r.Aggs[0]
-				inDom := slices.ContainsFunc(dom, func(d ir.Value) bool { return d.Kind == k.Kind && ir.CompareValues(d, k) == 0 })
-				if !inDom && !k.IsNull() {
-					t.Errorf("%s on %s: key %v (%s, returned %v) is not in the derived key set (%d keys, %v...)", sql, b.name, k, k.Kind, r.Keys[0], len(dom), dom[:min(3, len(dom))])
-				}
-			}
-			if fmt.Sprint(have) != fmt.Sprint(want) {
-				t.Errorf("%s (%v client) on %s: counts %v, want %v", sql, tc.d, b.name, have, want)
-			}
-		}
+		checkKeysOnBackends(t, sql, backends, pl, norm, want)
 	}
 	if len(backends) < 3 {
 		t.Logf("ran on %d backends; set DDP_TEST_POSTGRES_DSN and DDP_TEST_MYSQL_DSN for all three", len(backends))
@@ -306,5 +262,52 @@ func TestEpochOnEveryBackend(t *testing.T) {
 	}
 	if len(backends) < 3 {
 		t.Logf("ran on %d backends; set DDP_TEST_POSTGRES_DSN and DDP_TEST_MYSQL_DSN for all three", len(backends))
+	}
+}
+
+// planDerivedKeys plans a grouped query and requires a derived key set
+// (reported and false when there is none).
+func planDerivedKeys(t *testing.T, p *planner.Planner, pol *policies.Policy, d parser.Dialect, sql string) (*planner.Plan, bool) {
+	t.Helper()
+	stmts, err := parser.Parse(d, sql)
+	if err != nil || len(stmts) != 1 {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	pl, err := p.Plan(planner.Request{User: pol.User("alice"), Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]})
+	if err != nil {
+		t.Errorf("%s: %v", sql, err)
+		return nil, false
+	}
+	if pl.Keys.Mode != planner.KeysDomain || pl.Groups[0].Domain == nil {
+		t.Errorf("%s: keys %+v, want a derived key set", sql, pl.Keys)
+		return nil, false
+	}
+	return pl, true
+}
+
+// checkKeysOnBackends runs the plan's true backend query on every backend:
+// each key it returns (read through norm) other than NULL must lie in the
+// derived key set, and the counts per key must equal want (by key SQL).
+func checkKeysOnBackends(t *testing.T, sql string, backends []testBackend, pl *planner.Plan, norm func(ir.Value) ir.Value, want map[string]int64) {
+	t.Helper()
+	dom := pl.Groups[0].Domain
+	for _, b := range backends {
+		got, err := backendtest.Collect(context.Background(), b.agg, pl.Backend)
+		if err != nil {
+			t.Errorf("%s on %s: %v", sql, b.name, err)
+			continue
+		}
+		have := map[string]int64{}
+		for _, r := range got {
+			k := norm(r.Keys[0])
+			have[k.SQL()] = r.Aggs[0]
+			inDom := slices.ContainsFunc(dom, func(d ir.Value) bool { return d.Kind == k.Kind && ir.CompareValues(d, k) == 0 })
+			if !inDom && !k.IsNull() {
+				t.Errorf("%s on %s: key %v (%s, returned %v) is not in the derived key set (%d keys, %v...)", sql, b.name, k, k.Kind, r.Keys[0], len(dom), dom[:min(3, len(dom))])
+			}
+		}
+		if fmt.Sprint(have) != fmt.Sprint(want) {
+			t.Errorf("%s on %s: counts %v, want %v", sql, b.name, have, want)
+		}
 	}
 }

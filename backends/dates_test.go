@@ -223,21 +223,7 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 		return out
 	}
 	backends := eachBackendRows(t, table, cols, rowsFor)
-	value := func(r dateRow, col string) (ir.Value, bool) {
-		c, _ := dateColumns(ir.ColumnRef{Name: col})
-		var v ir.Value
-		var ok bool
-		switch col {
-		case "d":
-			v, ok = ir.Date(r.d), r.dOK
-		case "ts":
-			v, ok = ir.Timestamp(r.ts), r.tsOK
-		default:
-			v, ok = ir.TimestampTZ(r.tz), r.tzOK
-		}
-		v.Int = min(max(v.Int, c.Lo.Int), c.Hi.Int)
-		return v, ok
-	}
+	value := clampedDate
 	literal := func(d parser.Dialect, v ir.Value) string {
 		switch {
 		case v.Kind == ir.KindInt:
@@ -385,4 +371,22 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 		}
 	}
 	t.Logf("%d checks on %d backends", len(checks), len(backends))
+}
+
+// clampedDate is column col's value in row r (d, ts or tz), clamped to the
+// column's bounds as an expression computes with it; false for NULL.
+func clampedDate(r dateRow, col string) (ir.Value, bool) {
+	c, _ := dateColumns(ir.ColumnRef{Name: col})
+	var v ir.Value
+	var ok bool
+	switch col {
+	case "d":
+		v, ok = ir.Date(r.d), r.dOK
+	case "ts":
+		v, ok = ir.Timestamp(r.ts), r.tsOK
+	default:
+		v, ok = ir.TimestampTZ(r.tz), r.tzOK
+	}
+	v.Int = min(max(v.Int, c.Lo.Int), c.Hi.Int)
+	return v, ok
 }
