@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // testTable is a table a test loads on one backend: its column list per
@@ -89,4 +91,60 @@ func loadTestTable(t *testing.T, driver, dsn, schema string, tb testTable) (Back
 		t.Fatal(err)
 	}
 	return be, dsn, schema
+}
+
+// hostileOutcomesEqual runs every probe on SQLite and on the servers whose
+// DSNs are set, first over the ordinary data (variant 0), then over each
+// hostile variant (one person's value replaced, variants(driver) of them):
+// the outcome — the SQLSTATE and message of a refusal or failure, or the
+// released keys — must be the same. Keys are read from results with more
+// than one column (only from GROUP BY queries when groupedOnly).
+func hostileOutcomesEqual(t *testing.T, probes []probe, variants func(driver string) int,
+	fixture func(t *testing.T, driver, dsn string, variant int) *totalityFixture, groupedOnly bool) {
+	drivers := map[string]string{"sqlite": ""}
+	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
+		drivers["postgres"] = dsn
+	}
+	if dsn := os.Getenv("DDP_TEST_MYSQL_DSN"); dsn != "" {
+		drivers["mysql"] = dsn
+	}
+	for driver, dsn := range drivers {
+		t.Run(driver, func(t *testing.T) {
+			type outcome struct{ code, keys string }
+			run := func(f *totalityFixture, pr probe) outcome {
+				res, err, _ := f.run(t, pr)
+				if err != nil {
+					if e := sqlerr.As(err); e != nil {
+						return outcome{code: e.Code.SQLState + " " + e.Message}
+					}
+					return outcome{code: "?? " + err.Error()}
+				}
+				var keys []string
+				if len(res.Columns) > 1 && (!groupedOnly || strings.Contains(pr.sql, "GROUP BY")) {
+					for _, r := range res.Rows {
+						keys = append(keys, r[0].SQL())
+					}
+				}
+				return outcome{keys: strings.Join(keys, ",")}
+			}
+			base := fixture(t, driver, dsn, 0)
+			want := make([]outcome, len(probes))
+			answered := 0
+			for i, pr := range probes {
+				want[i] = run(base, pr)
+				if want[i].code == "" {
+					answered++
+				}
+			}
+			t.Logf("%s: %d of %d probes answered", driver, answered, len(probes))
+			for v := 1; v <= variants(driver); v++ {
+				f := fixture(t, driver, dsn, v)
+				for i, pr := range probes {
+					if got := run(f, pr); got != want[i] {
+						t.Errorf("%s hostile %d: %s: %+v, ordinary data: %+v", driver, v, pr.sql, got, want[i])
+					}
+				}
+			}
+		})
+	}
 }
