@@ -22,8 +22,7 @@ const maxRateLog2 = 62
 //
 // Representation rule (why rounding is safe): a rate whose reduced
 // numerator and denominator are below 2^32 is kept exactly; any other rate
-// — e.g. ε/(2Δu) with ε = 0.1, whose exact value has a denominator near
-// 2^55 — is rounded DOWN to ⌊a·2^k⌋/2^k with k = 30 − ⌊log2 a⌋ clamped to
+// — e.g. ε/(2Δu) with an ε or a Δu of many digits — is rounded DOWN to ⌊a·2^k⌋/2^k with k = 30 − ⌊log2 a⌋ clamped to
 // [0, 62] (relative loss below 2^-30 while a ≥ 2^-32), and rates above 2^62
 // are lowered to 2^62. The mechanism with rate a' ≤ ε/(2Δu) is 2a'Δu ≤ ε
 // differentially private, so rounding down never spends more than the ε
@@ -35,13 +34,15 @@ type Rate struct {
 // RateFor returns the rate a = ε/(2Δu) of the exponential mechanism for a
 // utility of sensitivity Δu (the largest change of any candidate's utility,
 // summed as the caller's composition argument requires, between neighbours)
-// released with privacy parameter ε, represented as described on Rate. A
-// zero sensitivity is refused: the caller must not sample when nothing
-// protects the selection (it would mean the utility cannot depend on any
-// unit's data, and then a rate is meaningless).
-func RateFor(sensitivity *big.Rat, epsilon float64) (Rate, error) {
-	if err := checkEpsilon(epsilon); err != nil {
-		return Rate{}, err
+// released with privacy parameter ε, represented as described on Rate. ε is
+// exact: the caller passes the value the ledger charges (the planner reads
+// a float64 ε as its shortest decimal, 0.1 = 1/10, which can be below the
+// binary float). A zero sensitivity is refused: the caller must not sample
+// when nothing protects the selection.
+func RateFor(sensitivity, epsilon *big.Rat) (Rate, error) {
+	if epsilon == nil || epsilon.Sign() <= 0 {
+		return Rate{}, sqlerr.New(sqlerr.InvalidParameterValue, "epsilon must be a positive finite number").
+			WithHint("set epsilon to a value such as 0.1")
 	}
 	if err := checkSensitivity(sensitivity); err != nil {
 		return Rate{}, err
@@ -49,9 +50,8 @@ func RateFor(sensitivity *big.Rat, epsilon float64) (Rate, error) {
 	if sensitivity.Sign() == 0 {
 		return Rate{}, sqlerr.New(sqlerr.Internal, "internal error: exponential mechanism with zero sensitivity")
 	}
-	a := new(big.Rat).SetFloat64(epsilon) // exact: ε is finite
-	a.Quo(a, new(big.Rat).Mul(sensitivity, big.NewRat(2, 1)))
-	return rateOf(a), nil
+	a := new(big.Rat).Mul(sensitivity, big.NewRat(2, 1))
+	return rateOf(a.Quo(epsilon, a)), nil
 }
 
 // rateOf represents a > 0 as described on Rate, rounding down.

@@ -135,25 +135,25 @@ func TestExponentialPanics(t *testing.T) {
 // exactly; absurd rates are capped at 2^62 (lower, so still safe).
 func TestRateForRoundsDown(t *testing.T) {
 	tests := []struct {
-		eps   float64
+		eps   *big.Rat
 		sens  *big.Rat
 		exact bool // the rate is representable exactly
 	}{
-		{1, big.NewRat(1, 1), true},
-		{0.5, big.NewRat(3, 1), true},
-		{0.1, big.NewRat(1, 1), false},
-		{0.1, big.NewRat(7, 3), false},
-		{1e-3, big.NewRat(1000, 1), false},
-		{2.5, big.NewRat(1, 1000), true},
-		{1e-12, big.NewRat(1, 1), false},
-		{1e300, big.NewRat(1, 1), false},
+		{big.NewRat(1, 1), big.NewRat(1, 1), true},
+		{big.NewRat(1, 2), big.NewRat(3, 1), true},
+		{big.NewRat(1, 10), big.NewRat(1, 1), true},
+		{new(big.Rat).SetFloat64(0.1), big.NewRat(7, 3), false},
+		{big.NewRat(1, 1000), big.NewRat(1000, 1), true},
+		{big.NewRat(5, 2), big.NewRat(1, 1000), true},
+		{new(big.Rat).SetFloat64(1e-12), big.NewRat(1, 1), false},
+		{new(big.Rat).SetFloat64(1e300), big.NewRat(1, 1), false},
 	}
 	for _, tt := range tests {
 		r, err := RateFor(tt.sens, tt.eps)
 		if err != nil {
 			t.Fatalf("RateFor(%v, %v): %v", tt.sens, tt.eps, err)
 		}
-		want := new(big.Rat).SetFloat64(tt.eps)
+		want := new(big.Rat).Set(tt.eps)
 		want.Quo(want, new(big.Rat).Mul(tt.sens, big.NewRat(2, 1)))
 		got := r.Rat()
 		if got.Cmp(want) > 0 {
@@ -178,10 +178,10 @@ func TestRateForRoundsDown(t *testing.T) {
 			}
 		}
 	}
-	if _, err := RateFor(new(big.Rat), 1); err == nil {
+	if _, err := RateFor(new(big.Rat), big.NewRat(1, 1)); err == nil {
 		t.Error("zero sensitivity accepted")
 	}
-	for _, eps := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+	for _, eps := range []*big.Rat{nil, new(big.Rat), big.NewRat(-1, 1)} {
 		if _, err := RateFor(big.NewRat(1, 1), eps); err == nil {
 			t.Errorf("epsilon %v accepted", eps)
 		}

@@ -248,7 +248,7 @@ func TestDeficitsByHand(t *testing.T) {
 func TestSelectFrequencies(t *testing.T) {
 	const draws = 200_000
 	f := mustFraction(t, big.NewRat(1, 2))
-	rate, err := noise.RateFor(big.NewRat(1, 1), 1) // a = 1/2
+	rate, err := noise.RateFor(big.NewRat(1, 1), big.NewRat(1, 1)) // a = 1/2
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestSelectFrequencies(t *testing.T) {
 // conservative and is expected to hold far more often.
 func TestRankErrorHolds(t *testing.T) {
 	f := mustFraction(t, big.NewRat(1, 2))
-	rate, err := noise.RateFor(UtilitySensitivity(big.NewRat(1, 1), f), 1)
+	rate, err := noise.RateFor(UtilitySensitivity(big.NewRat(1, 1), f), big.NewRat(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
