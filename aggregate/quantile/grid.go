@@ -36,15 +36,20 @@ type Value struct {
 }
 
 // Grid is the candidate set of a quantile over one column: the values the
-// mechanism can return, each standing for a bin of clamped values. Bins are
-// numbered 0…Len()−1 in increasing order; BinOf is the reference placement
-// of a clamped value the backend's bin expression must compute.
+// mechanism can return, each standing for a bin of values. Bins are
+// numbered 0…Len()−1 in increasing order and cut at Cut(1) < … < Cut(m−1):
+// bin j holds the values x with Cut(j) ≤ x < Cut(j+1), bin 0 everything
+// below Cut(1) and bin m−1 everything from Cut(m−1) on. Since every cut
+// lies inside the clamping bounds, placing the stored value or its clamp
+// gives the same bin; the backend places rows by comparisons only
+// (BinExpr), which cannot fail for any value.
 type Grid struct {
 	kind     gridKind
 	lo, hi   int64 // integerGrid: the clamping bounds
 	width    int64 // integerGrid: bin width (1: every integer is a candidate)
 	rlo, rhi float64
-	values   []Value // domainGrid: sorted, distinct
+	cuts     []float64 // realGrid: cuts[j−1] is the lower end of bin j
+	values   []Value   // domainGrid: sorted, distinct
 	m        int
 }
 
@@ -63,22 +68,32 @@ func IntegerGrid(lo, hi int64) (Grid, error) {
 }
 
 // RealGrid is the grid of a real column clamped to [lo, hi]: MaxCandidates
-// bins of width (hi−lo)/MaxCandidates (one candidate when lo = hi).
+// bins cut at lo + j·(hi−lo)/MaxCandidates, computed once here in float64
+// (the cuts are public constants; bins are defined by them, so the
+// backend's comparisons and BinOf agree exactly). One candidate when
+// lo = hi.
 func RealGrid(lo, hi float64) (Grid, error) {
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo > hi {
 		return Grid{}, errors.New("quantile: real grid needs finite lo <= hi")
 	}
-	m := MaxCandidates
 	if lo == hi {
-		m = 1
+		return Grid{kind: realGrid, rlo: lo, rhi: hi, m: 1}, nil
 	}
-	return Grid{kind: realGrid, rlo: lo, rhi: hi, m: m}, nil
+	m := MaxCandidates
+	step := (hi - lo) / float64(m)
+	cuts := make([]float64, m-1)
+	for j := range cuts {
+		// Monotone in j (rounding is monotone); a tie only leaves a bin
+		// empty for every database.
+		cuts[j] = min(lo+float64(j+1)*step, hi)
+	}
+	return Grid{kind: realGrid, rlo: lo, rhi: hi, cuts: cuts, m: m}, nil
 }
 
 // DomainGrid is the grid of a column with a declared numeric domain: the
-// domain's values, sorted. A clamped value between two of them belongs to
-// the bin of the lower one (the clamp keeps every value at or above the
-// smallest).
+// domain's values, sorted, each the lower end of its bin (a value between
+// two of them belongs to the bin of the lower one, a value below the
+// smallest to the first bin).
 func DomainGrid(values []Value) (Grid, error) {
 	if len(values) == 0 || len(values) > MaxDomainCandidates {
 		return Grid{}, errors.New("quantile: domain grid needs 1 to MaxDomainCandidates values")
@@ -113,48 +128,22 @@ func (g Grid) IsReal() bool {
 	return g.kind == realGrid || (g.kind == domainGrid && !g.values[0].IsInt)
 }
 
-// IntBin returns the bin width w of an integer grid (1 when every integer
-// is a candidate) and the first integer lo: the bin of a clamped value x is
-// (x − lo) / w in integer division.
-func (g Grid) IntBin() (lo, width int64, ok bool) {
-	return g.lo, g.width, g.kind == integerGrid
-}
-
-// RealBin returns the bounds of a real grid: bin j holds
-// [lo + j·(hi−lo)/m, lo + (j+1)·(hi−lo)/m), the last bin closed at hi.
-func (g Grid) RealBin() (lo, hi float64, ok bool) {
-	return g.rlo, g.rhi, g.kind == realGrid
-}
-
-// Domain returns the sorted candidate values of a domain grid.
-func (g Grid) Domain() ([]Value, bool) {
-	return append([]Value(nil), g.values...), g.kind == domainGrid
-}
-
-// BinOf is the reference placement of a value already clamped to the
-// grid's range (for a real grid computed in exact rational arithmetic; the
-// backend's double arithmetic may place a value lying on a bin boundary in
-// a neighbouring bin, which changes no privacy argument: every row still
-// lands in exactly one bin).
-func (g Grid) BinOf(x Value) int {
+// Cut returns the lower end of bin j, for 1 ≤ j < Len().
+func (g Grid) Cut(j int) Value {
 	switch g.kind {
 	case integerGrid:
-		return int((uint64(x.Int) - uint64(g.lo)) / uint64(g.width))
+		return Value{IsInt: true, Int: int64(uint64(g.lo) + uint64(j)*uint64(g.width))}
 	case realGrid:
-		if g.m == 1 {
-			return 0
-		}
-		// ⌊(x − lo)·m / (hi − lo)⌋ exactly, capped at m − 1 (x = hi).
-		num := new(big.Rat).Sub(new(big.Rat).SetFloat64(x.Real), new(big.Rat).SetFloat64(g.rlo))
-		num.Mul(num, big.NewRat(int64(g.m), 1))
-		num.Quo(num, new(big.Rat).Sub(new(big.Rat).SetFloat64(g.rhi), new(big.Rat).SetFloat64(g.rlo)))
-		j := new(big.Int).Quo(num.Num(), num.Denom()).Int64()
-		return int(min(max(j, 0), int64(g.m-1)))
+		return Value{Real: g.cuts[j-1]}
 	default:
-		// The last value ≤ x.
-		j := sort.Search(g.m, func(i int) bool { return x.less(g.values[i]) }) - 1
-		return max(j, 0)
+		return g.values[j]
 	}
+}
+
+// BinOf is the bin of a value: the number of cuts at or below it. It is
+// the reference for the backend's bin expression.
+func (g Grid) BinOf(x Value) int {
+	return sort.Search(g.m-1, func(i int) bool { return x.less(g.Cut(i + 1)) })
 }
 
 // Value is the value reported for candidate j. interpolate asks for the
@@ -174,12 +163,15 @@ func (g Grid) Value(j int, interpolate bool) Value {
 		}
 		return Value{IsInt: true, Int: first + int64((uint64(last)-uint64(first))/2)}
 	case realGrid:
-		if g.m == 1 {
-			return Value{Real: g.rlo}
+		lower, upper := g.rlo, g.rhi
+		if j > 0 {
+			lower = g.cuts[j-1]
 		}
-		step := (g.rhi - g.rlo) / float64(g.m)
-		mid := g.rlo + (float64(j)+0.5)*step
-		return Value{Real: min(max(mid, g.rlo), g.rhi)}
+		if j < g.m-1 {
+			upper = g.cuts[j]
+		}
+		// Halves first: lower + upper could overflow near ±MaxFloat64.
+		return Value{Real: lower/2 + upper/2}
 	default:
 		return g.values[j]
 	}

@@ -26,10 +26,12 @@ func TestIntegerGridShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, w, ok := g.IntBin()
-		if !ok || g.Len() != tt.m || w != tt.width {
-			t.Errorf("[%d, %d]: m %d width %d, want %d and %d", tt.lo, tt.hi, g.Len(), w, tt.m, tt.width)
+		if g.Len() != tt.m || g.width != tt.width {
+			t.Errorf("[%d, %d]: m %d width %d, want %d and %d", tt.lo, tt.hi, g.Len(), g.width, tt.m, tt.width)
 			continue
+		}
+		if g.Len() > 1 && g.Cut(1).Int != tt.lo+tt.width {
+			t.Errorf("[%d, %d]: first cut %d, want %d", tt.lo, tt.hi, g.Cut(1).Int, tt.lo+tt.width)
 		}
 		if _, last := g.intBounds(g.Len() - 1); last != tt.lastLast {
 			t.Errorf("[%d, %d]: last bin ends at %d, want %d", tt.lo, tt.hi, last, tt.lastLast)
