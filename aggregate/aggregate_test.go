@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -56,8 +57,20 @@ func TestUnitsAreConsistent(t *testing.T) {
 			t.Errorf("%s leaves a func undeclared", u.Name)
 		}
 	}
-	if got := NamesText(); got != "COUNT, SUM or AVG" {
-		t.Errorf("NamesText() = %q", got)
+	// The refusal messages list every name: "COUNT, SUM or AVG" for three.
+	want := ""
+	for i, u := range All() {
+		switch {
+		case i == 0:
+		case i == len(All())-1:
+			want += " or "
+		default:
+			want += ", "
+		}
+		want += strings.ToUpper(u.Name)
+	}
+	if got := NamesText(); got != want || !strings.HasPrefix(got, "COUNT, SUM") {
+		t.Errorf("NamesText() = %q, want %q", got, want)
 	}
 }
 

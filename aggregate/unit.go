@@ -58,6 +58,9 @@ type Arg struct {
 	// Text names the argument in labels: the column's name or the
 	// expression as written.
 	Text string
+	// Source is the argument as written (an ir.ColumnRef or an
+	// expression, not lowered): a Part's Of is built over it.
+	Source ir.Expr
 	// Type is the policies type of the values ("integer", "real", ...;
 	// "" unknown). Lo and Hi are their declared bounds or inferred range
 	// (set for Numeric units only).
@@ -80,6 +83,14 @@ type Part struct {
 	// SumType is the type of the values a ShapeSum part adds ("integer":
 	// summed exactly; "real": on a noise lattice).
 	SumType string
+	// Of, when set, is an expression over Arg.Source that the part
+	// aggregates instead of the argument (VAR's (x − m)). The planner
+	// analyses it as it analyses an expression argument (package exprtype:
+	// lowered, total, every column clamped to its declared bounds, its
+	// range inferred) and fills Agg.Expr, the clamp Agg.Lo, Agg.Hi (the
+	// inferred range, which sets the sensitivity), SumType and, when
+	// empty, Label; Agg.Kind stays the unit's.
+	Of ir.Expr
 }
 
 // Noisy is one part's released value: Units × Quantum.
@@ -104,9 +115,14 @@ type PartNoise struct {
 	Label       string
 	Sensitivity float64
 	Mechanism   string
-	Scale       float64
-	Epsilon     float64
-	CI95        float64
+	// Scale is the noise scale in output units (the discrete Laplace
+	// scale in lattice units × Quantum; 0: exact).
+	Scale   float64
+	Quantum float64
+	Epsilon float64
+	CI95    float64
+	// Lo and Hi are a sum part's clamp (0, 0 for counts).
+	Lo, Hi float64
 }
 
 // Summary describes a column's noise for explain: for a one-part unit its
@@ -116,9 +132,14 @@ type Summary struct {
 	Mechanism   string
 	Scale       float64
 	Epsilon     float64
-	// CI95 is the half-width of the column's 95% interval; 0 when not
-	// expressible (AVG's ratio).
+	// CI95 is the half-width of the column's 95% interval; NaN when not
+	// expressible as one number (AVG's ratio).
 	CI95 float64
+	// CI95OverN, when set, gives the interval of a value whose error
+	// shrinks with the group's row count n: its 95% half-width is
+	// CI95OverN/n (Mechanism says how it was derived and what to take
+	// the square root of for a standard deviation).
+	CI95OverN float64
 }
 
 // Unit is one aggregate function. Its funcs are pure.

@@ -607,17 +607,48 @@ func (b *builder) aggregateOutput(a ir.Aggregate, alias string, hidden bool) (in
 		return 0, err
 	}
 	arg.Distinct, arg.Fraction = a.Distinct, a.Fraction
+	arg.Source = a.ArgExpr
+	if a.Arg != nil {
+		arg.Source = *a.Arg
+	}
 	out := Output{Name: alias, Hidden: hidden, Kind: OutAggregate, Unit: u, Arg: arg, Type: u.Type(arg.Type)}
 	if out.Name == "" {
 		out.Name = u.Name
 	}
 	for _, p := range u.Parts(arg) {
+		if p.Of != nil {
+			if p, err = b.derivedPart(u, p); err != nil {
+				return 0, err
+			}
+		}
 		if p.Mechanism != aggregate.DiscreteLaplace {
 			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s: this version cannot release its part %s", strings.ToUpper(u.Name), p.Label)
 		}
 		out.Parts = append(out.Parts, b.agg(p))
 	}
 	return b.addOutput(out, hidden), nil
+}
+
+// derivedPart fills a part that aggregates an expression of the argument
+// (aggregate.Part.Of): analysed exactly as an expression argument is, so
+// the backend SQL stays total and the clamp is the inferred range.
+func (b *builder) derivedPart(u *aggregate.Unit, p aggregate.Part) (aggregate.Part, error) {
+	x, err := b.exprArg(u, p.Of)
+	if err != nil {
+		return aggregate.Part{}, err
+	}
+	p.Agg.Column, p.Agg.Expr = nil, x.Expr
+	if p.Agg.Kind == ir.SumClamped {
+		p.Agg.Lo, p.Agg.Hi, p.SumType = x.Lo, x.Hi, x.Type
+	}
+	if p.Label == "" {
+		name := "sum"
+		if p.Shape == aggregate.ShapeCount {
+			name = "count"
+		}
+		p.Label = name + "(" + x.Text + ")"
+	}
+	return p, nil
 }
 
 // columnArg analyses a bare column argument (nil: `*`).

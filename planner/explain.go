@@ -54,6 +54,9 @@ type ExplainCol struct {
 	// PostProcessing is the expression the proxy computes (OutExpr), over
 	// the names of the outputs it reads.
 	PostProcessing string `json:"post_processing,omitempty"`
+	// CI95OverN (VAR, STDDEV): the 95% half-width for a group of n rows
+	// is CI95OverN/n (Mechanism says how it was derived).
+	CI95OverN float64 `json:"ci95_over_n,omitempty"`
 	// Parts are the noisy true aggregates a composite aggregate (AVG)
 	// is computed from, each with its own noise and ε share.
 	Parts []ExplainPart `json:"parts,omitempty"`
@@ -75,7 +78,9 @@ func (pl *Plan) PartNoise(o Output) []aggregate.PartNoise {
 	out := make([]aggregate.PartNoise, len(o.Parts))
 	for i, pi := range o.Parts {
 		a := pl.Aggs[pi]
-		out[i] = aggregate.PartNoise{Label: a.Label, Sensitivity: a.SensitivityValue(), Mechanism: a.Mechanism(), Scale: a.ScaleValue(), Epsilon: a.Epsilon, CI95: a.CI95()}
+		ba := pl.Backend.Aggs[pi]
+		out[i] = aggregate.PartNoise{Label: a.Label, Sensitivity: a.SensitivityValue(), Mechanism: a.Mechanism(), Scale: a.ScaleValue(),
+			Quantum: a.Quantum, Epsilon: a.Epsilon, CI95: a.CI95(), Lo: ba.Lo, Hi: ba.Hi}
 	}
 	return out
 }
@@ -189,6 +194,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 			s := o.Unit.Summarize(parts)
 			c.Aggregate = o.Unit.Name
 			c.Sensitivity, c.Mechanism, c.Scale, c.Epsilon, c.CI95 = s.Sensitivity, s.Mechanism, s.Scale, s.Epsilon, s.CI95
+			c.CI95OverN = s.CI95OverN
 			if len(parts) > 1 {
 				for _, p := range parts {
 					c.Parts = append(c.Parts, ExplainPart{Label: p.Label, Sensitivity: p.Sensitivity, Mechanism: p.Mechanism, Scale: p.Scale, Epsilon: p.Epsilon, CI95: p.CI95})
