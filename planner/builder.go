@@ -758,7 +758,10 @@ func (b *builder) exprArg(u *aggregate.Unit, src ir.Expr) (aggregate.Arg, error)
 	default:
 		return aggregate.Arg{}, sqlerr.New(sqlerr.DatatypeMismatch, "%s(%s): the argument is %s, not a number", name, text, info.Type)
 	}
-	b.notes = append(b.notes, fmt.Sprintf("sum(%s): the argument's range %s, inferred from the declared bounds of its columns and the literals, is its clamp and sets its sensitivity", text, info))
+	note := fmt.Sprintf("sum(%s): the argument's range %s, inferred from the declared bounds of its columns and the literals, is its clamp and sets its sensitivity", text, info)
+	if !slices.Contains(b.notes, note) { // an aggregate met again in HAVING or ORDER BY
+		b.notes = append(b.notes, note)
+	}
 	return out, nil
 }
 
