@@ -51,11 +51,15 @@ func RateFor(sensitivity, epsilon *big.Rat) (Rate, error) {
 		return Rate{}, sqlerr.New(sqlerr.Internal, "internal error: exponential mechanism with zero sensitivity")
 	}
 	a := new(big.Rat).Mul(sensitivity, big.NewRat(2, 1))
-	return rateOf(a.Quo(epsilon, a)), nil
+	return RateOf(a.Quo(epsilon, a)), nil
 }
 
-// rateOf represents a > 0 as described on Rate, rounding down.
-func rateOf(a *big.Rat) Rate {
+// RateOf represents a rate a > 0 as described on Rate, rounding down (a
+// nil or non-positive a gives the zero Rate: a uniform choice).
+func RateOf(a *big.Rat) Rate {
+	if a == nil || a.Sign() <= 0 {
+		return Rate{}
+	}
 	if a.Cmp(new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), maxRateLog2))) > 0 {
 		return Rate{num: 1 << maxRateLog2, den: 1}
 	}

@@ -128,6 +128,17 @@ func (b *builder) queryColumns(s aggShape) (where, group []string) {
 		if ba.Column.Qualifier == b.sc.tables[0].alias {
 			where = add(where, strings.ToLower(ba.Column.Name))
 		}
+		if b.quantilePart(s.Index) {
+			// A quantile's histogram groups by the column's bin too; a
+			// joined column is a function of the private join columns.
+			if ba.Column.Qualifier == b.sc.tables[0].alias {
+				group = add(group, strings.ToLower(ba.Column.Name))
+			} else {
+				for _, c := range joinCols {
+					group = add(group, c)
+				}
+			}
+		}
 	}
 	for _, g := range b.groupCols {
 		if g.expr != nil {

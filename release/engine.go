@@ -73,6 +73,9 @@ type Column struct {
 	// expressible, as for AVG).
 	Scale float64
 	CI95  float64
+	// RankError (quantiles): the value's rank is within this many rows
+	// of the requested one with probability at least 95%.
+	RankError float64
 	// Uses (an expression column, Aggregate "expr"): the noisy aggregates
 	// the expression is computed from, each with its own noise, so that
 	// the cost notice describes the noise of ROUND(AVG(x), 2) too.
@@ -184,7 +187,13 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	rel, err := e.noisy(pl, keys, truth, order)
+	// The quantiles' per-bin counts: more private reads inside the same
+	// reservation, so a failure keeps the charge whatever its code.
+	bins, err := e.binCounts(ctx, pl)
+	if err != nil {
+		return nil, e.failedAfterRead(res, err)
+	}
+	rel, err := e.noisy(pl, keys, truth, order, bins)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -338,12 +347,16 @@ func (e *Engine) tableDomain(ctx context.Context, q *ir.BackendQuery, typ string
 }
 
 // noisy draws the noise: one discrete Laplace sample per aggregate and
-// released key.
-func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.BackendRow, order []string) (*stored, error) {
+// released key, then one exponential-mechanism draw per quantile and
+// released key (release/quantile.go).
+func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.BackendRow, order []string, bins binCounts) (*stored, error) {
 	rel := &stored{Version: 1}
 	addNoise := func(agg []int64) ([]int64, error) {
 		out := make([]int64, len(pl.Aggs))
 		for i, a := range pl.Aggs {
+			if a.Quantile != nil {
+				continue // selected once the released keys are known
+			}
 			v := int64(0)
 			if agg != nil {
 				v = agg[i]
@@ -392,6 +405,7 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 		}
 		sort.Slice(rel.Rows, func(i, j int) bool { return lessKeys(rel.Rows[i].Keys, rel.Rows[j].Keys) })
 	}
+	e.selectQuantiles(pl, rel, bins)
 	return rel, nil
 }
 
@@ -536,6 +550,7 @@ func aggregateColumn(pl *planner.Plan, o planner.Output) Column {
 	if !math.IsNaN(s.CI95) {
 		c.CI95 = s.CI95
 	}
+	c.RankError = s.RankError
 	return c
 }
 

@@ -2,9 +2,11 @@ package quantile
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"sort"
+	"strings"
 )
 
 // MaxCandidates bounds the candidates of one quantile: an integer range of
@@ -118,6 +120,27 @@ func (v Value) less(o Value) bool {
 		return v.Int < o.Int
 	}
 	return v.Real < o.Real
+}
+
+// String describes the grid exactly (it keys releases: two grids with
+// the same string place every value alike).
+func (g Grid) String() string {
+	switch g.kind {
+	case integerGrid:
+		return fmt.Sprintf("int[%d,%d]/%d", g.lo, g.hi, g.width)
+	case realGrid:
+		return fmt.Sprintf("real[%x,%x]/%d", math.Float64bits(g.rlo), math.Float64bits(g.rhi), g.m)
+	}
+	var b strings.Builder
+	b.WriteString("domain")
+	for _, v := range g.values {
+		if v.IsInt {
+			fmt.Fprintf(&b, ",%d", v.Int)
+		} else {
+			fmt.Fprintf(&b, ",%x", math.Float64bits(v.Real))
+		}
+	}
+	return b.String()
 }
 
 // Len is the number of candidates m.
