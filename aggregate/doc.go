@@ -1,5 +1,6 @@
 // Package aggregate owns the aggregate functions the proxy answers, one
-// unit per aggregate (one file each: count.go, sum.go, avg.go), the way
+// unit per aggregate (one file each: count.go, sum.go, avg.go; the quantile
+// family MIN, MAX, median and percentiles in quantile.go), the way
 // Google's DP library keeps one type per aggregation. A Unit declares
 // everything about its aggregate in one place:
 //
@@ -20,8 +21,10 @@
 // release step draws each part's noise and calls Value. The package holds
 // no state: the list of units (units.go) is fixed at compile time.
 //
-// It imports only ir and sensitivity (the vocabulary of part shapes); it
-// never imports planner, release, backends or parser, which all import it.
+// It imports ir, sensitivity (the vocabulary of part shapes), sqlerr (a
+// unit's Check refusals) and its subpackage quantile (the arithmetic of the
+// quantile family: grids, rank utility, exponential mechanism); it never
+// imports planner, release, backends or parser, which all import it.
 //
 // # Adding an aggregate
 //
