@@ -32,7 +32,8 @@ type quantileRow struct {
 // bounds and NULL, for an integer grid of points, an integer grid of wide
 // bins, a real grid, a date grid and a timestamp grid. Every backend must
 // return exactly the counts Go computes with quantile.Grid.BinOf from the
-// stored values (units hold at most 2 rows here, so the contribution bound
+// stored values, and the query stays within each dialect's parameter and
+// depth limits (units hold at most 2 rows here, so the contribution bound
 // keeps every row and the expected counts do not depend on which rows a
 // backend keeps).
 func TestQuantileBinsOnEveryBackend(t *testing.T) {
@@ -199,6 +200,12 @@ func TestQuantileBinsOnEveryBackend(t *testing.T) {
 			want[gk.SQL()+"/"+strconv.Itoa(gr.g.BinOf(v))]++
 		}
 		for _, b := range backends {
+			// The planner refuses statements over the dialect's limits
+			// (54000/54001): the bin query of 1024 bins stays inside them.
+			sh, err := b.dialect.Measure(q)
+			if err != nil || sh.Params > b.dialect.MaxParams || sh.Depth > b.dialect.MaxDepth {
+				t.Fatalf("%s %s: the bin query measures %+v (%v), limits %d params, depth %d", b.name, name, sh, err, b.dialect.MaxParams, b.dialect.MaxDepth)
+			}
 			rows, err := backendtest.Collect(context.Background(), b.agg, q)
 			if err != nil {
 				t.Fatalf("%s %s: %v", b.name, name, err)

@@ -417,6 +417,7 @@ func noRowsRelease(pl *planner.Plan) *stored {
 	rel := &stored{Version: 1}
 	if pl.Keys.Mode == planner.KeysNone && len(pl.Groups) == 0 && len(pl.Aggs) > 0 {
 		rel.Rows = []storedRow{{Aggs: make([]int64, len(pl.Aggs))}}
+		noRowsQuantiles(pl, rel.Rows[0].Aggs)
 	}
 	return rel
 }

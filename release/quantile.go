@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
@@ -93,4 +94,20 @@ func (e *Engine) failedAfterRead(res *ledger.Reservation, err error) error {
 	se := sqlerr.As(err)
 	e.log.Warn("private query failed after it read the backend; the budget stays charged", "code", se.Code.Name, "err", err)
 	return se
+}
+
+// noRowsQuantiles marks the quantile parts of the one row of a query that
+// reads no row: no candidate (-1), which the units read as NULL, as MIN
+// and percentile_cont of an empty input are in SQL.
+func noRowsQuantiles(pl *planner.Plan, aggs []int64) {
+	for _, o := range pl.Outputs {
+		if o.Kind != planner.OutAggregate {
+			continue
+		}
+		for i, p := range o.Unit.Parts(o.Arg) {
+			if p.Shape == aggregate.ShapeBins && i < len(o.Parts) {
+				aggs[o.Parts[i]] = -1
+			}
+		}
+	}
 }

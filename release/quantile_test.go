@@ -179,3 +179,17 @@ func TestQuantileRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantileOfNoRows: a query that provably reads no row answers NULL
+// for a quantile (as SQL does for MIN of an empty input), free.
+func TestQuantileOfNoRows(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(43)})
+	res, err := f.run(t, e, "alice", "SELECT MIN(age), median(income), COUNT(*) FROM people WHERE 1 <> 1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || !res.Rows[0][0].IsNull() || !res.Rows[0][1].IsNull() || res.Charged.Epsilon != 0 {
+		t.Errorf("rows %v charged %v: want NULL quantiles, free", res.Rows, res.Charged)
+	}
+}
