@@ -192,6 +192,24 @@ func (b *builder) queryColumns(s aggShape) aggReads {
 	return r
 }
 
+// publishedReads are the columns the published-query rule must find
+// published besides the WHERE columns in conds: the grouping columns and
+// every column the aggregate itself reads.
+func publishedReads(rd aggReads, conds map[string][]ir.Value) []string {
+	out := slices.Clone(rd.group)
+	add := func(c string) {
+		if _, inWhere := conds[c]; c != "" && !inWhere && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	for _, list := range [][]string{rd.where, rd.arg, rd.values, {rd.value}} {
+		for _, c := range list {
+			add(c)
+		}
+	}
+	return out
+}
+
 // refuseThreshold refuses threshold key selection under blowfish and
 // induced: it is an (ε, δ)-DP mechanism whose δ analysis assumes plain DP
 // neighbours.
@@ -284,11 +302,16 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 
 	// A COUNT(*) (or histogram) without joins whose groups and WHERE
 	// (= / IN on domain values) are unions of published cells is published
-	// data: every neighbour keeps it. A grouping expression counts as the
-	// columns it reads: when those columns' histogram (under the WHERE) is
-	// published, each key's count is the sum of the published cells whose
-	// values the (deterministic) key maps to it, so it is published too.
-	if conds, ok := b.whereValues(); ok && ba.Kind == ir.CountRows && len(b.plan.Backend.Joins) == 0 && an.PublishedQuery(group, conds) {
+	// data: every neighbour keeps it. The same holds for any aggregate
+	// whose row contribution is a function of the published cell a row
+	// lies in: a grouping expression, a summed column or expression and a
+	// COUNT argument then count as the columns they read. Proof: with U
+	// those columns and the WHERE columns, exactly one published marginal's
+	// (PublishedQuery), every row holds a declared value in each (verified
+	// before serving) and contributes c(u) to group g(u) (c, g
+	// deterministic: clamped, quantized, computed alike for every row), so
+	// each output is Σ_u n_u·c(u) over the published counts n_u.
+	if conds, ok := b.whereValues(); ok && len(b.plan.Backend.Joins) == 0 && an.PublishedQuery(publishedReads(rd, conds), conds) {
 		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — it is determined by the published constraints (%s), which every neighbour keeps; returned exactly, no budget charged for it",
 			label, strings.Join(an.Constraints, "; ")))
 		if an.Blowfish != nil {
