@@ -355,6 +355,10 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		reach = g.Reach(where, group, rd.value)
 		if rd.expr {
 			reach = g.ReachExpr(where, group, rd.values)
+			if step, ok := exprDistanceStep(ba.Expr, b.sc.tables[0].alias, ds.Secrets, main.Column(ds.Secrets.Column), s, b.exprSumTypes[s.Index] == policies.TypeInteger); ok && reach.Value {
+				reach.ValueStep = max(step, 1)
+				b.notes = append(b.notes, fmt.Sprintf("%s: the argument moves by at most %g along a secret pair (Lipschitz constant in %s × θ)", label, float64(step)*quantumOf(s), ds.Secrets.Column))
+			}
 		}
 	} else {
 		where = append(where, rd.arg...)
@@ -363,8 +367,8 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 			reach = sensitivity.AnyChangeExpr(where, group, rd.values)
 		}
 	}
-	if rd.expr && reach.Value {
-		b.notes = append(b.notes, fmt.Sprintf("%s: a change of a column the argument reads may move it anywhere in its range, so one tuple change costs up to max(hi − lo, |lo|, |hi|) (no Lipschitz bound in θ is used for expressions)", label))
+	if rd.expr && reach.Value && reach.ValueStep == 0 {
+		b.notes = append(b.notes, fmt.Sprintf("%s: a change of a column the argument reads may move it anywhere in its range, so one tuple change costs up to max(hi − lo, |lo|, |hi|) (no Lipschitz bound in θ is derived for this expression)", label))
 	}
 	per, err := sensitivity.PerChange(agg, reach)
 	if err != nil {

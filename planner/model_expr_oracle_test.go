@@ -359,9 +359,9 @@ func exprTestPolicy(secret, cons int, secretsOnly bool) exprPolicy {
 func TestVarianceAndQuantileShapesAgainstOracle(t *testing.T) {
 	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
 	const (
-		full, partY, bucketX, dist1 = 0, 2, 4, 5
-		none, margX                 = 0, 2
-		bin                         = "floor(x / 2)"
+		full, partY, bucketX, dist1, dist2 = 0, 2, 4, 5, 6
+		none, margX                        = 0, 2
+		bin                                = "floor(x / 2)"
 	)
 	cases := []struct {
 		secret, cons          int
@@ -390,10 +390,20 @@ func TestVarianceAndQuantileShapesAgainstOracle(t *testing.T) {
 		// each bucket, but a key reading x counts as reading x (safe, 2
 		// where the truth is 0).
 		{bucketX, none, "countstar", "", "", bin, []float64{2}, false},
-		// Distance θ = 1 on x: no Lipschitz bound is used for an
-		// expression, so SUM(2x − 3) costs the arbitrary change 6 (the
-		// truth is 2); y − 1 never changes; x 1 → 2 crosses a bin.
-		{dist1, none, "sum", "2 * x - 3", "", "", []float64{6}, false},
+		// Distance θ on x: a polynomial summand moves by at most its
+		// Lipschitz constant × θ: 2x − 3 by 2θ (x 0 → 1), x·y by θ (y = 1);
+		// (2x − 3)² by (2·3 + 2·3)·θ = 12 where the truth is 8 (9 → 1); a
+		// real one gets one lattice unit for rounding. y − 1 never
+		// changes; x 1 → 2 crosses a bin.
+		{dist1, none, "sum", "2 * x - 3", "", "", []float64{2}, true},
+		{dist2, none, "sum", "2 * x - 3", "", "", []float64{4}, true},
+		{dist1, none, "sum", "2 * x - 3", "", "y", []float64{2}, true},
+		{dist1, none, "sum", "x * y", "", "", []float64{1}, true},
+		{dist1, none, "sum", "(2 * x - 3) * (2 * x - 3)", "", "", []float64{12}, false},
+		{dist1, none, "sum", "x - 1.5", "", "", nil, false},
+		{dist1, none, "sum", "(x - 1.5) * (x - 1.5)", "", "", nil, false},
+		// Not a polynomial: the arbitrary change of the range [0, 3].
+		{dist1, none, "sum", "CASE WHEN y = 1 THEN x ELSE 0 END", "", "", []float64{3}, false},
 		{dist1, none, "sum", "y - 1", "", "", []float64{0}, true},
 		{dist1, none, "countstar", "", "", bin, []float64{2}, true},
 		{dist1, none, "countstar", "", "x >= 2", "y + 0", []float64{1}, true},
