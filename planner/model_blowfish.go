@@ -177,19 +177,50 @@ func (b *builder) queryColumns(s aggShape) aggReads {
 	case ba.Kind == ir.SumClamped && ba.Column != nil && ba.Column.Qualifier == alias:
 		r.value = strings.ToLower(ba.Column.Name)
 	}
-	for _, g := range b.groupCols {
-		switch {
-		case g.expr != nil:
-			r.group = reads(r.group, g.expr)
-		case g.r.table == 0:
-			r.group = add(r.group, g.r.name)
-		default:
-			for _, c := range joinCols {
-				r.group = add(r.group, c)
+	r.group = b.groupReads(nil)
+	return r
+}
+
+// groupReads returns the columns the grouping keys read (a joined
+// column as the private join columns), leaving out the keys skip accepts.
+func (b *builder) groupReads(skip func(groupKey) bool) []string {
+	var out []string
+	add := func(c string) {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	alias := b.sc.tables[0].alias
+	joinCols := func() {
+		for _, j := range b.plan.Backend.Joins {
+			for _, c := range []ir.ColumnRef{j.Left, j.Right} {
+				if c.Qualifier == alias {
+					add(strings.ToLower(c.Name))
+				}
 			}
 		}
 	}
-	return r
+	for _, g := range b.groupCols {
+		switch {
+		case skip != nil && skip(g):
+		case g.expr != nil:
+			ir.Walk(g.expr, func(n ir.Expr) bool {
+				if c, ok := n.(ir.ColumnRef); ok {
+					if c.Qualifier == alias {
+						add(strings.ToLower(c.Name))
+					} else {
+						joinCols()
+					}
+				}
+				return true
+			})
+		case g.r.table == 0:
+			add(g.r.name)
+		default:
+			joinCols()
+		}
+	}
+	return out
 }
 
 // publishedReads are the columns the published-query rule must find
@@ -350,6 +381,21 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 			// pair moves a row into or out of it.
 			where = nil
 			b.notes = append(b.notes, fmt.Sprintf("%s: the WHERE clause on %s is a union of its partition buckets", label, sec.Column))
+		}
+		if sec := ds.Secrets; sec.Kind == policies.SecretsPartition && sec.Column != "" {
+			// Keys constant on every bucket never move a row between
+			// groups: they read as no column.
+			var aligned []string
+			group = b.groupReads(func(k groupKey) bool {
+				if b.keyBucketAligned(k, sec, main.Column(sec.Column)) {
+					aligned = append(aligned, k.name())
+					return true
+				}
+				return false
+			})
+			if len(aligned) > 0 {
+				b.notes = append(b.notes, fmt.Sprintf("%s: GROUP BY %s is constant on each partition bucket of %s, so no secret pair moves a row between its groups", label, strings.Join(aligned, ", "), sec.Column))
+			}
 		}
 		where = append(where, rd.arg...)
 		reach = g.Reach(where, group, rd.value)

@@ -74,6 +74,7 @@ var groupCases = []groupCase{
 	{"x % 2", func(x, y int) int { return x % 2 }},
 	{"CASE WHEN x + y >= 2 THEN 'hi' ELSE 'lo' END", func(x, y int) int { return b2i(x+y >= 2) }},
 	{"y + 0", func(x, y int) int { return y }},
+	{"CASE WHEN x >= 2 THEN 1 ELSE 0 END", func(x, y int) int { return b2i(x >= 2) }},
 }
 
 func b2i(b bool) int {
@@ -185,6 +186,9 @@ var secretCases = []struct {
 	{"{partition: {column: x, buckets: [[0, 1], [2, 3]]}}", func(x1, y1, x2, y2 int) bool { return x1/2 == x2/2 }},
 	{"{distance: {column: x, theta: 1}}", func(x1, y1, x2, y2 int) bool { return y1 == y2 && abs(x1-x2) <= 1 }},
 	{"{distance: {column: x, theta: 2}}", func(x1, y1, x2, y2 int) bool { return y1 == y2 && abs(x1-x2) <= 2 }},
+	// Buckets beyond x's bounds [0, 3]: stored values 4..9 read as 3.
+	{"{partition: {column: x, buckets: [[0, 1], [2, 9]]}}", func(x1, y1, x2, y2 int) bool { return x1/2 == x2/2 }},
+	{"{partition: {column: x, buckets: [[0, 2], [3, 9]]}}", func(x1, y1, x2, y2 int) bool { return (x1 <= 2) == (x2 <= 2) }},
 }
 
 func abs(a int) int { return max(a, -a) }
@@ -360,6 +364,7 @@ func TestVarianceAndQuantileShapesAgainstOracle(t *testing.T) {
 	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
 	const (
 		full, partY, bucketX, dist1, dist2 = 0, 2, 4, 5, 6
+		bucketWide, bucketOdd              = 7, 8
 		none, margX                        = 0, 2
 		bin                                = "floor(x / 2)"
 	)
@@ -387,9 +392,18 @@ func TestVarianceAndQuantileShapesAgainstOracle(t *testing.T) {
 		{partY, none, "sum", "2 * x - 3", "", "y + 0", []float64{6}, true},
 		{partY, none, "countstar", "", "", bin, []float64{2}, true},
 		// Bucketed partition [0, 1], [2, 3] of x: the bin is constant on
-		// each bucket, but a key reading x counts as reading x (safe, 2
-		// where the truth is 0).
-		{bucketX, none, "countstar", "", "", bin, []float64{2}, false},
+		// each bucket (its derived key set per bucket has one value), so
+		// no secret pair moves a row between bins; x % 2 is not. The CASE
+		// is constant per bucket too, but its derived key set is both arms
+		// (safe, 2 where the truth is 0). The sum still moves within a
+		// bucket: the arbitrary change 6 (truth 2).
+		{bucketX, none, "countstar", "", "", bin, []float64{0}, true},
+		{bucketX, none, "countstar", "", "", "x % 2", []float64{2}, true},
+		{bucketX, none, "countstar", "", "", "CASE WHEN x >= 2 THEN 1 ELSE 0 END", []float64{2}, false},
+		{bucketX, none, "sum", "2 * x - 3", "", bin, []float64{6}, false},
+		{bucketX, none, "countstar", "", "y = 1", bin, []float64{1}, true},
+		{bucketWide, none, "countstar", "", "", bin, []float64{0}, true},
+		{bucketOdd, none, "countstar", "", "", bin, []float64{2}, true},
 		// Distance θ on x: a polynomial summand moves by at most its
 		// Lipschitz constant × θ: 2x − 3 by 2θ (x 0 → 1), x·y by θ (y = 1);
 		// (2x − 3)² by (2·3 + 2·3)·θ = 12 where the truth is 8 (9 → 1); a
