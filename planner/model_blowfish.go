@@ -126,14 +126,7 @@ func (b *builder) queryColumns(s aggShape) aggReads {
 		return list
 	}
 	alias := b.sc.tables[0].alias
-	var joinCols []string
-	for _, j := range b.plan.Backend.Joins {
-		for _, c := range []ir.ColumnRef{j.Left, j.Right} {
-			if c.Qualifier == alias {
-				joinCols = add(joinCols, strings.ToLower(c.Name))
-			}
-		}
-	}
+	joinCols := b.joinColumns()
 	// reads adds every column e reads, a joined column as the join
 	// columns.
 	reads := func(list []string, e ir.Expr) []string {
@@ -181,6 +174,20 @@ func (b *builder) queryColumns(s aggShape) aggReads {
 	return r
 }
 
+// joinColumns returns the private table's join columns.
+func (b *builder) joinColumns() []string {
+	var out []string
+	alias := b.sc.tables[0].alias
+	for _, j := range b.plan.Backend.Joins {
+		for _, c := range []ir.ColumnRef{j.Left, j.Right} {
+			if n := strings.ToLower(c.Name); c.Qualifier == alias && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
 // groupReads returns the columns the grouping keys read (a joined
 // column as the private join columns), leaving out the keys skip accepts.
 func (b *builder) groupReads(skip func(groupKey) bool) []string {
@@ -192,12 +199,8 @@ func (b *builder) groupReads(skip func(groupKey) bool) []string {
 	}
 	alias := b.sc.tables[0].alias
 	joinCols := func() {
-		for _, j := range b.plan.Backend.Joins {
-			for _, c := range []ir.ColumnRef{j.Left, j.Right} {
-				if c.Qualifier == alias {
-					add(strings.ToLower(c.Name))
-				}
-			}
+		for _, c := range b.joinColumns() {
+			add(c)
 		}
 	}
 	for _, g := range b.groupCols {
