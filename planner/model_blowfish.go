@@ -404,7 +404,7 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		reach = g.Reach(where, group, rd.value)
 		if rd.expr {
 			reach = g.ReachExpr(where, group, rd.values)
-			if step, ok := exprDistanceStep(ba.Expr, b.sc.tables[0].alias, ds.Secrets, main.Column(ds.Secrets.Column), s, b.exprSumTypes[s.Index] == policies.TypeInteger); ok && reach.Value {
+			if step, ok := exprDistanceStep(ba.Expr, b.sc.tables[0].alias, ds.Secrets, main.Column(ds.Secrets.Column), s, b.parts[s.Index].SumType == policies.TypeInteger); ok && reach.Value {
 				reach.ValueStep = max(step, 1)
 				b.notes = append(b.notes, fmt.Sprintf("%s: the argument moves by at most %g along a secret pair (Lipschitz constant in %s × θ)", label, float64(step)*quantumOf(s), ds.Secrets.Column))
 			}
