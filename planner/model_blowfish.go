@@ -66,6 +66,8 @@ func (b *builder) explainBlowfish(ds *policies.Dataset) *ExplainBlowfish {
 		x.MaxTupleChanges = an.Blowfish.MaxT
 		x.Rule = an.Blowfish.Method
 		switch {
+		case len(ds.Constraints) > 0 && an.Blowfish.EdgesKeepCounts:
+			x.Reading = "blowfish (He et al. Def. 4.1) with published counts that no secret pair can change: neighbours are single secret changes along an edge of G, as without constraints"
 		case len(ds.Constraints) == 0 || an.Blowfish.Alpha < 0 && an.Blowfish.SecretsOnly:
 			x.Reading = "blowfish without constraints (He et al. §5): a neighbour changes one tuple along an edge of G"
 		case ds.Compensation == policies.CompensationSecretsOnly:
@@ -271,6 +273,9 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 				return sens, nil
 			}
 		}
+		if value != "" {
+			return b.inducedSum(an, agg, value, label, s)
+		}
 		sens, err := sensitivity.Induced(sensitivity.InducedBounds{MaxL1: an.Induced.MaxL1, MaxHalf: an.Induced.MaxHalf}, agg)
 		if err != nil {
 			return 0, err
@@ -299,6 +304,17 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	} else {
 		reach = sensitivity.AnyChange(where, group, value)
 	}
+	valueRule := ""
+	if value != "" {
+		if lo, hi, ok := b.domainRange(an, value, s); ok {
+			// A constrained column holds only its declared domain values
+			// (verified before serving), never NULL: a row adds a value
+			// of the clamped domain, and a change stays within it.
+			agg.Lo, agg.Hi, reach.NonNull = lo, hi, true
+			valueRule = fmt.Sprintf("; a row adds a value of the declared domain of %s clamped to the bounds, in [%g, %g]",
+				value, float64(lo)*quantumOf(s), float64(hi)*quantumOf(s))
+		}
+	}
 	per, err := sensitivity.PerChange(agg, reach)
 	if err != nil {
 		return 0, err
@@ -308,13 +324,50 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		return 0, err
 	}
 	x.PerChange = append(x.PerChange, ExplainPerChange{Aggregate: label, Contribution: float64(per) * quantumOf(s)})
-	if sens == 0 {
+	switch {
+	case sens == 0:
 		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — no edge of the secret graph (%s) can change it: it reads only columns the secrets keep fixed (or none); returned exactly, no budget charged for it",
 			label, describeSecrets(ds.Secrets)))
-	} else {
-		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = maxT %d × per-change contribution %g (%s)", label, bf.MaxT, float64(per)*quantumOf(s), bf.Method))
+	case bf.EdgesKeepCounts:
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = the largest change by one secret pair of the secret graph (%s), %g: no secret pair changes a published count, so neighbours are single secret changes (maxT = 1, proven in constraints.edgesKeepCounts)%s",
+			label, describeSecrets(ds.Secrets), float64(per)*quantumOf(s), valueRule))
+	default:
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = maxT %d × per-change contribution %g (%s%s)", label, bf.MaxT, float64(per)*quantumOf(s), bf.Method, valueRule))
 	}
 	return sens, nil
+}
+
+// inducedSum is the induced sensitivity of a SUM: from the Graver basis
+// kept at load, with what each row adds taken from the declared domain of
+// a constrained summed column (clamped) and the WHERE clause when it is a
+// conjunction of = / IN (policies.Analysis.InducedSum); otherwise, or when
+// larger, the closed form over the value range (the clamped domain of a
+// constrained column, else the bounds).
+func (b *builder) inducedSum(an *policies.Analysis, agg sensitivity.Aggregate, value, label string, s aggShape) (int64, error) {
+	narrowed := ""
+	if lo, hi, ok := b.domainRange(an, value, s); ok {
+		agg.Lo, agg.Hi = lo, hi
+		narrowed = fmt.Sprintf(", over the declared domain of %s clamped to the bounds, [%g, %g]", value, float64(lo)*quantumOf(s), float64(hi)*quantumOf(s))
+	}
+	closed, err := sensitivity.Induced(sensitivity.InducedBounds{MaxL1: an.Induced.MaxL1, MaxHalf: an.Induced.MaxHalf}, agg)
+	if err != nil {
+		return 0, err
+	}
+	conds, plain := b.whereValues()
+	rows := policies.SumRows{Column: value, Lo: s.Lo, Hi: s.Hi, Lattice: b.latticeOf(s), Where: conds,
+		Opaque: !plain || len(b.plan.Backend.Joins) > 0, Grouped: s.Kind == sensitivity.KindGroupedSum}
+	if sens, exact, ok := an.InducedSum(rows); ok && sens < closed {
+		what := "an upper bound: Σ |g_a| × the largest |amount| in atom a"
+		if exact {
+			what = "exact for enough rows"
+		}
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %g = the largest change of this sum over the Graver basis of the published constraints, each row adding its value of the declared domain clamped to the bounds (0 when it may fail the WHERE clause or be NULL); %s (closed form: %g; %s)",
+			label, float64(sens)*quantumOf(s), what, float64(closed)*quantumOf(s), an.Induced.Method))
+		return sens, nil
+	}
+	b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %g from the Graver basis of the published constraints (largest L1 %d, largest one-sided %d%s; %s)",
+		label, float64(closed)*quantumOf(s), an.Induced.MaxL1, an.Induced.MaxHalf, narrowed, an.Induced.Method))
+	return closed, nil
 }
 
 func quantumOf(s aggShape) float64 {
