@@ -267,14 +267,8 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	}
 
 	if an.Induced != nil {
-		if conds, ok := b.whereValues(); ok && ba.Kind == ir.CountRows && s.Kind == sensitivity.KindCount && len(b.plan.Backend.Joins) == 0 {
-			if sens, ok := an.InducedCount(conds); ok {
-				b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %d = the largest change of this count over the Graver basis of the published constraints (per-predicate bound, computed from the basis kept at load)", label, sens))
-				return sens, nil
-			}
-		}
-		if value != "" {
-			return b.inducedSum(an, agg, value, label, s)
+		if value != "" || ba.Kind == ir.CountRows {
+			return b.inducedGraver(an, main, agg, value, label, s)
 		}
 		sens, err := sensitivity.Induced(sensitivity.InducedBounds{MaxL1: an.Induced.MaxL1, MaxHalf: an.Induced.MaxHalf}, agg)
 		if err != nil {
@@ -305,8 +299,27 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		reach = sensitivity.AnyChange(where, group, value)
 	}
 	valueRule := ""
-	if value != "" {
-		if lo, hi, ok := b.domainRange(an, value, s); ok {
+	if value != "" || ba.Kind == ir.CountRows {
+		rows := b.sumRows(main, value, s)
+		if lo, hi, nullable, fails, passes, ok := an.PassingRange(rows); ok {
+			// The WHERE clause is read exactly on the constrained columns
+			// (or there is none): a row leaves or enters it only if some
+			// row can fail it, and a passing row adds a value in [lo, hi].
+			if !passes {
+				b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — no row of the declared domains passes the WHERE clause; returned exactly, no budget charged for it", label))
+				x.PerChange = append(x.PerChange, ExplainPerChange{Aggregate: label})
+				return 0, nil
+			}
+			if !fails && reach.Filter {
+				reach.Filter = false
+				valueRule = "; every row of the declared domains passes the WHERE clause, so none enters or leaves it"
+			}
+			if value != "" && !nullable {
+				agg.Lo, agg.Hi, reach.NonNull = lo, hi, true
+				valueRule += fmt.Sprintf("; a passing row adds a value of the declared domain of %s clamped to the bounds, in [%g, %g]",
+					value, float64(lo)*quantumOf(s), float64(hi)*quantumOf(s))
+			}
+		} else if lo, hi, ok := b.domainRange(an, value, s); value != "" && ok {
 			// A constrained column holds only its declared domain values
 			// (verified before serving), never NULL: a row adds a value
 			// of the clamped domain, and a change stays within it.
@@ -337,37 +350,52 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	return sens, nil
 }
 
-// inducedSum is the induced sensitivity of a SUM: from the Graver basis
-// kept at load, with what each row adds taken from the declared domain of
-// a constrained summed column (clamped) and the WHERE clause when it is a
-// conjunction of = / IN (policies.Analysis.InducedSum); otherwise, or when
-// larger, the closed form over the value range (the clamped domain of a
-// constrained column, else the bounds).
-func (b *builder) inducedSum(an *policies.Analysis, agg sensitivity.Aggregate, value, label string, s aggShape) (int64, error) {
+// inducedGraver is the induced sensitivity of a SUM of value or of a
+// COUNT(*) (value ""), the smallest of three sound bounds:
+//   - the closed form sensitivity.Induced over the value range (the
+//     clamped declared domain of a constrained summed column, else the
+//     bounds);
+//   - for an ungrouped count whose WHERE is = / IN, the per-predicate
+//     bound (policies.Analysis.InducedCount);
+//   - the Graver basis kept at load with what each row adds per tuple of
+//     the constrained columns (policies.Analysis.InducedSum): the clamped
+//     declared domain value of a constrained summed column, 0 where the
+//     row fails the WHERE clause (read exactly on integer constrained
+//     columns, or as = / IN), both where it may pass or fail.
+func (b *builder) inducedGraver(an *policies.Analysis, main *policies.Table, agg sensitivity.Aggregate, value, label string, s aggShape) (int64, error) {
 	narrowed := ""
-	if lo, hi, ok := b.domainRange(an, value, s); ok {
-		agg.Lo, agg.Hi = lo, hi
-		narrowed = fmt.Sprintf(", over the declared domain of %s clamped to the bounds, [%g, %g]", value, float64(lo)*quantumOf(s), float64(hi)*quantumOf(s))
+	if value != "" {
+		if lo, hi, ok := b.domainRange(an, value, s); ok {
+			agg.Lo, agg.Hi = lo, hi
+			narrowed = fmt.Sprintf(", over the declared domain of %s clamped to the bounds, [%g, %g]", value, float64(lo)*quantumOf(s), float64(hi)*quantumOf(s))
+		}
 	}
 	closed, err := sensitivity.Induced(sensitivity.InducedBounds{MaxL1: an.Induced.MaxL1, MaxHalf: an.Induced.MaxHalf}, agg)
 	if err != nil {
 		return 0, err
 	}
-	conds, plain := b.whereValues()
-	rows := policies.SumRows{Column: value, Lo: s.Lo, Hi: s.Hi, Lattice: b.latticeOf(s), Where: conds,
-		Opaque: !plain || len(b.plan.Backend.Joins) > 0, Grouped: s.Kind == sensitivity.KindGroupedSum}
-	if sens, exact, ok := an.InducedSum(rows); ok && sens < closed {
+	q := quantumOf(s)
+	best, note := closed, fmt.Sprintf("%s: sensitivity %g from the Graver basis of the published constraints (largest L1 %d, largest one-sided %d%s; %s)",
+		label, float64(closed)*q, an.Induced.MaxL1, an.Induced.MaxHalf, narrowed, an.Induced.Method)
+	if conds, ok := b.whereValues(); ok && value == "" && s.Kind == sensitivity.KindCount && len(b.plan.Backend.Joins) == 0 {
+		if sens, ok := an.InducedCount(conds); ok && sens < best {
+			best, note = sens, fmt.Sprintf("%s: sensitivity %d = the largest change of this count over the Graver basis of the published constraints (per-predicate bound, computed from the basis kept at load)", label, sens)
+		}
+	}
+	if sens, exact, ok := an.InducedSum(b.sumRows(main, value, s)); ok && sens < best {
 		what := "an upper bound: Σ |g_a| × the largest |amount| in atom a"
 		if exact {
 			what = "exact for enough rows"
 		}
-		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %g = the largest change of this sum over the Graver basis of the published constraints, each row adding its value of the declared domain clamped to the bounds (0 when it may fail the WHERE clause or be NULL); %s (closed form: %g; %s)",
-			label, float64(sens)*quantumOf(s), what, float64(closed)*quantumOf(s), an.Induced.Method))
-		return sens, nil
+		amount := "1 when it passes the WHERE clause"
+		if value != "" {
+			amount = "its value of the declared domain clamped to the bounds"
+		}
+		best, note = sens, fmt.Sprintf("%s: sensitivity %g = the largest change of this aggregate over the Graver basis of the published constraints, each row adding %s (0 when it fails, both when it may pass or fail or be NULL); %s (closed form: %g; %s)",
+			label, float64(sens)*q, amount, what, float64(closed)*q, an.Induced.Method)
 	}
-	b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %g from the Graver basis of the published constraints (largest L1 %d, largest one-sided %d%s; %s)",
-		label, float64(closed)*quantumOf(s), an.Induced.MaxL1, an.Induced.MaxHalf, narrowed, an.Induced.Method))
-	return closed, nil
+	b.notes = append(b.notes, note)
+	return best, nil
 }
 
 func quantumOf(s aggShape) float64 {

@@ -2,9 +2,11 @@ package planner
 
 import (
 	"math"
+	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sensitivity"
 )
 
 // latticeOf returns what a row adds to the clamped SUM of aggregate s when
@@ -57,4 +59,44 @@ func (b *builder) domainRange(an *policies.Analysis, value string, s aggShape) (
 		lo, hi = min(lo, l), max(hi, h)
 	}
 	return lo, hi, !first
+}
+
+// exactPass returns the WHERE clause as an exact test on the constrained
+// columns, for policies.SumRows.Pass, or nil when there is no WHERE
+// clause or it cannot be one: a join (a row without a match is dropped),
+// or a clause that evalRow cannot decide on integer columns. The analysis
+// asks it for every tuple of the declared domains and falls back to the
+// = / IN reading when any answer is unknown; constrained columns never
+// hold NULL (verified before serving), so two-valued logic is exact.
+func (b *builder) exactPass(main *policies.Table) func(get func(col string) (ir.Value, bool)) (bool, bool) {
+	where := b.plan.Backend.Where
+	if where == nil || len(b.plan.Backend.Joins) > 0 {
+		return nil
+	}
+	alias := b.sc.tables[0].alias
+	return func(get func(col string) (ir.Value, bool)) (bool, bool) {
+		return evalRow(where, alias, func(name string) (float64, bool) {
+			name = strings.ToLower(name)
+			if col := main.Column(name); col == nil || col.Type != policies.TypeInteger {
+				return 0, false
+			}
+			v, ok := get(name)
+			if !ok || v.Kind != ir.KindInt || v.Int > 1<<53 || v.Int < -(1<<53) {
+				return 0, false
+			}
+			return float64(v.Int), true
+		}, true)
+	}
+}
+
+// sumRows describes aggregate s (a SUM of value, or a COUNT(*) when value
+// is "") for the load-time analysis.
+func (b *builder) sumRows(main *policies.Table, value string, s aggShape) policies.SumRows {
+	conds, plain := b.whereValues()
+	if b.plan.Backend.Where == nil {
+		conds = nil
+	}
+	return policies.SumRows{Column: value, Lo: s.Lo, Hi: s.Hi, Lattice: b.latticeOf(s),
+		Pass: b.exactPass(main), Where: conds, Opaque: !plain || len(b.plan.Backend.Joins) > 0,
+		Grouped: s.Kind == sensitivity.KindGroupedSum || s.Kind == sensitivity.KindHistogram}
 }

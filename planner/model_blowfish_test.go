@@ -98,7 +98,15 @@ func TestBlowfishSensitivities(t *testing.T) {
 		// 4 × 6 = 24). An upper bound: the marginal publishes the
 		// multiset of x, so the true sensitivity is 0.
 		{"blowfish literal sum over a small domain", "SELECT SUM(x) FROM cb", []float64{8}, 0.5},
+		// x > 4 is read exactly on the domain: a row fails it (adds 0) or
+		// adds 5 or 6: maxT 4 × 6.
 		{"blowfish literal filtered sum over a small domain", "SELECT SUM(x) FROM cb WHERE x > 4", []float64{24}, 0.5},
+		// Every domain value passes: no row enters or leaves the WHERE.
+		{"blowfish literal sum, WHERE true on the domain", "SELECT SUM(x) FROM cb WHERE x >= 3", []float64{8}, 0.5},
+		{"blowfish literal sum, WHERE false on the domain", "SELECT SUM(x) FROM cb WHERE x > 6", []float64{0}, 0},
+		// A real column: maxT 2 × (0.5 − 0.25) on the lattice (γ divides
+		// 0.25); the bounds alone gave 2 × 1.
+		{"blowfish literal sum of a real column", "SELECT SUM(x) FROM rb", []float64{0.5}, 0.5},
 		// Bucketed partition of age: WHERE clauses that are unions of
 		// buckets are untouched by secret pairs.
 		{"bucket-aligned count", "SELECT COUNT(*) FROM folks WHERE age BETWEEN 18 AND 64", []float64{0}, 0},
@@ -185,11 +193,11 @@ func TestBlowfishRefusals(t *testing.T) {
 func TestBlowfishNotesNameTheRule(t *testing.T) {
 	p := loadBlowfish(t)
 	tests := []struct{ sql, want string }{
-		{"SELECT SUM(x) FROM ct", "sensitivity 1 = the largest change of this sum over the Graver basis of the published constraints, each row adding its value of the declared domain clamped to the bounds"},
+		{"SELECT SUM(x) FROM ct", "sensitivity 1 = the largest change of this aggregate over the Graver basis of the published constraints, each row adding its value of the declared domain clamped to the bounds"},
 		{"SELECT SUM(x) FROM ct", "exact for enough rows (closed form: 12;"},
 		{"SELECT x, SUM(x) FROM ct GROUP BY x", "an upper bound"},
 		{"SELECT SUM(w) FROM ct", "sensitivity 20 from the Graver basis"},
-		{"SELECT SUM(x) FROM cb", "a row adds a value of the declared domain of x clamped to the bounds, in [4, 6]"},
+		{"SELECT SUM(x) FROM cb", "a passing row adds a value of the declared domain of x clamped to the bounds, in [4, 6]"},
 		{"SELECT SUM(rooms) FROM homes", "no secret pair changes a published count, so neighbours are single secret changes (maxT = 1"},
 		{"SELECT SUM(rooms) FROM homes_full", "maxT 3 × per-change contribution 9"},
 	}
