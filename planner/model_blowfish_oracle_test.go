@@ -240,6 +240,7 @@ func TestBlowfishSumsAgainstOracle(t *testing.T) {
 	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
 	r := rand.New(rand.NewPCG(12, 2026))
 	var ratios []float64
+	byModel := map[string][]float64{}
 	checked, exact, zero := 0, 0, 0
 	for trial := range 200 {
 		c := randomBFCase(r)
@@ -277,6 +278,7 @@ func TestBlowfishSumsAgainstOracle(t *testing.T) {
 			continue
 		}
 		ratios = append(ratios, float64(got)/float64(want))
+		byModel[c.model] = append(byModel[c.model], float64(got)/float64(want))
 		if testing.Verbose() && got >= 4*want {
 			t.Logf("looseness %d/%d: %s (secrets-only %v) %s; %s", got, want, c.model, c.secretsOnly, c.sql, pl.Notes[len(pl.Notes)-1])
 		}
@@ -285,6 +287,12 @@ func TestBlowfishSumsAgainstOracle(t *testing.T) {
 	if len(ratios) > 0 {
 		t.Logf("%d policies checked, %d exact claims equal to the oracle, %d with oracle 0 but a positive bound; looseness over %d: median %.3g, p90 %.3g, max %.3g",
 			checked, exact, zero, len(ratios), ratios[len(ratios)/2], ratios[len(ratios)*9/10], ratios[len(ratios)-1])
+	}
+	for _, m := range []string{"induced", "blowfish"} {
+		if rs := byModel[m]; len(rs) > 0 {
+			slices.Sort(rs)
+			t.Logf("%s: median looseness %.3g over %d", m, rs[len(rs)/2], len(rs))
+		}
 	}
 	if checked < 150 {
 		t.Errorf("only %d policies loaded", checked)
