@@ -50,7 +50,7 @@ type SumRows struct {
 // every row of the tuple passes (always) or fails (never); neither means
 // it depends on other columns.
 func (an *Analysis) filter(q SumRows) func(t []int) (always, never bool) {
-	if q.Pass != nil {
+	if q.Pass != nil && an.passTuples() {
 		var exact []bool
 		complete := true
 		if err := an.sys.Tuples(func(t []int) {
@@ -98,6 +98,22 @@ func (an *Analysis) filter(q SumRows) func(t []int) (always, never bool) {
 		}
 		return !maybe, false
 	}
+}
+
+// maxPassTuples caps the tuples a per-query exact WHERE evaluation visits
+// (planning stays fast; above it the = / IN reading or the closed forms
+// hold).
+const maxPassTuples = 1 << 16
+
+func (an *Analysis) passTuples() bool {
+	n := 1
+	for _, c := range an.sys.Columns {
+		n *= max(c.Size, 1)
+		if n > maxPassTuples {
+			return false
+		}
+	}
+	return true
 }
 
 // tupleIndex is t's position in the order System.Tuples enumerates.
@@ -172,7 +188,7 @@ func (an *Analysis) InducedSum(q SumRows) (sens int64, exact, ok bool) {
 // adds [Lo, Hi] or 0 (NULL: reported as nullable). ok is false when the
 // clause cannot be read exactly.
 func (an *Analysis) PassingRange(q SumRows) (lo, hi int64, nullable, fails, passes, ok bool) {
-	if (q.Pass == nil && (q.Opaque || len(q.Where) > 0)) || an.sys == nil {
+	if (q.Pass == nil && (q.Opaque || len(q.Where) > 0)) || an.sys == nil || !an.passTuples() {
 		return 0, 0, false, false, false, false
 	}
 	amount := an.amounts(q)
