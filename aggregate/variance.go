@@ -166,6 +166,7 @@ func (v variance) summarize(p []PartNoise) Summary {
 		Epsilon:   eps,
 		CI95:      math.NaN(),
 		CI95OverN: c,
+		Interval:  interval + " for a group of n rows (delta method)",
 	}
 }
 

@@ -2,6 +2,7 @@ package release_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/noise"
@@ -70,6 +71,9 @@ func testVarianceRelease(t *testing.T, f *fixture) {
 		v, ok := res.Rows[0][col].AsFloat()
 		if !ok {
 			t.Fatalf("%s: %v is no number", tc.sql, res.Rows[0][col])
+		}
+		if iv := res.Columns[col].Interval; !tc.sqrt && !tc.group && !strings.Contains(iv, "/n for a group of n rows") {
+			t.Errorf("%s: the notice's interval is %q", tc.sql, iv)
 		}
 		want, n := tc.want()
 		// The first variance output (the column, or what round reads):
