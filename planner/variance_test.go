@@ -163,3 +163,24 @@ func TestVarianceRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestVarianceUnderDDP: under dependent DP the centred sums are bounded
+// as every aggregate over an expression is there: the bounded-neighbour
+// sensitivity of a per-row function clamped to its range, times the
+// dependence multiplier (households: ρ = 0.5, largest household 3, m = 2).
+func TestVarianceUnderDDP(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	p := planner.New(loadDDP(t))
+	pl, err := plan(t, p, "SELECT var_pop(age) FROM people", planArgs{dialect: parser.Postgres})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// age in [0, 100]: h = 50; bounded k = 1: count 1, S1 2h = 100, S2 h²
+	// = 2500; the dependent sensitivity is m = 2 times that.
+	for i, want := range []float64{2, 200, 5000} {
+		a := pl.Aggs[i]
+		if a.Multiplier != 2 || a.SensitivityValue() != want {
+			t.Errorf("%s: multiplier %g, sensitivity %g; want 2, %g", a.Label, a.Multiplier, a.SensitivityValue(), want)
+		}
+	}
+}
