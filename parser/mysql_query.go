@@ -512,7 +512,8 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 	return items, nil
 }
 
-// aggregate converts COUNT/SUM/AVG of one column or expression. TiDB parses COUNT(*)
+// aggregate converts an aggregate of package aggregate (COUNT, SUM, AVG,
+// VAR_POP, ...) of one column or expression. TiDB parses COUNT(*)
 // as COUNT(1), and MySQL users write COUNT(1) and COUNT(0) for COUNT(*):
 // any non-NULL constant counts every row (COUNT(NULL) is refused).
 func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {

@@ -587,7 +587,8 @@ func pgIsAggregateName(name string) bool {
 	return false
 }
 
-// pgAggregate converts COUNT/SUM/AVG of one column or expression (or
+// pgAggregate converts an aggregate of package aggregate (COUNT, SUM, AVG,
+// VAR_POP, ...) of one column or expression (or
 // COUNT(*)), with its FILTER (WHERE ...) clause if any.
 func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 	a, err := pgAggregateCall(f)

@@ -73,6 +73,9 @@ type Column struct {
 	// expressible, as for AVG).
 	Scale float64
 	CI95  float64
+	// Interval is the 95% interval in words when CI95 cannot give it (the
+	// variance family's shrinks with the group's row count).
+	Interval string
 	// Uses (an expression column, Aggregate "expr"): the noisy aggregates
 	// the expression is computed from, each with its own noise, so that
 	// the cost notice describes the noise of ROUND(AVG(x), 2) too.
@@ -536,6 +539,7 @@ func aggregateColumn(pl *planner.Plan, o planner.Output) Column {
 	if !math.IsNaN(s.CI95) {
 		c.CI95 = s.CI95
 	}
+	c.Interval = s.Interval
 	return c
 }
 
