@@ -121,3 +121,26 @@ func TestGroupingFunc(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupingSetsFlatten: a ROLLUP over Metabase's "source" subquery
+// keeps its sets and GROUPING keys once the subquery is flattened.
+func TestGroupingSetsFlatten(t *testing.T) {
+	stmts, err := Parse(Postgres, `SELECT "source"."city" AS "city", "source"."sex" AS "sex", GROUPING("source"."city") AS g, count(*) AS "count" FROM (SELECT "public"."people"."city" AS "city", "public"."people"."sex" AS "sex" FROM "public"."people") AS "source" GROUP BY ROLLUP("source"."city", "source"."sex") ORDER BY "source"."city" ASC`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := stmts[0].Query
+	if q == nil {
+		t.Fatal(stmts[0].NotAggregate)
+	}
+	wantKeys := []ir.Expr{col3("public", "people", "city"), col3("public", "people", "sex")}
+	if !reflect.DeepEqual(q.GroupBy, wantKeys) {
+		t.Errorf("GroupBy = %#v, want %#v", q.GroupBy, wantKeys)
+	}
+	if want := [][]int{{0, 1}, {0}, {}}; !reflect.DeepEqual(q.GroupingSets, want) {
+		t.Errorf("GroupingSets = %v, want %v", q.GroupingSets, want)
+	}
+	if g, ok := q.Select[2].Expr.(ir.Grouping); !ok || !reflect.DeepEqual(g.Keys, []int{0}) {
+		t.Errorf("GROUPING = %#v", q.Select[2].Expr)
+	}
+}
