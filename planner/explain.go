@@ -40,6 +40,9 @@ type Explanation struct {
 	// Synopsis is set for a range count answered from a synopsis
 	// (synopsis.go).
 	Synopsis *ExplainSynopsis `json:"synopsis,omitempty"`
+	// GroupingSets is set for ROLLUP, CUBE and GROUPING SETS
+	// (groupingsets.go): the strategy and each set's release.
+	GroupingSets *ExplainGroupingSets `json:"grouping_sets,omitempty"`
 }
 
 // ExplainCol is one output column.
@@ -85,7 +88,7 @@ func (pl *Plan) nameOutputs(e ir.Expr) (ir.Expr, error) {
 		switch {
 		case o.Kind == OutWindow:
 			return pl.nameOutputs(o.Window)
-		case o.Hidden && o.Kind != OutGroup && o.Kind != OutExpr:
+		case o.Hidden && o.Kind != OutGroup && o.Kind != OutExpr && o.Kind != OutGrouping:
 			name := pl.Aggs[o.Agg].Label
 			if o.Kind == OutAvg {
 				name = "avg" + strings.TrimPrefix(name, "sum")
@@ -197,6 +200,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		x.Columns = pl.stageColumns(st, x.Columns)
 	}
 	x.Synopsis = pl.Synopsis.explain(&x)
+	x.GroupingSets = pl.explainGroupingSets()
 	return x
 }
 

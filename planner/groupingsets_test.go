@@ -1,0 +1,193 @@
+package planner_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// TestGroupingSetsSummedCostsTheFinestGrouping: ROLLUP over keys with
+// declared domains is one release of the finest grouping: the same true
+// aggregates, noise, budget and release key as the plain GROUP BY of all
+// its keys (subtotals are post-processing of those cells).
+func TestGroupingSetsSummedCostsTheFinestGrouping(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+		rollup := "SELECT sex, age, COUNT(*), SUM(temp) FROM people GROUP BY ROLLUP(sex, age)"
+		if d == parser.MySQL {
+			rollup = "SELECT sex, age, COUNT(*), SUM(temp) FROM people GROUP BY sex, age WITH ROLLUP"
+		}
+		pl, err := plan(t, p, rollup, planArgs{eps: 1, dialect: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flat, err := plan(t, p, "SELECT sex, age, COUNT(*), SUM(temp) FROM people GROUP BY sex, age", planArgs{eps: 1, dialect: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs := pl.GroupingSets
+		if gs == nil || gs.Strategy != planner.SetsSummed {
+			t.Fatalf("%v: grouping sets %+v, want the summed strategy", d, gs)
+		}
+		// N = 2·121 finest cells; 3 sets. Summed: each set's rows add up
+		// to N cells' variance, 3N per aggregate. Separately (ε/3 each)
+		// 2·121 + 2 + 1 rows at ~9 times the variance: far more.
+		if gs.SumError != 3*242*2 || !(gs.SeparateError > 9*245*2*0.99) {
+			t.Errorf("errors summed %g, separate %g; want 1452 and about 4410", gs.SumError, gs.SeparateError)
+		}
+		if pl.Budget != flat.Budget || pl.CacheKey != flat.CacheKey {
+			t.Errorf("%v: budget %+v key %s, want the plain GROUP BY's %+v %s", d, pl.Budget, pl.CacheKey, flat.Budget, flat.CacheKey)
+		}
+		for i := range pl.Aggs {
+			if pl.Aggs[i] != flat.Aggs[i] {
+				t.Errorf("%v: aggregate %d %+v, want %+v", d, i, pl.Aggs[i], flat.Aggs[i])
+			}
+		}
+		if want := [][]int{{0, 1}, {0}, {}}; len(gs.Sets) != 3 || len(gs.Sets[2]) != 0 || len(gs.Sets[1]) != 1 {
+			t.Errorf("sets %v, want %v", gs.Sets, want)
+		}
+	}
+}
+
+// TestGroupingSetsSeparate: sets that do not nest (bins and ages and sex,
+// whose finest grouping has 2·13·121 cells) are released one by one, each
+// at ε/3 with its own grouping's sensitivity, derived by hand: under
+// unbounded dp with k = 1 a histogram or a count has sensitivity 1 and
+// SUM(temp) over [-10, 50] has 50; two aggregates split each set's ε.
+func TestGroupingSetsSeparate(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	pl, err := plan(t, p, "SELECT sex, COUNT(*), SUM(temp) FROM people GROUP BY GROUPING SETS ((sex), (floor(age / 10) * 10), (age), (sex))", planArgs{eps: 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := pl.GroupingSets
+	if !gs.Separate() || len(gs.Release) != 3 {
+		t.Fatalf("grouping sets %+v, want 3 separate releases", gs)
+	}
+	if gs.Distinct[3] != gs.Distinct[0] {
+		t.Errorf("the repeated set (sex) is released twice: %v", gs.Distinct)
+	}
+	if pl.Budget.Epsilon != 1.5 || pl.Budget.Delta != 0 {
+		t.Errorf("budget %+v, want ε = 1.5 in all", pl.Budget)
+	}
+	for i, r := range gs.Release {
+		if r.Budget.Epsilon != 0.5 || r.Keys.Mode != planner.KeysDomain {
+			t.Errorf("set %d: budget %+v keys %v, want ε = 0.5 over a domain", i, r.Budget, r.Keys.Mode)
+		}
+		if r.Aggs[0].Sensitivity != 1 || r.Aggs[0].Scale.Float64() != 4 {
+			t.Errorf("set %d: count sensitivity %d scale %v, want 1 and 1/(0.5/2) = 4", i, r.Aggs[0].Sensitivity, r.Aggs[0].Scale)
+		}
+		if r.Aggs[1].Sensitivity != 50 || r.Aggs[1].Scale.Float64() != 200 {
+			t.Errorf("set %d: sum sensitivity %d scale %v, want 50 and 200", i, r.Aggs[1].Sensitivity, r.Aggs[1].Scale)
+		}
+		if len(r.Backend.GroupBy) != 1 {
+			t.Errorf("set %d groups by %d keys", i, len(r.Backend.GroupBy))
+		}
+	}
+	if !(gs.SeparateError < gs.SumError) {
+		t.Errorf("errors summed %g, separate %g: the cheaper one was not chosen", gs.SumError, gs.SeparateError)
+	}
+	other, err := plan(t, p, "SELECT sex, COUNT(*), SUM(temp) FROM people GROUP BY GROUPING SETS ((sex), (floor(age / 10) * 10), (age))", planArgs{eps: 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.CacheKey != pl.CacheKey {
+		t.Errorf("a repeated set changed the release key: its rows are the same release shown twice")
+	}
+	flat, err := plan(t, p, "SELECT sex, COUNT(*), SUM(temp) FROM people GROUP BY sex, floor(age / 10) * 10, age", planArgs{eps: 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat.CacheKey == pl.CacheKey {
+		t.Errorf("separate releases share the finest grouping's release key")
+	}
+	x := pl.Explain(nil)
+	b, err := json.Marshal(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		GroupingSets struct {
+			Strategy string `json:"strategy"`
+			Sets     []struct {
+				Keys    []string `json:"keys"`
+				Epsilon float64  `json:"epsilon"`
+				SameAs  *int     `json:"same_as"`
+			} `json:"sets"`
+		} `json:"grouping_sets"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.GroupingSets.Strategy != "per_set_release" || len(m.GroupingSets.Sets) != 4 ||
+		m.GroupingSets.Sets[1].Epsilon != 0.5 || m.GroupingSets.Sets[3].SameAs == nil || *m.GroupingSets.Sets[3].SameAs != 0 {
+		t.Errorf("explain grouping_sets = %s", b)
+	}
+	if !strings.Contains(strings.Join(x.Notes, "\n"), "each distinct set is its own noisy histogram") {
+		t.Errorf("notes %q do not say the strategy", x.Notes)
+	}
+}
+
+// TestGroupingSetsThreshold: a key without a domain makes its sets select
+// keys by threshold (δ to them), the total () is one row; without δ the
+// query is refused before any charge.
+func TestGroupingSetsThreshold(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	pl, err := plan(t, p, "SELECT cell, COUNT(*) FROM checkins GROUP BY ROLLUP(cell)", planArgs{eps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := pl.GroupingSets
+	if !gs.Separate() || len(gs.Release) != 2 {
+		t.Fatalf("grouping sets %+v, want 2 separate releases", gs)
+	}
+	cell, total := gs.Release[0], gs.Release[1]
+	if cell.Keys.Mode != planner.KeysThreshold || cell.Budget.Delta != 1e-6 || cell.Budget.Epsilon != 0.5 {
+		t.Errorf("set (cell): keys %v budget %+v", cell.Keys.Mode, cell.Budget)
+	}
+	// k = 5 rows per unit: the histogram and the count both have
+	// sensitivity 5, at ε/2 the scale is 10.
+	for _, r := range gs.Release {
+		if a := r.Aggs[r.Keys.CountAgg]; a.Sensitivity != 5 || a.Scale.Float64() != 10 {
+			t.Errorf("count sensitivity %d scale %v, want 5 and 10", a.Sensitivity, a.Scale)
+		}
+	}
+	if total.Keys.Mode != planner.KeysNone || total.Budget.Delta != 0 {
+		t.Errorf("set (): keys %v budget %+v", total.Keys.Mode, total.Budget)
+	}
+	if pl.Budget.Epsilon != 1 || pl.Budget.Delta != 1e-6 {
+		t.Errorf("budget %+v, want (1, 1e-6)", pl.Budget)
+	}
+	if _, err := plan(t, p, "SELECT zip, COUNT(*) FROM people GROUP BY ROLLUP(zip)", planArgs{user: "bob"}); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
+		t.Errorf("without δ: %v, want a refusal", err)
+	}
+}
+
+// TestGroupingFuncPlan: GROUPING(...) is a hidden integer output usable in
+// the select list, HAVING and ORDER BY, and is 0 under a plain GROUP BY.
+func TestGroupingFuncPlan(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	pl, err := plan(t, p, "SELECT sex, GROUPING(sex) AS g, COUNT(*) FROM people GROUP BY ROLLUP(sex) HAVING GROUPING(sex) = 1 OR COUNT(*) > 3 ORDER BY GROUPING(sex), sex", planArgs{eps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range pl.Outputs {
+		if o.Kind == planner.OutGrouping {
+			found = true
+			if pl.GroupingValue(o, 0) != 0 || pl.GroupingValue(o, 1) != 1 {
+				t.Errorf("GROUPING(sex) on set (sex) %d, on () %d; want 0 and 1", pl.GroupingValue(o, 0), pl.GroupingValue(o, 1))
+			}
+		}
+	}
+	if !found || pl.Outputs[1].Type != "integer" {
+		t.Errorf("outputs %+v: no integer GROUPING output", pl.Outputs)
+	}
+	if _, err := plan(t, p, "SELECT sex, GROUPING(sex), COUNT(*) FROM people GROUP BY sex", planArgs{eps: 1}); err != nil {
+		t.Errorf("GROUPING under a plain GROUP BY: %v", err)
+	}
+}
