@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -237,4 +238,42 @@ func TestSeparateSetsFailureKeepsCharge(t *testing.T) {
 	if pend, _ := f.ledger.Pending(); len(pend) != 0 {
 		t.Fatalf("pending reservations left: %+v", pend)
 	}
+}
+
+// TestRollupKeysOnlyAndNoRows: ROLLUP without an aggregate over declared
+// keys is the public key sets plus the total row, free; over no row (a
+// WHERE that is false) the total () still has its one row, as in SQL.
+func TestRollupKeysOnlyAndNoRows(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{})
+	res, err := f.run(t, e, "bob", "SELECT sex, GROUPING(sex) FROM people GROUP BY ROLLUP(sex) ORDER BY sex", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsText(res.Rows); got != "Female,0;Male,0;Other,0;NULL,1" || res.Charged.Epsilon != 0 {
+		t.Errorf("keys only: rows %s charged %+v, want the three sexes, the NULL total, free", got, res.Charged)
+	}
+	res, err = f.run(t, e, "bob", "SELECT sex, COUNT(*) FROM people WHERE 1 <> 1 GROUP BY ROLLUP(sex)", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsText(res.Rows); got != "NULL,0" || res.Charged.Epsilon != 0 {
+		t.Errorf("no rows: rows %s charged %+v, want one total row of count 0, free", got, res.Charged)
+	}
+}
+
+func rowsText(rows [][]ir.Value) string {
+	var b []string
+	for _, r := range rows {
+		var c []string
+		for _, v := range r {
+			if v.IsNull() {
+				c = append(c, "NULL")
+			} else {
+				c = append(c, v.Text())
+			}
+		}
+		b = append(b, strings.Join(c, ","))
+	}
+	return strings.Join(b, ";")
 }
