@@ -208,8 +208,8 @@ func (b *builder) planGroupingSets(eps float64, ds *policies.Dataset, main *poli
 		reason = "the smaller error"
 	}
 	b.notes = append(b.notes, fmt.Sprintf(
-		"grouping sets (%d, %d distinct): each distinct set is its own noisy histogram with ε = %g / %d each (sequential composition, one charge for all)%s, chosen because %s%s",
-		len(gs.Sets), len(distinct), eps, len(distinct), deltaText(release), reason, b.errorsText(gs)))
+		"grouping sets (%d, %d distinct): each distinct set is its own histogram, the %d noisy ones with ε = %g / %d each (sequential composition, one charge for all; exact sets take none)%s, chosen because %s%s",
+		len(gs.Sets), len(distinct), noisySets(release), eps, noisySets(release), deltaText(release), reason, b.errorsText(gs)))
 	for i, r := range release {
 		for _, n := range r.Notes {
 			b.notes = append(b.notes, fmt.Sprintf("set %d (%s): %s", i+1, strings.Join(b.groupNames(distinct[i]), ", "), n))
@@ -326,6 +326,24 @@ func (b *builder) separateReleases(distinct [][]int, eps, delta float64, ds *pol
 	for i, set := range distinct {
 		var err error
 		if out[i], err = b.setPlan(set, share(eps, s), share(delta, max(thr, 1)), ds, main); err != nil {
+			return nil, err
+		}
+	}
+	// A set whose every aggregate has sensitivity 0 under the model (a
+	// published marginal under induced, a partition-aligned histogram
+	// under blowfish) is exact and takes no ε: the others share it all.
+	var noisy []int
+	for i, r := range out {
+		if r.Budget.Epsilon > 0 {
+			noisy = append(noisy, i)
+		}
+	}
+	if len(noisy) == 0 || len(noisy) == s {
+		return out, nil
+	}
+	for _, i := range noisy {
+		var err error
+		if out[i], err = b.setPlan(distinct[i], share(eps, len(noisy)), share(delta, max(thr, 1)), ds, main); err != nil {
 			return nil, err
 		}
 	}
@@ -538,4 +556,14 @@ func chargeOf(release []*Plan, eps, delta float64) policies.Budget {
 		b.Epsilon = f
 	}
 	return b
+}
+
+func noisySets(release []*Plan) int {
+	n := 0
+	for _, r := range release {
+		if r.Budget.Epsilon > 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -127,7 +127,7 @@ func TestGroupingSetsSeparate(t *testing.T) {
 		m.GroupingSets.Sets[1].Epsilon != 0.5 || m.GroupingSets.Sets[3].SameAs == nil || *m.GroupingSets.Sets[3].SameAs != 0 {
 		t.Errorf("explain grouping_sets = %s", b)
 	}
-	if !strings.Contains(strings.Join(x.Notes, "\n"), "each distinct set is its own noisy histogram") {
+	if !strings.Contains(strings.Join(x.Notes, "\n"), "each distinct set is its own histogram") {
 		t.Errorf("notes %q do not say the strategy", x.Notes)
 	}
 }
@@ -189,5 +189,50 @@ func TestGroupingFuncPlan(t *testing.T) {
 	}
 	if _, err := plan(t, p, "SELECT sex, GROUPING(sex), COUNT(*) FROM people GROUP BY sex", planArgs{eps: 1}); err != nil {
 		t.Errorf("GROUPING under a plain GROUP BY: %v", err)
+	}
+}
+
+// TestGroupingSetsUnderInduced: each set takes its own grouping's
+// sensitivity under the model, and exact sets take no ε. With the row and
+// column sums of sex × region published (induced), a histogram by sex or
+// by region alone has sensitivity 0 and the total is fixed by them, while
+// the 2×5 histogram has min(2·2, 2·5) = 4 (TestBlowfishSensitivities).
+func TestGroupingSetsUnderInduced(t *testing.T) {
+	p := loadBlowfish(t)
+	pl, err := plan(t, p, "SELECT sex, region, COUNT(*) FROM persons GROUP BY GROUPING SETS ((sex), (region))", planArgs{eps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pl.GroupingSets.Separate() || pl.Budget.Epsilon != 0 {
+		t.Fatalf("strategy %v budget %+v: two published marginals should be exact and free", pl.GroupingSets.Strategy, pl.Budget)
+	}
+	for _, r := range pl.GroupingSets.Release {
+		if r.Aggs[0].Sensitivity != 0 {
+			t.Errorf("marginal set sensitivity %d, want 0", r.Aggs[0].Sensitivity)
+		}
+	}
+	pl, err = plan(t, p, "SELECT sex, region, COUNT(*) FROM persons GROUP BY ROLLUP(sex, region)", planArgs{eps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := pl.GroupingSets
+	if !gs.Separate() || pl.Budget.Epsilon != 1 {
+		t.Fatalf("strategy %v budget %+v, want per set charging ε = 1", gs.Strategy, pl.Budget)
+	}
+	// (sex, region) is the one noisy set and takes all of ε; (sex) and
+	// () are exact.
+	want := []int64{4, 0, 0}
+	for i, r := range gs.Release {
+		a := r.Aggs[0]
+		if a.Sensitivity != want[i] {
+			t.Errorf("set %d: sensitivity %d, want %d", i, a.Sensitivity, want[i])
+		}
+		if want[i] > 0 && (r.Budget.Epsilon != 1 || a.Scale.Float64() != 4) {
+			t.Errorf("set %d: ε %g scale %v, want all of ε = 1 and scale 4", i, r.Budget.Epsilon, a.Scale)
+		}
+	}
+	// Summed, the 2 + 1 subtotal rows would add 5 and 10 noisy cells.
+	if !(gs.SeparateError < gs.SumError) {
+		t.Errorf("errors summed %g, per set %g", gs.SumError, gs.SeparateError)
 	}
 }

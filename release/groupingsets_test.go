@@ -20,7 +20,11 @@ import (
 // rolled-up keys read NULL, GROUPING says which set a row is of, and the
 // query costs what the finest grouping costs.
 func TestRollupSubtotalsAreSumsOfCells(t *testing.T) {
-	f := newFixture(t, t.TempDir())
+	t.Run("sqlite", func(t *testing.T) { testRollupSubtotals(t, newFixture(t, t.TempDir())) })
+	t.Run("postgres", func(t *testing.T) { testRollupSubtotals(t, newPostgresFixture(t)) })
+}
+
+func testRollupSubtotals(t *testing.T, f *fixture) {
 	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(11)})
 	// sex <> 'Other' narrows sex to the two present values, so no cell is
 	// empty (no count is clamped at 0 before it is shown).
@@ -160,7 +164,11 @@ func TestSeparateSetsError(t *testing.T) {
 // releases the keys that pass the threshold and the total row, charges ε
 // and δ once, and a repeat is answered from the stored release for free.
 func TestSeparateSetsThresholdAndCache(t *testing.T) {
-	f := newFixture(t, t.TempDir())
+	t.Run("sqlite", func(t *testing.T) { testSeparateSetsThreshold(t, newFixture(t, t.TempDir())) })
+	t.Run("postgres", func(t *testing.T) { testSeparateSetsThreshold(t, newPostgresFixture(t)) })
+}
+
+func testSeparateSetsThreshold(t *testing.T, f *fixture) {
 	e := release.New(f.be, f.ledger, release.Options{})
 	q := "SELECT bucket, COUNT(*), GROUPING(bucket) FROM people GROUP BY ROLLUP(bucket) ORDER BY bucket"
 	res, err := f.run(t, e, "alice", q, 2)
