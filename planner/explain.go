@@ -143,7 +143,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	if x.Model == "" {
 		x.Model = "dp"
 	}
-	if render != nil && !pl.NoRows && !pl.KeysOnly {
+	if render != nil && !pl.NoRows && !pl.KeysOnly && !pl.GroupingSets.Separate() {
 		if sql, err := render(pl.Backend); err == nil {
 			x.BackendSQL = sql
 		} else {
@@ -156,7 +156,9 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	case KeysThreshold:
 		x.KeySelection = "threshold"
 		t := pl.Keys.Threshold
-		x.Threshold = &t
+		if !pl.GroupingSets.Separate() { // each set has its own (grouping_sets)
+			x.Threshold = &t
+		}
 	}
 	for _, a := range pl.Aggs {
 		x.Aggregates = append(x.Aggregates, ExplainAgg{
@@ -200,7 +202,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		x.Columns = pl.stageColumns(st, x.Columns)
 	}
 	x.Synopsis = pl.Synopsis.explain(&x)
-	x.GroupingSets = pl.explainGroupingSets()
+	x.GroupingSets = pl.explainGroupingSets(render)
 	return x
 }
 

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"hash"
+	"io"
 	"math"
 	"math/big"
 	"slices"
@@ -212,9 +213,14 @@ func (b *builder) planGroupingSets(eps float64, ds *policies.Dataset, main *poli
 		len(gs.Sets), len(distinct), noisySets(release), eps, noisySets(release), deltaText(release), reason, b.errorsText(gs)))
 	for i, r := range release {
 		for _, n := range r.Notes {
-			b.notes = append(b.notes, fmt.Sprintf("set %d (%s): %s", i+1, strings.Join(b.groupNames(distinct[i]), ", "), n))
+			if !slices.Contains(b.notes, n) { // the finest plan's notes say it already
+				b.notes = append(b.notes, fmt.Sprintf("set %d (%s): %s", i+1, strings.Join(b.groupNames(distinct[i]), ", "), n))
+			}
 		}
 	}
+	// The finest grouping's own key selection is not released: its
+	// threshold note would mislead.
+	b.plan.Notes = nil
 	return nil
 }
 
@@ -228,7 +234,7 @@ func deltaText(release []*Plan) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; the %d sets without a key set select their keys by threshold with δ = %g each", n, d)
+	return fmt.Sprintf("; sets without a key set (%d) select their keys by threshold with δ = %g each", n, d)
 }
 
 func (b *builder) errorsText(gs *GroupingSetsPlan) string {
@@ -451,10 +457,40 @@ type ExplainSet struct {
 	KeySelection string       `json:"key_selection,omitempty"`
 	Threshold    *int64       `json:"threshold,omitempty"`
 	Aggregates   []ExplainAgg `json:"aggregates,omitempty"`
+	BackendSQL   string       `json:"backend_sql,omitempty"`
 	SameAs       *int         `json:"same_as,omitempty"`
 }
 
-func (pl *Plan) explainGroupingSets() *ExplainGroupingSets {
+// writeText prints the strategy and, released per set, each set's cost
+// and backend query (explain without --json).
+func (x *ExplainGroupingSets) writeText(w io.Writer, indent string) {
+	if x == nil {
+		return
+	}
+	fmt.Fprintf(w, "%sgrouping sets: %s\n", indent, x.Strategy)
+	for i, s := range x.Sets {
+		keys := "()"
+		if len(s.Keys) > 0 {
+			keys = "(" + strings.Join(s.Keys, ", ") + ")"
+		}
+		switch {
+		case s.SameAs != nil:
+			fmt.Fprintf(w, "%s  set %d %s: the rows of set %d again\n", indent, i+1, keys, *s.SameAs+1)
+		case s.KeySelection == "":
+			fmt.Fprintf(w, "%s  set %d %s\n", indent, i+1, keys)
+		default:
+			fmt.Fprintf(w, "%s  set %d %s: ε %g, δ %g, keys %s\n", indent, i+1, keys, s.Epsilon, s.Delta, s.KeySelection)
+			for _, a := range s.Aggregates {
+				fmt.Fprintf(w, "%s    %s: sensitivity %g, %s scale %g\n", indent, a.Label, a.Sensitivity, a.Mechanism, a.Scale)
+			}
+			if s.BackendSQL != "" {
+				fmt.Fprintf(w, "%s    backend SQL: %s\n", indent, s.BackendSQL)
+			}
+		}
+	}
+}
+
+func (pl *Plan) explainGroupingSets(render func(*ir.BackendQuery) (string, error)) *ExplainGroupingSets {
 	gs := pl.GroupingSets
 	if gs == nil {
 		return nil
@@ -487,6 +523,11 @@ func (pl *Plan) explainGroupingSets() *ExplainGroupingSets {
 					e.KeySelection = "threshold"
 					t := r.Keys.Threshold
 					e.Threshold = &t
+				}
+				if render != nil {
+					if sql, err := render(r.Backend); err == nil {
+						e.BackendSQL = sql
+					}
 				}
 				for _, a := range r.Aggs {
 					e.Aggregates = append(e.Aggregates, ExplainAgg{

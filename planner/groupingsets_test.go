@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -105,7 +106,15 @@ func TestGroupingSetsSeparate(t *testing.T) {
 	if flat.CacheKey == pl.CacheKey {
 		t.Errorf("separate releases share the finest grouping's release key")
 	}
-	x := pl.Explain(nil)
+	x := pl.Explain(func(q *ir.BackendQuery) (string, error) { return q.Canonical(), nil })
+	if x.BackendSQL != "" || x.GroupingSets == nil || !strings.Contains(x.GroupingSets.Sets[2].BackendSQL, `GROUP BY "t0"."age"`) {
+		t.Errorf("backend SQL: top %q, sets %+v; want one query per set and none for the finest grouping", x.BackendSQL, x.GroupingSets)
+	}
+	var text strings.Builder
+	x.WriteText(&text)
+	if !strings.Contains(text.String(), "grouping sets: per_set_release") || !strings.Contains(text.String(), "set 4 (sex): the rows of set 1 again") {
+		t.Errorf("explain text:\n%s", text.String())
+	}
 	b, err := json.Marshal(x)
 	if err != nil {
 		t.Fatal(err)
