@@ -2,6 +2,8 @@ package planner_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -243,5 +245,75 @@ func TestGroupingSetsUnderInduced(t *testing.T) {
 	// Summed, the 2 + 1 subtotal rows would add 5 and 10 noisy cells.
 	if !(gs.SeparateError < gs.SumError) {
 		t.Errorf("errors summed %g, per set %g", gs.SumError, gs.SeparateError)
+	}
+}
+
+// TestSetReleasesMatchPlainGroupBy: each set released separately is
+// calibrated exactly as the plain GROUP BY of its keys at the set's ε
+// (the path the sensitivity oracle tests cover), under every model: no
+// new sensitivity formula is involved.
+func TestSetReleasesMatchPlainGroupBy(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	ddp := planner.New(loadDDP(t))
+	tests := []struct {
+		name string
+		p    *planner.Planner
+		from string
+		aggs string
+		keys []string // the GROUP BY entries; sets index them
+		sets string   // the GROUP BY clause
+		eps  float64
+	}{
+		{"dp", planner.New(loadPolicy(t)), "people", "COUNT(*), SUM(temp), AVG(income)",
+			[]string{"sex", "floor(age / 10) * 10", "age"}, "GROUPING SETS ((sex), (floor(age / 10) * 10), (age), ())", 2},
+		{"dp threshold", planner.New(loadPolicy(t)), "checkins", "COUNT(*), SUM(duration)",
+			[]string{"venue", "cell"}, "ROLLUP(venue, cell)", 2},
+		{"induced", loadBlowfish(t), "persons", "COUNT(*)",
+			[]string{"sex", "region"}, "GROUPING SETS ((sex, region), (sex), (region), ())", 2},
+		{"blowfish distance", loadBlowfish(t), "visits", "COUNT(*), SUM(y)",
+			[]string{"x", "kind"}, "GROUPING SETS ((x), (kind))", 2},
+		{"ddp groups", ddp, "people", "COUNT(*), SUM(age)",
+			[]string{"sex", "floor(age / 10) * 10", "floor(age / 5) * 5"}, "GROUPING SETS ((sex), (floor(age / 10) * 10), (floor(age / 5) * 5))", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl, err := plan(t, tt.p, fmt.Sprintf("SELECT %s FROM %s GROUP BY %s", tt.aggs, tt.from, tt.sets), planArgs{eps: tt.eps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs := pl.GroupingSets
+			if !gs.Separate() {
+				t.Fatalf("strategy %v, want per set", gs.Strategy)
+			}
+			for d, r := range gs.Release {
+				set := gs.Sets[slices.Index(gs.Distinct, d)]
+				var keys []string
+				for _, g := range set {
+					keys = append(keys, tt.keys[g])
+				}
+				q := fmt.Sprintf("SELECT %s FROM %s", tt.aggs, tt.from)
+				if len(keys) > 0 {
+					q += " GROUP BY " + strings.Join(keys, ", ")
+				}
+				eps := r.Budget.Epsilon
+				if eps == 0 {
+					eps = tt.eps // an exact set: any ε plans it
+				}
+				flat, err := plan(t, tt.p, q, planArgs{eps: eps})
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				if len(flat.Aggs) != len(r.Aggs) || flat.Keys.Mode != r.Keys.Mode || flat.Keys.Threshold != r.Keys.Threshold && r.Budget.Delta == flat.Budget.Delta {
+					t.Fatalf("%s: keys %+v aggs %d, set has %+v %d", q, flat.Keys, len(flat.Aggs), r.Keys, len(r.Aggs))
+				}
+				for j := range r.Aggs {
+					a, b := r.Aggs[j], flat.Aggs[j]
+					if a.Sensitivity != b.Sensitivity || a.Quantum != b.Quantum || a.Multiplier != b.Multiplier ||
+						(r.Budget.Epsilon > 0 && a.Scale.String() != b.Scale.String()) {
+						t.Errorf("%s: aggregate %d of the set %+v, plain %+v", q, j, a, b)
+					}
+				}
+			}
+		})
 	}
 }
