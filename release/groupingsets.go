@@ -36,12 +36,54 @@ func expandSets(pl *planner.Plan, rows []storedRow) ([]storedRow, error) {
 				}
 			}
 		}
-		return out, nil
+	} else {
+		for i, set := range gs.Sets {
+			out = append(out, sumSet(rows, set, len(pl.Groups), len(pl.Aggs), i)...)
+		}
 	}
-	for i, set := range gs.Sets {
-		out = append(out, sumSet(rows, set, len(pl.Groups), len(pl.Aggs), i)...)
+	if len(pl.OrderBy) == 0 {
+		rollupOrder(pl, out)
 	}
 	return out, nil
+}
+
+// rollupOrder sorts rows as MySQL returns GROUP BY ... WITH ROLLUP (and
+// PostgreSQL's sorted grouping does): by the keys in GROUP BY order, a
+// key's subtotal right after the rows it adds up (a rolled-up key sorts
+// after every value of it). Only without ORDER BY; SQL leaves that order
+// unspecified, but reports read subtotals in place.
+func rollupOrder(pl *planner.Plan, rows []storedRow) {
+	sets := pl.GroupingSets.Sets
+	in := func(r storedRow, g int) bool { return slices.Contains(sets[r.Set], g) }
+	slices.SortStableFunc(rows, func(a, b storedRow) int {
+		for g := range pl.Groups {
+			ia, ib := in(a, g), in(b, g)
+			switch {
+			case ia && !ib:
+				return -1
+			case !ia && ib:
+				return 1
+			case !ia:
+				continue
+			}
+			an, bn := a.Keys[g].IsNull(), b.Keys[g].IsNull()
+			switch {
+			case an && bn:
+				continue
+			case an != bn:
+				// A NULL key (a LEFT join's unmatched rows) sorts as the
+				// client's database sorts NULL.
+				if an == pl.NullsHigh {
+					return 1
+				}
+				return -1
+			}
+			if c := ir.CompareValues(a.Keys[g], b.Keys[g]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
 }
 
 // sumSet adds up the finest cells into the rows of one grouping set, in

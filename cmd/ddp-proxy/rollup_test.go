@@ -102,3 +102,35 @@ func TestRollupWithMySQLDriver(t *testing.T) {
 		t.Errorf("counts %v: subtotals are not the sums of their cells", counts)
 	}
 }
+
+// TestRollupDefaultOrderMySQL: without ORDER BY, WITH ROLLUP rows come as
+// MySQL returns them: each subtotal right after its group, the total last.
+func TestRollupDefaultOrderMySQL(t *testing.T) {
+	addr, _ := startMySQLDemo(t)
+	db, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(context.Background(), "SELECT sex, income, COUNT(*) FROM people GROUP BY sex, income WITH ROLLUP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var sex, income sql.NullString
+		var n int64
+		if err := rows.Scan(&sex, &income, &n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, sex.String+"/"+income.String)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Female/<=50K", "Female/>50K", "Female/", "Male/<=50K", "Male/>50K", "Male/", "/"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}
