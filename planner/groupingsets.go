@@ -294,7 +294,12 @@ func (b *builder) setErrors(distinct [][]int, release []*Plan, keys []int) (sum,
 		for j, a := range b.plan.Aggs {
 			v := laplaceVariance(a.ScaleValue())
 			if v == 0 {
-				continue // exact: the sum is exact too, and nothing to compare
+				// The finest cells are exact, so are their sums: a set
+				// released with noise is worse whatever its rows.
+				if laplaceVariance(release[si].Aggs[j].ScaleValue()) > 0 {
+					sep = math.Inf(1)
+				}
+				continue
 			}
 			sum += n
 			sep += r * laplaceVariance(release[si].Aggs[j].ScaleValue()) / v
@@ -496,9 +501,15 @@ func (pl *Plan) explainGroupingSets(render func(*ir.BackendQuery) (string, error
 		return nil
 	}
 	x := &ExplainGroupingSets{Strategy: gs.Strategy.String()}
-	if !math.IsNaN(gs.SumError) && !math.IsNaN(gs.SeparateError) && gs.SumError+gs.SeparateError > 0 {
-		se, pe := gs.SumError, gs.SeparateError
-		x.SumError, x.PerSetError = &se, &pe
+	// JSON has no NaN or infinity: a number that is not finite is left out.
+	finite := func(f float64) *float64 {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil
+		}
+		return &f
+	}
+	if gs.SumError+gs.SeparateError > 0 {
+		x.SumError, x.PerSetError = finite(gs.SumError), finite(gs.SeparateError)
 	}
 	first := map[int]int{}
 	for i, s := range gs.Sets {

@@ -317,3 +317,20 @@ func TestSetReleasesMatchPlainGroupBy(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupingSetsExactFinest: when the finest cells are exact (a
+// blowfish partition histogram: sensitivity 0), their sums are exact and
+// free, so summation is chosen and explain's JSON stays valid.
+func TestGroupingSetsExactFinest(t *testing.T) {
+	p := loadBlowfish(t)
+	pl, err := plan(t, p, "SELECT city, COUNT(*) FROM homes GROUP BY ROLLUP(city)", planArgs{eps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.GroupingSets.Strategy != planner.SetsSummed || pl.Budget.Epsilon != 0 {
+		t.Errorf("strategy %v budget %+v, want summed, free", pl.GroupingSets.Strategy, pl.Budget)
+	}
+	if _, err := json.Marshal(pl.Explain(nil)); err != nil {
+		t.Errorf("explain JSON: %v", err)
+	}
+}
