@@ -147,6 +147,7 @@ func TestSeparateSetsError(t *testing.T) {
 	}
 	mean /= m
 	emp := sq/m - mean*mean
+	t.Logf("%d errors: mean %.3f, variance %.3f (advertised %.3f)", len(errs), mean, emp, variance)
 	if se := math.Sqrt(variance / m); math.Abs(mean) > 5*se {
 		t.Errorf("mean error %g, want 0 ± %g", mean, 5*se)
 	}
