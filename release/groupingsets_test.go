@@ -286,3 +286,25 @@ func rowsText(rows [][]ir.Value) string {
 	}
 	return strings.Join(b, ";")
 }
+
+// TestRollupPostProcessing: HAVING, ORDER BY and LIMIT see the rows of
+// every set (GROUPING filters them like any output).
+func TestRollupPostProcessing(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(2)})
+	res, err := f.run(t, e, "alice", "SELECT sex, COUNT(*) AS n FROM people GROUP BY ROLLUP(sex) HAVING GROUPING(sex) = 1 OR COUNT(*) > 100", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Female and Male (500 each) and the total pass; Other (0) does not.
+	if got := len(res.Rows); got != 3 || !res.Rows[2][0].IsNull() || res.Rows[2][1].Int < 900 {
+		t.Errorf("rows %s, want Female, Male and the total", rowsText(res.Rows))
+	}
+	res, err = f.run(t, e, "alice", "SELECT sex, COUNT(*) AS n FROM people GROUP BY ROLLUP(sex) ORDER BY n DESC LIMIT 1", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || !res.Rows[0][0].IsNull() {
+		t.Errorf("rows %s, want the total alone (the largest count)", rowsText(res.Rows))
+	}
+}
