@@ -67,9 +67,11 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, 
 			return nil, err
 		}
 	}
+	var sets [][]int
 	if s.GroupBy != nil {
 		if s.GroupBy.Rollup {
-			return nil, notAgg(msgGroupingSet)
+			// GROUP BY k1, ..., kn WITH ROLLUP: the prefixes down to ().
+			sets = rollupKeys(len(s.GroupBy.Items))
 		}
 		keys := make([]groupKey, 0, len(s.GroupBy.Items))
 		for _, it := range s.GroupBy.Items {
@@ -107,6 +109,9 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, 
 		if q.Offset, err = myLimit(s.Limit.Offset); err != nil {
 			return nil, err
 		}
+	}
+	if err := b.groupingSets(q, sets); err != nil {
+		return nil, err
 	}
 	return flattenQuery(q, from, true)
 }
@@ -944,6 +949,16 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	}
 	canon := name
 	switch name {
+	case "grouping":
+		// MySQL 8's GROUPING(k, ...) of a WITH ROLLUP query.
+		if !aggs {
+			return nil, notAgg("GROUPING is allowed only in the select list, HAVING and ORDER BY")
+		}
+		args, err := m.exprs(f.Args, false)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Grouping{Args: args}, nil
 	case "date", "date_add", "date_sub":
 		// Superset's time grains, before the general forms (which refuse
 		// an interval of a column's value).
