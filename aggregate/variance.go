@@ -35,15 +35,18 @@ import (
 // Spellings: PostgreSQL's variance and stddev are the sample forms;
 // MySQL's (and MariaDB's) VARIANCE, STD and STDDEV are the population
 // forms (the MySQL grammar already reads them as var_pop and stddev_pop).
+// Both dialects also take the T-SQL names that SmartNoise-style queries
+// use (VAR and STDEV the sample forms, VARP and STDEVP the population
+// ones) and STD for a PostgreSQL client (MySQL's only meaning: population).
 var (
 	VarPop = varianceUnit("var_pop", true, false,
-		[]string{"var_pop"}, []string{"var_pop", "variance"})
+		[]string{"var_pop", "varp"}, []string{"var_pop", "variance", "varp"})
 	VarSamp = varianceUnit("var_samp", false, false,
-		[]string{"var_samp", "variance"}, []string{"var_samp"})
+		[]string{"var_samp", "variance", "var"}, []string{"var_samp", "var"})
 	StddevPop = varianceUnit("stddev_pop", true, true,
-		[]string{"stddev_pop"}, []string{"stddev_pop", "std", "stddev"})
+		[]string{"stddev_pop", "std", "stdevp"}, []string{"stddev_pop", "std", "stddev", "stdevp"})
 	StddevSamp = varianceUnit("stddev_samp", false, true,
-		[]string{"stddev_samp", "stddev"}, []string{"stddev_samp"})
+		[]string{"stddev_samp", "stddev", "stdev"}, []string{"stddev_samp", "stdev"})
 )
 
 // VarianceDraws is the number of simulated noise draws behind the 95%

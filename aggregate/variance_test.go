@@ -21,7 +21,9 @@ func TestVarianceSpellings(t *testing.T) {
 	}{
 		{PostgreSQL, "var_pop", VarPop}, {PostgreSQL, "var_samp", VarSamp}, {PostgreSQL, "variance", VarSamp},
 		{PostgreSQL, "stddev_pop", StddevPop}, {PostgreSQL, "stddev_samp", StddevSamp}, {PostgreSQL, "stddev", StddevSamp},
-		{PostgreSQL, "std", nil},
+		{PostgreSQL, "std", StddevPop}, {PostgreSQL, "stdev", StddevSamp}, {PostgreSQL, "stdevp", StddevPop},
+		{PostgreSQL, "var", VarSamp}, {PostgreSQL, "varp", VarPop}, {PostgreSQL, "stdev_samp", nil},
+		{MySQL, "VAR", VarSamp}, {MySQL, "varp", VarPop}, {MySQL, "stdev", StddevSamp}, {MySQL, "stdevp", StddevPop},
 		{MySQL, "VAR_POP", VarPop}, {MySQL, "variance", VarPop}, {MySQL, "var_samp", VarSamp},
 		{MySQL, "std", StddevPop}, {MySQL, "stddev", StddevPop}, {MySQL, "stddev_pop", StddevPop}, {MySQL, "STDDEV_SAMP", StddevSamp},
 	} {
