@@ -165,6 +165,9 @@ type Summary struct {
 	CI95OverN float64
 	// RankError is a quantile's 95% rank error bound in rows (0: none).
 	RankError float64
+	// Interval, when set, is the 95% interval in words for the cost
+	// notice, when CI95 cannot say it ("±3.6e+05/n for a group of n rows").
+	Interval string
 }
 
 // Unit is one aggregate function. Its funcs are pure.

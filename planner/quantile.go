@@ -94,6 +94,10 @@ func (b *builder) ddpQuantileMultiplier(ds *policies.Dataset, a *AggPlan) {
 // its calibrated scale. It runs after calibration and settleBlowfish
 // (which may change a part's ε share and scale).
 func (b *builder) finishQuantiles() error {
+	if b.plan.GroupingSets != nil && b.hasQuantile() {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "MIN, MAX, median and percentiles are not supported with ROLLUP, CUBE or GROUPING SETS: a subtotal's quantile is not made of its cells' quantiles").
+			WithHint("ask one query per grouping")
+	}
 	for i := range b.plan.Aggs {
 		if !b.quantilePart(i) {
 			continue

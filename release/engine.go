@@ -76,6 +76,9 @@ type Column struct {
 	// RankError (quantiles): the value's rank is within this many rows
 	// of the requested one with probability at least 95%.
 	RankError float64
+	// Interval is the 95% interval in words when CI95 cannot give it (the
+	// variance family's shrinks with the group's row count).
+	Interval string
 	// Uses (an expression column, Aggregate "expr"): the noisy aggregates
 	// the expression is computed from, each with its own noise, so that
 	// the cost notice describes the noise of ROUND(AVG(x), 2) too.
@@ -105,6 +108,10 @@ type stored struct {
 type storedRow struct {
 	Keys []ir.Value `json:"k,omitempty"`
 	Aggs []int64    `json:"a"`
+	// Set is the row's grouping set (groupingsets.go): stored, the index
+	// of its separate release; expanded for post-processing, the index of
+	// the set as written. 0 without grouping sets.
+	Set int `json:"s,omitempty"`
 }
 
 // Run answers a private plan for user.
@@ -145,6 +152,9 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
 		}
 		return e.finish(user, pl, &rel, policies.Budget{}, true)
+	}
+	if pl.GroupingSets.Separate() {
+		return e.runSeparate(ctx, user, pl, limit)
 	}
 
 	// Public work first: nothing is charged if it fails.
@@ -191,7 +201,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	// reservation, so a failure keeps the charge whatever its code.
 	bins, err := e.binCounts(ctx, pl)
 	if err != nil {
-		return nil, e.failedAfterRead(res, err)
+		return nil, e.keep(res, err)
 	}
 	rel, err := e.noisy(pl, keys, truth, order, bins)
 	if err != nil {
@@ -426,14 +436,19 @@ func noRowsRelease(pl *planner.Plan) *stored {
 // OFFSET/LIMIT, and drops hidden columns.
 func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, charged policies.Budget, cached bool) (*Result, error) {
 	clamp := pl.Dataset.ClampCountsAtZero()
-	rows := make([][]ir.Value, 0, len(rel.Rows))
-	for _, sr := range rel.Rows {
+	srs, err := expandSets(pl, rel.Rows)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]ir.Value, 0, len(srs))
+	for _, sr := range srs {
 		if len(sr.Aggs) != len(pl.Aggs) || len(sr.Keys) != len(pl.Groups) && pl.Keys.Mode != planner.KeysNone {
 			return nil, sqlerr.New(sqlerr.Internal, "internal error: a cached release does not match its plan")
 		}
 		row := make([]ir.Value, len(pl.Outputs))
+		rp := setPlan(pl, sr)
 		for i, o := range pl.Outputs {
-			row[i] = outputValue(pl, o, sr, clamp)
+			row[i] = outputValue(rp, o, sr, clamp)
 		}
 		// Expressions read the other outputs only, never one another
 		// (those that read a window are computed after the windows).
@@ -552,6 +567,7 @@ func aggregateColumn(pl *planner.Plan, o planner.Output) Column {
 		c.CI95 = s.CI95
 	}
 	c.RankError = s.RankError
+	c.Interval = s.Interval
 	return c
 }
 
@@ -574,6 +590,8 @@ func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) i
 	switch o.Kind {
 	case planner.OutGroup:
 		return sr.Keys[o.Group]
+	case planner.OutGrouping:
+		return ir.Int(pl.GroupingValue(o, sr.Set))
 	case planner.OutAggregate:
 		parts := make([]aggregate.Noisy, len(o.Parts))
 		for i, pi := range o.Parts {

@@ -7,7 +7,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -81,19 +80,6 @@ func (e *Engine) selectQuantiles(pl *planner.Plan, rel *stored, bins binCounts) 
 			rel.Rows[r].Aggs[i] = a.Select(e.src, c)
 		}
 	}
-}
-
-// failedAfterRead settles a reservation after a failure that followed a
-// read of private rows (the quantiles' per-bin queries run after the main
-// query): the charge is kept whatever the failure, since the main query
-// already ran on the data.
-func (e *Engine) failedAfterRead(res *ledger.Reservation, err error) error {
-	if _, cerr := res.Commit("", nil); cerr != nil {
-		e.log.Error("settling a failed release", "err", cerr)
-	}
-	se := sqlerr.As(err)
-	e.log.Warn("private query failed after it read the backend; the budget stays charged", "code", se.Code.Name, "err", err)
-	return se
 }
 
 // noRowsQuantiles marks the quantile parts of the one row of a query that

@@ -21,6 +21,10 @@ type Reach struct {
 	// lattice units (distance secrets: θ); 0 means any value within the
 	// bounds.
 	ValueStep int64
+	// NonNull: the summed column never holds NULL (a constrained column,
+	// whose declared domain serve verifies), so a value change stays in
+	// [Lo, Hi] instead of possibly reaching NULL (which adds 0).
+	NonNull bool
 }
 
 // PerChange is c(q): the largest L1 change of agg when one tuple changes
@@ -35,8 +39,13 @@ type Reach struct {
 // or leaving costs |v| ≤ M = max(|lo|, |hi|) (Filter); a value change
 // costs ≤ hi − lo, or ≤ min(step, hi − lo) when bounded by a step —
 // except that a value change without a step can also be a change to or
-// from NULL, which costs ≤ M, so it is max(hi − lo, M). Grouped sum:
-// moving groups costs |v(x)| + |v(y)| ≤ 2M (Group); otherwise as the sum.
+// from NULL, which costs ≤ M, so it is max(hi − lo, M) unless the column
+// is NonNull. Grouped sum: moving groups costs |v(x)| + |v(y)| ≤ 2M
+// (Group); otherwise as the sum.
+//
+// Lo and Hi need not be the clamping bounds: any interval that holds
+// every value a row can add when it passes (the clamped declared domain,
+// for instance) makes the same proof hold.
 func PerChange(agg Aggregate, r Reach) (int64, error) {
 	if agg.Kind == KindSum || agg.Kind == KindGroupedSum {
 		if agg.Lo > agg.Hi {
@@ -68,6 +77,9 @@ func PerChange(agg Aggregate, r Reach) (int64, error) {
 		}
 		if r.Value {
 			w := width(agg.Lo, agg.Hi) // max(hi − lo, M)
+			if r.NonNull {
+				w = uint64(agg.Hi) - uint64(agg.Lo) // exact for lo ≤ hi
+			}
 			if r.ValueStep > 0 {
 				// uint64 subtraction is exact for lo ≤ hi.
 				w = min(uint64(r.ValueStep), uint64(agg.Hi)-uint64(agg.Lo))
@@ -210,8 +222,31 @@ func (g Secrets) Reach(where, group []string, value string) Reach {
 	return r
 }
 
+// ReachExpr is Reach for a sum of an expression reading the columns
+// values (of one row): an edge that changes any of them may move the
+// summand anywhere in its range, so Value is set without a step. Why no
+// step: θ bounds the change of the distance column, not of an arbitrary
+// function of it ((x − m)² moves by up to θ·(2·max|x − m|) ); PerChange
+// then charges max(hi − lo, |lo|, |hi|), the bound of an arbitrary change,
+// which holds for every function whose clamped value lies in [lo, hi]. An
+// edge that changes none of them leaves the summand as it was. The same
+// argument makes group a set of columns: a grouping key that is a function
+// of columns no edge changes never moves a row between groups.
+func (g Secrets) ReachExpr(where, group, values []string) Reach {
+	r := g.Reach(where, group, "")
+	for _, c := range values {
+		r.Value = r.Value || g.Changeable(c)
+	}
+	return r
+}
+
 // AnyChange is the reach of an arbitrary change of one tuple (literal
 // reading of published constraints: compensating changes take any value).
 func AnyChange(where, group []string, value string) Reach {
 	return Secrets{Kind: SecretsFull}.Reach(where, group, value)
+}
+
+// AnyChangeExpr is AnyChange for a sum of an expression reading values.
+func AnyChangeExpr(where, group, values []string) Reach {
+	return Secrets{Kind: SecretsFull}.ReachExpr(where, group, values)
 }

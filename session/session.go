@@ -373,8 +373,11 @@ func noiseText(c release.Column) string {
 		if c.RankError > 0 {
 			text += fmt.Sprintf(", rank error ≤ %g rows (95%%)", c.RankError)
 		}
-		if c.CI95 > 0 {
+		switch {
+		case c.CI95 > 0:
 			text += fmt.Sprintf(", 95%% within ±%.4g", c.CI95)
+		case c.Interval != "":
+			text += ", 95% within " + c.Interval
 		}
 		return text
 	case c.Scale == 0:
