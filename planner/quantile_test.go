@@ -148,7 +148,30 @@ func TestQuantileParts(t *testing.T) {
 	if quantilePart(t, my).Quantile.Spec.Key() != quantilePart(t, a).Quantile.Spec.Key() {
 		t.Error("MySQL MEDIAN(age) is not PostgreSQL's median(age)")
 	}
-	if _, err := plan(t, p, "SELECT age, COUNT(*) FROM people GROUP BY age HAVING MAX(income) > 10", planArgs{eps: 1}); err != nil {
-		t.Errorf("MAX in HAVING: %v", err)
+	for _, q := range []struct {
+		d   parser.Dialect
+		sql string
+	}{
+		{parser.Postgres, "SELECT age, COUNT(*) FROM people GROUP BY age HAVING MAX(income) > 10"},
+		{parser.Postgres, "SELECT sex, median(age) AS m FROM people GROUP BY sex ORDER BY median(age) DESC"},
+		{parser.MySQL, "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING MEDIAN(age) > 30 ORDER BY MEDIAN(age)"},
+		{parser.MySQL, "SELECT sex, MIN(age), MAX(age) FROM people GROUP BY sex"},
+	} {
+		if _, err := plan(t, p, q.sql, planArgs{eps: 1, dialect: q.d}); err != nil {
+			t.Errorf("%s: %v", q.sql, err)
+		}
+	}
+	for _, q := range []struct {
+		d   parser.Dialect
+		sql string
+	}{
+		{parser.Postgres, "SELECT median(age) OVER () FROM people"},
+		{parser.Postgres, "SELECT percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY age) FROM people"},
+		{parser.Postgres, "SELECT sex, median(age) FROM people GROUP BY ROLLUP (sex)"},
+		{parser.MySQL, "SELECT PERCENTILE_CONT(age) FROM people"},
+	} {
+		if _, err := plan(t, p, q.sql, planArgs{eps: 1, dialect: q.d}); err == nil {
+			t.Errorf("%s: planned, want a refusal", q.sql)
+		}
 	}
 }
