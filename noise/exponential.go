@@ -173,3 +173,35 @@ func Exponential(src Source, a Rate, deficits []*big.Int) int {
 		}
 	}
 }
+
+// ExponentialUint64 is Exponential for deficits that fit in 64 bits, with
+// the same law and method, without allocating per candidate (the common
+// case: a group's utilities are counts times a small denominator).
+func ExponentialUint64(src Source, a Rate, deficits []uint64) int {
+	m := len(deficits)
+	if m == 0 {
+		panic("noise: Exponential with no candidates")
+	}
+	low := deficits[0]
+	for _, d := range deficits {
+		low = min(low, d)
+	}
+	if a.num == 0 || m == 1 {
+		return int(Uniform(src, uint64(m)))
+	}
+	var num, den big.Int
+	for {
+		j := int(Uniform(src, uint64(m)))
+		d := deficits[j] - low // shifted as in Exponential: Z ≥ 1
+		if hi, lo := bits.Mul64(a.num, d); hi == 0 {
+			if bernoulliExpU64(src, lo, a.den) {
+				return j
+			}
+			continue
+		}
+		num.Mul(num.SetUint64(a.num), new(big.Int).SetUint64(d))
+		if bernoulliExpBig(src, &num, den.SetUint64(a.den)) {
+			return j
+		}
+	}
+}

@@ -11,9 +11,12 @@ import (
 // exp(−a·d_j)/Σ exp(−a·d_i), computed here in float64 from the closed form
 // (test side only), by a chi-square test at the Wilson–Hilferty z = 5
 // quantile: a correct sampler fails each case with probability about
-// 2.9e-7, all seven together below 2.1e-6. The cases cover the 64-bit and
+// 2.9e-7. The cases cover the 64-bit and
 // the big.Int exponent paths, deficits beyond 64 bits, a vector with no
 // zero deficit (still exact, only slower) and the zero (uniform) rate.
+// ExponentialUint64 is checked the same way on the vectors that fit in 64
+// bits (seven more tests at the same false-rejection probability; all fifteen
+// together fail a correct sampler with probability below 4.4e-6).
 func TestExponentialFrequencies(t *testing.T) {
 	const draws = 200_000
 	big2 := func(e uint) *big.Int { return new(big.Int).Lsh(big.NewInt(1), e) }
@@ -44,6 +47,12 @@ func TestExponentialFrequencies(t *testing.T) {
 			[]*big.Int{big.NewInt(0), big2(29), big2(31), big2(65)},
 			[]float64{0, float64(1<<33+1) / (1 << 33), float64(1<<33+1) / (1 << 31), 8 * float64(1<<33+1)},
 		},
+		{
+			// The same without 2^65: both variants, both exponent paths.
+			"wide, 64-bit deficits", Rate{1<<33 + 1, 1 << 62},
+			[]*big.Int{big.NewInt(0), big2(29), big2(31)},
+			[]float64{0, float64(1<<33+1) / (1 << 33), float64(1<<33+1) / (1 << 31)},
+		},
 	}
 	// The last γ of "wide" is (2^33+1)·2^65/2^62 = 8·(2^33+1): probability
 	// zero to double precision; its expected count is below 1e-9, so it
@@ -55,31 +64,56 @@ func TestExponentialFrequencies(t *testing.T) {
 			for range draws {
 				counts[Exponential(src, tt.rate, tt.deficits)]++
 			}
-			var z float64
-			for _, g := range tt.gammas {
-				z += math.Exp(-g)
-			}
-			var obs []int
-			var exp []float64
-			for j, g := range tt.gammas {
-				e := draws * math.Exp(-g) / z
-				if e < 5 && len(exp) > 0 {
-					// Pool a tiny cell into the previous one.
-					obs[len(obs)-1] += counts[j]
-					exp[len(exp)-1] += e
-					continue
+			check(t, "Exponential", counts, tt.gammas)
+			// The 64-bit variant, on the vectors that fit, with its own
+			// seed: the same law.
+			small := make([]uint64, len(tt.deficits))
+			for j, d := range tt.deficits {
+				if !d.IsUint64() {
+					return
 				}
-				obs = append(obs, counts[j])
-				exp = append(exp, e)
+				small[j] = d.Uint64()
 			}
-			if len(exp) < 2 {
-				t.Fatalf("degenerate case: %v", exp)
+			src = SeededSource(uint64(1900 + i))
+			counts = make([]int, len(tt.deficits))
+			for range draws {
+				counts[ExponentialUint64(src, tt.rate, small)]++
 			}
-			stat := chiSquare(obs, exp)
-			if crit := chiSquareCritical(len(exp)-1, 5); stat > crit {
-				t.Errorf("chi-square %.2f > %.2f (df %d): counts %v, expected %v", stat, crit, len(exp)-1, obs, exp)
-			}
+			check(t, "ExponentialUint64", counts, tt.gammas)
 		})
+	}
+}
+
+// check is the chi-square comparison of TestExponentialFrequencies.
+func check(t *testing.T, what string, counts []int, gammas []float64) {
+	t.Helper()
+	draws := 0
+	for _, c := range counts {
+		draws += c
+	}
+	var z float64
+	for _, g := range gammas {
+		z += math.Exp(-g)
+	}
+	var obs []int
+	var exp []float64
+	for j, g := range gammas {
+		e := float64(draws) * math.Exp(-g) / z
+		if e < 5 && len(exp) > 0 {
+			// Pool a tiny cell into the previous one.
+			obs[len(obs)-1] += counts[j]
+			exp[len(exp)-1] += e
+			continue
+		}
+		obs = append(obs, counts[j])
+		exp = append(exp, e)
+	}
+	if len(exp) < 2 {
+		t.Fatalf("degenerate case: %v", exp)
+	}
+	stat := chiSquare(obs, exp)
+	if crit := chiSquareCritical(len(exp)-1, 5); stat > crit {
+		t.Errorf("%s: chi-square %.2f > %.2f (df %d): counts %v, expected %v", what, stat, crit, len(exp)-1, obs, exp)
 	}
 }
 

@@ -311,3 +311,32 @@ func TestRankErrorHolds(t *testing.T) {
 		t.Error("zero rate: rank error should be infinite")
 	}
 }
+
+// TestDistances64AgreesWithUtilities: the 64-bit path Select takes is −U_j
+// exactly, on random vectors and fractions (and declines what it cannot
+// hold: a denominator of 2^31 or a group of 2^31 rows).
+func TestDistances64AgreesWithUtilities(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for trial := range 2000 {
+		f := mustFraction(t, testFractions[trial%len(testFractions)])
+		counts := make([]int64, 1+rng.IntN(20))
+		for j := range counts {
+			counts[j] = rng.Int64N(1000)
+		}
+		d, ok := distances64(counts, f)
+		if !ok {
+			t.Fatalf("distances64 declined %v", counts)
+		}
+		for j, u := range Utilities(counts, f) {
+			if new(big.Int).Neg(u).Cmp(new(big.Int).SetUint64(d[j])) != 0 {
+				t.Fatalf("p=%v counts %v: distance %d, utility %v", f.Rat(), counts, d[j], u)
+			}
+		}
+	}
+	if _, ok := distances64([]int64{1 << 31}, mustFraction(t, big.NewRat(1, 2))); ok {
+		t.Error("a group of 2^31 rows taken in 64 bits")
+	}
+	if _, ok := distances64([]int64{1}, mustFraction(t, big.NewRat(1, 1<<31))); ok {
+		t.Error("a denominator of 2^31 taken in 64 bits")
+	}
+}
