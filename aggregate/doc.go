@@ -45,9 +45,12 @@
 //     the parts' true values (backends/*_test.go pattern).
 //  4. Add a README line under the query language section.
 //
-// A part whose primitive or shape is new (per-bin counts, distinct
-// counts) also needs the primitive in ir.BackendAgg and the renderers,
-// and the shape's per-model sensitivity in the planner's model code;
-// until the model code knows a shape it refuses the query with its
-// reason, never guesses.
+// A part whose primitive or shape is new (distinct counts) also needs the
+// primitive in ir.BackendAgg and the renderers, and the shape's per-model
+// sensitivity in the planner's model code; until the model code knows a
+// shape it refuses the query with its reason, never guesses. Per-bin
+// counts exist: a ShapeBins part (quantile.go) carries its grid and
+// fraction in Part.Quantile; the planner builds its per-bin query and
+// rate (planner/quantile.go) and the release draws it (release/quantile.go),
+// so another quantile-like unit (an interquartile range, say) is one file.
 package aggregate
