@@ -193,3 +193,35 @@ func TestQuantileOfNoRows(t *testing.T) {
 		t.Errorf("rows %v charged %v: want NULL quantiles, free", res.Rows, res.Charged)
 	}
 }
+
+// TestQuantileUnderThresholdKeys: with keys chosen from the data (bucket
+// has no declared domain; alice may spend δ), the hidden COUNT(*) decides
+// which keys are released and only those get a median: the seven buckets
+// of ~143 rows each, never bucket 99, which holds one person alone (its
+// release threshold is far above 1 at ε = 1).
+func TestQuantileUnderThresholdKeys(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	e := release.New(f.be, f.ledger, release.Options{Source: noise.SeededSource(44)})
+	u, pl := f.plan(t, "alice", "SELECT bucket, median(age) FROM people GROUP BY bucket", 1)
+	if pl.Keys.Mode != planner.KeysThreshold {
+		t.Fatalf("key selection %v, want threshold", pl.Keys.Mode)
+	}
+	res, err := e.Run(t.Context(), u, pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 7 {
+		t.Fatalf("released %d keys, want the 7 large buckets: %v", len(res.Rows), res.Rows)
+	}
+	for _, r := range res.Rows {
+		if r[0].Int == 99 || r[1].IsNull() {
+			t.Errorf("row %v: bucket 99 released or median missing", r)
+		}
+		if v, _ := r[1].AsFloat(); v < 10 || v > 99 {
+			// Each bucket's ages span 10…99 with its median near 54; a
+			// value outside the data's range at ε = 1 over ~143 rows would
+			// be beyond the rank error.
+			t.Errorf("bucket %v: median %v outside the data's range", r[0], r[1])
+		}
+	}
+}
