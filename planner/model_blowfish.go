@@ -173,6 +173,11 @@ func (b *builder) queryColumns(s aggShape) aggReads {
 		r.value = strings.ToLower(ba.Column.Name)
 	}
 	r.group = b.groupReads(nil)
+	if c := b.plan.Backend.Aggs[s.Index].Column; c != nil && b.quantilePart(s.Index) {
+		// A quantile's histogram groups by the column's bin too (a
+		// joined column as the private join columns).
+		r.group = reads(r.group, *c)
+	}
 	return r
 }
 
