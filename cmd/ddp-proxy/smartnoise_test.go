@@ -115,7 +115,7 @@ var smartnoiseCorpus = []snQuery{
 
 // smartnoiseFloor is the number of corpus queries answered within
 // tolerance when it was last raised.
-const smartnoiseFloor = 0
+const smartnoiseFloor = 17
 
 const pumsPolicy = `version: 1
 backend: {driver: %s, dsn: %q}
@@ -153,7 +153,7 @@ datasets:
 func TestSmartNoiseCorpus(t *testing.T) {
 	rows := readPUMS(t)
 	t.Setenv("DDP_PUMS_PASSWORD", "x")
-	answered, total := 0, 0
+	answered, total, skipped := 0, 0, 0
 	var misses []string
 	for _, dialect := range []string{"postgres", "mysql"} {
 		var qs []snQuery
@@ -170,6 +170,7 @@ func TestSmartNoiseCorpus(t *testing.T) {
 		dsn := os.Getenv(env)
 		if dsn == "" {
 			t.Logf("%s is not set: skipping the %s half of the SmartNoise corpus", env, dialect)
+			skipped++
 			continue
 		}
 		proxyDB, direct := servePUMS(t, dialect, dsn, rows)
@@ -184,6 +185,9 @@ func TestSmartNoiseCorpus(t *testing.T) {
 	t.Logf("answered %d of %d SmartNoise-style queries within tolerance", answered, total)
 	for _, m := range misses {
 		t.Logf("missed %s", m)
+	}
+	if skipped > 0 {
+		return // the floor counts both halves
 	}
 	if answered < smartnoiseFloor {
 		t.Errorf("answered %d queries, fewer than the floor %d", answered, smartnoiseFloor)
