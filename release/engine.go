@@ -170,9 +170,57 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if err != nil {
 		return nil, err
 	}
+	truth, order, err := e.collect(ctx, pl)
+	if err != nil {
+		return nil, e.failed(res, err)
+	}
+	// The quantiles' per-bin counts: more private reads inside the same
+	// reservation, so a failure keeps the charge whatever its code.
+	bins, err := e.binCounts(ctx, pl)
+	if err != nil {
+		return nil, e.keep(res, err)
+	}
+	rel, err := e.noisy(pl, keys, truth, order, bins)
+	if err != nil {
+		return nil, e.failed(res, err)
+	}
+	data, err := json.Marshal(rel)
+	if err != nil {
+		return nil, e.failed(res, err)
+	}
+	return e.publish(user, pl, res, rel, data)
+}
+
+// publish records a fresh release and answers it. The charge is durable
+// since Reserve; the commit record rides on the next ledger write, so a
+// fresh answer pays one fsync (DESIGN.md, "Budget ledger": a crash leaves
+// the reservation charged). When another process released the same query
+// first, its release is the answer, so every client sees one answer per
+// query.
+func (e *Engine) publish(user *policies.User, pl *planner.Plan, res *ledger.Reservation, rel *stored, data []byte) (*Result, error) {
+	sent, err := res.CommitDeferred(pl.CacheKey, data)
+	if err != nil {
+		// The charge stays reserved: fail closed.
+		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the release could not be recorded; nothing was returned")
+	}
+	if string(sent) != string(data) {
+		rel = &stored{}
+		if err := json.Unmarshal(sent, rel); err != nil {
+			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
+		}
+	}
+	if e.after != nil {
+		e.after()
+	}
+	return e.finish(user, pl, rel, pl.Budget, false)
+}
+
+// collect runs a plan's backend query and gathers its true rows by key,
+// in the backend's order.
+func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.BackendRow, []string, error) {
 	truth := map[string]ir.BackendRow{}
 	var order []string
-	err = e.backend.Aggregate(ctx, pl.Backend, func(r ir.BackendRow) error {
+	err := e.backend.Aggregate(ctx, pl.Backend, func(r ir.BackendRow) error {
 		for i := range r.Keys {
 			r.Keys[i] = normalize(r.Keys[i], pl.Groups[i].Type)
 		}
@@ -194,43 +242,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, e.failed(res, err)
-	}
-	// The quantiles' per-bin counts: more private reads inside the same
-	// reservation, so a failure keeps the charge whatever its code.
-	bins, err := e.binCounts(ctx, pl)
-	if err != nil {
-		return nil, e.keep(res, err)
-	}
-	rel, err := e.noisy(pl, keys, truth, order, bins)
-	if err != nil {
-		return nil, e.failed(res, err)
-	}
-	data, err := json.Marshal(rel)
-	if err != nil {
-		return nil, e.failed(res, err)
-	}
-	// The charge is durable since Reserve; the commit record rides on the
-	// next ledger write, so a fresh answer pays one fsync (DESIGN.md,
-	// "Budget ledger": a crash leaves the reservation charged).
-	sent, err := res.CommitDeferred(pl.CacheKey, data)
-	if err != nil {
-		// The charge stays reserved: fail closed.
-		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the release could not be recorded; nothing was returned")
-	}
-	if string(sent) != string(data) {
-		// Another process released the same query first: answer with that
-		// release, so every client sees one answer per query.
-		rel = &stored{}
-		if err := json.Unmarshal(sent, rel); err != nil {
-			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
-		}
-	}
-	if e.after != nil {
-		e.after()
-	}
-	return e.finish(user, pl, rel, pl.Budget, false)
+	return truth, order, err
 }
 
 // failed settles a reservation after a failure: refunded only when the

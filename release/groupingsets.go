@@ -189,20 +189,7 @@ func (e *Engine) runSeparate(ctx context.Context, user *policies.User, pl *plann
 	if err != nil {
 		return nil, e.keep(res, err)
 	}
-	sent, err := res.CommitDeferred(pl.CacheKey, data)
-	if err != nil {
-		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the release could not be recorded; nothing was returned")
-	}
-	if string(sent) != string(data) {
-		rel = &stored{}
-		if err := json.Unmarshal(sent, rel); err != nil {
-			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
-		}
-	}
-	if e.after != nil {
-		e.after()
-	}
-	return e.finish(user, pl, rel, pl.Budget, false)
+	return e.publish(user, pl, res, rel, data)
 }
 
 // widen places a set's row among all the query's keys (NULL where the set
@@ -218,30 +205,6 @@ func widen(r storedRow, set []int, nKeys, release int) storedRow {
 		}
 	}
 	return storedRow{Keys: keys, Aggs: r.Aggs, Set: release}
-}
-
-// collect runs one backend query and gathers its true rows by key, as Run
-// does (two backend groups that read as one key are one key's rows).
-func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.BackendRow, []string, error) {
-	truth := map[string]ir.BackendRow{}
-	var order []string
-	err := e.backend.Aggregate(ctx, pl.Backend, func(r ir.BackendRow) error {
-		for i := range r.Keys {
-			r.Keys[i] = normalize(r.Keys[i], pl.Groups[i].Type)
-		}
-		k := keyString(r.Keys)
-		prev, dup := truth[k]
-		if !dup {
-			order = append(order, k)
-			truth[k] = r
-			return nil
-		}
-		for i := range prev.Aggs {
-			prev.Aggs[i] = exprtype.SaturatingAdd(prev.Aggs[i], r.Aggs[i])
-		}
-		return nil
-	})
-	return truth, order, err
 }
 
 // keep settles a reservation after a failure that came after a backend

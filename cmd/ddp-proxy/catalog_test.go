@@ -6,13 +6,11 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -129,14 +127,7 @@ func postgresCatalog(t *testing.T) catalogBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { cancel(); p.wait(ctx) }) })
+	p, _ := servePolicy(t, pol)
 	return catalogBackend{name: "postgres", addr: p.pgAddr, db: db, schema: schema, table: schema + ".people",
 		// Only the declared columns: person_id (the unit) and income exist
 		// in the table but are hidden like the undeclared table. The

@@ -6,13 +6,11 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,14 +25,7 @@ func serveMySQL(t *testing.T, pol *policies.Policy) string {
 	t.Helper()
 	pol.Listen.Postgres = policies.ListenOff
 	pol.Listen.MySQL = "127.0.0.1:0"
-	ctx, cancel := context.WithCancel(context.Background())
-	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { cancel(); p.wait(ctx) }) })
+	p, _ := servePolicy(t, pol)
 	return p.myAddr
 }
 

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,13 +40,7 @@ func startNamesDemo(t *testing.T) (pgAddr, myAddr string, sexes []string) {
 	}
 	pol.Listen.Postgres = "127.0.0.1:0"
 	pol.Listen.MySQL = "127.0.0.1:0"
-	ctx, cancel := context.WithCancel(context.Background())
-	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); p.wait(ctx) })
+	p, _ := servePolicy(t, pol)
 	return p.pgAddr, p.myAddr, sexes
 }
 

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"context"
 	"database/sql"
 	"encoding/csv"
 	"fmt"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	_ "github.com/go-sql-driver/mysql"
@@ -281,14 +278,7 @@ func servePUMS(t *testing.T, dialect, dsn string, rows [][]int64) (proxyDB, dire
 	}
 	pol.Listen.Postgres = "127.0.0.1:0"
 	pol.Listen.MySQL = "127.0.0.1:0"
-	ctx, cancel := context.WithCancel(context.Background())
-	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { cancel(); p.wait(ctx) }) })
+	p, _ := servePolicy(t, pol)
 
 	if dialect == "mysql" {
 		proxyDB, err = sql.Open("mysql", fmt.Sprintf("analyst:x@tcp(%s)/pums", p.myAddr))
