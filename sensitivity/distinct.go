@@ -15,6 +15,35 @@ type Distinct struct {
 	Units bool
 }
 
+// Kind is the sensitivity kind of d, so that DP, PerChange and Induced
+// (and every caller that passes an Aggregate) cover distinct counts.
+func (d Distinct) Kind() Kind {
+	switch {
+	case d.Units && d.Grouped:
+		return KindGroupedDistinctUnits
+	case d.Units:
+		return KindDistinctUnits
+	case d.Grouped:
+		return KindGroupedDistinct
+	}
+	return KindDistinct
+}
+
+// Distinct reports the distinct count k is, if it is one.
+func (k Kind) Distinct() (Distinct, bool) {
+	switch k {
+	case KindDistinct:
+		return Distinct{}, true
+	case KindGroupedDistinct:
+		return Distinct{Grouped: true}, true
+	case KindDistinctUnits:
+		return Distinct{Units: true}, true
+	case KindGroupedDistinctUnits:
+		return Distinct{Units: true, Grouped: true}, true
+	}
+	return Distinct{}, false
+}
+
 // String names d for errors and explain output.
 func (d Distinct) String() string {
 	s := "distinct count"

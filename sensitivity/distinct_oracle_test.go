@@ -415,3 +415,39 @@ func oracleInducedPairs(t *testing.T, dom, n int, preds []func(int) bool) *oracl
 	}
 	return oracle.NewPairs(u, oracle.Induced(preds))
 }
+
+// TestDistinctKinds: each shape has its own Kind, and DP, PerChange and
+// Induced reach the distinct closed forms through it (a caller that
+// passes an Aggregate gets the same bound as one that calls them).
+func TestDistinctKinds(t *testing.T) {
+	seen := map[Kind]bool{KindCount: true, KindHistogram: true, KindSum: true, KindGroupedSum: true}
+	for _, d := range distinctShapes {
+		k := d.Kind()
+		if seen[k] {
+			t.Fatalf("%v: kind %v used twice", d, k)
+		}
+		seen[k] = true
+		if back, ok := k.Distinct(); !ok || back != d {
+			t.Fatalf("%v: kind %v reads back as %v, %v", d, k, back, ok)
+		}
+		for _, n := range []Neighbors{Unbounded, Bounded} {
+			want, _ := DistinctDP(n, 3, d)
+			if got, err := DP(n, 3, Aggregate{Kind: k}); err != nil || got != want {
+				t.Errorf("DP(%v, 3, %v) = %d, %v; want %d", n, k, got, err, want)
+			}
+		}
+		r := Reach{Value: true, Group: true}
+		want, _ := DistinctPerChange(d, r)
+		if got, err := PerChange(Aggregate{Kind: k}, r); err != nil || got != want {
+			t.Errorf("PerChange(%v) = %d, %v; want %d", k, got, err, want)
+		}
+		b := InducedBounds{MaxL1: 6, MaxHalf: 4}
+		want, _ = DistinctInduced(b, d)
+		if got, err := Induced(b, Aggregate{Kind: k}); err != nil || got != want {
+			t.Errorf("Induced(%v) = %d, %v; want %d", k, got, err, want)
+		}
+	}
+	if _, ok := KindHistogram.Distinct(); ok {
+		t.Error("the histogram reads as a distinct count")
+	}
+}
