@@ -137,6 +137,12 @@ func formatExpr(b *strings.Builder, e Expr) {
 	case Aggregate:
 		b.WriteString(n.Func.String())
 		b.WriteByte('(')
+		if n.Fraction != nil {
+			b.WriteString(strconv.FormatFloat(*n.Fraction, 'g', -1, 64) + "; ")
+		}
+		if n.Distinct {
+			b.WriteString("DISTINCT ")
+		}
 		switch {
 		case n.ArgExpr != nil:
 			formatExpr(b, n.ArgExpr)

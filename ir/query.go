@@ -1,18 +1,18 @@
 package ir
 
-// AggFunc is an aggregate function of the select list.
-type AggFunc uint8
+// AggFunc is an aggregate function: the canonical lowercase name of its
+// unit in package aggregate ("count", "sum", "avg", ...), so that a new
+// aggregate needs no new IR value. AggNone marks a plain (grouping) column.
+type AggFunc string
 
 const (
-	AggNone  AggFunc = iota // a plain (grouping) column
-	AggCount                // COUNT(*) when Arg is nil, COUNT(col) otherwise
-	AggSum
-	AggAvg
+	AggNone  AggFunc = ""
+	AggCount AggFunc = "count" // COUNT(*) when Arg is nil, COUNT(col) otherwise
+	AggSum   AggFunc = "sum"
+	AggAvg   AggFunc = "avg"
 )
 
-var aggText = [...]string{"", "count", "sum", "avg"}
-
-func (a AggFunc) String() string { return aggText[a] }
+func (a AggFunc) String() string { return string(a) }
 
 // TableRef names a relation as written. Schema is "" when unqualified.
 type TableRef struct {
@@ -60,7 +60,9 @@ type SelectItem struct {
 	// (SUM(age * 2)); Arg is then nil. One representation per argument:
 	// a bare column is always Arg.
 	ArgExpr  Expr
-	Distinct bool // COUNT(DISTINCT col) and friends: the planner refuses it
+	Distinct bool // COUNT(DISTINCT col) and friends: the planner refuses it unless the unit accepts it
+	// Fraction is a literal parameter (percentile_cont(p)); nil when none.
+	Fraction *float64
 	Expr     Expr // the expression item; nil for a column or an aggregate
 	Alias    string
 }

@@ -194,7 +194,7 @@ func filterAggregate(a ir.Aggregate, cond ir.Expr) ir.Aggregate {
 	case a.ArgExpr != nil:
 		v = a.ArgExpr
 	}
-	return ir.Aggregate{Func: a.Func, ArgExpr: ir.Case{Whens: []ir.When{{Cond: cond, Then: v}}}}
+	return ir.Aggregate{Func: a.Func, ArgExpr: ir.Case{Whens: []ir.When{{Cond: cond, Then: v}}}, Distinct: a.Distinct, Fraction: a.Fraction}
 }
 
 // Messages shared by both dialects, so the analyst sees the same advice
@@ -215,6 +215,7 @@ const (
 	msgCommaJoin    = "several FROM items are not supported; only inner and LEFT equi-joins on one column are supported: write FROM a [LEFT] JOIN b ON a.x = b.y"
 	msgJoinKind     = "only inner and LEFT equi-joins on one column are supported: write [LEFT] JOIN t ON a.x = b.y (or IS NOT DISTINCT FROM) or [LEFT] JOIN t USING (x)"
 	msgJoinOuter    = "RIGHT and FULL joins are not supported: they would add rows that are not private rows; put the private table first and write LEFT JOIN or JOIN"
+	msgNoAggregate  = "function %s is not supported in the select list; use %s of a column"
 	msgAggArg       = "aggregate arguments must be a single column or expression (e.g. SUM(amount), SUM(hours * 52))"
 	msgAggInWhere   = "aggregates are not allowed in WHERE; use HAVING"
 	msgNestedAgg    = "aggregates are only allowed in the select list, HAVING and ORDER BY"

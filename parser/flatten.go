@@ -3,6 +3,7 @@ package parser
 import (
 	"slices"
 
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -523,7 +524,7 @@ func (s *scope) subst(e ir.Expr, keep []string) (ir.Expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			return ir.Aggregate{Func: fn, Arg: arg, ArgExpr: argExpr}, nil
+			return ir.Aggregate{Func: fn, Arg: arg, ArgExpr: argExpr, Distinct: n.Distinct, Fraction: n.Fraction}, nil
 		}
 		return n, nil
 	})
@@ -544,7 +545,7 @@ func (s *scope) aggArg(fn ir.AggFunc, arg *ir.ColumnRef, argExpr ir.Expr) (ir.Ag
 		return fn, nil, nil, nil
 	}
 	if err != nil {
-		return 0, nil, nil, err
+		return ir.AggNone, nil, nil, err
 	}
 	switch x := e.(type) {
 	case ir.ColumnRef:
@@ -776,7 +777,7 @@ func slicesContainsFold(f flattener, names []string, name string) bool {
 func aggOutputs(q *ir.Query) ([]aggOutput, error) {
 	outs := make([]aggOutput, 0, len(q.Select))
 	for _, it := range q.Select {
-		if it.Distinct {
+		if u := aggregate.ByName(string(it.Agg)); it.Distinct && (u == nil || !u.Distinct) {
 			return nil, notAgg("DISTINCT aggregates are not supported")
 		}
 		name, value := aggOutputOf(it)
@@ -802,7 +803,7 @@ func aggOutputOf(it ir.SelectItem) (string, ir.Expr) {
 			name = it.Arg.Name
 		}
 	default:
-		value = ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr}
+		value = ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr, Distinct: it.Distinct, Fraction: it.Fraction}
 		if name == "" {
 			name = it.Agg.String()
 		}
@@ -816,7 +817,7 @@ func outputItem(e ir.Expr, name string) ir.SelectItem {
 	case ir.ColumnRef:
 		return ir.SelectItem{Arg: &x, Alias: name}
 	case ir.Aggregate:
-		return ir.SelectItem{Agg: x.Func, Arg: x.Arg, ArgExpr: x.ArgExpr, Alias: name}
+		return ir.SelectItem{Agg: x.Func, Arg: x.Arg, ArgExpr: x.ArgExpr, Distinct: x.Distinct, Fraction: x.Fraction, Alias: name}
 	}
 	return ir.SelectItem{Expr: e, Alias: name}
 }

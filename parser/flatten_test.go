@@ -340,10 +340,10 @@ func TestFlattenRelations(t *testing.T) {
 func TestFlattenKnowsEveryQueryField(t *testing.T) {
 	known := map[reflect.Type][]string{
 		reflect.TypeOf(ir.Query{}):      {"From", "Joins", "Select", "Where", "GroupBy", "Having", "OrderBy", "Limit", "Offset", "Stages"},
-		reflect.TypeOf(ir.SelectItem{}): {"Agg", "Arg", "ArgExpr", "Distinct", "Expr", "Alias"},
+		reflect.TypeOf(ir.SelectItem{}): {"Agg", "Arg", "ArgExpr", "Distinct", "Fraction", "Expr", "Alias"},
 		reflect.TypeOf(ir.OrderItem{}):  {"Expr", "Desc", "Nulls"},
 		reflect.TypeOf(ir.Join{}):       {"Table", "Left", "Right", "Outer", "NullSafe"},
-		reflect.TypeOf(ir.Aggregate{}):  {"Func", "Arg", "ArgExpr"},
+		reflect.TypeOf(ir.Aggregate{}):  {"Func", "Arg", "ArgExpr", "Distinct", "Fraction"},
 	}
 	for typ, want := range known {
 		var got []string

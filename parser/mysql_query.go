@@ -12,6 +12,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
@@ -490,7 +491,7 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: x.Distinct, Alias: f.AsName.O})
+			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Alias: f.AsName.O})
 			continue
 		}
 		// Anything else is post-processing over aggregates, grouping
@@ -515,17 +516,11 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 // as COUNT(1), and MySQL users write COUNT(1) and COUNT(0) for COUNT(*):
 // any non-NULL constant counts every row (COUNT(NULL) is refused).
 func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
-	var fn ir.AggFunc
-	switch strings.ToLower(a.F) {
-	case ast.AggFuncCount:
-		fn = ir.AggCount
-	case ast.AggFuncSum:
-		fn = ir.AggSum
-	case ast.AggFuncAvg:
-		fn = ir.AggAvg
-	default:
-		return ir.Aggregate{}, notAgg("function %s is not supported in the select list; use COUNT, SUM or AVG of a column", strings.ToLower(a.F))
+	u := aggregate.Lookup(aggregate.MySQL, a.F)
+	if u == nil {
+		return ir.Aggregate{}, notAgg(msgNoAggregate, strings.ToLower(a.F), aggregate.NamesText())
 	}
+	fn := u.Func()
 	if a.Order != nil {
 		return ir.Aggregate{}, notAgg("ORDER BY inside an aggregate is not supported")
 	}
@@ -542,7 +537,7 @@ func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, erro
 		if !ok {
 			return ir.Aggregate{}, notAgg(msgAggArg)
 		}
-		return ir.Aggregate{Func: fn, Arg: &col}, nil
+		return ir.Aggregate{Func: fn, Arg: &col, Distinct: a.Distinct}, nil
 	}
 	// An expression of the row (SUM(age * 2)), converted as a WHERE
 	// operand is: no aggregate inside; the planner types it and infers its
@@ -560,7 +555,7 @@ func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, erro
 			{Cond: ir.Not{X: x}, Then: ir.Literal{Value: ir.Int(0)}},
 		}}
 	}
-	return ir.Aggregate{Func: fn, ArgExpr: x}, nil
+	return ir.Aggregate{Func: fn, ArgExpr: x, Distinct: a.Distinct}, nil
 }
 
 func (m *myQueryBuilder) groupKey(e ast.ExprNode) (groupKey, error) {
@@ -607,7 +602,7 @@ func (m *myQueryBuilder) orderItem(it *ast.ByItem, items []ir.SelectItem) (ir.Or
 		}
 		o.Expr = col
 	case *ast.AggregateFuncExpr:
-		if x.Distinct {
+		if x.Distinct && !distinctAccepted(aggregate.MySQL, x.F) {
 			return ir.OrderItem{}, notAgg("DISTINCT aggregates are not supported in ORDER BY")
 		}
 		agg, err := m.aggregate(x)
@@ -727,7 +722,7 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 		if !aggs {
 			return nil, notAgg(msgAggInWhere)
 		}
-		if x.Distinct {
+		if x.Distinct && !distinctAccepted(aggregate.MySQL, x.F) {
 			return nil, notAgg("DISTINCT aggregates are not supported in HAVING")
 		}
 		return m.aggregate(x)
@@ -1294,4 +1289,12 @@ func allConstant(args []ast.ExprNode) bool {
 		}
 	}
 	return true
+}
+
+// distinctAccepted reports whether the aggregate a client spells name
+// takes DISTINCT (its unit says so); an unknown name is refused later
+// with its own message.
+func distinctAccepted(d aggregate.Dialect, name string) bool {
+	u := aggregate.Lookup(d, name)
+	return u != nil && u.Distinct
 }

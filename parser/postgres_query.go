@@ -8,6 +8,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
@@ -550,7 +551,7 @@ func pgTargets(targets []*pg.Node) ([]ir.SelectItem, error) {
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: f.AggDistinct, Alias: rt.Name})
+			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Alias: rt.Name})
 			continue
 		}
 		// Anything else is post-processing over aggregates, grouping
@@ -571,11 +572,16 @@ func pgTargets(targets []*pg.Node) ([]ir.SelectItem, error) {
 	return items, nil
 }
 
-// pgIsAggregateName reports whether a function name is COUNT, SUM or AVG,
-// or another aggregate that pgAggregate refuses with its own message.
+// pgIsAggregateName reports whether a function name is an aggregate of
+// package aggregate, or another aggregate that pgAggregate refuses with
+// its own message.
 func pgIsAggregateName(name string) bool {
-	switch strings.TrimPrefix(name, "pg_catalog.") {
-	case "count", "sum", "avg", "min", "max", "stddev", "variance", "array_agg", "string_agg", "bool_and", "bool_or", "every":
+	name = strings.TrimPrefix(name, "pg_catalog.")
+	if aggregate.Lookup(aggregate.PostgreSQL, name) != nil {
+		return true
+	}
+	switch name {
+	case "min", "max", "stddev", "variance", "array_agg", "string_agg", "bool_and", "bool_or", "every":
 		return true
 	}
 	return false
@@ -597,20 +603,14 @@ func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 
 func pgAggregateCall(f *pg.FuncCall) (ir.Aggregate, error) {
 	name := pgFuncName(f)
-	var fn ir.AggFunc
-	switch name {
-	case "count", "pg_catalog.count":
-		fn = ir.AggCount
-	case "sum", "pg_catalog.sum":
-		fn = ir.AggSum
-	case "avg", "pg_catalog.avg":
-		fn = ir.AggAvg
-	default:
+	u := aggregate.Lookup(aggregate.PostgreSQL, strings.TrimPrefix(name, "pg_catalog."))
+	if u == nil {
 		if f.Over != nil {
 			return ir.Aggregate{}, notAgg(msgWindow)
 		}
-		return ir.Aggregate{}, notAgg("function %s is not supported in the select list; use COUNT, SUM or AVG of a column", name)
+		return ir.Aggregate{}, notAgg(msgNoAggregate, name, aggregate.NamesText())
 	}
+	fn := u.Func()
 	switch {
 	case f.Over != nil:
 		return ir.Aggregate{}, notAgg(msgWindow)
@@ -619,10 +619,10 @@ func pgAggregateCall(f *pg.FuncCall) (ir.Aggregate, error) {
 	case f.FuncVariadic:
 		return ir.Aggregate{}, notAgg(msgAggArg)
 	case f.AggStar:
-		if fn != ir.AggCount {
+		if !u.Star {
 			return ir.Aggregate{}, notAgg(msgAggArg)
 		}
-		return ir.Aggregate{Func: ir.AggCount}, nil
+		return ir.Aggregate{Func: fn}, nil
 	case len(f.Args) != 1:
 		return ir.Aggregate{}, notAgg(msgAggArg)
 	}
@@ -634,7 +634,7 @@ func pgAggregateCall(f *pg.FuncCall) (ir.Aggregate, error) {
 		if !ok {
 			return ir.Aggregate{}, notAgg(msgAggArg)
 		}
-		return ir.Aggregate{Func: fn, Arg: &col}, nil
+		return ir.Aggregate{Func: fn, Arg: &col, Distinct: f.AggDistinct}, nil
 	}
 	// An expression of the row (SUM(age * 2)), converted as a WHERE
 	// operand is: no aggregate inside; the planner types it and infers its
@@ -643,7 +643,7 @@ func pgAggregateCall(f *pg.FuncCall) (ir.Aggregate, error) {
 	if err != nil {
 		return ir.Aggregate{}, err
 	}
-	return ir.Aggregate{Func: fn, ArgExpr: x}, nil
+	return ir.Aggregate{Func: fn, ArgExpr: x, Distinct: f.AggDistinct}, nil
 }
 
 func pgGroupKey(n *pg.Node) (groupKey, error) {
@@ -713,7 +713,7 @@ func pgOrderItem(n *pg.Node, items []ir.SelectItem) (ir.OrderItem, error) {
 		if err != nil {
 			return ir.OrderItem{}, err
 		}
-		if x.FuncCall.AggDistinct {
+		if agg.Distinct && !aggregate.ByName(string(agg.Func)).Distinct {
 			return ir.OrderItem{}, notAgg("DISTINCT aggregates are not supported in ORDER BY")
 		}
 		o.Expr = agg
@@ -1194,12 +1194,11 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		}
 		return pgWindow(f, name)
 	}
-	switch name {
-	case "count", "sum", "avg", "pg_catalog.count", "pg_catalog.sum", "pg_catalog.avg":
+	if u := aggregate.Lookup(aggregate.PostgreSQL, strings.TrimPrefix(name, "pg_catalog.")); u != nil {
 		if !aggs {
 			return nil, notAgg(msgAggInWhere)
 		}
-		if f.AggDistinct {
+		if f.AggDistinct && !u.Distinct {
 			return nil, notAgg("DISTINCT aggregates are not supported in HAVING")
 		}
 		return pgAggregate(f)

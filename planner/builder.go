@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -29,9 +30,9 @@ type builder struct {
 	mysql bool
 	// windowNote: the plan computes window functions.
 	windowNote bool
-	// exprSumTypes is the type (integer or real) of each SumClamped
-	// aggregate over an expression, by aggregate index.
-	exprSumTypes map[int]string
+	// parts are the units' declarations of the true aggregates, parallel
+	// to plan.Aggs: the shape and value type calibrate reads.
+	parts []aggregate.Part
 	// whereRanges are the ranges WHERE allows bounded columns (narrow.go
 	// whereColumnRanges), by resolved column.
 	whereRanges map[ir.ColumnRef]valueRange
@@ -550,8 +551,11 @@ func btoi(b bool) int {
 	return 0
 }
 
-// agg adds (or finds) a true aggregate and returns its index.
-func (b *builder) agg(a ir.BackendAgg, label string) int {
+// agg adds (or finds) a true aggregate and returns its index: identical
+// parts (same primitive, argument and clamp) are computed and noised once,
+// whichever aggregates share them (AVG(x) and SUM(x) share sum(x)).
+func (b *builder) agg(p aggregate.Part) int {
+	a := p.Agg
 	key := fmt.Sprintf("%d/%v", a.Kind, a.Column)
 	switch {
 	case a.Expr != nil:
@@ -568,75 +572,136 @@ func (b *builder) agg(a ir.BackendAgg, label string) int {
 	i := len(b.plan.Backend.Aggs)
 	b.aggKeys[key] = i
 	b.plan.Backend.Aggs = append(b.plan.Backend.Aggs, a)
-	b.plan.Aggs = append(b.plan.Aggs, AggPlan{Label: label})
+	b.plan.Aggs = append(b.plan.Aggs, AggPlan{Label: p.Label})
+	b.parts = append(b.parts, p)
 	return i
 }
 
-// aggregateOutput returns the output index computing fn(arg) (or
-// fn(argExpr) for an expression argument), adding it (hidden unless
-// visible) when absent.
-func (b *builder) aggregateOutput(fn ir.AggFunc, arg *ir.ColumnRef, argExpr ir.Expr, distinct bool, alias string, hidden bool) (int, error) {
-	if distinct {
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s(DISTINCT ...) is not supported", strings.ToUpper(fn.String())).
+// countRows is the COUNT(*) part (threshold key selection counts with it).
+func (b *builder) countRows() int { return b.agg(aggregate.CountPart(aggregate.Arg{Star: true})) }
+
+// aggregateOutput returns the output index computing the aggregate a,
+// adding it (hidden unless visible) when absent. The unit of a.Func
+// declares the parts; the builder analyses the argument, checks what the
+// unit accepts and adds the parts.
+func (b *builder) aggregateOutput(a ir.Aggregate, alias string, hidden bool) (int, error) {
+	u := aggregate.ByName(string(a.Func))
+	if u == nil {
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate %s is not supported", a.Func)
+	}
+	if a.Distinct && !u.Distinct {
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s(DISTINCT ...) is not supported", strings.ToUpper(u.Name)).
 			WithHint("drop DISTINCT: each unit's rows are already bounded by max_rows_per_unit")
 	}
-	if argExpr != nil {
-		return b.exprAggregateOutput(fn, argExpr, alias, hidden)
+	if a.Fraction != nil && !u.Fraction {
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s takes no fraction parameter", strings.ToUpper(u.Name))
 	}
-	out := Output{Name: alias, Hidden: hidden}
-	var r resolved
-	if arg != nil {
-		var err error
-		if r, err = b.resolveColumn(*arg); err != nil {
-			return 0, err
-		}
+	var arg aggregate.Arg
+	var err error
+	if a.ArgExpr != nil {
+		arg, err = b.exprArg(u, a.ArgExpr)
+	} else {
+		arg, err = b.columnArg(u, a.Arg)
 	}
-	label := fn.String() + "(*)"
-	if arg != nil {
-		label = fn.String() + "(" + r.name + ")"
+	if err != nil {
+		return 0, err
 	}
+	arg.Distinct, arg.Fraction = a.Distinct, a.Fraction
+	arg.Source = a.ArgExpr
+	if a.Arg != nil {
+		arg.Source = *a.Arg
+	}
+	out := Output{Name: alias, Hidden: hidden, Kind: OutAggregate, Unit: u, Arg: arg, Type: u.Type(arg.Type)}
 	if out.Name == "" {
-		out.Name = fn.String()
+		out.Name = u.Name
 	}
-	switch fn {
-	case ir.AggCount:
-		out.Kind, out.Type = OutCount, policies.TypeInteger
-		if arg == nil {
-			out.Agg = b.agg(ir.BackendAgg{Kind: ir.CountRows}, "count(*)")
-		} else {
-			c := r.col
-			out.Agg = b.agg(ir.BackendAgg{Kind: ir.CountValues, Column: &c}, label)
+	for _, p := range u.Parts(arg) {
+		if p.Of != nil {
+			if p, err = b.derivedPart(u, p); err != nil {
+				return 0, err
+			}
 		}
-	case ir.AggSum, ir.AggAvg:
-		if arg == nil {
-			return 0, sqlerr.New(sqlerr.SyntaxError, "%s needs a column argument", strings.ToUpper(fn.String()))
+		if p.Mechanism != aggregate.DiscreteLaplace {
+			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s: this version cannot release its part %s", strings.ToUpper(u.Name), p.Label)
 		}
-		sa, err := b.sumAgg(r)
-		if err != nil {
-			return 0, err
-		}
-		out.Agg = b.agg(sa, "sum("+r.name+")")
-		out.Lo, out.Hi = sa.Lo, sa.Hi
-		if fn == ir.AggSum {
-			out.Kind = OutSum
-			out.Type = r.decl.Type
-		} else {
-			c := r.col
-			out.Kind, out.Type = OutAvg, policies.TypeReal
-			out.CountAgg = b.agg(ir.BackendAgg{Kind: ir.CountValues, Column: &c}, "count("+r.name+")")
-		}
-	default:
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate %s is not supported", fn)
+		out.Parts = append(out.Parts, b.agg(p))
 	}
 	return b.addOutput(out, hidden), nil
 }
 
+// derivedPart fills a part that aggregates an expression of the argument
+// (aggregate.Part.Of): analysed exactly as an expression argument is, so
+// the backend SQL stays total and the clamp is the inferred range.
+func (b *builder) derivedPart(u *aggregate.Unit, p aggregate.Part) (aggregate.Part, error) {
+	x, err := b.exprArg(u, p.Of)
+	if err != nil {
+		return aggregate.Part{}, err
+	}
+	p.Agg.Column, p.Agg.Expr = nil, x.Expr
+	if p.Agg.Kind == ir.SumClamped {
+		p.Agg.Lo, p.Agg.Hi, p.SumType = x.Lo, x.Hi, x.Type
+	}
+	if p.Label == "" {
+		name := "sum"
+		if p.Shape == aggregate.ShapeCount {
+			name = "count"
+		}
+		p.Label = name + "(" + x.Text + ")"
+	}
+	return p, nil
+}
+
+// columnArg analyses a bare column argument (nil: `*`).
+func (b *builder) columnArg(u *aggregate.Unit, arg *ir.ColumnRef) (aggregate.Arg, error) {
+	if arg == nil {
+		if !u.Star {
+			return aggregate.Arg{}, sqlerr.New(sqlerr.SyntaxError, "%s needs a column argument", strings.ToUpper(u.Name))
+		}
+		return aggregate.Arg{Star: true}, nil
+	}
+	r, err := b.resolveColumn(*arg)
+	if err != nil {
+		return aggregate.Arg{}, err
+	}
+	c := r.col
+	out := aggregate.Arg{Column: &c, Text: r.name}
+	if r.decl != nil {
+		out.Type = r.decl.Type
+	}
+	if !u.Numeric {
+		return out, nil
+	}
+	path := "datasets." + b.sc.ds.Name + ".tables." + b.sc.tables[r.table].tbl.Name + ".columns." + r.name
+	if r.decl == nil {
+		return aggregate.Arg{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s of %s needs declared bounds", numericName(u), r.name).
+			WithHint("declare %s with a type and bounds", path)
+	}
+	if r.decl.Type != policies.TypeInteger && r.decl.Type != policies.TypeReal {
+		return aggregate.Arg{}, sqlerr.New(sqlerr.DatatypeMismatch, "%s of %s: the column is %s, not a number", numericName(u), r.name, r.decl.Type)
+	}
+	if !r.decl.HasBounds() {
+		return aggregate.Arg{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s of %s needs declared bounds: %s.bounds", numericName(u), r.name, path).
+			WithHint("the DBA adds bounds: [lo, hi] at %s", b.p.pol.Position(path))
+	}
+	out.Lo, out.Hi = r.decl.Lo(), r.decl.Hi()
+	return out, nil
+}
+
+// numericName names a numeric aggregate in the messages about its
+// column's declaration (SUM and AVG share theirs).
+func numericName(u *aggregate.Unit) string {
+	if u == aggregate.Sum || u == aggregate.Avg {
+		return "SUM/AVG"
+	}
+	return strings.ToUpper(u.Name)
+}
+
 // addOutput appends out, or for a hidden one reuses an identical output
-// (same kind and aggregates), and returns its index.
+// (same unit and parts), and returns its index.
 func (b *builder) addOutput(out Output, hidden bool) int {
 	if hidden {
 		for i, o := range b.plan.Outputs {
-			if o.Kind == out.Kind && o.Agg == out.Agg && (o.Kind != OutAvg || o.CountAgg == out.CountAgg) {
+			if o.Kind == OutAggregate && o.Unit == out.Unit && slices.Equal(o.Parts, out.Parts) {
 				return i
 			}
 		}
@@ -645,13 +710,13 @@ func (b *builder) addOutput(out Output, hidden bool) int {
 	return len(b.plan.Outputs) - 1
 }
 
-// exprAggregateOutput is aggregateOutput for an expression argument. The
-// expression is analysed like a WHERE operand (exprtype: total, every
-// column clamped to its declared bounds), here at plan time and before any
-// charge; its inferred range plays the part of a column's declared bounds:
-// SUM/AVG clamp to it (a no-op the renderer keeps) and take their
+// exprArg analyses an expression argument. The expression is analysed
+// like a WHERE operand (exprtype: total, every column clamped to its
+// declared bounds), here at plan time and before any charge; for a
+// numeric unit its inferred range plays the part of a column's declared
+// bounds: the sums clamp to it (a no-op the renderer keeps) and take their
 // sensitivity from it through the same calls as for a column.
-func (b *builder) exprAggregateOutput(fn ir.AggFunc, src ir.Expr, alias string, hidden bool) (int, error) {
+func (b *builder) exprArg(u *aggregate.Unit, src ir.Expr) (aggregate.Arg, error) {
 	var perr error
 	ir.Walk(src, func(n ir.Expr) bool {
 		switch n := n.(type) {
@@ -666,76 +731,38 @@ func (b *builder) exprAggregateOutput(fn ir.AggFunc, src ir.Expr, alias string, 
 		return perr == nil
 	})
 	if perr != nil {
-		return 0, perr
+		return aggregate.Arg{}, perr
 	}
 	x, info, err := exprtype.Scalar(src, b.exprColumn)
 	if err != nil {
-		return 0, err
+		return aggregate.Arg{}, err
 	}
 	text := ir.FormatExpr(src)
-	label := fn.String() + "(" + text + ")"
-	out := Output{Name: alias, Hidden: hidden}
-	if out.Name == "" {
-		out.Name = fn.String()
+	out := aggregate.Arg{Expr: x, Text: text, Type: policiesType(info.Type)}
+	if !u.Numeric {
+		return out, nil
 	}
-	if fn == ir.AggCount {
-		out.Kind, out.Type = OutCount, policies.TypeInteger
-		out.Agg = b.agg(ir.BackendAgg{Kind: ir.CountValues, Expr: x}, label)
-		return b.addOutput(out, hidden), nil
-	}
-	if fn != ir.AggSum && fn != ir.AggAvg {
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate %s is not supported", fn)
-	}
-	var lo, hi float64
-	var typ string
+	name := strings.ToUpper(u.Name)
 	switch {
 	case info.Type == exprtype.Integer && info.Bounded:
 		if !info.Int.Lo.IsInt64() || !info.Int.Hi.IsInt64() || math.Abs(float64(info.Int.Lo.Int64())) > 1<<53 || math.Abs(float64(info.Int.Hi.Int64())) > 1<<53 {
-			return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "%s: the argument's range [%s, %s] exceeds 2^53 in magnitude, too wide to sum with noise", strings.ToUpper(fn.String()), info.Int.Lo, info.Int.Hi).
+			return aggregate.Arg{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "%s: the argument's range [%s, %s] exceeds 2^53 in magnitude, too wide to sum with noise", name, info.Int.Lo, info.Int.Hi).
 				WithHint("scale the argument down (divide it) so that its range stays within ±2^53")
 		}
-		lo, hi, typ = float64(info.Int.Lo.Int64()), float64(info.Int.Hi.Int64()), policies.TypeInteger
+		out.Lo, out.Hi, out.Type = float64(info.Int.Lo.Int64()), float64(info.Int.Hi.Int64()), policies.TypeInteger
 	case info.Type == exprtype.Real && info.Bounded:
-		lo, hi, typ = info.Real.Lo, info.Real.Hi, policies.TypeReal
+		out.Lo, out.Hi, out.Type = info.Real.Lo, info.Real.Hi, policies.TypeReal
 	case info.Type == exprtype.Integer || info.Type == exprtype.Real:
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s(%s): the argument has no known range", strings.ToUpper(fn.String()), text).
+		return aggregate.Arg{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s(%s): the argument has no known range", name, text).
 			WithHint("compute only with columns that have declared bounds")
 	default:
-		return 0, sqlerr.New(sqlerr.DatatypeMismatch, "%s(%s): the argument is %s, not a number", strings.ToUpper(fn.String()), text, info.Type)
+		return aggregate.Arg{}, sqlerr.New(sqlerr.DatatypeMismatch, "%s(%s): the argument is %s, not a number", name, text, info.Type)
 	}
-	sa := ir.BackendAgg{Kind: ir.SumClamped, Expr: x, Lo: lo, Hi: hi}
-	out.Agg = b.agg(sa, "sum("+text+")")
-	if b.exprSumTypes == nil {
-		b.exprSumTypes = map[int]string{}
+	note := fmt.Sprintf("sum(%s): the argument's range %s, inferred from the declared bounds of its columns and the literals, is its clamp and sets its sensitivity", text, info)
+	if !slices.Contains(b.notes, note) { // an aggregate met again in HAVING or ORDER BY
+		b.notes = append(b.notes, note)
 	}
-	b.exprSumTypes[out.Agg] = typ
-	out.Lo, out.Hi = lo, hi
-	b.notes = append(b.notes, fmt.Sprintf("sum(%s): the argument's range %s, inferred from the declared bounds of its columns and the literals, is its clamp and sets its sensitivity", text, info))
-	if fn == ir.AggSum {
-		out.Kind, out.Type = OutSum, typ
-	} else {
-		out.Kind, out.Type = OutAvg, policies.TypeReal
-		out.CountAgg = b.agg(ir.BackendAgg{Kind: ir.CountValues, Expr: x}, "count("+text+")")
-	}
-	return b.addOutput(out, hidden), nil
-}
-
-// sumAgg builds the clamped sum of a column, checking the policy allows it.
-func (b *builder) sumAgg(r resolved) (ir.BackendAgg, error) {
-	path := "datasets." + b.sc.ds.Name + ".tables." + b.sc.tables[r.table].tbl.Name + ".columns." + r.name
-	if r.decl == nil {
-		return ir.BackendAgg{}, sqlerr.New(sqlerr.FeatureNotSupported, "SUM/AVG of %s needs declared bounds", r.name).
-			WithHint("declare %s with a type and bounds", path)
-	}
-	if r.decl.Type != policies.TypeInteger && r.decl.Type != policies.TypeReal {
-		return ir.BackendAgg{}, sqlerr.New(sqlerr.DatatypeMismatch, "SUM/AVG of %s: the column is %s, not a number", r.name, r.decl.Type)
-	}
-	if !r.decl.HasBounds() {
-		return ir.BackendAgg{}, sqlerr.New(sqlerr.FeatureNotSupported, "SUM/AVG of %s needs declared bounds: %s.bounds", r.name, path).
-			WithHint("the DBA adds bounds: [lo, hi] at %s", b.p.pol.Position(path))
-	}
-	c := r.col
-	return ir.BackendAgg{Kind: ir.SumClamped, Column: &c, Lo: r.decl.Lo(), Hi: r.decl.Hi()}, nil
+	return out, nil
 }
 
 func (b *builder) selectList(q *ir.Query) error {
@@ -766,7 +793,8 @@ func (b *builder) selectList(q *ir.Query) error {
 			}
 			b.plan.Outputs = append(b.plan.Outputs[:n], o) // replaces the hidden one just added, if any
 		default:
-			if _, err := b.aggregateOutput(it.Agg, it.Arg, it.ArgExpr, it.Distinct, it.Alias, false); err != nil {
+			a := ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr, Distinct: it.Distinct, Fraction: it.Fraction}
+			if _, err := b.aggregateOutput(a, it.Alias, false); err != nil {
 				return err
 			}
 		}
@@ -862,7 +890,7 @@ func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
 			}
 			return ir.OutputRef{Index: i}, nil
 		case ir.Aggregate:
-			i, err := b.aggregateOutput(n.Func, n.Arg, n.ArgExpr, false, "", true)
+			i, err := b.aggregateOutput(n, "", true)
 			if err != nil {
 				return nil, err
 			}
@@ -1015,12 +1043,12 @@ func (b *builder) outType(i int) exprtype.Out {
 	o := b.plan.Outputs[i]
 	out := exprtype.Out{Type: exprType(o.Type)}
 	switch o.Kind {
-	case OutSum, OutGroup:
+	case OutGroup:
 		out.Double = o.Type == policies.TypeReal
 	case OutWindow:
 		out = windowOut(out.Type, o.Window.Func)
-	case OutAvg:
-		out.Double = b.aggType(o.Agg) == policies.TypeReal
+	case OutAggregate:
+		out.Double = o.Unit.Double(o.Arg.Type)
 	}
 	return out
 }
@@ -1029,18 +1057,6 @@ func (b *builder) outType(i int) exprtype.Out {
 // window of exact values is exact, any other real window is a double.
 func windowOut(t exprtype.Type, f ir.WindowFunc) exprtype.Out {
 	return exprtype.Out{Type: t, Double: t == exprtype.Real && f != ir.WinAvg}
-}
-
-// aggType is the type (integer or real) of the values a SumClamped
-// aggregate adds up.
-func (b *builder) aggType(i int) string {
-	if t, ok := b.exprSumTypes[i]; ok {
-		return t
-	}
-	if c := b.plan.Backend.Aggs[i].Column; c != nil {
-		return b.sumColumnType(*c)
-	}
-	return ""
 }
 
 func policiesType(t exprtype.Type) string {
@@ -1162,7 +1178,7 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 		}
 		return n.Index, true, nil
 	case ir.Aggregate:
-		i, err := b.aggregateOutput(n.Func, n.Arg, n.ArgExpr, false, "", true)
+		i, err := b.aggregateOutput(n, "", true)
 		return i, true, err
 	case ir.ColumnRef:
 		if n.Qualifier == "" {
@@ -1265,19 +1281,17 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 		a.Epsilon = eps / float64(m)
 		var sens int64
 		var err error
-		switch ba.Kind {
-		case ir.CountRows, ir.CountValues:
+		part := b.parts[i]
+		kind := part.Shape.Kind(grouped)
+		switch part.Shape {
+		case aggregate.ShapeCount:
 			a.Quantum = 1
-			sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: countKind(grouped)})
-		case ir.SumClamped:
+			sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: kind})
+		case aggregate.ShapeSum:
 			lo, hi := ba.Lo, ba.Hi
-			colType, isExpr := b.exprSumTypes[i]
-			if !isExpr {
-				colType = b.sumColumnType(*ba.Column)
-			}
-			if colType == policies.TypeInteger {
+			if part.SumType == policies.TypeInteger {
 				a.Quantum = 1
-				sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: sumKind(grouped), Lo: int64(lo), Hi: int64(hi), Quantum: 1})
+				sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: kind, Lo: int64(lo), Hi: int64(hi), Quantum: 1})
 			} else {
 				realSens := float64(k) * 2 * math.Max(math.Abs(lo), math.Abs(hi))
 				gamma, lerr := lattice(realSens, a.Epsilon, math.Max(math.Abs(lo), math.Abs(hi)), k)
@@ -1298,8 +1312,10 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 				ba.Quantum = gamma
 				a.Quantum = gamma
 				qlo, qhi := quantize(lo, gamma), quantize(hi, gamma)
-				sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: sumKind(grouped), Lo: qlo, Hi: qhi, Quantum: gamma})
+				sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: kind, Lo: qlo, Hi: qhi, Quantum: gamma})
 			}
+		default:
+			return sqlerr.New(sqlerr.Internal, "internal error: %s has no known sensitivity shape", a.Label)
 		}
 		if err != nil {
 			if sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
@@ -1319,17 +1335,6 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 		b.notes = append(b.notes, fmt.Sprintf("each %s contributes at most %d rows (max_rows_per_unit); extra rows are dropped in the backend", main.Unit, k))
 	}
 	return nil
-}
-
-func (b *builder) sumColumnType(c ir.ColumnRef) string {
-	for i, bt := range b.sc.tables {
-		if bt.alias == c.Qualifier {
-			if d := b.sc.tables[i].tbl.Column(c.Name); d != nil {
-				return d.Type
-			}
-		}
-	}
-	return ""
 }
 
 // quantize maps a bound to lattice units exactly as the backends do:

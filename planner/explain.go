@@ -3,8 +3,8 @@ package planner
 import (
 	"fmt"
 	"math"
-	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -54,6 +54,35 @@ type ExplainCol struct {
 	// PostProcessing is the expression the proxy computes (OutExpr), over
 	// the names of the outputs it reads.
 	PostProcessing string `json:"post_processing,omitempty"`
+	// CI95OverN (VAR, STDDEV): the 95% half-width for a group of n rows
+	// is CI95OverN/n (Mechanism says how it was derived).
+	CI95OverN float64 `json:"ci95_over_n,omitempty"`
+	// Parts are the noisy true aggregates a composite aggregate (AVG)
+	// is computed from, each with its own noise and ε share.
+	Parts []ExplainPart `json:"parts,omitempty"`
+}
+
+// ExplainPart is one noisy part of a composite aggregate column.
+type ExplainPart struct {
+	Label       string  `json:"label"`
+	Sensitivity float64 `json:"sensitivity"`
+	Mechanism   string  `json:"mechanism"`
+	Scale       float64 `json:"scale"`
+	Epsilon     float64 `json:"epsilon"`
+	CI95        float64 `json:"ci95"`
+}
+
+// PartNoise describes the noise of an aggregate output's parts, in its
+// unit's Parts order.
+func (pl *Plan) PartNoise(o Output) []aggregate.PartNoise {
+	out := make([]aggregate.PartNoise, len(o.Parts))
+	for i, pi := range o.Parts {
+		a := pl.Aggs[pi]
+		ba := pl.Backend.Aggs[pi]
+		out[i] = aggregate.PartNoise{Label: a.Label, Sensitivity: a.SensitivityValue(), Mechanism: a.Mechanism(), Scale: a.ScaleValue(),
+			Quantum: a.Quantum, Epsilon: a.Epsilon, CI95: a.CI95(), Lo: ba.Lo, Hi: ba.Hi}
+	}
+	return out
 }
 
 // formatPost renders a post-processing expression with each output
@@ -85,12 +114,8 @@ func (pl *Plan) nameOutputs(e ir.Expr) (ir.Expr, error) {
 		switch {
 		case o.Kind == OutWindow:
 			return pl.nameOutputs(o.Window)
-		case o.Hidden && o.Kind != OutGroup && o.Kind != OutExpr:
-			name := pl.Aggs[o.Agg].Label
-			if o.Kind == OutAvg {
-				name = "avg" + strings.TrimPrefix(name, "sum")
-			}
-			return ir.ColumnRef{Name: name}, nil
+		case o.Hidden && o.Kind == OutAggregate:
+			return ir.ColumnRef{Name: o.AggLabel()}, nil
 		}
 		return ir.ColumnRef{Name: o.Name}, nil
 	})
@@ -164,22 +189,17 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	for _, o := range pl.Outputs[:pl.NumVisible] {
 		c := ExplainCol{Name: o.Name, Mechanism: "none"}
 		switch o.Kind {
-		case OutCount, OutSum:
-			a := pl.Aggs[o.Agg]
-			c.Aggregate = o.Kind.Aggregate()
-			c.Sensitivity = a.SensitivityValue()
-			c.Mechanism = a.Mechanism()
-			c.Scale = a.ScaleValue()
-			c.Epsilon = a.Epsilon
-			c.CI95 = a.CI95()
-		case OutAvg:
-			s, n := pl.Aggs[o.Agg], pl.Aggs[o.CountAgg]
-			c.Aggregate = o.Kind.Aggregate()
-			c.Sensitivity = s.SensitivityValue()
-			c.Mechanism = "ratio of noisy sum and noisy count, clamped to bounds"
-			c.Scale = s.ScaleValue()
-			c.Epsilon = s.Epsilon + n.Epsilon
-			c.CI95 = math.NaN()
+		case OutAggregate:
+			parts := pl.PartNoise(o)
+			s := o.Unit.Summarize(parts)
+			c.Aggregate = o.Unit.Name
+			c.Sensitivity, c.Mechanism, c.Scale, c.Epsilon, c.CI95 = s.Sensitivity, s.Mechanism, s.Scale, s.Epsilon, s.CI95
+			c.CI95OverN = s.CI95OverN
+			if len(parts) > 1 {
+				for _, p := range parts {
+					c.Parts = append(c.Parts, ExplainPart{Label: p.Label, Sensitivity: p.Sensitivity, Mechanism: p.Mechanism, Scale: p.Scale, Epsilon: p.Epsilon, CI95: p.CI95})
+				}
+			}
 		case OutGroup:
 			c.Mechanism = "group key (" + x.KeySelection + ")"
 		case OutExpr:

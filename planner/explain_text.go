@@ -41,9 +41,16 @@ func (x Explanation) writeText(w io.Writer, indent string) {
 				fmt.Fprintf(w, "%s  %-20s %s\n", indent, c.Name, c.Mechanism)
 				continue
 			}
-			if c.Aggregate == "avg" {
-				fmt.Fprintf(w, "%s  %-20s avg: %s; ε %g in all; the sum has sensitivity %g and noise scale %g\n",
-					indent, c.Name, c.Mechanism, c.Epsilon, c.Sensitivity, c.Scale)
+			if len(c.Parts) > 0 {
+				fmt.Fprintf(w, "%s  %-20s %s: %s; ε %g in all", indent, c.Name, c.Aggregate, c.Mechanism, c.Epsilon)
+				if c.CI95 > 0 {
+					fmt.Fprintf(w, ", 95%% of answers within ±%g", c.CI95)
+				}
+				fmt.Fprintf(w, "\n")
+				for _, p := range c.Parts {
+					fmt.Fprintf(w, "%s  %-20s   part %s: sensitivity %g, ε %g, %s scale %g\n",
+						indent, "", p.Label, p.Sensitivity, p.Epsilon, p.Mechanism, p.Scale)
+				}
 				continue
 			}
 			fmt.Fprintf(w, "%s  %-20s %s: sensitivity %g, ε %g, %s scale %g, 95%% of answers within ±%g\n",

@@ -92,57 +92,156 @@ func describeSecrets(s *policies.Secrets) string {
 	return s.Kind
 }
 
-// queryColumns returns the private-table columns the query filters on and
-// groups by. A joined public table's columns are functions of the private
-// join column, so they count as that column; an inner join also filters
-// (a LEFT join does not, but counting its column as a filter only adds
-// secrets to consider: conservative).
-func (b *builder) queryColumns(s aggShape) (where, group []string) {
+// aggReads are the private-table columns one aggregate reads, by role. A
+// joined public table's columns are functions of the private join column,
+// so they count as that column; an inner join also filters (a LEFT join
+// does not, but counting its column as a filter only adds secrets to
+// consider: conservative).
+type aggReads struct {
+	// where: the WHERE clause, the private join columns and a bare
+	// COUNT(col) argument (col acts as a filter: COUNT skips NULLs).
+	where []string
+	// arg: the columns a COUNT(expr) argument reads. Its NULL-ness filters
+	// rows like WHERE, but it is kept apart from where so that the
+	// bucket-alignment rule, which proves that the WHERE clause is a union
+	// of partition cells, is never applied to it.
+	arg []string
+	// group: the grouping columns, and every column a grouping expression
+	// reads (a key that is a function of columns no change touches never
+	// moves a row between groups).
+	group []string
+	// value is the summed column of SUM(col) ("" otherwise); values are
+	// the columns a SUM(expr) argument reads (expr set).
+	value  string
+	values []string
+	expr   bool
+}
+
+// queryColumns returns the columns the query and aggregate s read.
+func (b *builder) queryColumns(s aggShape) aggReads {
 	add := func(list []string, c string) []string {
 		if !slices.Contains(list, c) {
 			list = append(list, c)
 		}
 		return list
 	}
-	var joinCols []string
-	for _, j := range b.plan.Backend.Joins {
-		for _, c := range []ir.ColumnRef{j.Left, j.Right} {
-			if c.Qualifier == b.sc.tables[0].alias {
-				joinCols = add(joinCols, strings.ToLower(c.Name))
+	alias := b.sc.tables[0].alias
+	joinCols := b.joinColumns()
+	// reads adds every column e reads, a joined column as the join
+	// columns.
+	reads := func(list []string, e ir.Expr) []string {
+		ir.Walk(e, func(n ir.Expr) bool {
+			if c, ok := n.(ir.ColumnRef); ok {
+				if c.Qualifier == alias {
+					list = add(list, strings.ToLower(c.Name))
+				} else {
+					for _, j := range joinCols {
+						list = add(list, j)
+					}
+				}
 			}
-		}
+			return true
+		})
+		return list
 	}
+	var r aggReads
 	for _, c := range joinCols {
-		where = add(where, c)
+		r.where = add(r.where, c)
 	}
 	ir.Walk(b.plan.Backend.Where, func(e ir.Expr) bool {
 		if c, ok := e.(ir.ColumnRef); ok {
-			if c.Qualifier == b.sc.tables[0].alias {
-				where = add(where, strings.ToLower(c.Name))
+			if c.Qualifier == alias {
+				r.where = add(r.where, strings.ToLower(c.Name))
 			}
 		}
 		return true
 	})
-	if ba := b.plan.Backend.Aggs[s.Index]; ba.Kind == ir.CountValues && ba.Column != nil {
+	switch ba := b.plan.Backend.Aggs[s.Index]; {
+	case ba.Kind == ir.CountValues && ba.Expr != nil:
+		r.arg = reads(r.arg, ba.Expr)
+	case ba.Kind == ir.CountValues && ba.Column != nil:
 		// COUNT(col) skips NULLs: col acts as a filter.
-		if ba.Column.Qualifier == b.sc.tables[0].alias {
-			where = add(where, strings.ToLower(ba.Column.Name))
+		if ba.Column.Qualifier == alias {
+			r.where = add(r.where, strings.ToLower(ba.Column.Name))
 		}
+	case ba.Kind == ir.SumClamped && ba.Expr != nil:
+		r.expr = true
+		r.values = reads(r.values, ba.Expr)
+	case ba.Kind == ir.SumClamped && ba.Column != nil && ba.Column.Qualifier == alias:
+		r.value = strings.ToLower(ba.Column.Name)
 	}
-	for _, g := range b.groupCols {
-		if g.expr != nil {
-			// Not reached: blowfishSensitivity refuses expression keys.
-			continue
-		}
-		if g := g.r; g.table == 0 {
-			group = add(group, g.name)
-		} else {
-			for _, c := range joinCols {
-				group = add(group, c)
+	r.group = b.groupReads(nil)
+	return r
+}
+
+// joinColumns returns the private table's join columns.
+func (b *builder) joinColumns() []string {
+	var out []string
+	alias := b.sc.tables[0].alias
+	for _, j := range b.plan.Backend.Joins {
+		for _, c := range []ir.ColumnRef{j.Left, j.Right} {
+			if n := strings.ToLower(c.Name); c.Qualifier == alias && !slices.Contains(out, n) {
+				out = append(out, n)
 			}
 		}
 	}
-	return where, group
+	return out
+}
+
+// groupReads returns the columns the grouping keys read (a joined
+// column as the private join columns), leaving out the keys skip accepts.
+func (b *builder) groupReads(skip func(groupKey) bool) []string {
+	var out []string
+	add := func(c string) {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	alias := b.sc.tables[0].alias
+	joinCols := func() {
+		for _, c := range b.joinColumns() {
+			add(c)
+		}
+	}
+	for _, g := range b.groupCols {
+		switch {
+		case skip != nil && skip(g):
+		case g.expr != nil:
+			ir.Walk(g.expr, func(n ir.Expr) bool {
+				if c, ok := n.(ir.ColumnRef); ok {
+					if c.Qualifier == alias {
+						add(strings.ToLower(c.Name))
+					} else {
+						joinCols()
+					}
+				}
+				return true
+			})
+		case g.r.table == 0:
+			add(g.r.name)
+		default:
+			joinCols()
+		}
+	}
+	return out
+}
+
+// publishedReads are the columns the published-query rule must find
+// published besides the WHERE columns in conds: the grouping columns and
+// every column the aggregate itself reads.
+func publishedReads(rd aggReads, conds map[string][]ir.Value) []string {
+	out := slices.Clone(rd.group)
+	add := func(c string) {
+		if _, inWhere := conds[c]; c != "" && !inWhere && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	for _, list := range [][]string{rd.where, rd.arg, rd.values, {rd.value}} {
+		for _, c := range list {
+			add(c)
+		}
+	}
+	return out
 }
 
 // refuseThreshold refuses threshold key selection under blowfish and
@@ -217,20 +316,6 @@ func (b *builder) whereValues() (map[string][]ir.Value, bool) {
 // blowfishSensitivity is the sensitivity of one aggregate under a blowfish
 // or induced dataset, from the analysis done when the policy was loaded.
 func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table, s aggShape) (int64, error) {
-	if ba := b.plan.Backend.Aggs[s.Index]; ba.Expr != nil {
-		// The secret-pair analysis reads which declared column a count
-		// filters on or a sum adds up; an expression mixes columns.
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s: an aggregate over an expression is not supported under model %s, whose sensitivity analysis needs a single declared column", b.plan.Aggs[s.Index].Label, ds.Model).
-			WithHint("aggregate a column, or COUNT(*) with the condition in WHERE")
-	}
-	for _, g := range b.groupCols {
-		if g.expr != nil {
-			// The secret-pair analysis reads which declared column a
-			// histogram groups on; an expression key mixes values.
-			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "GROUP BY %s: grouping by an expression is not supported under model %s, whose sensitivity analysis needs declared columns", g.name(), ds.Model).
-				WithHint("group by a column with a declared domain")
-		}
-	}
 	an := ds.Analysis
 	if an == nil {
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "dataset %s (model %s) has no constraint analysis; the policy did not load through the validator", ds.Name, ds.Model)
@@ -241,21 +326,26 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	x := b.explainBlowfish(ds)
 	ba := b.plan.Backend.Aggs[s.Index]
 	label := b.plan.Aggs[s.Index].Label
-	where, group := b.queryColumns(s)
-	value := ""
-	if ba.Kind == ir.SumClamped {
-		if ba.Column.Qualifier != b.sc.tables[0].alias {
-			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "SUM/AVG of a joined public column is not supported under model %s", ds.Model).
-				WithHint("sum a column of the private table %s", main.Name)
-		}
-		value = strings.ToLower(ba.Column.Name)
+	rd := b.queryColumns(s)
+	where, group := rd.where, rd.group
+	if ba.Kind == ir.SumClamped && !rd.expr && rd.value == "" {
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "SUM/AVG of a joined public column is not supported under model %s", ds.Model).
+			WithHint("sum a column of the private table %s", main.Name)
 	}
 	agg := sensitivity.Aggregate{Kind: s.Kind, Lo: s.Lo, Hi: s.Hi}
 
 	// A COUNT(*) (or histogram) without joins whose groups and WHERE
 	// (= / IN on domain values) are unions of published cells is published
-	// data: every neighbour keeps it.
-	if conds, ok := b.whereValues(); ok && ba.Kind == ir.CountRows && len(b.plan.Backend.Joins) == 0 && an.PublishedQuery(group, conds) {
+	// data: every neighbour keeps it. The same holds for any aggregate
+	// whose row contribution is a function of the published cell a row
+	// lies in: a grouping expression, a summed column or expression and a
+	// COUNT argument then count as the columns they read. Proof: with U
+	// those columns and the WHERE columns, exactly one published marginal's
+	// (PublishedQuery), every row holds a declared value in each (verified
+	// before serving) and contributes c(u) to group g(u) (c, g
+	// deterministic: clamped, quantized, computed alike for every row), so
+	// each output is Σ_u n_u·c(u) over the published counts n_u.
+	if conds, ok := b.whereValues(); ok && len(b.plan.Backend.Joins) == 0 && an.PublishedQuery(publishedReads(rd, conds), conds) {
 		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — it is determined by the published constraints (%s), which every neighbour keeps; returned exactly, no budget charged for it",
 			label, strings.Join(an.Constraints, "; ")))
 		if an.Blowfish != nil {
@@ -295,9 +385,39 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 			where = nil
 			b.notes = append(b.notes, fmt.Sprintf("%s: the WHERE clause on %s is a union of its partition buckets", label, sec.Column))
 		}
-		reach = g.Reach(where, group, value)
+		if sec := ds.Secrets; sec.Kind == policies.SecretsPartition && sec.Column != "" {
+			// Keys constant on every bucket never move a row between
+			// groups: they read as no column.
+			var aligned []string
+			group = b.groupReads(func(k groupKey) bool {
+				if b.keyBucketAligned(k, sec, main.Column(sec.Column)) {
+					aligned = append(aligned, k.name())
+					return true
+				}
+				return false
+			})
+			if len(aligned) > 0 {
+				b.notes = append(b.notes, fmt.Sprintf("%s: GROUP BY %s is constant on each partition bucket of %s, so no secret pair moves a row between its groups", label, strings.Join(aligned, ", "), sec.Column))
+			}
+		}
+		where = append(where, rd.arg...)
+		reach = g.Reach(where, group, rd.value)
+		if rd.expr {
+			reach = g.ReachExpr(where, group, rd.values)
+			if step, ok := exprDistanceStep(ba.Expr, b.sc.tables[0].alias, ds.Secrets, main.Column(ds.Secrets.Column), s, b.parts[s.Index].SumType == policies.TypeInteger); ok && reach.Value {
+				reach.ValueStep = max(step, 1)
+				b.notes = append(b.notes, fmt.Sprintf("%s: the argument moves by at most %g along a secret pair (Lipschitz constant in %s × θ)", label, float64(step)*quantumOf(s), ds.Secrets.Column))
+			}
+		}
 	} else {
-		reach = sensitivity.AnyChange(where, group, value)
+		where = append(where, rd.arg...)
+		reach = sensitivity.AnyChange(where, group, rd.value)
+		if rd.expr {
+			reach = sensitivity.AnyChangeExpr(where, group, rd.values)
+		}
+	}
+	if rd.expr && reach.Value && reach.ValueStep == 0 {
+		b.notes = append(b.notes, fmt.Sprintf("%s: a change of a column the argument reads may move it anywhere in its range, so one tuple change costs up to max(hi − lo, |lo|, |hi|) (no Lipschitz bound in θ is derived for this expression)", label))
 	}
 	per, err := sensitivity.PerChange(agg, reach)
 	if err != nil {

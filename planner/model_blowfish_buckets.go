@@ -1,8 +1,10 @@
 package planner
 
 import (
+	"errors"
 	"math"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -126,3 +128,76 @@ func evalOn(e ir.Expr, alias, col string, v float64) (bool, bool) {
 	}
 	return false, false
 }
+
+// keyBucketAligned reports whether the grouping expression g reads only
+// the bucketed partition column of sec (an integer column) and is constant
+// on each bucket. Then a secret pair, which keeps the column's bucket (and
+// may change every other column, which g does not read), never moves a row
+// between groups: g's groups are unions of partition cells. Values outside
+// every bucket are cells of their own. For each bucket B it derives g's key
+// set (exprtype.GroupKey, the analysis that gives released keys) with the
+// column taken to hold exactly B's integers as stored and, where computed
+// with, their clamp to the declared bounds: the clamp is monotone, so B's
+// clamped values are the integers between the clamps of B's ends, which
+// become the column's bounds for this derivation; on B every clamp then
+// agrees with the declared one. The derived set holds every value g takes
+// on B (it may hold more: then g is not found aligned), so a set of one
+// value proves g constant on B. Anything else (another column, a bucket
+// too large, an analysis error) answers false.
+func (b *builder) keyBucketAligned(g groupKey, sec *policies.Secrets, col *policies.Column) bool {
+	ranges, ok := sec.BucketRanges()
+	if !ok || g.expr == nil || col == nil || col.Type != policies.TypeInteger {
+		return false
+	}
+	only := true
+	ir.Walk(g.src, func(n ir.Expr) bool {
+		if c, ok := n.(ir.ColumnRef); ok {
+			r, err := b.resolveColumn(c)
+			only = only && err == nil && r.table == 0 && r.name == sec.Column
+		}
+		return only
+	})
+	if !only {
+		return false
+	}
+	points := 0
+	for _, rg := range ranges {
+		lo, hi := math.Ceil(rg[0]), math.Floor(rg[1])
+		if lo > hi {
+			continue
+		}
+		if hi-lo >= exprtype.MaxDomain || math.Abs(lo) > 1<<53 || math.Abs(hi) > 1<<53 {
+			return false
+		}
+		points += int(hi-lo) + 1
+		if points > maxBucketPoints {
+			return false
+		}
+		var stored []ir.Value
+		for v := lo; v <= hi; v++ {
+			stored = append(stored, ir.Int(int64(v)))
+		}
+		cols := func(c ir.ColumnRef) (exprtype.Column, error) {
+			ec, err := b.exprColumn(c)
+			if err != nil {
+				return ec, err
+			}
+			ec.Domain, ec.Nullable = stored, false
+			if ec.HasBounds {
+				if ec.Lo.Kind != ir.KindInt || ec.Hi.Kind != ir.KindInt {
+					return ec, errNotAligned
+				}
+				clamp := func(v int64) int64 { return min(max(v, ec.Lo.Int), ec.Hi.Int) }
+				ec.Lo, ec.Hi = ir.Int(clamp(int64(lo))), ir.Int(clamp(int64(hi)))
+			}
+			return ec, nil
+		}
+		_, info, err := exprtype.GroupKey(g.src, cols)
+		if err != nil || info.Domain == nil || len(info.Domain) != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+var errNotAligned = errors.New("not analysed")

@@ -151,3 +151,66 @@ func TestBlowfishRefusals(t *testing.T) {
 		t.Fatalf("threshold selection under induced: %v", err)
 	}
 }
+
+// TestBlowfishExprOverJoinedColumn: a public column joined on the private
+// zip is a function of zip, so an expression reading it reads zip. Hand
+// values: z.w ∈ [0, 5], so 2·w ∈ [0, 10].
+func TestBlowfishExprOverJoinedColumn(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	for _, tc := range []struct {
+		secrets string
+		sql     string
+		want    float64
+	}{
+		// zip never changes along a distance edge on x: the join, its
+		// filter and w are fixed.
+		{"{distance: {column: x, theta: 1}}", "SELECT SUM(z.w * 2) FROM t JOIN zips z ON t.zip = z.zip", 0},
+		{"{partition: {columns: [zip]}}", "SELECT SUM(z.w * 2) FROM t JOIN zips z ON t.zip = z.zip", 0},
+		// Any change: the row leaves the join (10) or w moves (10).
+		{"full", "SELECT SUM(z.w * 2) FROM t JOIN zips z ON t.zip = z.zip", 10},
+		// x + w ∈ [0, 8]: the joined column is not analysed for a
+		// Lipschitz bound, so x's move costs the arbitrary change 8.
+		{"{distance: {column: x, theta: 1}}", "SELECT SUM(t.x + z.w) FROM t JOIN zips z ON t.zip = z.zip", 8},
+		{"{distance: {column: x, theta: 1}}", "SELECT z.w + 0 AS k, COUNT(*) FROM t JOIN zips z ON t.zip = z.zip GROUP BY z.w + 0", 0},
+	} {
+		t.Run(tc.secrets+" "+tc.sql, func(t *testing.T) {
+			y := `version: 1
+backend: {driver: sqlite, dsn: unused.db}
+users:
+  - name: alice
+    password_env: DDP_TEST_PLANNER_PASSWORD
+    default_epsilon: 1
+    max_epsilon: 2
+    budgets:
+      d: {epsilon: 100}
+datasets:
+  d:
+    model: blowfish
+    secrets: ` + tc.secrets + `
+    tables:
+      t:
+        unit: id
+        columns:
+          x: {type: integer, bounds: [0, 3], domain: {range: [0, 3]}}
+          zip: {type: text, domain: {values: [a, b]}}
+      zips:
+        public: true
+        key: zip
+        columns:
+          zip: {type: text}
+          w: {type: integer, bounds: [0, 5], domain: {range: [0, 5]}}
+`
+			pol, err := policies.LoadBytes("join.yaml", []byte(y))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, err := plan(t, planner.New(pol), tc.sql, planArgs{eps: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := float64(pl.Aggs[0].Sensitivity) * pl.Aggs[0].Quantum; got != tc.want {
+				t.Errorf("sensitivity %g, want %g (notes %v)", got, tc.want, pl.Notes)
+			}
+		})
+	}
+}

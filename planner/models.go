@@ -19,20 +19,6 @@ type aggShape struct {
 	Quantum float64
 }
 
-func countKind(grouped bool) sensitivity.Kind {
-	if grouped {
-		return sensitivity.KindHistogram
-	}
-	return sensitivity.KindCount
-}
-
-func sumKind(grouped bool) sensitivity.Kind {
-	if grouped {
-		return sensitivity.KindGroupedSum
-	}
-	return sensitivity.KindSum
-}
-
 // sensitivity is the L1 sensitivity of one aggregate (in units of its
 // quantum) under the dataset's privacy model.
 func (b *builder) sensitivity(ds *policies.Dataset, main *policies.Table, s aggShape) (int64, error) {

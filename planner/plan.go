@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -158,9 +159,9 @@ type OutputKind uint8
 
 const (
 	OutGroup OutputKind = iota
-	OutCount
-	OutSum
-	OutAvg
+	// OutAggregate is an aggregate: its Unit computes it from the noisy
+	// true aggregates Parts.
+	OutAggregate
 	// OutExpr is computed by the proxy from the other outputs of the row
 	// (post-processing): Expr references them as ir.OutputRef.
 	OutExpr
@@ -170,32 +171,21 @@ const (
 	OutWindow
 )
 
-// Aggregate names the aggregate of an output kind ("" for a group key).
-func (k OutputKind) Aggregate() string {
-	switch k {
-	case OutCount:
-		return "count"
-	case OutSum:
-		return "sum"
-	case OutAvg:
-		return "avg"
-	}
-	return ""
-}
-
 // Output is one column of the noisy result.
 type Output struct {
 	Name string
 	Kind OutputKind
-	// Type is the policies column type of the value: integer for counts
-	// and integer sums, real for real sums and averages, the group
-	// column's type for keys.
-	Type     string
-	Group    int // OutGroup
-	Agg      int // OutCount, OutSum, OutAvg (the sum)
-	CountAgg int // OutAvg: the count of non-null values
-	Lo, Hi   float64
-	Hidden   bool
+	// Type is the policies column type of the value: the unit's result
+	// type for an aggregate, the group column's type for keys.
+	Type  string
+	Group int // OutGroup
+	// Unit, Arg and Parts (OutAggregate): the aggregate, its analysed
+	// argument, and the indexes into Aggs of its parts (in the unit's
+	// Parts order; identical parts of different outputs are shared).
+	Unit   *aggregate.Unit
+	Arg    aggregate.Arg
+	Parts  []int
+	Hidden bool
 	// Expr (OutExpr) is the post-processing expression over outputs
 	// (ir.OutputRef), literals, operators and functions. Nil in a plan
 	// that reads no row for a column that is never evaluated.
@@ -215,4 +205,17 @@ type OrderKey struct {
 	// first descending); otherwise before (MySQL). A LEFT join's NULL
 	// group lands where the client's own database would put it.
 	NullsHigh bool
+}
+
+// AggLabel names an aggregate output as written over its argument
+// ("avg(age)", "count(*)"), for explain and the cost notice.
+func (o Output) AggLabel() string {
+	text := o.Arg.Text
+	if o.Arg.Star {
+		text = "*"
+	}
+	if o.Arg.Distinct {
+		text = "DISTINCT " + text
+	}
+	return o.Unit.Name + "(" + text + ")"
 }

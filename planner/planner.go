@@ -388,7 +388,7 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		}
 		delta = user.DeltaPerQuery
 		pl.Keys.Mode = KeysThreshold
-		pl.Keys.CountAgg = b.agg(ir.BackendAgg{Kind: ir.CountRows}, "count(*)")
+		pl.Keys.CountAgg = b.countRows()
 	}
 	pl.Budget = policies.Budget{Epsilon: eps, Delta: delta}
 

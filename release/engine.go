@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
@@ -63,7 +65,8 @@ func New(b planner.Backend, l *ledger.Ledger, opts Options) *Engine {
 type Column struct {
 	Name string
 	Type string // policies.Type*
-	// Aggregate is "" for group keys, else count/sum/avg.
+	// Aggregate is "" for group keys, "expr" for post-processing over
+	// aggregates, else the aggregate's name (count, sum, avg, ...).
 	Aggregate string
 	// Scale is the noise scale in the column's units (0: exact); CI95 is
 	// the half-width of the 95% interval of the noise (0 when not
@@ -463,12 +466,9 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 	for _, o := range pl.Outputs[:pl.NumVisible] {
 		c := Column{Name: o.Name, Type: o.Type}
 		switch o.Kind {
-		case planner.OutCount, planner.OutSum:
-			c.Aggregate = o.Kind.Aggregate()
-			c.Scale = pl.Aggs[o.Agg].ScaleValue()
-			c.CI95 = pl.Aggs[o.Agg].CI95()
-		case planner.OutAvg:
-			c.Aggregate = o.Kind.Aggregate()
+		case planner.OutAggregate:
+			c = aggregateColumn(pl, o)
+			c.Name, c.Type = o.Name, o.Type
 		case planner.OutExpr:
 			c.Uses = exprInputs(pl, o.Expr)
 			if len(c.Uses) > 0 {
@@ -508,11 +508,10 @@ func exprInputs(pl *planner.Plan, e ir.Expr) []Column {
 			}
 			seen[r.Index] = true
 			switch o := pl.Outputs[r.Index]; o.Kind {
-			case planner.OutCount, planner.OutSum:
-				a := pl.Aggs[o.Agg]
-				out = append(out, Column{Name: a.Label, Aggregate: o.Kind.Aggregate(), Scale: a.ScaleValue(), CI95: a.CI95()})
-			case planner.OutAvg:
-				out = append(out, Column{Name: "avg" + strings.TrimPrefix(pl.Aggs[o.Agg].Label, "sum"), Aggregate: "avg"})
+			case planner.OutAggregate:
+				c := aggregateColumn(pl, o)
+				c.Name = o.AggLabel()
+				out = append(out, c)
 			case planner.OutWindow:
 				visit(o.Window)
 			case planner.OutExpr:
@@ -523,6 +522,21 @@ func exprInputs(pl *planner.Plan, e ir.Expr) []Column {
 	}
 	visit(e)
 	return out
+}
+
+// aggregateColumn describes an aggregate output's noise for the cost
+// notice: its unit's summary of its parts' noise (a composite unit's
+// scale is not the column's: only its interval, when known, is kept).
+func aggregateColumn(pl *planner.Plan, o planner.Output) Column {
+	c := Column{Aggregate: o.Unit.Name}
+	s := o.Unit.Summarize(pl.PartNoise(o))
+	if o.Unit.Notice == "" {
+		c.Scale = s.Scale
+	}
+	if !math.IsNaN(s.CI95) {
+		c.CI95 = s.CI95
+	}
+	return c
 }
 
 // evalOutputs computes the row's expression outputs: those that read no
@@ -544,25 +558,12 @@ func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) i
 	switch o.Kind {
 	case planner.OutGroup:
 		return sr.Keys[o.Group]
-	case planner.OutCount:
-		v := sr.Aggs[o.Agg]
-		if clamp && v < 0 {
-			v = 0
+	case planner.OutAggregate:
+		parts := make([]aggregate.Noisy, len(o.Parts))
+		for i, pi := range o.Parts {
+			parts[i] = aggregate.Noisy{Units: sr.Aggs[pi], Quantum: pl.Aggs[pi].Quantum}
 		}
-		return ir.Int(v)
-	case planner.OutSum:
-		a := pl.Aggs[o.Agg]
-		if o.Type == policies.TypeInteger {
-			return ir.Int(sr.Aggs[o.Agg])
-		}
-		return ir.Float(float64(sr.Aggs[o.Agg]) * a.Quantum)
-	case planner.OutAvg:
-		n := sr.Aggs[o.CountAgg]
-		if n <= 0 {
-			return ir.Null()
-		}
-		avg := float64(sr.Aggs[o.Agg]) * pl.Aggs[o.Agg].Quantum / float64(n)
-		return ir.Float(min(max(avg, o.Lo), o.Hi))
+		return o.Unit.Value(aggregate.Context{Arg: o.Arg, ClampCounts: clamp}, parts)
 	}
 	return ir.Null()
 }

@@ -98,12 +98,13 @@ func stageInputs(st planner.Stage, e ir.Expr, below []Column) []Column {
 			case r.Index < st.In:
 				c := below[r.Index]
 				switch c.Aggregate {
-				case "count", "sum", "avg":
-					add(c)
+				case "":
 				case "expr":
 					for _, u := range c.Uses {
 						add(u)
 					}
+				default:
+					add(c)
 				}
 			case r.Index-st.In < len(st.Outputs):
 				if o := st.Outputs[r.Index-st.In]; o.Kind == planner.OutWindow {

@@ -216,8 +216,31 @@ func (g Secrets) Reach(where, group []string, value string) Reach {
 	return r
 }
 
+// ReachExpr is Reach for a sum of an expression reading the columns
+// values (of one row): an edge that changes any of them may move the
+// summand anywhere in its range, so Value is set without a step. Why no
+// step: θ bounds the change of the distance column, not of an arbitrary
+// function of it ((x − m)² moves by up to θ·(2·max|x − m|) ); PerChange
+// then charges max(hi − lo, |lo|, |hi|), the bound of an arbitrary change,
+// which holds for every function whose clamped value lies in [lo, hi]. An
+// edge that changes none of them leaves the summand as it was. The same
+// argument makes group a set of columns: a grouping key that is a function
+// of columns no edge changes never moves a row between groups.
+func (g Secrets) ReachExpr(where, group, values []string) Reach {
+	r := g.Reach(where, group, "")
+	for _, c := range values {
+		r.Value = r.Value || g.Changeable(c)
+	}
+	return r
+}
+
 // AnyChange is the reach of an arbitrary change of one tuple (literal
 // reading of published constraints: compensating changes take any value).
 func AnyChange(where, group []string, value string) Reach {
 	return Secrets{Kind: SecretsFull}.Reach(where, group, value)
+}
+
+// AnyChangeExpr is AnyChange for a sum of an expression reading values.
+func AnyChangeExpr(where, group, values []string) Reach {
+	return Secrets{Kind: SecretsFull}.ReachExpr(where, group, values)
 }

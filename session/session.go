@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -366,8 +367,13 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 // noiseText describes the noise of an aggregate column.
 func noiseText(c release.Column) string {
 	switch {
-	case c.Aggregate == "avg":
-		return "noisy sum / noisy count, clamped to the column bounds"
+	case aggregate.ByName(c.Aggregate) != nil && aggregate.ByName(c.Aggregate).Notice != "":
+		// A composite aggregate (AVG): its unit says how it is computed.
+		text := aggregate.ByName(c.Aggregate).Notice
+		if c.CI95 > 0 {
+			text += fmt.Sprintf(", 95%% within ±%.4g", c.CI95)
+		}
+		return text
 	case c.Scale == 0:
 		return "exact"
 	}

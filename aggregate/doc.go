@@ -1,0 +1,45 @@
+// Package aggregate owns the aggregate functions the proxy answers, one
+// unit per aggregate (one file each: count.go, sum.go, avg.go), the way
+// Google's DP library keeps one type per aggregation. A Unit declares
+// everything about its aggregate in one place:
+//
+//   - its canonical lowercase name (the ir.AggFunc value) and its
+//     spellings in each client dialect (Spellings), so the parsers need no
+//     edit for a new aggregate;
+//   - what it accepts: `*`, DISTINCT, a fraction parameter;
+//   - the true backend primitives (Parts) it needs from its analysed
+//     argument (count rows, count values, clamped sums), each with its
+//     sensitivity shape (Shape, mapped to sensitivity.Kind so the
+//     per-model code computes the bound) and its mechanism;
+//   - its result type, how its value is computed from the noisy parts
+//     (Value), and its explain and notice texts (Summarize, Notice).
+//
+// The planner analyses the argument (columns, declared bounds, the range
+// of an expression), asks the unit for its parts, deduplicates identical
+// parts across the query and splits ε evenly over the distinct parts; the
+// release step draws each part's noise and calls Value. The package holds
+// no state: the list of units (units.go) is fixed at compile time.
+//
+// It imports only ir and sensitivity (the vocabulary of part shapes); it
+// never imports planner, release, backends or parser, which all import it.
+//
+// # Adding an aggregate
+//
+//  1. Write one file, e.g. median.go, declaring `var Median = &Unit{...}`:
+//     Name, Spellings per dialect, the Accepts flags, Numeric when the
+//     argument must be a bounded number, Parts (the ir.BackendAgg
+//     primitives built from the Arg, with Shape and Mechanism), Type,
+//     Double, Value, Summarize and Notice. Reuse CountPart and SumPart.
+//  2. Add it to the list in units.go.
+//  3. Add tests: aggregate/<name>_test.go (parts, value from noisy parts,
+//     spellings), a sensitivity oracle test for any new Shape, a
+//     statistical test of the value's error, and a three-backend test of
+//     the parts' true values (backends/*_test.go pattern).
+//  4. Add a README line under the query language section.
+//
+// A part whose primitive or shape is new (per-bin counts, distinct
+// counts) also needs the primitive in ir.BackendAgg and the renderers,
+// and the shape's per-model sensitivity in the planner's model code;
+// until the model code knows a shape it refuses the query with its
+// reason, never guesses.
+package aggregate
