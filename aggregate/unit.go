@@ -22,12 +22,19 @@ const (
 	ShapeCount Shape = iota
 	// ShapeSum adds each row's value clamped to the part's [Lo, Hi].
 	ShapeSum
+	// ShapeDistinct counts the distinct non-NULL values of the argument
+	// among the bounded rows; ShapeDistinctUnits those of the privacy
+	// unit column (the number of units). See count_distinct.go.
+	ShapeDistinct
+	ShapeDistinctUnits
 )
 
 // Kind is the sensitivity kind of a part of this shape, over all groups
 // when grouped.
 func (s Shape) Kind(grouped bool) sensitivity.Kind {
 	switch {
+	case s == ShapeDistinct || s == ShapeDistinctUnits:
+		return sensitivity.Distinct{Grouped: grouped, Units: s == ShapeDistinctUnits}.Kind()
 	case s == ShapeCount && grouped:
 		return sensitivity.KindHistogram
 	case s == ShapeCount:
@@ -66,6 +73,9 @@ type Arg struct {
 	// (set for Numeric units only).
 	Type   string
 	Lo, Hi float64
+	// Unit: the argument is the privacy unit column of the private table
+	// (a bare column), so that COUNT(DISTINCT unit) counts units.
+	Unit bool
 	// Distinct and Fraction as written; the planner refuses them unless
 	// the unit accepts them.
 	Distinct bool
@@ -196,10 +206,11 @@ func SumPart(a Arg) Part {
 	}
 }
 
-// The policies column types a result can have (package policies spells
-// them the same; this package does not import it, as the parser imports
-// this one).
+// The policies column types a result or an argument can have (package
+// policies spells them the same; this package does not import it, as the
+// parser imports this one).
 const (
 	typeInteger = "integer"
 	typeReal    = "real"
+	typeText    = "text"
 )
