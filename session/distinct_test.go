@@ -78,6 +78,16 @@ func TestCountDistinctUnderCaseInsensitiveCollation(t *testing.T) {
 			}{
 				{"SELECT COUNT(DISTINCT sex) FROM people", 300},
 				{"SELECT COUNT(DISTINCT id) FROM people", 2000},
+				// Constants and expressions render and run on every
+				// backend (a statement that failed would be charged).
+				{"SELECT COUNT(DISTINCT 1) FROM people", 1},
+				{"SELECT COUNT(DISTINCT NULL) FROM people", 0},
+				{"SELECT COUNT(DISTINCT 'x') FROM people", 1},
+				// a1, a10..a19, a100..a199 (and on MySQL, whose LIKE follows the
+				// column's case-insensitive collation, A1 and A10..A19, which
+				// lower() merges with them).
+				{"SELECT COUNT(DISTINCT lower(sex)) FROM people WHERE sex LIKE 'a1%'", 111},
+				{"SELECT COUNT(DISTINCT CASE WHEN sex = 'a1' THEN 1 ELSE 2 END) FROM people", 2},
 			} {
 				for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
 					res, err, eps := f.run(t, probe{name: tc.sql, dialect: d, sql: tc.sql})
