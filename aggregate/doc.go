@@ -1,5 +1,6 @@
 // Package aggregate owns the aggregate functions the proxy answers, one
-// unit per aggregate (one file each: count.go, sum.go, avg.go), the way
+// unit per aggregate (one file each: count.go, sum.go, avg.go; variance.go
+// declares the four forms of one family), the way
 // Google's DP library keeps one type per aggregation. A Unit declares
 // everything about its aggregate in one place:
 //
@@ -26,10 +27,14 @@
 // # Adding an aggregate
 //
 //  1. Write one file, e.g. median.go, declaring `var Median = &Unit{...}`:
-//     Name, Spellings per dialect, the Accepts flags, Numeric when the
+//     Name, Spellings per dialect, the Star, Distinct and Fraction flags, Numeric when the
 //     argument must be a bounded number, Parts (the ir.BackendAgg
 //     primitives built from the Arg, with Shape and Mechanism), Type,
-//     Double, Value, Summarize and Notice. Reuse CountPart and SumPart.
+//     Double, Value, Summarize and Notice. Reuse CountPart and SumPart;
+//     a part over an expression of the argument sets Part.Of (built over
+//     Arg.Source) and lets the planner analyse it (variance.go's centred
+//     sums). A composite unit's Summarize states the column's interval
+//     (CI95, or CI95OverN and Interval when it depends on the row count).
 //  2. Add it to the list in units.go.
 //  3. Add tests: aggregate/<name>_test.go (parts, value from noisy parts,
 //     spellings), a sensitivity oracle test for any new Shape, a

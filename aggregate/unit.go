@@ -150,6 +150,9 @@ type Summary struct {
 	// CI95OverN/n (Mechanism says how it was derived and what to take
 	// the square root of for a standard deviation).
 	CI95OverN float64
+	// Interval, when set, is the 95% interval in words for the cost
+	// notice, when CI95 cannot say it ("±3.6e+05/n for a group of n rows").
+	Interval string
 }
 
 // Unit is one aggregate function. Its funcs are pure.

@@ -87,6 +87,10 @@ type Blowfish struct {
 	Method string
 	// Exact is set when MaxT is attained (with enough rows).
 	Exact bool
+	// EdgesKeepCounts is set when no edge of G changes a published count:
+	// neighbours are single secret changes under either reading
+	// (edgesKeepCounts), so MaxT = 1 and SecretsOnly is set.
+	EdgesKeepCounts bool
 }
 
 // BlowfishBound analyses s under Blowfish neighbours (He et al. Def. 4.1)
@@ -104,6 +108,10 @@ func BlowfishBound(s *System, g *Secrets, secretsOnly bool) (Blowfish, error) {
 	at, err := s.atoms()
 	if err != nil {
 		return Blowfish{}, fmt.Errorf("constraints %s: %w", s.allNames(), err)
+	}
+	if edgesKeepCounts(s, g, at) {
+		return Blowfish{MaxT: 1, Alpha: -1, Xi: -1, Exact: true, SecretsOnly: true, EdgesKeepCounts: true,
+			Method: "no edge of the secret graph changes any published count (every secret pair keeps each count's predicate value): neighbours are single secret changes, maxT = 1, as without constraints"}, nil
 	}
 	if secretsOnly {
 		return policyGraphBound(s, g, at)

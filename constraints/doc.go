@@ -11,7 +11,13 @@
 //     changes of any value): maxT, the largest number of tuples that differ
 //     between neighbours, from the disjoint-predicate rule (BlowfishBound);
 //   - blowfish, compensation: secrets-only: the policy graph of Def. 8.3,
-//     its α and ξ, and Theorem 8.2's bound (which covers Thms 8.4–8.6).
+//     its α and ξ, and Theorem 8.2's bound (which covers Thms 8.4–8.6);
+//   - blowfish, either reading, when no edge of G changes a published
+//     count: maxT = 1 (edgesKeepCounts, with its proof).
+//
+// Per query, the induced Graver basis kept at load also bounds counts and
+// sums row by row (CountBound, SumBound): the caller says what one row of
+// each tuple of the constrained columns can add.
 //
 // Every bound is an upper bound that the brute-force oracle in
 // sensitivity/oracle checks on random small policies; when no proven bound

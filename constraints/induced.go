@@ -268,47 +268,16 @@ func chain(s *System, at *Atoms) (Induced, bool) {
 // inside q (the other column can fail) and every swap atom meeting q is
 // split.
 func (r Induced) CountBound(q func(t []int) bool, restrictsOther bool) (int64, bool) {
-	if !r.haveBasis {
-		return 0, false
-	}
-	m := len(r.at.Size)
-	anyIn := make([]bool, m)
-	allIn := make([]bool, m)
-	for a := range allIn {
-		allIn[a] = !restrictsOther
-	}
-	i := 0
-	if err := r.sys.tuples(func(t []int) {
-		a := r.at.Of[i]
-		i++
-		if q(t) {
-			anyIn[a] = true
-		} else {
-			allIn[a] = false
+	// A row of tuple t adds 1 when it passes; when columns outside the
+	// System are restricted too, every row may also fail (add 0).
+	sens, _, ok := r.SumBound(func(t []int) (lo, hi int64) {
+		if !q(t) {
+			return 0, 0
 		}
-	}); err != nil {
-		return 0, false
-	}
-	var best int64
-	for a := range m {
-		if r.swapAtom[a] && anyIn[a] && !allIn[a] {
-			best = 1
+		if restrictsOther {
+			return 0, 1
 		}
-	}
-	for _, g := range r.basis {
-		for _, sign := range []int64{1, -1} {
-			var v int64
-			for a, x := range g {
-				x *= sign
-				switch {
-				case x > 0 && anyIn[a]:
-					v += x
-				case x < 0 && allIn[a]:
-					v += x
-				}
-			}
-			best = max(best, v)
-		}
-	}
-	return best, true
+		return 1, 1
+	}, false)
+	return sens, ok
 }

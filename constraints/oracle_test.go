@@ -352,7 +352,7 @@ func TestBlowfishLiteralAgainstOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 3))
 	const n = 4
 	exact, checked, overlapping, overlapTight := 0, 0, 0, 0
-	for trial := range 150 {
+	for trial := range 180 {
 		d := randomDomain(r)
 		s := d.system()
 		// Disjoint counts (random regions of one column), or random and
@@ -650,5 +650,282 @@ func TestInducedCountAgainstOracle(t *testing.T) {
 	t.Logf("%d checked, %d tight, %d looser than the oracle", checked, tight, looser)
 	if checked < 80 {
 		t.Errorf("only %d checked", checked)
+	}
+}
+
+// randomSum draws a SUM over d for the oracle: the summed column col,
+// value[v] = scale·index + off clamped to [lo, hi], a random conjunction
+// as WHERE (nil: none) and, when grouped, a GROUP BY of one random column.
+// It returns the oracle's aggregate and, for each full tuple value v, the
+// amount a row of v adds (0 when it fails the WHERE clause).
+func randomSum(r *rand.Rand, d domain, grouped bool) (oracle.Aggregate, []int64, string) {
+	col := r.IntN(len(d.sizes))
+	scale, off := int64(1+r.IntN(3)), int64(r.IntN(5))-2
+	lo, hi := int64(r.IntN(4))-3+off, int64(r.IntN(6))+off
+	allowed := make([][]bool, len(d.sizes))
+	for c := range d.sizes {
+		if r.IntN(3) == 0 {
+			a := make([]bool, d.sizes[c])
+			for v := range a {
+				a[v] = r.IntN(3) != 0
+			}
+			allowed[c] = a
+		}
+	}
+	n := d.size()
+	agg := oracle.Aggregate{Where: make([]bool, n), Value: make([]int64, n), Lo: lo, Hi: hi}
+	adds := make([]int64, n)
+	gc := r.IntN(len(d.sizes))
+	if grouped {
+		agg.GroupOf, agg.Groups = make([]int, n), d.sizes[gc]
+	}
+	for v := range n {
+		t := d.tuple(v)
+		agg.Where[v] = true
+		for c, a := range allowed {
+			agg.Where[v] = agg.Where[v] && (a == nil || a[t[c]])
+		}
+		agg.Value[v] = scale*int64(t[col]) + off
+		if agg.Where[v] {
+			adds[v] = min(max(agg.Value[v], lo), hi)
+		}
+		if grouped {
+			agg.GroupOf[v] = t[gc]
+		}
+	}
+	return agg, adds, fmt.Sprintf("sum of %d·c%d%+d in [%d, %d] where %v grouped %v by c%d", scale, col, off, lo, hi, allowed, grouped, gc)
+}
+
+// TestInducedSumAgainstOracle: SumBound with the exact per-tuple range of
+// a random clamped sum (also over columns outside the constraints, and
+// with a random WHERE) is ≥ the induced-neighbour oracle, and equal to it
+// for ungrouped sums when every Graver element fits in n rows.
+func TestInducedSumAgainstOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 12))
+	const n = 4
+	checked, tight := 0, 0
+	for trial := range 160 {
+		d := randomDomain(r)
+		full := d.system()
+		for range 1 + r.IntN(2) {
+			full.Constraints = append(full.Constraints, randomConstraint(r, d, full))
+		}
+		s, keep := subSystem(d, full)
+		got, err := InducedBound(s)
+		if err != nil {
+			continue
+		}
+		grouped := r.IntN(3) == 0
+		agg, adds, desc := randomSum(r, d, grouped)
+		// The exact range of what a row adds, per tuple of the kept
+		// columns, over every value of the other columns.
+		rng := func(tk []int) (lo, hi int64) {
+			first := true
+			for v := range d.size() {
+				tv := d.tuple(v)
+				match := true
+				for i, c := range keep {
+					match = match && tv[c] == tk[i]
+				}
+				if !match {
+					continue
+				}
+				if first {
+					lo, hi, first = adds[v], adds[v], false
+				}
+				lo, hi = min(lo, adds[v]), max(hi, adds[v])
+			}
+			return lo, hi
+		}
+		bound, exact, ok := got.SumBound(rng, grouped)
+		if !ok {
+			continue
+		}
+		w, err := oracle.MaxL1(oracle.Space{Domain: d.size(), MaxUnits: n, RowsPerUnit: 1}, oracle.Induced(predicates(full, d)), agg.Query())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if w.L1 > bound {
+			t.Fatalf("trial %d %v %s, %s: oracle %d > sum bound %d; witness %v → %v", trial, d.sizes, full.allNames(), desc, w.L1, bound, w.D1, w.D2)
+		}
+		if exact != !grouped {
+			t.Fatalf("trial %d: exact = %v for grouped = %v", trial, exact, grouped)
+		}
+		if exact && got.MaxHalf <= n {
+			if w.L1 != bound {
+				t.Fatalf("trial %d %v %s, %s: oracle %d, sum bound %d claimed exact", trial, d.sizes, full.allNames(), desc, w.L1, bound)
+			}
+			tight++
+		}
+	}
+	t.Logf("%d checked, %d exact and equal to the oracle", checked, tight)
+	if checked < 80 || tight < 40 {
+		t.Errorf("too few cases: %d checked, %d exact", checked, tight)
+	}
+}
+
+// TestInducedSumChainExample is issue 12's example: the chain of pair
+// counts over x ∈ {3..6} with SUM(x) clamped to [4, 6]. The closed form
+// MaxHalf·max(hi − lo, |lo|, |hi|) gives 2·6 = 12; the oracle gives 1
+// (the only Graver element adds 3 and 5, removes 4 and 6: clamped
+// 4 + 5 − 4 − 6), and so does SumBound.
+func TestInducedSumChainExample(t *testing.T) {
+	d := domain{sizes: []int{4}} // index i is x = 3 + i
+	s := d.system()
+	for j := range 3 {
+		a := make([]bool, 4)
+		a[j], a[j+1] = true, true
+		s.Constraints = append(s.Constraints, Constraint{Name: fmt.Sprint("pair ", j), Kind: KindCount, Count: Predicate{Allowed: [][]bool{a}}})
+	}
+	got, err := InducedBound(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func(i int) int64 { return min(max(int64(3+i), 4), 6) }
+	bound, exact, ok := got.SumBound(func(t []int) (int64, int64) { return value(t[0]), value(t[0]) }, false)
+	vals := []int64{3, 4, 5, 6}
+	w, err := oracle.MaxL1(oracle.Space{Domain: 4, MaxUnits: 4, RowsPerUnit: 1}, oracle.Induced(predicates(s, d)), oracle.Aggregate{Value: vals, Lo: 4, Hi: 6}.Query())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok || !exact || bound != 1 || w.L1 != 1 {
+		t.Fatalf("SumBound %d (exact %v, ok %v), oracle %d; want both 1", bound, exact, ok, w.L1)
+	}
+	if closed := got.MaxHalf * 6; closed != 12 {
+		t.Fatalf("closed form %d, want 12 (MaxHalf %d)", closed, got.MaxHalf)
+	}
+}
+
+// keepingSecrets draws a secret graph over d that often keeps the counts
+// of column c (a partition by c, buckets that are unions of its count
+// regions, or distance on another column), or any random graph.
+func keepingSecrets(r *rand.Rand, d domain, c int, region []int) (*Secrets, func(x, y int) bool, string) {
+	nc := len(d.sizes)
+	switch r.IntN(4) {
+	case 0:
+		cols := []int{c}
+		if nc > 1 && r.IntN(2) == 0 {
+			cols = append(cols, (c+1)%nc)
+		}
+		return &Secrets{Kind: SecretsPartition, Columns: cols, Column: -1}, func(x, y int) bool {
+			for _, k := range cols {
+				if d.tuple(x)[k] != d.tuple(y)[k] {
+					return false
+				}
+			}
+			return true
+		}, fmt.Sprintf("partition %v", cols)
+	case 1:
+		// Buckets: the count regions, merged or split at random.
+		bucket := make([]int, d.sizes[c])
+		for v := range bucket {
+			bucket[v] = region[v]
+			if r.IntN(4) == 0 {
+				bucket[v] = 10 + v
+			}
+		}
+		return &Secrets{Kind: SecretsPartition, Column: c, Bucket: bucket}, func(x, y int) bool {
+			return bucket[d.tuple(x)[c]] == bucket[d.tuple(y)[c]]
+		}, fmt.Sprintf("buckets c%d %v", c, bucket)
+	case 2:
+		if nc > 1 {
+			dc := (c + 1) % nc
+			return &Secrets{Kind: SecretsDistance, Column: dc, Theta: 1}, func(x, y int) bool {
+				tx, ty := d.tuple(x), d.tuple(y)
+				for i := range tx {
+					if i != dc && tx[i] != ty[i] {
+						return false
+					}
+				}
+				return max(tx[dc]-ty[dc], ty[dc]-tx[dc]) <= 1
+			}, fmt.Sprintf("distance c%d θ=1", dc)
+		}
+	}
+	return secretsFor(r, d)
+}
+
+// TestBlowfishEdgesKeepCountsAgainstOracle: when BlowfishBound finds that
+// no edge of G changes a published count, the oracle (Def. 4.1 as
+// written, compensating changes of any value; and secrets-only) has only
+// single secret changes as neighbours: its maxT is 1 and its histogram
+// sensitivity equals that of the same graph without constraints. When it
+// does not fire, the literal reading has neighbours of two changes.
+func TestBlowfishEdgesKeepCountsAgainstOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 6))
+	const n = 4
+	fired, notFired := 0, 0
+	for trial := 0; fired < 40 && trial < 300; trial++ {
+		d := randomDomain(r)
+		s := d.system()
+		c := r.IntN(len(d.sizes))
+		region := make([]int, d.sizes[c])
+		var g *Secrets
+		var edge func(x, y int) bool
+		var gname string
+		if r.IntN(4) == 0 {
+			s.Constraints = []Constraint{{Name: fmt.Sprintf("marginal [c%d]", c), Kind: KindMarginal, Columns: []int{c}}}
+			for v := range region {
+				region[v] = v
+			}
+		} else {
+			regions := 1 + r.IntN(3)
+			for v := range region {
+				region[v] = r.IntN(regions + 1)
+			}
+			for reg := 1; reg <= regions; reg++ {
+				a := make([]bool, d.sizes[c])
+				for v := range a {
+					a[v] = region[v] == reg
+				}
+				p := Predicate{Allowed: make([][]bool, len(d.sizes))}
+				p.Allowed[c] = a
+				s.Constraints = append(s.Constraints, Constraint{Name: fmt.Sprintf("region %d", reg), Kind: KindCount, Count: p})
+			}
+		}
+		g, edge, gname = keepingSecrets(r, d, c, region)
+		for _, secretsOnly := range []bool{false, true} {
+			got, err := BlowfishBound(s, g, secretsOnly)
+			if err != nil {
+				if !errors.Is(err, ErrUnbounded) {
+					t.Fatal(err)
+				}
+				continue
+			}
+			hq := histogramQuery(d.size())
+			pol := oracle.BlowfishPolicy{Domain: d.size(), N: n, Edge: edge, Counts: predicates(withoutTotal(s), d), SecretsOnly: secretsOnly}
+			w, err := oracle.BlowfishMaxL1(pol, hq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.EdgesKeepCounts {
+				// The test is exact: under the literal reading an edge
+				// x → y that changes a count can be compensated by
+				// another individual moving y → x (secret or not), and
+				// every neighbour that contains the edge has ≥ 2 changes.
+				if !secretsOnly && w.MaxT < 2 {
+					t.Fatalf("trial %d %v %s, %s: not detected, but the oracle's maxT is %d", trial, d.sizes, gname, s.allNames(), w.MaxT)
+				}
+				notFired++
+				continue
+			}
+			fired++
+			if got.MaxT != 1 || !got.SecretsOnly {
+				t.Fatalf("trial %d: %+v", trial, got)
+			}
+			pol.Counts = nil
+			free, err := oracle.BlowfishMaxL1(pol, hq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.MaxT > 1 || w.L1 != free.L1 || w.Pairs != free.Pairs {
+				t.Fatalf("trial %d %v %s, %s secretsOnly=%v: oracle maxT %d L1 %d (%d pairs), without constraints L1 %d (%d pairs); witness %v → %v",
+					trial, d.sizes, gname, s.allNames(), secretsOnly, w.MaxT, w.L1, w.Pairs, free.L1, free.Pairs, w.D1, w.D2)
+			}
+		}
+	}
+	t.Logf("detection fired %d times (oracle: single secret changes, same relation as without constraints), not %d times", fired, notFired)
+	if fired < 40 || notFired < 10 {
+		t.Errorf("too few cases: fired %d, not %d", fired, notFired)
 	}
 }

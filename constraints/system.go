@@ -236,3 +236,8 @@ func (s *System) refuse(idx []int, format string, args ...any) error {
 	slices.Sort(idx)
 	return &BoundError{Constraints: slices.Compact(idx), Msg: fmt.Sprintf(format, args...)}
 }
+
+// Tuples calls f with every tuple of the System's domain (value i of a
+// column is its i-th declared value), in the mixed-radix order atoms use;
+// f must not keep t. It fails when the domain exceeds MaxTuples.
+func (s *System) Tuples(f func(t []int)) error { return s.tuples(f) }

@@ -134,6 +134,8 @@ func formatExpr(b *strings.Builder, e Expr) {
 		b.WriteString("CAST(")
 		formatExpr(b, n.X)
 		b.WriteString(" AS " + n.To.String() + ")")
+	case Grouping:
+		formatGrouping(b, n)
 	case Aggregate:
 		b.WriteString(n.Func.String())
 		b.WriteByte('(')

@@ -202,10 +202,16 @@ type Query struct {
 	// other node. Parsers resolve positions and output aliases to the
 	// select item's expression.
 	GroupBy []Expr
-	Having  Expr // nil when absent
-	OrderBy []OrderItem
-	Limit   *int64
-	Offset  *int64
+	// GroupingSets, when not nil, are the grouping sets of GROUP BY
+	// ROLLUP / CUBE / GROUPING SETS (MySQL WITH ROLLUP), expanded, in the
+	// order written, duplicates kept: each set lists indexes into GroupBy
+	// (ascending; empty for the grand total ()). GroupBy then holds every
+	// key of any set once. Nil is a plain GROUP BY (one set, all keys).
+	GroupingSets [][]int
+	Having       Expr // nil when absent
+	OrderBy      []OrderItem
+	Limit        *int64
+	Offset       *int64
 	// Stages are the SELECT levels wrapped around the query, innermost
 	// first: post-processing of its output rows (see Stage).
 	Stages []Stage

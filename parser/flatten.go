@@ -198,6 +198,8 @@ func flattenQuery(q *ir.Query, from fromTree, fold bool) (*ir.Query, error) {
 		return nil, err
 	}
 	out.Where = andExpr(sc.where, where)
+	// One key out per key in: GroupingSets (indexes into GroupBy, copied
+	// with out) and Grouping nodes stay valid.
 	out.GroupBy = nil
 	for _, g := range q.GroupBy {
 		key, err := sc.groupKey(g, outNames)

@@ -339,7 +339,7 @@ func TestFlattenRelations(t *testing.T) {
 // would reach the planner unresolved.
 func TestFlattenKnowsEveryQueryField(t *testing.T) {
 	known := map[reflect.Type][]string{
-		reflect.TypeOf(ir.Query{}):      {"From", "Joins", "Select", "Where", "GroupBy", "Having", "OrderBy", "Limit", "Offset", "Stages"},
+		reflect.TypeOf(ir.Query{}):      {"From", "Joins", "Select", "Where", "GroupBy", "GroupingSets", "Having", "OrderBy", "Limit", "Offset", "Stages"},
 		reflect.TypeOf(ir.SelectItem{}): {"Agg", "Arg", "ArgExpr", "Distinct", "Fraction", "Expr", "Alias"},
 		reflect.TypeOf(ir.OrderItem{}):  {"Expr", "Desc", "Nulls"},
 		reflect.TypeOf(ir.Join{}):       {"Table", "Left", "Right", "Outer", "NullSafe"},

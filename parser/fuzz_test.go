@@ -20,6 +20,8 @@ var fuzzSeeds = []string{
 	"SELECT count(*) FROM t WHERE d >= DATE '2010-01-01' AND ts < '2010-06-01 12:00'::timestamp AND CAST('2010-02-30' AS DATE) < d",
 	"SELECT count(*) FROM t WHERE date_trunc('month', ts) = TIMESTAMP '2010-03-01' OR extract(dow FROM d) IN (0, 6) OR date_part('year', ts) = 2010",
 	"SELECT count(*) FROM t WHERE ts + INTERVAL '3 months' > ts - INTERVAL '-1 day' AND d + INTERVAL 1 DAY > DATE_SUB(d, INTERVAL 2 WEEK) AND YEAR(d) = 2010",
+	"SELECT a, b, GROUPING(a, b), count(*) FROM t GROUP BY DISTINCT a, ROLLUP(b, (c, 1)), CUBE(a, b), GROUPING SETS ((), (a), ROLLUP(c)) HAVING GROUPING(b) = 0 ORDER BY GROUPING(a)",
+	"SELECT a, GROUPING(a), count(*) FROM t GROUP BY a, b WITH ROLLUP",
 }
 
 func FuzzParsePostgres(f *testing.F) {
@@ -98,6 +100,35 @@ func checkStatement(t *testing.T, st ir.Statement) {
 				}
 				return true
 			})
+		}
+		for _, set := range st.Query.GroupingSets {
+			for _, k := range set {
+				if k < 0 || k >= len(st.Query.GroupBy) {
+					t.Fatalf("grouping set %v indexes past GROUP BY %d: %q", set, len(st.Query.GroupBy), st.Text)
+				}
+			}
+		}
+		bound := func(e ir.Expr) {
+			ir.Walk(e, func(n ir.Expr) bool {
+				if g, ok := n.(ir.Grouping); ok {
+					if len(g.Keys) != len(g.Args) {
+						t.Fatalf("GROUPING not bound to GROUP BY: %q", st.Text)
+					}
+					for _, k := range g.Keys {
+						if k < 0 || k >= len(st.Query.GroupBy) {
+							t.Fatalf("GROUPING key %d past GROUP BY: %q", k, st.Text)
+						}
+					}
+				}
+				return true
+			})
+		}
+		for _, it := range st.Query.Select {
+			bound(it.Expr)
+		}
+		bound(st.Query.Having)
+		for _, o := range st.Query.OrderBy {
+			bound(o.Expr)
 		}
 		if n := st.Query.NumParams(); n > st.NumParams {
 			t.Fatalf("Query uses $%d but NumParams is %d: %q", n, st.NumParams, st.Text)

@@ -67,9 +67,11 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, 
 			return nil, err
 		}
 	}
+	var sets [][]int
 	if s.GroupBy != nil {
 		if s.GroupBy.Rollup {
-			return nil, notAgg(msgGroupingSet)
+			// GROUP BY k1, ..., kn WITH ROLLUP: the prefixes down to ().
+			sets = rollupKeys(len(s.GroupBy.Items))
 		}
 		keys := make([]groupKey, 0, len(s.GroupBy.Items))
 		for _, it := range s.GroupBy.Items {
@@ -107,6 +109,9 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, 
 		if q.Offset, err = myLimit(s.Limit.Offset); err != nil {
 			return nil, err
 		}
+	}
+	if err := b.groupingSets(q, sets); err != nil {
+		return nil, err
 	}
 	return flattenQuery(q, from, true)
 }
@@ -512,7 +517,8 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 	return items, nil
 }
 
-// aggregate converts COUNT/SUM/AVG of one column or expression. TiDB parses COUNT(*)
+// aggregate converts an aggregate of package aggregate (COUNT, SUM, AVG,
+// VAR_POP, ...) of one column or expression. TiDB parses COUNT(*)
 // as COUNT(1), and MySQL users write COUNT(1) and COUNT(0) for COUNT(*):
 // any non-NULL constant counts every row (COUNT(NULL) is refused).
 func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
@@ -943,6 +949,16 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	}
 	canon := name
 	switch name {
+	case "grouping":
+		// MySQL 8's GROUPING(k, ...) of a WITH ROLLUP query.
+		if !aggs {
+			return nil, notAgg("GROUPING is allowed only in the select list, HAVING and ORDER BY")
+		}
+		args, err := m.exprs(f.Args, false)
+		if err != nil {
+			return nil, err
+		}
+		return ir.Grouping{Args: args}, nil
 	case "date", "date_add", "date_sub":
 		// Superset's time grains, before the general forms (which refuse
 		// an interval of a column's value).

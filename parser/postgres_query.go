@@ -31,8 +31,6 @@ func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 		return nil, notAgg(msgDistinct)
 	case len(s.WindowClause) > 0:
 		return nil, notAgg(msgNamedWindow)
-	case s.GroupDistinct:
-		return nil, notAgg("GROUP BY DISTINCT is not supported")
 	case len(s.FromClause) == 0:
 		return nil, notAgg(msgNoFrom)
 	case len(s.FromClause) > 1:
@@ -66,13 +64,9 @@ func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 			return nil, err
 		}
 	}
-	keys := make([]groupKey, 0, len(s.GroupClause))
-	for _, g := range s.GroupClause {
-		k, err := pgGroupKey(g)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
+	keys, sets, err := pgGroupClause(s.GroupClause, s.GroupDistinct)
+	if err != nil {
+		return nil, err
 	}
 	if q.GroupBy, err = b.resolveGroupBy(q.Select, keys); err != nil {
 		return nil, err
@@ -99,6 +93,9 @@ func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 		return nil, err
 	}
 	if q.Offset, err = pgLimit(s.LimitOffset); err != nil {
+		return nil, err
+	}
+	if err := b.groupingSets(q, sets); err != nil {
 		return nil, err
 	}
 	return flattenQuery(q, from, false)
@@ -587,7 +584,8 @@ func pgIsAggregateName(name string) bool {
 	return false
 }
 
-// pgAggregate converts COUNT/SUM/AVG of one column or expression (or
+// pgAggregate converts an aggregate of package aggregate (COUNT, SUM, AVG,
+// VAR_POP, ...) of one column or expression (or
 // COUNT(*)), with its FILTER (WHERE ...) clause if any.
 func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 	a, err := pgAggregateCall(f)
@@ -809,6 +807,8 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		return safeFunc("coalesce", "coalesce", args)
 	case *pg.Node_FuncCall:
 		return pgFunc(x.FuncCall, aggs)
+	case *pg.Node_GroupingFunc:
+		return pgGroupingFunc(x.GroupingFunc, aggs)
 	case *pg.Node_CaseExpr:
 		return pgCase(x.CaseExpr, aggs)
 	case *pg.Node_MinMaxExpr:

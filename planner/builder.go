@@ -940,6 +940,9 @@ func (b *builder) postExpr(e ir.Expr) (ir.Expr, error) {
 				return nil, err
 			}
 			return ir.OutputRef{Index: i}, nil
+		case ir.Grouping:
+			i, err := b.groupingOutput(n)
+			return ir.OutputRef{Index: i}, err
 		case ir.ColumnRef:
 			i, err := b.columnOutput(n)
 			if err != nil {
@@ -1224,6 +1227,9 @@ func (b *builder) outputFor(e ir.Expr) (int, bool, error) {
 		return n.Index, true, nil
 	case ir.Aggregate:
 		i, err := b.aggregateOutput(n, "", true)
+		return i, true, err
+	case ir.Grouping:
+		i, err := b.groupingOutput(n)
 		return i, true, err
 	case ir.ColumnRef:
 		if n.Qualifier == "" {

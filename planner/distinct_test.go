@@ -251,10 +251,15 @@ func TestDistinctOtherModels(t *testing.T) {
 		{bf, "groups change", "SELECT x, COUNT(DISTINCT kind) FROM visits GROUP BY x", 2},
 		{bf, "units: n is public", "SELECT COUNT(DISTINCT id) FROM visits", 0},
 		{bf, "units filtered on x", "SELECT COUNT(DISTINCT id) FROM visits WHERE x < 50", 1},
-		// cities: partition by city, marginal on city, literal reading:
-		// maxT = 3.
-		{bf, "literal reading", "SELECT COUNT(DISTINCT rooms) FROM homes", 3},
-		{bf, "literal reading grouped", "SELECT city, COUNT(DISTINCT rooms) FROM homes GROUP BY city", 6},
+		// cities: partition by city, marginal on city: no secret pair
+		// changes the marginal, so neighbours are single secret changes
+		// (maxT = 1): rooms changes (1), the groups by city do not.
+		{bf, "edges keep the counts", "SELECT COUNT(DISTINCT rooms) FROM homes", 1},
+		{bf, "edges keep the counts, grouped", "SELECT city, COUNT(DISTINCT rooms) FROM homes GROUP BY city", 1},
+		// cities_so: attribute secrets, secrets-only, marginals on city and
+		// kind (maxT = 3): rooms changes (1 × 3); city too (2 × 3).
+		{bf, "secrets-only", "SELECT COUNT(DISTINCT rooms) FROM flats", 3},
+		{bf, "secrets-only grouped", "SELECT city, COUNT(DISTINCT rooms) FROM flats GROUP BY city", 6},
 		// Which cities have a home follows from the published marginal.
 		{bf, "published", "SELECT COUNT(DISTINCT city) FROM homes", 0},
 		// induced, rows and columns of 2×5: MaxHalf 2, MaxL1 4.
@@ -286,5 +291,29 @@ func TestDistinctOtherModels(t *testing.T) {
 				t.Errorf("sensitivity %g charged ε %g", tc.sens, pl.Budget.Epsilon)
 			}
 		})
+	}
+}
+
+// TestDistinctGroupingSets: distinct counts do not add up across cells,
+// so ROLLUP releases each set separately, each with its own shape's
+// sensitivity (bounded, k = 3: grouped 2k = 6 for both; the total 1 for
+// the unit and k = 3 for the column), ε split over sets and aggregates.
+func TestDistinctGroupingSets(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	pl, err := plan(t, p, "SELECT ward, COUNT(DISTINCT patient), COUNT(DISTINCT cost) FROM visits GROUP BY ROLLUP(ward)", planArgs{eps: 1, dialect: parser.Postgres})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := pl.GroupingSets
+	if gs == nil || gs.Strategy != planner.SetsSeparate || len(gs.Release) != 2 {
+		t.Fatalf("grouping sets %+v, want one release per set", gs)
+	}
+	want := map[int][]int64{1: {6, 6}, 0: {1, 3}} // by the set's number of keys
+	for _, r := range gs.Release {
+		for i, a := range r.Aggs {
+			if a.Sensitivity != want[len(r.Groups)][i] || a.Epsilon != 0.25 {
+				t.Errorf("set of %d keys: %s sensitivity %d ε %g, want %d and 0.25", len(r.Groups), a.Label, a.Sensitivity, a.Epsilon, want[len(r.Groups)][i])
+			}
+		}
 	}
 }

@@ -32,6 +32,15 @@
 // are empty on every database). Without an aggregate, a query over key
 // sets is answered with the keys alone (Plan.KeysOnly), free.
 //
+// Grouping sets (ROLLUP, CUBE, GROUPING SETS; groupingsets.go). The query
+// is planned as the GROUP BY of all its keys (the finest grouping). With
+// key sets for all of them, each set's rows may be summed from the noisy
+// finest cells (post-processing) or each distinct set released as its own
+// histogram with ε shared among the noisy sets (one charge); the plan
+// takes the one with the smaller total noise variance over all rows.
+// Without key sets, the sets are released separately, threshold selection
+// where a set has no key set.
+//
 // Failures that cannot depend on data are refused here too, uncharged: a
 // literal of the wrong type (42883/42804) or a quoted number that does not
 // parse (22P02), text with a NUL byte or invalid UTF-8 (22021), and a

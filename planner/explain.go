@@ -40,6 +40,9 @@ type Explanation struct {
 	// Synopsis is set for a range count answered from a synopsis
 	// (synopsis.go).
 	Synopsis *ExplainSynopsis `json:"synopsis,omitempty"`
+	// GroupingSets is set for ROLLUP, CUBE and GROUPING SETS
+	// (groupingsets.go): the strategy and each set's release.
+	GroupingSets *ExplainGroupingSets `json:"grouping_sets,omitempty"`
 }
 
 // ExplainCol is one output column.
@@ -165,7 +168,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	if x.Model == "" {
 		x.Model = "dp"
 	}
-	if render != nil && !pl.NoRows && !pl.KeysOnly {
+	if render != nil && !pl.NoRows && !pl.KeysOnly && !pl.GroupingSets.Separate() {
 		if sql, err := render(pl.Backend); err == nil {
 			x.BackendSQL = sql
 		} else {
@@ -178,7 +181,9 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	case KeysThreshold:
 		x.KeySelection = "threshold"
 		t := pl.Keys.Threshold
-		x.Threshold = &t
+		if !pl.GroupingSets.Separate() { // each set has its own (grouping_sets)
+			x.Threshold = &t
+		}
 	}
 	for _, a := range pl.Aggs {
 		x.Aggregates = append(x.Aggregates, ExplainAgg{
@@ -217,6 +222,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		x.Columns = pl.stageColumns(st, x.Columns)
 	}
 	x.Synopsis = pl.Synopsis.explain(&x)
+	x.GroupingSets = pl.explainGroupingSets(render)
 	return x
 }
 

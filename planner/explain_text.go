@@ -59,6 +59,7 @@ func (x Explanation) writeText(w io.Writer, indent string) {
 		if x.BackendSQL != "" {
 			fmt.Fprintf(w, "%sbackend SQL:\n%s  %s\n", indent, indent, strings.ReplaceAll(x.BackendSQL, "\n", "\n"+indent+"  "))
 		}
+		x.GroupingSets.writeText(w, indent)
 	}
 	for _, n := range x.Notes {
 		fmt.Fprintf(w, "%snote: %s\n", indent, n)

@@ -66,6 +66,8 @@ func (b *builder) explainBlowfish(ds *policies.Dataset) *ExplainBlowfish {
 		x.MaxTupleChanges = an.Blowfish.MaxT
 		x.Rule = an.Blowfish.Method
 		switch {
+		case len(ds.Constraints) > 0 && an.Blowfish.EdgesKeepCounts:
+			x.Reading = "blowfish (He et al. Def. 4.1) with published counts that no secret pair can change: neighbours are single secret changes along an edge of G, as without constraints"
 		case len(ds.Constraints) == 0 || an.Blowfish.Alpha < 0 && an.Blowfish.SecretsOnly:
 			x.Reading = "blowfish without constraints (He et al. §5): a neighbour changes one tuple along an edge of G"
 		case ds.Compensation == policies.CompensationSecretsOnly:
@@ -237,17 +239,25 @@ func (b *builder) groupReads(skip func(groupKey) bool) []string {
 
 // publishedReads are the columns the published-query rule must find
 // published besides the WHERE columns in conds: the grouping columns and
-// every column the aggregate itself reads.
+// every column the aggregate itself reads. A column the aggregate reads is
+// kept even when WHERE restricts it: a published count of the selection
+// (PublishedQuery's path without GROUP BY) fixes how many rows pass, not
+// how they split among the selected values, which a SUM of the column
+// depends on; kept, it is a grouping column there, which only an exactly
+// matching published marginal covers.
 func publishedReads(rd aggReads, conds map[string][]ir.Value) []string {
 	out := slices.Clone(rd.group)
-	add := func(c string) {
-		if _, inWhere := conds[c]; c != "" && !inWhere && !slices.Contains(out, c) {
+	add := func(c string, always bool) {
+		if _, inWhere := conds[c]; c != "" && (always || !inWhere) && !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
-	for _, list := range [][]string{rd.where, rd.arg, rd.values, rd.counted, {rd.value}} {
+	for _, c := range rd.where {
+		add(c, false)
+	}
+	for _, list := range [][]string{rd.arg, rd.values, rd.counted, {rd.value}} {
 		for _, c := range list {
-			add(c)
+			add(c, true)
 		}
 	}
 	return out
@@ -336,7 +346,7 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	ba := b.plan.Backend.Aggs[s.Index]
 	label := b.plan.Aggs[s.Index].Label
 	rd := b.queryColumns(s)
-	where, group := rd.where, rd.group
+	where, group, value := rd.where, rd.group, rd.value
 	if ba.Kind == ir.SumClamped && !rd.expr && rd.value == "" {
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "SUM/AVG of a joined public column is not supported under model %s", ds.Model).
 			WithHint("sum a column of the private table %s", main.Name)
@@ -367,11 +377,8 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	}
 
 	if an.Induced != nil {
-		if conds, ok := b.whereValues(); ok && ba.Kind == ir.CountRows && s.Kind == sensitivity.KindCount && len(b.plan.Backend.Joins) == 0 {
-			if sens, ok := an.InducedCount(conds); ok {
-				b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity %d = the largest change of this count over the Graver basis of the published constraints (per-predicate bound, computed from the basis kept at load)", label, sens))
-				return sens, nil
-			}
+		if value != "" || ba.Kind == ir.CountRows {
+			return b.inducedGraver(an, main, agg, value, label, s)
 		}
 		sens, err := sensitivity.Induced(sensitivity.InducedBounds{MaxL1: an.Induced.MaxL1, MaxHalf: an.Induced.MaxHalf}, agg)
 		if err != nil {
@@ -437,6 +444,36 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	if rd.expr && reach.Value && reach.ValueStep == 0 {
 		b.notes = append(b.notes, fmt.Sprintf("%s: a change of a column the argument reads may move it anywhere in its range, so one tuple change costs up to max(hi − lo, |lo|, |hi|) (no Lipschitz bound in θ is derived for this expression)", label))
 	}
+	valueRule := ""
+	if value != "" || ba.Kind == ir.CountRows {
+		rows := b.sumRows(main, value, s)
+		if lo, hi, nullable, fails, passes, ok := an.PassingRange(rows); ok {
+			// The WHERE clause is read exactly on the constrained columns
+			// (or there is none): a row leaves or enters it only if some
+			// row can fail it, and a passing row adds a value in [lo, hi].
+			if !passes {
+				b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — no row of the declared domains passes the WHERE clause; returned exactly, no budget charged for it", label))
+				x.PerChange = append(x.PerChange, ExplainPerChange{Aggregate: label})
+				return 0, nil
+			}
+			if !fails && reach.Filter {
+				reach.Filter = false
+				valueRule = "; every row of the declared domains passes the WHERE clause, so none enters or leaves it"
+			}
+			if value != "" && !nullable {
+				agg.Lo, agg.Hi, reach.NonNull = lo, hi, true
+				valueRule += fmt.Sprintf("; a passing row adds a value of the declared domain of %s clamped to the bounds, in [%g, %g]",
+					value, float64(lo)*quantumOf(s), float64(hi)*quantumOf(s))
+			}
+		} else if lo, hi, ok := b.domainRange(an, value, s); value != "" && ok {
+			// A constrained column holds only its declared domain values
+			// (verified before serving), never NULL: a row adds a value
+			// of the clamped domain, and a change stays within it.
+			agg.Lo, agg.Hi, reach.NonNull = lo, hi, true
+			valueRule = fmt.Sprintf("; a row adds a value of the declared domain of %s clamped to the bounds, in [%g, %g]",
+				value, float64(lo)*quantumOf(s), float64(hi)*quantumOf(s))
+		}
+	}
 	per, err := sensitivity.PerChange(agg, reach)
 	if err != nil {
 		return 0, err
@@ -446,13 +483,65 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		return 0, err
 	}
 	x.PerChange = append(x.PerChange, ExplainPerChange{Aggregate: label, Contribution: float64(per) * quantumOf(s)})
-	if sens == 0 {
+	switch {
+	case sens == 0:
 		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — no edge of the secret graph (%s) can change it: it reads only columns the secrets keep fixed (or none); returned exactly, no budget charged for it",
 			label, describeSecrets(ds.Secrets)))
-	} else {
-		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = maxT %d × per-change contribution %g (%s)", label, bf.MaxT, float64(per)*quantumOf(s), bf.Method))
+	case bf.EdgesKeepCounts:
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = the largest change by one secret pair of the secret graph (%s), %g: no secret pair changes a published count, so neighbours are single secret changes (maxT = 1, proven in constraints.edgesKeepCounts)%s",
+			label, describeSecrets(ds.Secrets), float64(per)*quantumOf(s), valueRule))
+	default:
+		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity = maxT %d × per-change contribution %g (%s%s)", label, bf.MaxT, float64(per)*quantumOf(s), bf.Method, valueRule))
 	}
 	return sens, nil
+}
+
+// inducedGraver is the induced sensitivity of a SUM of value or of a
+// COUNT(*) (value ""), the smallest of three sound bounds:
+//   - the closed form sensitivity.Induced over the value range (the
+//     clamped declared domain of a constrained summed column, else the
+//     bounds);
+//   - for an ungrouped count whose WHERE is = / IN, the per-predicate
+//     bound (policies.Analysis.InducedCount);
+//   - the Graver basis kept at load with what each row adds per tuple of
+//     the constrained columns (policies.Analysis.InducedSum): the clamped
+//     declared domain value of a constrained summed column, 0 where the
+//     row fails the WHERE clause (read exactly on integer constrained
+//     columns, or as = / IN), both where it may pass or fail.
+func (b *builder) inducedGraver(an *policies.Analysis, main *policies.Table, agg sensitivity.Aggregate, value, label string, s aggShape) (int64, error) {
+	narrowed := ""
+	if value != "" {
+		if lo, hi, ok := b.domainRange(an, value, s); ok {
+			agg.Lo, agg.Hi = lo, hi
+			narrowed = fmt.Sprintf(", over the declared domain of %s clamped to the bounds, [%g, %g]", value, float64(lo)*quantumOf(s), float64(hi)*quantumOf(s))
+		}
+	}
+	closed, err := sensitivity.Induced(sensitivity.InducedBounds{MaxL1: an.Induced.MaxL1, MaxHalf: an.Induced.MaxHalf}, agg)
+	if err != nil {
+		return 0, err
+	}
+	q := quantumOf(s)
+	best, note := closed, fmt.Sprintf("%s: sensitivity %g from the Graver basis of the published constraints (largest L1 %d, largest one-sided %d%s; %s)",
+		label, float64(closed)*q, an.Induced.MaxL1, an.Induced.MaxHalf, narrowed, an.Induced.Method)
+	if conds, ok := b.whereValues(); ok && value == "" && s.Kind == sensitivity.KindCount && len(b.plan.Backend.Joins) == 0 {
+		if sens, ok := an.InducedCount(conds); ok && sens < best {
+			best, note = sens, fmt.Sprintf("%s: sensitivity %d = the largest change of this count over the Graver basis of the published constraints (per-predicate bound, computed from the basis kept at load)", label, sens)
+		}
+	}
+	if sens, exact, ok := an.InducedSum(b.sumRows(main, value, s)); ok && sens < best {
+		what := "an upper bound: Σ |g_a| × the largest |amount| in atom a"
+		if exact {
+			what = "exact for enough rows"
+		}
+		amount := "1 when it passes the WHERE clause"
+		if value != "" {
+			amount = "its value of the declared domain clamped to the bounds"
+		}
+		best, note = sens, fmt.Sprintf("%s: sensitivity %g = the largest change of this aggregate over the Graver basis of the published constraints, each row adding %s (0 when it fails, both when it may pass or fail or be NULL); %s (closed form: %g; %s)",
+			label, float64(sens)*q, amount, what, float64(closed)*q, an.Induced.Method)
+	}
+	b.notes = append(b.notes, note)
+	return best, nil
 }
 
 func quantumOf(s aggShape) float64 {

@@ -49,38 +49,59 @@ func bucketAligned(where ir.Expr, alias string, sec *policies.Secrets, col *poli
 	return true
 }
 
-// evalOn evaluates a predicate of one numeric column at value v. It
-// supports comparisons, BETWEEN, IN with numeric literals, AND, OR, NOT.
+// evalOn evaluates a predicate of one numeric column at value v.
 func evalOn(e ir.Expr, alias, col string, v float64) (bool, bool) {
+	return evalRow(e, alias, func(name string) (float64, bool) { return v, name == col }, false)
+}
+
+// evalRow evaluates a predicate of numeric columns of the row get reads
+// (ok false for a column it does not know). It supports comparisons,
+// BETWEEN, IN with numeric literals, AND, OR, NOT, and answers ok = false
+// for anything else: every column get knows must be non-NULL, so SQL's
+// three-valued logic is two-valued here. With integerOnly, a literal must
+// be an integer or a float that is not a whole number: a float literal
+// whose decimal text rounds to a whole number in float64 (2.99999999999999999)
+// could compare differently in the backend's exact decimal arithmetic,
+// while a non-whole float can never have an integer between its exact
+// value and its float64 rounding.
+func evalRow(e ir.Expr, alias string, get func(col string) (float64, bool), integerOnly bool) (bool, bool) {
 	num := func(x ir.Expr) (float64, bool) {
 		switch n := x.(type) {
 		case ir.ColumnRef:
-			if n.Qualifier == alias && n.Name == col {
-				return v, true
+			if n.Qualifier == alias {
+				return get(n.Name)
 			}
 		case ir.Literal:
 			if n.Value.IsNumber() {
-				return n.Value.AsFloat()
+				f, ok := n.Value.AsFloat()
+				if integerOnly && n.Value.Kind != ir.KindInt && f == math.Trunc(f) {
+					return 0, false
+				}
+				return f, ok
 			}
 		case ir.Neg:
 			if f, ok := n.X.(ir.Literal); ok && f.Value.IsNumber() {
 				x, _ := f.Value.AsFloat()
+				if integerOnly && f.Value.Kind != ir.KindInt && x == math.Trunc(x) {
+					return 0, false
+				}
 				return -x, true
 			}
 		}
 		return 0, false
 	}
+	eval := func(x ir.Expr) (bool, bool) { return evalRow(x, alias, get, integerOnly) }
 	switch n := e.(type) {
 	case ir.And:
-		l, ok1 := evalOn(n.L, alias, col, v)
-		r, ok2 := evalOn(n.R, alias, col, v)
+		l, ok1 := eval(n.L)
+		r, ok2 := eval(n.R)
 		return l && r, ok1 && ok2
 	case ir.Or:
-		l, ok1 := evalOn(n.L, alias, col, v)
-		r, ok2 := evalOn(n.R, alias, col, v)
+		l, ok1 := eval(n.L)
+		r, ok2 := eval(n.R)
 		return l || r, ok1 && ok2
 	case ir.Not:
-		x, ok := evalOn(n.X, alias, col, v)
+		x, ok := eval(n.X)
 		return !x, ok
 	case ir.Compare:
 		l, ok1 := num(n.L)

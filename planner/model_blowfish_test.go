@@ -66,10 +66,51 @@ func TestBlowfishSensitivities(t *testing.T) {
 		{"untouched histogram", "SELECT kind, COUNT(*) FROM visits GROUP BY kind", []float64{0}, 0},
 		{"untouched sum", "SELECT SUM(y) FROM visits WHERE kind = 'a'", []float64{0}, 0},
 		{"mixed: zero part takes no ε", "SELECT COUNT(*), SUM(x) FROM visits", []float64{0, 5}, 0.5},
-		// blowfish literal, one marginal over 3 cities: maxT = 3.
-		{"marginal literal histogram", "SELECT rooms, COUNT(*) FROM homes GROUP BY rooms", []float64{6}, 0.5},
-		{"marginal literal sum", "SELECT SUM(rooms) FROM homes", []float64{27}, 0.5},
+		// blowfish literal, one marginal over 3 cities, full secrets:
+		// maxT = 3 (Thm 8.4); rooms is not constrained, so it may be NULL
+		// and its declared domain is not relied on: 3 × max(9 − 1, 9).
+		{"marginal literal histogram", "SELECT rooms, COUNT(*) FROM homes_full GROUP BY rooms", []float64{6}, 0.5},
+		{"marginal literal sum", "SELECT SUM(rooms) FROM homes_full", []float64{27}, 0.5},
+		// Partition secrets on city with a marginal on city: no secret
+		// pair changes a published count, so neighbours are single
+		// secret changes (was 3 × 2 and 3 × 9 before this rule).
+		{"marginal kept by the partition: histogram", "SELECT rooms, COUNT(*) FROM homes GROUP BY rooms", []float64{2}, 0.5},
+		{"marginal kept by the partition: sum", "SELECT SUM(rooms) FROM homes", []float64{9}, 0.5},
+		{"marginal kept by the partition: count", "SELECT COUNT(*) FROM homes WHERE rooms > 4", []float64{1}, 0.5},
 		{"marginal literal city histogram (published)", "SELECT city, COUNT(*) FROM homes GROUP BY city", []float64{0}, 0},
+		// Issue 12's example: induced chain over x ∈ {3..6}, SUM(x)
+		// clamped to [4, 6]. The closed form gave MaxHalf 2 × 6 = 12; the
+		// only Graver element ±(1, −1, 1, −1) changes the clamped sum by
+		// 4 − 4 + 5 − 6 = −1 (constraints.TestInducedSumChainExample
+		// checks 1 against the oracle).
+		{"induced chain sum (issue 12)", "SELECT SUM(x) FROM ct", []float64{1}, 0.5},
+		{"induced chain sum over a subset", "SELECT SUM(x) FROM ct WHERE x IN (5, 6)", []float64{1}, 0.5},
+		// w may fail the filter: each row adds 0 or its value. The best
+		// element removes x = 3 and 5 rows that fail (0) and adds 4 and
+		// 6: 4 + 6 = 10.
+		{"induced chain sum, other filter", "SELECT SUM(x) FROM ct WHERE w > 5", []float64{10}, 0.5},
+		// Grouped by x: Σ |g_a| × |clamped x| = 4 + 4 + 5 + 6 (was 4 × 6).
+		{"induced chain grouped sum", "SELECT x, SUM(x) FROM ct GROUP BY x", []float64{19}, 0.5},
+		// x is not the summed column of w: the bounds hold, as before.
+		{"induced chain sum of an unconstrained column", "SELECT SUM(w) FROM ct", []float64{20}, 0.5},
+		// blowfish literal, marginal on x (4 cells), full secrets: maxT 4
+		// × a change within the clamped domain [4, 6], never NULL: 2 (was
+		// 4 × 6 = 24). An upper bound: the marginal publishes the
+		// multiset of x, so the true sensitivity is 0.
+		// The marginal on x fixes every n_v, so SUM(x) = Σ n_v·clamp(v)
+		// is published (the published-query rule, which also covers a
+		// summed column).
+		{"blowfish literal sum over a small domain", "SELECT SUM(x) FROM cb", []float64{0}, 0},
+		// x > 4 is read exactly on the domain: a row fails it (adds 0) or
+		// adds 5 or 6: maxT 4 × 6.
+		{"blowfish literal filtered sum over a small domain", "SELECT SUM(x) FROM cb WHERE x > 4", []float64{24}, 0.5},
+		// Every domain value passes: no row enters or leaves the WHERE.
+		{"blowfish literal sum, WHERE true on the domain", "SELECT SUM(x) FROM cb WHERE x >= 3", []float64{8}, 0.5},
+		{"blowfish literal sum, WHERE false on the domain", "SELECT SUM(x) FROM cb WHERE x > 6", []float64{0}, 0},
+		// A real column: maxT 2 × (0.5 − 0.25) on the lattice (γ divides
+		// 0.25); the bounds alone gave 2 × 1.
+		{"blowfish literal sum of a real column", "SELECT SUM(x) FROM rb", []float64{0}, 0},
+		{"blowfish literal filtered sum of a real column", "SELECT SUM(x) FROM rb WHERE x > 0.3", []float64{1}, 0.5},
 		// Bucketed partition of age: WHERE clauses that are unions of
 		// buckets are untouched by secret pairs.
 		{"bucket-aligned count", "SELECT COUNT(*) FROM folks WHERE age BETWEEN 18 AND 64", []float64{0}, 0},
@@ -212,5 +253,43 @@ datasets:
 				t.Errorf("sensitivity %g, want %g (notes %v)", got, tc.want, pl.Notes)
 			}
 		})
+	}
+}
+
+// TestBlowfishNotesNameTheRule: explain says which rule gave each bound.
+func TestBlowfishNotesNameTheRule(t *testing.T) {
+	p := loadBlowfish(t)
+	tests := []struct{ sql, want string }{
+		{"SELECT SUM(x) FROM ct", "sensitivity 1 = the largest change of this aggregate over the Graver basis of the published constraints, each row adding its value of the declared domain clamped to the bounds"},
+		{"SELECT SUM(x) FROM ct", "exact for enough rows (closed form: 12;"},
+		{"SELECT x, SUM(x) FROM ct GROUP BY x", "an upper bound"},
+		{"SELECT SUM(w) FROM ct", "sensitivity 20 from the Graver basis"},
+		{"SELECT SUM(x) FROM cb WHERE x >= 3", "a passing row adds a value of the declared domain of x clamped to the bounds, in [4, 6]"},
+		{"SELECT SUM(rooms) FROM homes", "no secret pair changes a published count, so neighbours are single secret changes (maxT = 1"},
+		{"SELECT SUM(rooms) FROM homes_full", "maxT 3 × per-change contribution 9"},
+	}
+	for _, tc := range tests {
+		pl, err := plan(t, p, tc.sql, planArgs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(pl.Notes, "\n"), tc.want) {
+			t.Errorf("%s: notes lack %q:\n%s", tc.sql, tc.want, strings.Join(pl.Notes, "\n"))
+		}
+	}
+	pl, err := plan(t, p, "SELECT rooms, COUNT(*) FROM homes GROUP BY rooms", planArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(pl.Explain(nil))
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := m["reading"].(string); !strings.Contains(r, "no secret pair can change") || m["max_tuple_changes"] != 1.0 {
+		t.Errorf("explain --json reading %q, max_tuple_changes %v: %s", m["reading"], m["max_tuple_changes"], b)
+	}
+	if r, _ := m["rule"].(string); !strings.Contains(r, "no edge of the secret graph changes any published count") {
+		t.Errorf("rule %q", r)
 	}
 }

@@ -82,6 +82,9 @@ type Plan struct {
 	// key sets (Keys.Mode KeysDomain, no Aggs). The answer is the key
 	// set, public by the policy: no backend call, no charge.
 	KeysOnly bool
+	// GroupingSets is GROUP BY ROLLUP / CUBE / GROUPING SETS (nil for a
+	// plain GROUP BY): how the sets' rows are released (groupingsets.go).
+	GroupingSets *GroupingSetsPlan
 	// CacheKey identifies the release (the noisy aggregate table before
 	// post-processing): same dataset policy, same true aggregates, same
 	// sensitivities and ε shares, same key selection.
@@ -169,6 +172,9 @@ const (
 	// argument and keys reference outputs as ir.OutputRef), computed by
 	// the proxy after HAVING (post-processing; never sent to the backend).
 	OutWindow
+	// OutGrouping is GROUPING(keys) (Grouping, indexes into Groups): a
+	// function of the grouping set of the row, public (groupingsets.go).
+	OutGrouping
 )
 
 // Output is one column of the noisy result.
@@ -195,6 +201,8 @@ type Output struct {
 	AfterWindows bool
 	// Window (OutWindow) is the window function.
 	Window ir.Window
+	// Grouping (OutGrouping) are the keys GROUPING(...) reads.
+	Grouping []int
 }
 
 // OrderKey is one ORDER BY key over outputs.

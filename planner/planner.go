@@ -312,6 +312,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	if err := b.groups(q); err != nil {
 		return nil, err
 	}
+	if err := b.bindGroupingSets(q); err != nil {
+		return nil, err
+	}
 	if !pl.NoRows {
 		b.narrowKeys()
 	}
@@ -411,6 +414,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		pl.Keys.Threshold = tau
 		pl.Notes = append(pl.Notes, fmt.Sprintf(
 			"group keys are not declared: a key is released only if its noisy count is at least %d (threshold selection, δ = %g)", tau, delta))
+	}
+	if err := b.planGroupingSets(eps, ds, main); err != nil {
+		return nil, err
 	}
 	if err := p.checkLimits(pl.Backend); err != nil {
 		return nil, err
@@ -520,6 +526,7 @@ func cacheKey(pl *Plan) string {
 		}
 		fmt.Fprintf(h, "sql:%s/null:%t\x00", g.DomainSQL, g.NullKey)
 	}
+	hashGroupingSets(h, pl.GroupingSets)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -330,10 +330,9 @@ func (an *Analysis) InducedCount(where map[string][]ir.Value) (int64, bool) {
 			continue
 		}
 		a := make([]bool, len(dom))
-		all, none := true, true
+		none := true
 		for i, d := range dom {
 			a[i] = containsValue(vs, d)
-			all = all && a[i]
 			none = none && !a[i]
 		}
 		for _, v := range vs {
@@ -346,7 +345,10 @@ func (an *Analysis) InducedCount(where map[string][]ir.Value) (int64, bool) {
 		}
 		if i, ok := an.colIndex[c]; ok {
 			allowed[i] = a
-		} else if !all {
+		} else {
+			// Nothing verifies the domain of a column outside the
+			// constraints: it may hold NULL or an undeclared value, which
+			// fails even a list of its whole declared domain.
 			restrictsOther = true
 		}
 	}

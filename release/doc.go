@@ -14,7 +14,10 @@
 // reservation pending and charged, and only durable releases are reused. A reservation is refunded
 // only when the backend certainly never ran the statement
 // (sqlerr.BackendUnavailable); any later failure stays charged and
-// reaches the client as a generic error.
+// reaches the client as a generic error. Grouping sets released set by set
+// (groupingsets.go) run one backend query per set under one reservation:
+// refunded only if the first fails before running; once one ran, any
+// failure keeps the charge.
 //
 // release may import planner, ledger, noise, policies, ir and sqlerr. It
 // must not import wire front ends, parsers or database drivers.

@@ -73,6 +73,9 @@ type Column struct {
 	// expressible, as for AVG).
 	Scale float64
 	CI95  float64
+	// Interval is the 95% interval in words when CI95 cannot give it (the
+	// variance family's shrinks with the group's row count).
+	Interval string
 	// Uses (an expression column, Aggregate "expr"): the noisy aggregates
 	// the expression is computed from, each with its own noise, so that
 	// the cost notice describes the noise of ROUND(AVG(x), 2) too.
@@ -102,6 +105,10 @@ type stored struct {
 type storedRow struct {
 	Keys []ir.Value `json:"k,omitempty"`
 	Aggs []int64    `json:"a"`
+	// Set is the row's grouping set (groupingsets.go): stored, the index
+	// of its separate release; expanded for post-processing, the index of
+	// the set as written. 0 without grouping sets.
+	Set int `json:"s,omitempty"`
 }
 
 // Run answers a private plan for user.
@@ -142,6 +149,9 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
 		}
 		return e.finish(user, pl, &rel, policies.Budget{}, true)
+	}
+	if pl.GroupingSets.Separate() {
+		return e.runSeparate(ctx, user, pl, limit)
 	}
 
 	// Public work first: nothing is charged if it fails.
@@ -411,14 +421,19 @@ func noRowsRelease(pl *planner.Plan) *stored {
 // OFFSET/LIMIT, and drops hidden columns.
 func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, charged policies.Budget, cached bool) (*Result, error) {
 	clamp := pl.Dataset.ClampCountsAtZero()
-	rows := make([][]ir.Value, 0, len(rel.Rows))
-	for _, sr := range rel.Rows {
+	srs, err := expandSets(pl, rel.Rows)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]ir.Value, 0, len(srs))
+	for _, sr := range srs {
 		if len(sr.Aggs) != len(pl.Aggs) || len(sr.Keys) != len(pl.Groups) && pl.Keys.Mode != planner.KeysNone {
 			return nil, sqlerr.New(sqlerr.Internal, "internal error: a cached release does not match its plan")
 		}
 		row := make([]ir.Value, len(pl.Outputs))
+		rp := setPlan(pl, sr)
 		for i, o := range pl.Outputs {
-			row[i] = outputValue(pl, o, sr, clamp)
+			row[i] = outputValue(rp, o, sr, clamp)
 		}
 		// Expressions read the other outputs only, never one another
 		// (those that read a window are computed after the windows).
@@ -536,6 +551,7 @@ func aggregateColumn(pl *planner.Plan, o planner.Output) Column {
 	if !math.IsNaN(s.CI95) {
 		c.CI95 = s.CI95
 	}
+	c.Interval = s.Interval
 	return c
 }
 
@@ -558,6 +574,8 @@ func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) i
 	switch o.Kind {
 	case planner.OutGroup:
 		return sr.Keys[o.Group]
+	case planner.OutGrouping:
+		return ir.Int(pl.GroupingValue(o, sr.Set))
 	case planner.OutAggregate:
 		parts := make([]aggregate.Noisy, len(o.Parts))
 		for i, pi := range o.Parts {

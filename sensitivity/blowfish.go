@@ -21,6 +21,10 @@ type Reach struct {
 	// lattice units (distance secrets: θ); 0 means any value within the
 	// bounds.
 	ValueStep int64
+	// NonNull: the summed column never holds NULL (a constrained column,
+	// whose declared domain serve verifies), so a value change stays in
+	// [Lo, Hi] instead of possibly reaching NULL (which adds 0).
+	NonNull bool
 }
 
 // PerChange is c(q): the largest L1 change of agg when one tuple changes
@@ -35,8 +39,13 @@ type Reach struct {
 // or leaving costs |v| ≤ M = max(|lo|, |hi|) (Filter); a value change
 // costs ≤ hi − lo, or ≤ min(step, hi − lo) when bounded by a step —
 // except that a value change without a step can also be a change to or
-// from NULL, which costs ≤ M, so it is max(hi − lo, M). Grouped sum:
-// moving groups costs |v(x)| + |v(y)| ≤ 2M (Group); otherwise as the sum.
+// from NULL, which costs ≤ M, so it is max(hi − lo, M) unless the column
+// is NonNull. Grouped sum: moving groups costs |v(x)| + |v(y)| ≤ 2M
+// (Group); otherwise as the sum.
+//
+// Lo and Hi need not be the clamping bounds: any interval that holds
+// every value a row can add when it passes (the clamped declared domain,
+// for instance) makes the same proof hold.
 func PerChange(agg Aggregate, r Reach) (int64, error) {
 	if agg.Kind == KindSum || agg.Kind == KindGroupedSum {
 		if agg.Lo > agg.Hi {
@@ -71,6 +80,9 @@ func PerChange(agg Aggregate, r Reach) (int64, error) {
 		}
 		if r.Value {
 			w := width(agg.Lo, agg.Hi) // max(hi − lo, M)
+			if r.NonNull {
+				w = uint64(agg.Hi) - uint64(agg.Lo) // exact for lo ≤ hi
+			}
 			if r.ValueStep > 0 {
 				// uint64 subtraction is exact for lo ≤ hi.
 				w = min(uint64(r.ValueStep), uint64(agg.Hi)-uint64(agg.Lo))

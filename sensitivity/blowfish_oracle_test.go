@@ -44,6 +44,21 @@ type bfQuery struct {
 	scale        int64 // summed value = scale · (column index value) + offset
 }
 
+// domainRange is q's aggregate with Lo and Hi narrowed to the smallest
+// and largest clamped value a row can hold (the clamped domain).
+func (q bfQuery) domainRange() Aggregate {
+	a := Aggregate{Kind: q.kind, Lo: q.lo, Hi: q.hi}
+	if q.agg.Value == nil {
+		return a
+	}
+	a.Lo, a.Hi = q.hi, q.lo
+	for _, v := range q.agg.Value {
+		c := min(max(v, q.lo), q.hi)
+		a.Lo, a.Hi = min(a.Lo, c), max(a.Hi, c)
+	}
+	return a
+}
+
 func randomBFQuery(r *rand.Rand, d bfDomain) bfQuery {
 	n := d.size()
 	var q bfQuery
@@ -206,6 +221,17 @@ func TestBlowfishNoConstraintsAgainstOracle(t *testing.T) {
 			t.Fatalf("trial %d %v %+v %v where %v group %v value %q [%d,%d]: oracle %d > %d; witness %v → %v",
 				trial, d, g, q.kind, q.where, q.group, q.value, q.lo, q.hi, w.L1, per, w.D1, w.D2)
 		}
+		// The clamped domain with no NULL (the oracle's rows) holds too.
+		nn := g.Reach(q.where, q.group, q.value)
+		nn.NonNull = true
+		narrow, err := PerChange(q.domainRange(), nn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.L1 > narrow || narrow > per {
+			t.Fatalf("trial %d %v %+v %v where %v group %v value %q [%d,%d]: oracle %d, narrowed %d, bounds %d",
+				trial, d, g, q.kind, q.where, q.group, q.value, q.lo, q.hi, w.L1, narrow, per)
+		}
 		if per == 0 {
 			zeros++
 		}
@@ -275,30 +301,42 @@ func TestBlowfishConstraintsAgainstOracle(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
+			// b.SecretsOnly: every change between neighbours is an edge of
+			// G (the opt-in reading, or no edge changes a published
+			// count under either reading).
 			reach := AnyChange(q.where, q.group, q.value)
-			if secretsOnly {
+			if b.SecretsOnly {
 				reach = g.Reach(q.where, q.group, q.value)
-			}
-			per, err := PerChange(agg, reach)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bound, err := Blowfish(b.MaxT, per)
-			if err != nil {
-				t.Fatal(err)
 			}
 			w, err := oracle.BlowfishMaxL1(oracle.BlowfishPolicy{Domain: d.size(), N: 3, Edge: edge, Counts: preds, SecretsOnly: secretsOnly}, q.agg.Query())
 			if err != nil {
 				t.Fatal(err)
 			}
-			checked++
-			if w.L1 > bound {
-				t.Fatalf("trial %d %v %+v secretsOnly=%v %v where %v group %v value %q [%d,%d]: oracle %d > maxT %d × %d; witness %v → %v",
-					trial, d, g, secretsOnly, q.kind, q.where, q.group, q.value, q.lo, q.hi, w.L1, b.MaxT, per, w.D1, w.D2)
+			// Both the clamping bounds and the clamped domain (the values
+			// the oracle's rows can hold; none is NULL) must hold.
+			narrow, nonNull := q.domainRange(), reach
+			nonNull.NonNull = true
+			for _, c := range []struct {
+				agg   Aggregate
+				reach Reach
+			}{{agg, reach}, {narrow, nonNull}} {
+				per, err := PerChange(c.agg, c.reach)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bound, err := Blowfish(b.MaxT, per)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checked++
+				if w.L1 > bound {
+					t.Fatalf("trial %d %v %+v secretsOnly=%v %v where %v group %v value %q [%d,%d] (%+v %+v): oracle %d > maxT %d × %d; witness %v → %v",
+						trial, d, g, secretsOnly, q.kind, q.where, q.group, q.value, q.lo, q.hi, c.agg, c.reach, w.L1, b.MaxT, per, w.D1, w.D2)
+				}
 			}
 		}
 	}
-	if checked < 200 {
+	if checked < 400 {
 		t.Errorf("only %d cases checked", checked)
 	}
 }

@@ -370,8 +370,11 @@ func noiseText(c release.Column) string {
 	case aggregate.ByName(c.Aggregate) != nil && aggregate.ByName(c.Aggregate).Notice != "":
 		// A composite aggregate (AVG): its unit says how it is computed.
 		text := aggregate.ByName(c.Aggregate).Notice
-		if c.CI95 > 0 {
+		switch {
+		case c.CI95 > 0:
 			text += fmt.Sprintf(", 95%% within ±%.4g", c.CI95)
+		case c.Interval != "":
+			text += ", 95% within " + c.Interval
 		}
 		return text
 	case c.Scale == 0:
