@@ -19,7 +19,10 @@ func TestLookup(t *testing.T) {
 		{PostgreSQL, "COUNT", Count},
 		{MySQL, "Sum", Sum},
 		{MySQL, "avg", Avg},
-		{PostgreSQL, "max", nil},
+		{PostgreSQL, "max", Max},
+		{MySQL, "MEDIAN", Median},
+		{PostgreSQL, "percentile_disc", PercentileDisc},
+		{PostgreSQL, "array_agg", nil},
 		{MySQL, "group_concat", nil},
 	}
 	for _, tt := range tests {

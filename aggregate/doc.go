@@ -1,6 +1,7 @@
 // Package aggregate owns the aggregate functions the proxy answers, one
 // unit per aggregate (one file each: count.go, sum.go, avg.go; variance.go
-// declares the four forms of one family), the way
+// declares the four forms of one family, quantile.go the quantiles MIN,
+// MAX, median and percentiles), the way
 // Google's DP library keeps one type per aggregation. A Unit declares
 // everything about its aggregate in one place:
 //
@@ -21,8 +22,10 @@
 // release step draws each part's noise and calls Value. The package holds
 // no state: the list of units (units.go) is fixed at compile time.
 //
-// It imports only ir and sensitivity (the vocabulary of part shapes); it
-// never imports planner, release, backends or parser, which all import it.
+// It imports ir, sensitivity (the vocabulary of part shapes), sqlerr (a
+// unit's Check refusals) and its subpackage quantile (the arithmetic of the
+// quantile family: grids, rank utility, exponential mechanism); it never
+// imports planner, release, backends or parser, which all import it.
 //
 // # Adding an aggregate
 //
@@ -42,9 +45,16 @@
 //     the parts' true values (backends/*_test.go pattern).
 //  4. Add a README line under the query language section.
 //
-// A part whose primitive or shape is new (per-bin counts, distinct
-// counts) also needs the primitive in ir.BackendAgg and the renderers,
-// and the shape's per-model sensitivity in the planner's model code;
-// until the model code knows a shape it refuses the query with its
-// reason, never guesses.
+// A part whose primitive or shape is new also needs the primitive in
+// ir.BackendAgg and the renderers, and the shape's per-model sensitivity
+// in the planner's model code; until the model code knows a shape it
+// refuses the query with its reason, never guesses. Distinct counts exist:
+// a ShapeDistinct or ShapeDistinctUnits part (count_distinct.go, COUNT
+// with DISTINCT) counts ir.CountDistinct, with its sensitivity kinds in
+// package sensitivity (distinct.go), so another distinct aggregate is a
+// part built with DistinctPart. Per-bin
+// counts exist: a ShapeBins part (quantile.go) carries its grid and
+// fraction in Part.Quantile; the planner builds its per-bin query and
+// rate (planner/quantile.go) and the release draws it (release/quantile.go),
+// so another quantile-like unit (an interquartile range, say) is one file.
 package aggregate

@@ -22,6 +22,10 @@ const (
 	ShapeCount Shape = iota
 	// ShapeSum adds each row's value clamped to the part's [Lo, Hi].
 	ShapeSum
+	// ShapeBins counts the argument's values per bin of its Quantile grid
+	// (a histogram GROUP BY keys…, bin(x), computed by a query of its
+	// own): grouped or not, its sensitivity is that histogram's.
+	ShapeBins
 	// ShapeDistinct counts the distinct non-NULL values of the argument
 	// among the bounded rows; ShapeDistinctUnits those of the privacy
 	// unit column (the number of units). See count_distinct.go.
@@ -33,6 +37,8 @@ const (
 // when grouped.
 func (s Shape) Kind(grouped bool) sensitivity.Kind {
 	switch {
+	case s == ShapeBins:
+		return sensitivity.KindHistogram
 	case s == ShapeDistinct || s == ShapeDistinctUnits:
 		return sensitivity.Distinct{Grouped: grouped, Units: s == ShapeDistinctUnits}.Kind()
 	case s == ShapeCount && grouped:
@@ -50,8 +56,13 @@ type Mechanism uint8
 
 const (
 	// DiscreteLaplace adds discrete Laplace noise scaled to the part's
-	// sensitivity (on a lattice for real sums). Every part today.
+	// sensitivity (on a lattice for real sums).
 	DiscreteLaplace Mechanism = iota
+	// Exponential selects one candidate of a ShapeBins part's grid per
+	// group by the exponential mechanism over its rank utility (package
+	// aggregate/quantile); the part's released value is the candidate's
+	// index.
+	Exponential
 )
 
 // Arg is an aggregate's argument as the planner analysed it.
@@ -73,6 +84,11 @@ type Arg struct {
 	// (set for Numeric units only).
 	Type   string
 	Lo, Hi float64
+	// Range is the exact clamping bounds of an Ordered unit's column
+	// (ir.Int, ir.Float or a date or time value), Domain its declared
+	// static domain (nil when none).
+	Range  [2]ir.Value
+	Domain []ir.Value
 	// Unit: the argument is the privacy unit column of the private table
 	// (a bare column), so that COUNT(DISTINCT unit) counts units.
 	Unit bool
@@ -101,6 +117,9 @@ type Part struct {
 	// inferred range, which sets the sensitivity), SumType and, when
 	// empty, Label; Agg.Kind stays the unit's.
 	Of ir.Expr
+	// Quantile describes a ShapeBins part: its candidate grid and
+	// fraction (quantile.go). Parts with equal Quantile keys are one.
+	Quantile *Quantile
 }
 
 // Noisy is one part's released value: Units × Quantum.
@@ -133,6 +152,10 @@ type PartNoise struct {
 	CI95    float64
 	// Lo and Hi are a sum part's clamp (0, 0 for counts).
 	Lo, Hi float64
+	// RankError is an Exponential part's bound R: with probability at
+	// least 95% the released candidate lies within R rows (in sorted
+	// order) of the requested rank.
+	RankError float64
 }
 
 // Summary describes a column's noise for explain: for a one-part unit its
@@ -150,6 +173,8 @@ type Summary struct {
 	// CI95OverN/n (Mechanism says how it was derived and what to take
 	// the square root of for a standard deviation).
 	CI95OverN float64
+	// RankError is a quantile's 95% rank error bound in rows (0: none).
+	RankError float64
 	// Interval, when set, is the 95% interval in words for the cost
 	// notice, when CI95 cannot say it ("±3.6e+05/n for a group of n rows").
 	Interval string
@@ -169,6 +194,14 @@ type Unit struct {
 	// Numeric: the argument must be a number with bounds (declared or
 	// inferred); the planner refuses it otherwise.
 	Numeric bool
+	// Ordered: the argument must be a column of a number, date or time
+	// type with declared bounds (or a static domain, whose extent
+	// serves); the planner fills Arg.Range and Arg.Domain.
+	Ordered bool
+	// Check, when set, refuses an argument the unit cannot take whatever
+	// the data (a fraction outside [0, 1]); the planner calls it before
+	// Parts, so nothing is charged.
+	Check func(a Arg) error
 	// Parts lists the true aggregates the unit needs.
 	Parts func(a Arg) []Part
 	// Type is the policies type of the result for values of argType.

@@ -4,7 +4,7 @@ import "strings"
 
 // units is the one list of aggregates: adding one is a file and a line
 // here.
-var units = []*Unit{Count, Sum, Avg, VarPop, VarSamp, StddevPop, StddevSamp}
+var units = []*Unit{Count, Sum, Avg, VarPop, VarSamp, StddevPop, StddevSamp, Min, Max, Median, PercentileCont, PercentileDisc}
 
 // All returns the units in list order.
 func All() []*Unit { return append([]*Unit(nil), units...) }

@@ -9,6 +9,8 @@
 //     DiscreteLaplace, the exact two-sided geometric distribution, both after
 //     Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential
 //     Privacy" (2020), Algorithms 1 and 2;
+//   - Exponential, the exponential mechanism sampled exactly by rejection
+//     with BernoulliExp, and its Rate ε/(2Δu) rounded down;
 //   - Scale (the noise scale Δ/ε as an exact rational), Lattice (the
 //     power-of-two grid real-valued sums are computed and released on) and
 //     ThresholdFor (the release threshold of GROUP BY keys without a

@@ -498,6 +498,15 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 			}
 			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Alias: f.AsName.O})
 			continue
+		case *ast.FuncCallExpr:
+			if u := myCallAggregate(x); u != nil {
+				agg, err := m.myAggregateCall(x, u)
+				if err != nil {
+					return nil, err
+				}
+				items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Alias: f.AsName.O})
+				continue
+			}
 		}
 		// Anything else is post-processing over aggregates, grouping
 		// columns and constants, converted as HAVING is.
@@ -733,6 +742,12 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 		}
 		return m.aggregate(x)
 	case *ast.FuncCallExpr:
+		if u := myCallAggregate(x); u != nil {
+			if !aggs {
+				return nil, notAgg(msgAggInWhere)
+			}
+			return m.myAggregateCall(x, u)
+		}
 		return m.funcCall(x, aggs)
 	case *ast.CaseExpr:
 		return m.caseExpr(x, aggs)

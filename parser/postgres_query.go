@@ -612,7 +612,11 @@ func pgAggregateCall(f *pg.FuncCall) (ir.Aggregate, error) {
 	switch {
 	case f.Over != nil:
 		return ir.Aggregate{}, notAgg(msgWindow)
-	case len(f.AggOrder) > 0 || f.AggWithinGroup:
+	case f.AggWithinGroup:
+		return pgWithinGroup(f, u)
+	case u.Fraction:
+		return ir.Aggregate{}, notAgg("%s is an ordered-set aggregate: write %s(p) WITHIN GROUP (ORDER BY column)", u.Name, u.Name)
+	case len(f.AggOrder) > 0:
 		return ir.Aggregate{}, notAgg("ORDER BY inside an aggregate is not supported")
 	case f.FuncVariadic:
 		return ir.Aggregate{}, notAgg(msgAggArg)

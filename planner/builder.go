@@ -563,6 +563,11 @@ func (b *builder) agg(p aggregate.Part) int {
 	case a.Column != nil:
 		key = fmt.Sprintf("%d/%s.%s", a.Kind, a.Column.Qualifier, a.Column.Name)
 	}
+	if p.Quantile != nil {
+		// A quantile's part is its selection, not the count its Agg
+		// also names.
+		key += "/quantile:" + p.Quantile.Key()
+	}
 	if b.aggKeys == nil {
 		b.aggKeys = map[string]int{}
 	}
@@ -617,6 +622,11 @@ func (b *builder) aggregateOutput(a ir.Aggregate, alias string, hidden bool) (in
 	if a.Arg != nil {
 		arg.Source = *a.Arg
 	}
+	if u.Check != nil {
+		if err := u.Check(arg); err != nil {
+			return 0, err
+		}
+	}
 	out := Output{Name: alias, Hidden: hidden, Kind: OutAggregate, Unit: u, Arg: arg, Type: u.Type(arg.Type)}
 	if out.Name == "" {
 		out.Name = u.Name
@@ -627,7 +637,7 @@ func (b *builder) aggregateOutput(a ir.Aggregate, alias string, hidden bool) (in
 				return 0, err
 			}
 		}
-		if p.Mechanism != aggregate.DiscreteLaplace {
+		if p.Mechanism != aggregate.DiscreteLaplace && !(p.Mechanism == aggregate.Exponential && p.Shape == aggregate.ShapeBins && p.Quantile != nil) {
 			return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s: this version cannot release its part %s", strings.ToUpper(u.Name), p.Label)
 		}
 		out.Parts = append(out.Parts, b.agg(p))
@@ -713,6 +723,9 @@ func (b *builder) columnArg(u *aggregate.Unit, arg *ir.ColumnRef) (aggregate.Arg
 	if r.decl != nil {
 		out.Type = r.decl.Type
 	}
+	if u.Ordered {
+		return b.orderedArg(u, r, out)
+	}
 	if !u.Numeric {
 		return out, nil
 	}
@@ -777,6 +790,10 @@ func (b *builder) exprArg(u *aggregate.Unit, src ir.Expr) (aggregate.Arg, error)
 	})
 	if perr != nil {
 		return aggregate.Arg{}, perr
+	}
+	if u.Ordered {
+		return aggregate.Arg{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s(%s): a quantile takes a column, not an expression", strings.ToUpper(u.Name), ir.FormatExpr(src)).
+			WithHint("write the column itself; its declared bounds (or domain) give the candidate values")
 	}
 	x, info, err := exprtype.Scalar(src, b.exprColumn)
 	if err != nil {
@@ -1338,6 +1355,14 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 		case aggregate.ShapeCount, aggregate.ShapeDistinct, aggregate.ShapeDistinctUnits:
 			a.Quantum = 1
 			sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: kind})
+		case aggregate.ShapeBins:
+			// The histogram GROUP BY (keys…, bin(x)): its sensitivity
+			// bounds the rank utility's (planner/quantile.go).
+			a.Quantum = 1
+			sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: kind})
+			if err == nil {
+				b.ddpQuantileMultiplier(ds, a)
+			}
 		case aggregate.ShapeSum:
 			lo, hi := ba.Lo, ba.Hi
 			if part.SumType == policies.TypeInteger {

@@ -24,6 +24,9 @@ func (a AggPlan) Noise(src noise.Source) (int64, error) {
 
 // CI95 is the half-width of the 95% interval of the noise, in output units.
 func (a AggPlan) CI95() float64 {
+	if a.Quantile != nil {
+		return 0 // no additive noise: see RankError
+	}
 	hw, err := a.Scale.HalfWidth(0.95)
 	if err != nil {
 		return math.Inf(1)

@@ -60,6 +60,10 @@ type ExplainCol struct {
 	// CI95OverN (VAR, STDDEV): the 95% half-width for a group of n rows
 	// is CI95OverN/n (Mechanism says how it was derived).
 	CI95OverN float64 `json:"ci95_over_n,omitempty"`
+	// RankError (quantiles: MIN, MAX, median, percentiles): with
+	// probability at least 95% the value's rank is within this many rows
+	// of the requested one.
+	RankError float64 `json:"rank_error,omitempty"`
 	// Parts are the noisy true aggregates a composite aggregate (AVG)
 	// is computed from, each with its own noise and ε share.
 	Parts []ExplainPart `json:"parts,omitempty"`
@@ -83,7 +87,7 @@ func (pl *Plan) PartNoise(o Output) []aggregate.PartNoise {
 		a := pl.Aggs[pi]
 		ba := pl.Backend.Aggs[pi]
 		out[i] = aggregate.PartNoise{Label: a.Label, Sensitivity: a.SensitivityValue(), Mechanism: a.Mechanism(), Scale: a.ScaleValue(),
-			Quantum: a.Quantum, Epsilon: a.Epsilon, CI95: a.CI95(), Lo: ba.Lo, Hi: ba.Hi}
+			Quantum: a.Quantum, Epsilon: a.Epsilon, CI95: a.CI95(), Lo: ba.Lo, Hi: ba.Hi, RankError: a.RankError()}
 	}
 	return out
 }
@@ -132,6 +136,8 @@ type ExplainAgg struct {
 	Epsilon     float64 `json:"epsilon"`
 	Scale       float64 `json:"scale"`
 	Mechanism   string  `json:"mechanism"`
+	// RankError: a quantile part's 95% rank error bound in rows.
+	RankError float64 `json:"rank_error,omitempty"`
 }
 
 // ExplainPass describes a pass-through statement.
@@ -188,7 +194,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 	for _, a := range pl.Aggs {
 		x.Aggregates = append(x.Aggregates, ExplainAgg{
 			Label: a.Label, Sensitivity: a.SensitivityValue(), Quantum: a.Quantum,
-			Epsilon: a.Epsilon, Scale: a.ScaleValue(), Mechanism: a.Mechanism(),
+			Epsilon: a.Epsilon, Scale: a.ScaleValue(), Mechanism: a.Mechanism(), RankError: a.RankError(),
 		})
 	}
 	for _, o := range pl.Outputs[:pl.NumVisible] {
@@ -199,7 +205,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 			s := o.Unit.Summarize(parts)
 			c.Aggregate = o.Unit.Name
 			c.Sensitivity, c.Mechanism, c.Scale, c.Epsilon, c.CI95 = s.Sensitivity, s.Mechanism, s.Scale, s.Epsilon, s.CI95
-			c.CI95OverN = s.CI95OverN
+			c.CI95OverN, c.RankError = s.CI95OverN, s.RankError
 			if len(parts) > 1 {
 				for _, p := range parts {
 					c.Parts = append(c.Parts, ExplainPart{Label: p.Label, Sensitivity: p.Sensitivity, Mechanism: p.Mechanism, Scale: p.Scale, Epsilon: p.Epsilon, CI95: p.CI95})
@@ -228,7 +234,12 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 
 // Mechanism names the noise step.
 func (a AggPlan) Mechanism() string {
-	if a.Sensitivity == 0 {
+	switch {
+	case a.Quantile != nil && a.Sensitivity == 0:
+		return "none (sensitivity 0: the best candidate)"
+	case a.Quantile != nil:
+		return "exponential"
+	case a.Sensitivity == 0:
 		return "none (sensitivity 0)"
 	}
 	if a.Quantum == 1 {

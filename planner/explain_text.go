@@ -53,6 +53,11 @@ func (x Explanation) writeText(w io.Writer, indent string) {
 				}
 				continue
 			}
+			if c.RankError > 0 {
+				fmt.Fprintf(w, "%s  %-20s %s: histogram sensitivity %g, ε %g, %s; rank error ≤ %g rows (95%%)\n",
+					indent, c.Name, c.Aggregate, c.Sensitivity, c.Epsilon, c.Mechanism, c.RankError)
+				continue
+			}
 			fmt.Fprintf(w, "%s  %-20s %s: sensitivity %g, ε %g, %s scale %g, 95%% of answers within ±%g\n",
 				indent, c.Name, c.Aggregate, c.Sensitivity, c.Epsilon, c.Mechanism, c.Scale, c.CI95)
 		}

@@ -182,6 +182,11 @@ func (b *builder) queryColumns(s aggShape) aggReads {
 		r.counted = reads(r.counted, *ba.Column)
 	}
 	r.group = b.groupReads(nil)
+	if c := b.plan.Backend.Aggs[s.Index].Column; c != nil && b.quantilePart(s.Index) {
+		// A quantile's histogram groups by the column's bin too (a
+		// joined column as the private join columns).
+		r.group = reads(r.group, *c)
+	}
 	return r
 }
 

@@ -108,10 +108,18 @@ type AggPlan struct {
 	// Multiplier is the ddp dependence multiplier m (0 under other models):
 	// the noise is scaled to the dependent sensitivity m·Sensitivity.
 	Multiplier float64
+	// Quantile is set for a quantile part (planner/quantile.go): released
+	// by the exponential mechanism, not by noise on a true value.
+	Quantile *QuantilePlan
 }
 
 // ScaleValue returns the noise scale in output units (Scale × Quantum).
-func (a AggPlan) ScaleValue() float64 { return a.Scale.Float64() * a.Quantum }
+func (a AggPlan) ScaleValue() float64 {
+	if a.Quantile != nil {
+		return 0 // no additive noise: see RankError
+	}
+	return a.Scale.Float64() * a.Quantum
+}
 
 // GroupPlan is one GROUP BY key: a column, or an expression (Expr).
 type GroupPlan struct {

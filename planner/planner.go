@@ -405,6 +405,9 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		if err := b.settleBlowfish(eps, ds); err != nil {
 			return nil, err
 		}
+		if err := b.finishQuantiles(); err != nil {
+			return nil, err
+		}
 	}
 	if pl.Keys.Mode == KeysThreshold {
 		tau, err := threshold(main.MaxRowsPerUnit, pl.Aggs[pl.Keys.CountAgg].Scale, delta)
@@ -420,6 +423,13 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	}
 	if err := p.checkLimits(pl.Backend); err != nil {
 		return nil, err
+	}
+	for _, a := range pl.Aggs {
+		if a.Quantile != nil {
+			if err := p.checkLimits(a.Quantile.Query); err != nil {
+				return nil, err
+			}
+		}
 	}
 	pl.CacheKey = cacheKey(pl)
 	if !ds.SharesReleases() {
@@ -514,6 +524,9 @@ func cacheKey(pl *Plan) string {
 	fmt.Fprintf(h, "ddp-release-v1\x00%s\x00%s\x00", pl.Dataset.Fingerprint, pl.Backend.Canonical())
 	for _, a := range pl.Aggs {
 		fmt.Fprintf(h, "%d/%x/%s/%x\x00", a.Sensitivity, math.Float64bits(a.Quantum), a.Scale.String(), math.Float64bits(a.Epsilon))
+		if a.Quantile != nil {
+			fmt.Fprintf(h, "quantile:%s/%s/%s\x00", a.Quantile.Spec.Key(), a.Quantile.Rate.String(), a.Quantile.Query.Canonical())
+		}
 	}
 	fmt.Fprintf(h, "keys:%d/%d/%d/%x/%x\x00", pl.Keys.Mode, pl.Keys.Threshold, pl.Keys.CountAgg,
 		math.Float64bits(pl.Budget.Epsilon), math.Float64bits(pl.Budget.Delta))

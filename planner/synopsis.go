@@ -81,7 +81,7 @@ type ExplainSynopsis struct {
 func (b *builder) planSynopsis() error {
 	pl := b.plan
 	ds := b.sc.ds
-	if ds.Model != policies.ModelBlowfish || len(ds.Synopses) == 0 {
+	if ds.Model != policies.ModelBlowfish || len(ds.Synopses) == 0 || b.hasQuantile() {
 		return nil
 	}
 	bq := pl.Backend

@@ -73,6 +73,9 @@ type Column struct {
 	// expressible, as for AVG).
 	Scale float64
 	CI95  float64
+	// RankError (quantiles): the value's rank is within this many rows
+	// of the requested one with probability at least 95%.
+	RankError float64
 	// Interval is the 95% interval in words when CI95 cannot give it (the
 	// variance family's shrinks with the group's row count).
 	Interval string
@@ -194,7 +197,13 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	rel, err := e.noisy(pl, keys, truth, order)
+	// The quantiles' per-bin counts: more private reads inside the same
+	// reservation, so a failure keeps the charge whatever its code.
+	bins, err := e.binCounts(ctx, pl)
+	if err != nil {
+		return nil, e.keep(res, err)
+	}
+	rel, err := e.noisy(pl, keys, truth, order, bins)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -348,12 +357,16 @@ func (e *Engine) tableDomain(ctx context.Context, q *ir.BackendQuery, typ string
 }
 
 // noisy draws the noise: one discrete Laplace sample per aggregate and
-// released key.
-func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.BackendRow, order []string) (*stored, error) {
+// released key, then one exponential-mechanism draw per quantile and
+// released key (release/quantile.go).
+func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.BackendRow, order []string, bins binCounts) (*stored, error) {
 	rel := &stored{Version: 1}
 	addNoise := func(agg []int64) ([]int64, error) {
 		out := make([]int64, len(pl.Aggs))
 		for i, a := range pl.Aggs {
+			if a.Quantile != nil {
+				continue // selected once the released keys are known
+			}
 			v := int64(0)
 			if agg != nil {
 				v = agg[i]
@@ -402,6 +415,7 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 		}
 		sort.Slice(rel.Rows, func(i, j int) bool { return lessKeys(rel.Rows[i].Keys, rel.Rows[j].Keys) })
 	}
+	e.selectQuantiles(pl, rel, bins)
 	return rel, nil
 }
 
@@ -413,6 +427,7 @@ func noRowsRelease(pl *planner.Plan) *stored {
 	rel := &stored{Version: 1}
 	if pl.Keys.Mode == planner.KeysNone && len(pl.Groups) == 0 && len(pl.Aggs) > 0 {
 		rel.Rows = []storedRow{{Aggs: make([]int64, len(pl.Aggs))}}
+		noRowsQuantiles(pl, rel.Rows[0].Aggs)
 	}
 	return rel
 }
@@ -551,6 +566,7 @@ func aggregateColumn(pl *planner.Plan, o planner.Output) Column {
 	if !math.IsNaN(s.CI95) {
 		c.CI95 = s.CI95
 	}
+	c.RankError = s.RankError
 	c.Interval = s.Interval
 	return c
 }

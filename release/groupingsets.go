@@ -172,7 +172,7 @@ func (e *Engine) runSeparate(ctx context.Context, user *policies.User, pl *plann
 		truth, order, err := e.collect(ctx, r)
 		if err == nil {
 			var part *stored
-			if part, err = e.noisy(r, keys[i], truth, order); err == nil {
+			if part, err = e.noisy(r, keys[i], truth, order, nil); err == nil {
 				for _, row := range part.Rows {
 					rel.Rows = append(rel.Rows, widen(row, members[i], len(pl.Groups), i))
 				}

@@ -31,6 +31,12 @@ func TestCostNotice(t *testing.T) {
 		}, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},
 			[]string{"a: computed from avg(age) (noisy sum / noisy count, clamped to the column bounds)",
 				"share: computed from count(*) (noise scale 2, 95% within ±6), sum(age) (noise scale 90, 95% within ±270)"}, []string{"k:"}},
+		{"quantiles", &planner.Plan{Dataset: ds}, &release.Result{Columns: []release.Column{
+			{Name: "min", Aggregate: "min", RankError: 16},
+			{Name: "median", Aggregate: "median", RankError: 9},
+		}, Charged: policies.Budget{Epsilon: 1}, Remaining: policies.Budget{Epsilon: 9}},
+			[]string{"min: a noisy quantile near the low end (exponential mechanism at p = 0), not the extreme value, rank error ≤ 16 rows (95%)",
+				"median: a noisy median (exponential mechanism over the column's bins), rank error ≤ 9 rows (95%)"}, []string{"noise scale"}},
 		{"repeat", &planner.Plan{Dataset: ds}, &release.Result{Columns: cols, Cached: true, Remaining: policies.Budget{Epsilon: 9.5}},
 			[]string{"repeated query answered from the earlier release at no cost; ε left on payroll: 9.5"}, []string{"spent"}},
 		{"synopsis released", &planner.Plan{Dataset: ds, Synopsis: syn}, &release.Result{Columns: cols, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},

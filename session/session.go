@@ -370,6 +370,9 @@ func noiseText(c release.Column) string {
 	case aggregate.ByName(c.Aggregate) != nil && aggregate.ByName(c.Aggregate).Notice != "":
 		// A composite aggregate (AVG): its unit says how it is computed.
 		text := aggregate.ByName(c.Aggregate).Notice
+		if c.RankError > 0 {
+			text += fmt.Sprintf(", rank error ≤ %g rows (95%%)", c.RankError)
+		}
 		switch {
 		case c.CI95 > 0:
 			text += fmt.Sprintf(", 95%% within ±%.4g", c.CI95)
