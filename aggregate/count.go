@@ -2,16 +2,23 @@ package aggregate
 
 import "github.com/ddp-proxy/ddp-proxy/ir"
 
-// Count is COUNT(*) and COUNT(x): one noisy count of rows or of non-NULL
-// values.
+// Count is COUNT(*), COUNT(x) and COUNT(DISTINCT x): one noisy count of
+// rows, of non-NULL values or of distinct values (DistinctPart,
+// count_distinct.go).
 var Count = &Unit{
 	Name: "count",
 	Spellings: map[Dialect][]string{
 		PostgreSQL: {"count"},
 		MySQL:      {"count"},
 	},
-	Star:   true,
-	Parts:  func(a Arg) []Part { return []Part{CountPart(a)} },
+	Star:     true,
+	Distinct: true,
+	Parts: func(a Arg) []Part {
+		if a.Distinct {
+			return []Part{DistinctPart(a)}
+		}
+		return []Part{CountPart(a)}
+	},
 	Type:   func(string) string { return typeInteger },
 	Double: func(string) bool { return false },
 	Value: func(c Context, p []Noisy) ir.Value {

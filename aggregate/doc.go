@@ -45,10 +45,14 @@
 //     the parts' true values (backends/*_test.go pattern).
 //  4. Add a README line under the query language section.
 //
-// A part whose primitive or shape is new (distinct counts) also needs the
-// primitive in ir.BackendAgg and the renderers, and the shape's per-model
-// sensitivity in the planner's model code; until the model code knows a
-// shape it refuses the query with its reason, never guesses. Per-bin
+// A part whose primitive or shape is new also needs the primitive in
+// ir.BackendAgg and the renderers, and the shape's per-model sensitivity
+// in the planner's model code; until the model code knows a shape it
+// refuses the query with its reason, never guesses. Distinct counts exist:
+// a ShapeDistinct or ShapeDistinctUnits part (count_distinct.go, COUNT
+// with DISTINCT) counts ir.CountDistinct, with its sensitivity kinds in
+// package sensitivity (distinct.go), so another distinct aggregate is a
+// part built with DistinctPart. Per-bin
 // counts exist: a ShapeBins part (quantile.go) carries its grid and
 // fraction in Part.Quantile; the planner builds its per-bin query and
 // rate (planner/quantile.go) and the release draws it (release/quantile.go),

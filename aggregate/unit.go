@@ -26,6 +26,11 @@ const (
 	// (a histogram GROUP BY keys…, bin(x), computed by a query of its
 	// own): grouped or not, its sensitivity is that histogram's.
 	ShapeBins
+	// ShapeDistinct counts the distinct non-NULL values of the argument
+	// among the bounded rows; ShapeDistinctUnits those of the privacy
+	// unit column (the number of units). See count_distinct.go.
+	ShapeDistinct
+	ShapeDistinctUnits
 )
 
 // Kind is the sensitivity kind of a part of this shape, over all groups
@@ -34,6 +39,8 @@ func (s Shape) Kind(grouped bool) sensitivity.Kind {
 	switch {
 	case s == ShapeBins:
 		return sensitivity.KindHistogram
+	case s == ShapeDistinct || s == ShapeDistinctUnits:
+		return sensitivity.Distinct{Grouped: grouped, Units: s == ShapeDistinctUnits}.Kind()
 	case s == ShapeCount && grouped:
 		return sensitivity.KindHistogram
 	case s == ShapeCount:
@@ -82,6 +89,9 @@ type Arg struct {
 	// static domain (nil when none).
 	Range  [2]ir.Value
 	Domain []ir.Value
+	// Unit: the argument is the privacy unit column of the private table
+	// (a bare column), so that COUNT(DISTINCT unit) counts units.
+	Unit bool
 	// Distinct and Fraction as written; the planner refuses them unless
 	// the unit accepts them.
 	Distinct bool
@@ -232,10 +242,11 @@ func SumPart(a Arg) Part {
 	}
 }
 
-// The policies column types a result can have (package policies spells
-// them the same; this package does not import it, as the parser imports
-// this one).
+// The policies column types a result or an argument can have (package
+// policies spells them the same; this package does not import it, as the
+// parser imports this one).
 const (
 	typeInteger = "integer"
 	typeReal    = "real"
+	typeText    = "text"
 )

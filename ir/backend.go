@@ -49,6 +49,15 @@ const (
 	// The result is always an exact integer (in units of Quantum), so
 	// floating-point summation order cannot change it.
 	SumClamped
+	// CountDistinct is COUNT(DISTINCT x) over the bounded rows (after WHERE
+	// and the per-unit bound k): the number of distinct non-NULL values of
+	// Column (or Expr). An input that is a CAST to text at its top is
+	// compared in the backend's exact (binary) collation, as a text group
+	// key is, so every backend counts every distinct spelling once. The
+	// unit column itself is passed bare: it is then compared under the
+	// equality of the PARTITION BY that defines units, so one unit's rows
+	// hold at most one distinct value.
+	CountDistinct
 )
 
 // BackendAgg is one true aggregate of a BackendQuery.
@@ -58,6 +67,7 @@ type BackendAgg struct {
 	// Expr, when set, is the input instead of Column: a lowered expression
 	// (exprtype.Scalar: total, every column clamped) whose range lies in
 	// [Lo, Hi] for SumClamped, so the clamp is a no-op the renderer keeps.
+	// Lo, Hi and Quantum are zero for the counting kinds.
 	Expr    Expr
 	Lo, Hi  float64
 	Quantum float64

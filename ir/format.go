@@ -216,6 +216,10 @@ func (q *BackendQuery) Canonical() string {
 			b.WriteString("count(")
 			a.formatInput(&b)
 			b.WriteByte(')')
+		case CountDistinct:
+			b.WriteString("count(distinct ")
+			a.formatInput(&b)
+			b.WriteByte(')')
 		case SumClamped:
 			b.WriteString("sum_clamped(")
 			a.formatInput(&b)

@@ -81,6 +81,10 @@ func TestCanonicalDistinguishes(t *testing.T) {
 			q.Aggs = []BackendAgg{{Kind: SumClamped, Column: col, Lo: 0, Hi: 100, Quantum: 0.5}}
 		},
 		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: CountValues, Column: col}} },
+		func(q *BackendQuery) { q.Aggs = []BackendAgg{{Kind: CountDistinct, Column: col}} },
+		func(q *BackendQuery) {
+			q.Aggs = []BackendAgg{{Kind: CountDistinct, Expr: Cast{X: *col, To: CastText}}}
+		},
 		func(q *BackendQuery) { q.GroupBy = []Expr{*col} },
 		func(q *BackendQuery) { q.From.Schema = "other" },
 		func(q *BackendQuery) { q.Where = nil },

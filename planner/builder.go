@@ -595,17 +595,23 @@ func (b *builder) aggregateOutput(a ir.Aggregate, alias string, hidden bool) (in
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "aggregate %s is not supported", a.Func)
 	}
 	if a.Distinct && !u.Distinct {
-		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s(DISTINCT ...) is not supported", strings.ToUpper(u.Name)).
-			WithHint("drop DISTINCT: each unit's rows are already bounded by max_rows_per_unit")
+		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s(DISTINCT ...) is not supported: only COUNT takes DISTINCT", strings.ToUpper(u.Name)).
+			WithHint("drop DISTINCT (each unit's rows are already bounded by max_rows_per_unit), or count the distinct values with COUNT(DISTINCT x)")
+	}
+	if a.Distinct && a.Arg == nil && a.ArgExpr == nil {
+		return 0, sqlerr.New(sqlerr.SyntaxError, "%s(DISTINCT *) is not valid: DISTINCT needs an argument", strings.ToUpper(u.Name))
 	}
 	if a.Fraction != nil && !u.Fraction {
 		return 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s takes no fraction parameter", strings.ToUpper(u.Name))
 	}
 	var arg aggregate.Arg
 	var err error
-	if a.ArgExpr != nil {
+	switch {
+	case a.ArgExpr != nil:
 		arg, err = b.exprArg(u, a.ArgExpr)
-	} else {
+	case a.Distinct && b.isUnitColumn(*a.Arg):
+		arg = b.unitArg()
+	default:
 		arg, err = b.columnArg(u, a.Arg)
 	}
 	if err != nil {
@@ -659,6 +665,45 @@ func (b *builder) derivedPart(u *aggregate.Unit, p aggregate.Part) (aggregate.Pa
 		p.Label = name + "(" + x.Text + ")"
 	}
 	return p, nil
+}
+
+// isUnitColumn reports whether c names the privacy unit column of the
+// private table: unqualified (when no joined table could claim the name),
+// qualified by its name or alias, or by schema.table without an alias.
+// Only COUNT(DISTINCT unit) reads it (unitArg): the number of units is a
+// count, even where the policy exposes no query to the column itself.
+func (b *builder) isUnitColumn(c ir.ColumnRef) bool {
+	main := b.sc.tables[0]
+	name := strings.ToLower(c.Name)
+	if main.tbl.Public || !strings.EqualFold(name, main.tbl.Unit) || (b.sc.names.ExactColumns() && name != c.Name) {
+		return false
+	}
+	switch {
+	case c.Schema != "":
+		_, named := b.p.pol.Resolve(b.sc.names, c.Schema, c.Qualifier)
+		return named == main.tbl && main.ref.Alias == ""
+	case c.Qualifier != "":
+		return b.sameRef(0, c.Qualifier)
+	}
+	for _, t := range b.sc.tables[1:] {
+		if t.tbl.Column(name) != nil || (t.tbl.Public && len(t.tbl.Columns) == 0) {
+			return false // ambiguous: resolveColumn says so
+		}
+	}
+	return true
+}
+
+// unitArg is the privacy unit column as a distinct count's argument: bare,
+// so that it is compared under the equality of the PARTITION BY that
+// bounds each unit's rows (aggregate.DistinctPart).
+func (b *builder) unitArg() aggregate.Arg {
+	main := b.sc.tables[0]
+	c := ir.ColumnRef{Qualifier: main.alias, Name: main.tbl.Unit}
+	arg := aggregate.Arg{Column: &c, Text: main.tbl.Unit, Unit: true}
+	if d := main.tbl.Column(strings.ToLower(main.tbl.Unit)); d != nil {
+		arg.Type = d.Type
+	}
+	return arg
 }
 
 // columnArg analyses a bare column argument (nil: `*`).
@@ -1307,7 +1352,7 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 		part := b.parts[i]
 		kind := part.Shape.Kind(grouped)
 		switch part.Shape {
-		case aggregate.ShapeCount:
+		case aggregate.ShapeCount, aggregate.ShapeDistinct, aggregate.ShapeDistinctUnits:
 			a.Quantum = 1
 			sens, err = b.sensitivity(ds, main, aggShape{Index: i, Kind: kind})
 		case aggregate.ShapeBins:

@@ -117,6 +117,11 @@ type aggReads struct {
 	value  string
 	values []string
 	expr   bool
+	// counted are the columns a COUNT(DISTINCT x) argument reads (the
+	// unit column for COUNT(DISTINCT unit)): a change of one of them
+	// alone can move a distinct count (sensitivity.DistinctPerChange
+	// reads them as the value), and its NULL-ness filters too.
+	counted []string
 }
 
 // queryColumns returns the columns the query and aggregate s read.
@@ -171,6 +176,10 @@ func (b *builder) queryColumns(s aggShape) aggReads {
 		r.values = reads(r.values, ba.Expr)
 	case ba.Kind == ir.SumClamped && ba.Column != nil && ba.Column.Qualifier == alias:
 		r.value = strings.ToLower(ba.Column.Name)
+	case ba.Kind == ir.CountDistinct && ba.Expr != nil:
+		r.counted = reads(r.counted, ba.Expr)
+	case ba.Kind == ir.CountDistinct && ba.Column != nil:
+		r.counted = reads(r.counted, *ba.Column)
 	}
 	r.group = b.groupReads(nil)
 	if c := b.plan.Backend.Aggs[s.Index].Column; c != nil && b.quantilePart(s.Index) {
@@ -251,7 +260,7 @@ func publishedReads(rd aggReads, conds map[string][]ir.Value) []string {
 	for _, c := range rd.where {
 		add(c, false)
 	}
-	for _, list := range [][]string{rd.arg, rd.values, {rd.value}} {
+	for _, list := range [][]string{rd.arg, rd.values, rd.counted, {rd.value}} {
 		for _, c := range list {
 			add(c, true)
 		}
@@ -359,7 +368,10 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 	// (PublishedQuery), every row holds a declared value in each (verified
 	// before serving) and contributes c(u) to group g(u) (c, g
 	// deterministic: clamped, quantized, computed alike for every row), so
-	// each output is Σ_u n_u·c(u) over the published counts n_u.
+	// each output is Σ_u n_u·c(u) over the published counts n_u. A
+	// distinct count is a function of the same counts too: the number of
+	// distinct x(u) over the cells u of its group with n_u > 0 (x's
+	// columns are among U: rd.counted).
 	if conds, ok := b.whereValues(); ok && len(b.plan.Backend.Joins) == 0 && an.PublishedQuery(publishedReads(rd, conds), conds) {
 		b.notes = append(b.notes, fmt.Sprintf("%s: sensitivity 0 — it is determined by the published constraints (%s), which every neighbour keeps; returned exactly, no budget charged for it",
 			label, strings.Join(an.Constraints, "; ")))
@@ -421,11 +433,17 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 				b.notes = append(b.notes, fmt.Sprintf("%s: the argument moves by at most %g along a secret pair (Lipschitz constant in %s × θ)", label, float64(step)*quantumOf(s), ds.Secrets.Column))
 			}
 		}
+		if rd.counted != nil {
+			reach = g.ReachExpr(where, group, rd.counted)
+		}
 	} else {
 		where = append(where, rd.arg...)
 		reach = sensitivity.AnyChange(where, group, rd.value)
 		if rd.expr {
 			reach = sensitivity.AnyChangeExpr(where, group, rd.values)
+		}
+		if rd.counted != nil {
+			reach = sensitivity.AnyChangeExpr(where, group, rd.counted)
 		}
 	}
 	if rd.expr && reach.Value && reach.ValueStep == 0 {

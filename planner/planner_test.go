@@ -200,7 +200,7 @@ func TestRefusals(t *testing.T) {
 		{"select star", "SELECT * FROM people", planArgs{}, sqlerr.InsufficientPrivilege, "private"},
 		{"row read", "SELECT age FROM people", planArgs{}, sqlerr.InsufficientPrivilege, "private"},
 		{"group without agg over an undeclared domain", "SELECT zip FROM people GROUP BY zip", planArgs{}, sqlerr.InsufficientPrivilege, "aggregate"},
-		{"distinct", "SELECT COUNT(DISTINCT age) FROM people", planArgs{}, sqlerr.FeatureNotSupported, "DISTINCT"},
+		{"distinct sum", "SELECT SUM(DISTINCT age) FROM people", planArgs{}, sqlerr.FeatureNotSupported, "DISTINCT"},
 		{"sum text", "SELECT SUM(name) FROM people", planArgs{}, sqlerr.DatatypeMismatch, "not a number"},
 		{"sum without bounds", "SELECT SUM(cell) FROM checkins", planArgs{}, sqlerr.FeatureNotSupported, "datasets.social.tables.checkins.columns.cell.bounds"},
 		{"undeclared column", "SELECT COUNT(ssn) FROM people", planArgs{}, sqlerr.UndefinedColumn, "not exposed"},

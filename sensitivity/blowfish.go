@@ -55,6 +55,9 @@ func PerChange(agg Aggregate, r Reach) (int64, error) {
 	if r.ValueStep < 0 {
 		return 0, fmt.Errorf("sensitivity: negative value step: %w", ErrInvalid)
 	}
+	if d, ok := agg.Kind.Distinct(); ok {
+		return DistinctPerChange(d, r)
+	}
 	switch agg.Kind {
 	case KindCount:
 		if r.Filter {
@@ -137,6 +140,9 @@ func Induced(b InducedBounds, agg Aggregate) (int64, error) {
 	// (no two tables with the same answers differ), so nothing changes.
 	if b.MaxL1 < 0 || b.MaxHalf < 0 || b.MaxHalf > b.MaxL1 {
 		return 0, fmt.Errorf("sensitivity: induced bounds %+v: %w", b, ErrInvalid)
+	}
+	if d, ok := agg.Kind.Distinct(); ok {
+		return DistinctInduced(b, d)
 	}
 	switch agg.Kind {
 	case KindHistogram:

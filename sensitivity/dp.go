@@ -33,6 +33,13 @@ const (
 	// KindGroupedSum is the vector of clamped SUMs of a GROUP BY over all
 	// its groups (L1 over all groups), with any WHERE clause.
 	KindGroupedSum
+	// KindDistinct, KindGroupedDistinct, KindDistinctUnits and
+	// KindGroupedDistinctUnits are COUNT(DISTINCT x) and COUNT(DISTINCT
+	// unit), ungrouped and over all groups: see Distinct (distinct.go).
+	KindDistinct
+	KindGroupedDistinct
+	KindDistinctUnits
+	KindGroupedDistinctUnits
 )
 
 // String names k for error messages and explain output.
@@ -47,6 +54,9 @@ func (k Kind) String() string {
 	case KindGroupedSum:
 		return "grouped sum"
 	}
+	if d, ok := k.Distinct(); ok {
+		return d.String()
+	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
@@ -60,8 +70,12 @@ type Aggregate struct {
 
 // DP returns the L1 sensitivity of agg under the dp model with neighbour
 // relation n and at most k rows per unit. It dispatches to Count, Histogram,
-// Sum and GroupedSum; see those for the formulas and their proofs.
+// Sum, GroupedSum and DistinctDP; see those for the formulas and their
+// proofs.
 func DP(n Neighbors, k int, agg Aggregate) (int64, error) {
+	if d, ok := agg.Kind.Distinct(); ok {
+		return DistinctDP(n, k, d)
+	}
 	switch agg.Kind {
 	case KindCount:
 		return Count(n, k)

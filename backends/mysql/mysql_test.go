@@ -78,6 +78,16 @@ func TestRandomAgainstReference(t *testing.T) {
 	backendtest.CheckRandom(t, d, 42, 400, map[string]backendtest.Aggregator{"mysql": b})
 }
 
+// TestRandomDistinctAgainstReference compares 300 random BackendQueries
+// with a distinct count (fixed seed) with the brute-force Go evaluation:
+// COUNT(DISTINCT x) over the rows each unit keeps after the bound k.
+func TestRandomDistinctAgainstReference(t *testing.T) {
+	b := open(t, backends.Options{StatementTimeout: 10 * time.Second, MaxOpenConns: 2})
+	d := backendtest.Generate(rand.New(rand.NewPCG(3, 5)), 40, "distinct_"+suffix())
+	load(t, d)
+	backendtest.CheckRandomDistinct(t, d, 43, 300, map[string]backendtest.Aggregator{"mysql": b})
+}
+
 func TestSessionSettings(t *testing.T) {
 	b := open(t, backends.Options{StatementTimeout: 1500 * time.Millisecond})
 	var vars []string

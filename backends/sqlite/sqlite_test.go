@@ -61,6 +61,17 @@ func TestRandomAgainstReference(t *testing.T) {
 	backendtest.CheckRandom(t, d, 42, 400, map[string]backendtest.Aggregator{"sqlite": b})
 }
 
+// TestRandomDistinctAgainstReference compares 300 random BackendQueries
+// with a distinct count (fixed seed) with the brute-force Go evaluation:
+// COUNT(DISTINCT x) over the rows each unit keeps after the bound k.
+func TestRandomDistinctAgainstReference(t *testing.T) {
+	d := backendtest.Generate(rand.New(rand.NewPCG(3, 5)), 40, "x")
+	b := newDB(t, backends.Options{StatementTimeout: 10 * time.Second}, func(db *sql.DB) error {
+		return d.Load(context.Background(), db, "sqlite")
+	})
+	backendtest.CheckRandomDistinct(t, d, 43, 300, map[string]backendtest.Aggregator{"sqlite": b})
+}
+
 func TestLikeIsCaseSensitive(t *testing.T) {
 	b := newDB(t, backends.Options{MaxOpenConns: 3}, exec(
 		`CREATE TABLE t (u INTEGER, s TEXT)`,

@@ -47,7 +47,8 @@ const maxExact = 1 << 53
 // alone (text compares under the backend's collation, so backends with
 // different collations may keep different, equally valid, rows).
 //
-// Aggregates: COUNT(*); COUNT(col); for SumClamped
+// Aggregates: COUNT(*); COUNT(col); COUNT(DISTINCT col) (a text input in
+// the exact collation: see input); for SumClamped
 //
 //	CAST(LEAST(GREATEST(COALESCE(SUM(CAST(LEAST(GREATEST(col, lo), hi) AS int)), 0), -2^63), 2^63-1) AS int)
 //
@@ -349,13 +350,21 @@ func appendUnique(es []ir.Expr, e ir.Expr) []ir.Expr {
 	return append(es, e)
 }
 
-// input writes an aggregate's input: its column or its expression.
+// input writes an aggregate's input: its column or its expression. A
+// distinct count's text input (a CAST to text at its top) is written with
+// the exact collation, like a text group key (key), so that the distinct
+// values are the exact spellings on every backend; in the bounded form
+// the derived column keeps that collation (PostgreSQL, SQLite and MySQL
+// all carry an expression's collation through a derived table).
 func (r *renderer) input(a ir.BackendAgg) {
-	if a.Expr != nil {
+	switch {
+	case a.Kind == ir.CountDistinct && a.Expr != nil:
+		r.key(a.Expr)
+	case a.Expr != nil:
 		r.expr(a.Expr)
-		return
+	default:
+		r.col(*a.Column)
 	}
-	r.col(*a.Column)
 }
 
 // agg writes one aggregate; input writes its input column.
@@ -367,6 +376,13 @@ func (r *renderer) agg(a ir.BackendAgg, input func()) {
 		return
 	case ir.CountValues:
 		r.w("COUNT(")
+		input()
+		r.w(")")
+		return
+	case ir.CountDistinct:
+		// Over the bounded rows when k > 0: each unit's at most k rows
+		// are kept first, so one unit adds at most k distinct values.
+		r.w("COUNT(DISTINCT ")
 		input()
 		r.w(")")
 		return
@@ -456,7 +472,7 @@ func validate(q *ir.BackendQuery) error {
 	for _, a := range q.Aggs {
 		switch a.Kind {
 		case ir.CountRows:
-		case ir.CountValues:
+		case ir.CountValues, ir.CountDistinct:
 			if (a.Column == nil) == (a.Expr == nil) {
 				return bug("COUNT(column) needs exactly one of a column and an expression")
 			}

@@ -146,6 +146,24 @@ func TestMaxL1HandComputed(t *testing.T) {
 		{name: "constraint unbounded", space: Space{Domain: 2, MaxUnits: 2, RowsPerUnit: 1, Satisfies: func(d Database) bool {
 			return countValue(d, 0) == 1
 		}}, nb: Unbounded, agg: Aggregate{GroupOf: []int{0, 1}, Groups: 2}, want: 1},
+		// Distinct counts. Adding {0,1} to {} adds two distinct values.
+		{name: "unbounded distinct k 2", space: sp(3, 2, 2), nb: Unbounded, agg: Aggregate{Distinct: []int{0, 1, 2}}, want: 2},
+		// Every value has the same x: at most one distinct value.
+		{name: "unbounded distinct of a constant", space: sp(3, 2, 2), nb: Unbounded, agg: Aggregate{Distinct: []int{7, 7, 7}}, want: 1},
+		// x of value 0 is NULL: {1} adds one, {0} none.
+		{name: "unbounded distinct with NULL", space: sp(2, 2, 1), nb: Unbounded, agg: Aggregate{Distinct: []int{-1, 0}}, want: 1},
+		// {0,1} → {2,3} in a database of that one unit: 2 → 2 distinct,
+		// but next to a unit {2,3}: {0,1,2,3} (4) → {2,3} (2).
+		{name: "bounded distinct k 2", space: sp(4, 2, 2), nb: Bounded, agg: Aggregate{Distinct: []int{0, 1, 2, 3}}, want: 2},
+		// Groups {0,1} and {2,3}: {0,1} → {2,3} moves two values: (2,0) → (0,2).
+		{name: "bounded grouped distinct k 2", space: sp(4, 1, 2), nb: Bounded, agg: Aggregate{Distinct: []int{0, 1, 2, 3}, GroupOf: []int{0, 0, 1, 1}, Groups: 2}, want: 4},
+		// A unit counts once however many rows it has.
+		{name: "unbounded units k 3", space: sp(2, 2, 3), nb: Unbounded, agg: Aggregate{Units: true}, want: 1},
+		// {0} → {1} with WHERE v = 1: the unit starts to count.
+		{name: "bounded units", space: sp(2, 2, 2), nb: Bounded, agg: Aggregate{Units: true, Where: []bool{false, true}}, want: 1},
+		// One group per value: {0,1} → {2,3} leaves two groups, joins two.
+		{name: "bounded grouped units k 2", space: sp(4, 1, 2), nb: Bounded, agg: Aggregate{Units: true, GroupOf: []int{0, 1, 2, 3}, Groups: 4}, want: 4},
+		{name: "unbounded grouped units k 2", space: sp(4, 2, 2), nb: Unbounded, agg: Aggregate{Units: true, GroupOf: []int{0, 1, 2, 3}, Groups: 4}, want: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +181,30 @@ func TestMaxL1HandComputed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDistinctQuery evaluates distinct counts on one database by hand:
+// units {0,1}, {0}, {2} with x = v for v < 2 and NULL for 2, groups
+// {0} and {1, 2}.
+func TestDistinctQuery(t *testing.T) {
+	d := Database{{0, 1}, {0}, {2}}
+	groups := []int{0, 1, 1}
+	for _, tt := range []struct {
+		name string
+		agg  Aggregate
+		want []int64
+	}{
+		{"distinct x", Aggregate{Distinct: []int{0, 1, -1}}, []int64{2}},
+		{"grouped distinct x", Aggregate{Distinct: []int{0, 1, -1}, GroupOf: groups, Groups: 2}, []int64{1, 1}},
+		// Two units hold the same rows {0}: still two people.
+		{"units", Aggregate{Units: true}, []int64{3}},
+		{"grouped units", Aggregate{Units: true, GroupOf: groups, Groups: 2}, []int64{2, 2}},
+		{"units where v > 0", Aggregate{Units: true, Where: []bool{false, true, true}}, []int64{2}},
+	} {
+		if got := tt.agg.Query()(d); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 

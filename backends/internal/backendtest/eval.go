@@ -58,6 +58,8 @@ func (d *Data) Reference(q *ir.BackendQuery) ([]ir.BackendRow, error) {
 		}
 	}
 	groups := map[string]*ir.BackendRow{}
+	// distinct[group][agg] is the set of values a CountDistinct has seen.
+	distinct := map[string][]map[ir.Value]bool{}
 	var order []string
 	for _, e := range input {
 		keys := make([]ir.Value, len(q.GroupBy))
@@ -74,8 +76,25 @@ func (d *Data) Reference(q *ir.BackendQuery) ([]ir.BackendRow, error) {
 			row = &ir.BackendRow{Keys: keys, Aggs: make([]int64, len(q.Aggs))}
 			groups[k] = row
 			order = append(order, k)
+			distinct[k] = make([]map[ir.Value]bool, len(q.Aggs))
 		}
 		for i, a := range q.Aggs {
+			if a.Kind == ir.CountDistinct {
+				v, err := eval(aggInput(a), e)
+				if err != nil {
+					return nil, err
+				}
+				seen := distinct[k][i]
+				if seen == nil {
+					seen = map[ir.Value]bool{}
+					distinct[k][i] = seen
+				}
+				if !v.IsNull() && !seen[v] {
+					seen[v] = true
+					row.Aggs[i]++
+				}
+				continue
+			}
 			c, err := contribution(a, e)
 			if err != nil {
 				return nil, err
@@ -315,6 +334,15 @@ func eval(e ir.Expr, env env) (ir.Value, error) {
 			return ir.Null(), nil
 		}
 		return eval(n.Else, env)
+	case ir.Cast:
+		// Only the identity cast of text that exact text keys and
+		// distinct counts wrap around a text input (values compare by
+		// bytes, as under the exact collation).
+		x, err := eval(n.X, env)
+		if err != nil || n.To != ir.CastText || !(x.IsNull() || x.Kind == ir.KindString) {
+			return ir.Value{}, fmt.Errorf("reference cannot evaluate %s", ir.FormatExpr(n))
+		}
+		return x, nil
 	case ir.Clamp:
 		x, err := eval(n.X, env)
 		if err != nil || x.IsNull() {

@@ -255,3 +255,56 @@ func randomPattern(rng *rand.Rand) string {
 	}
 	return p
 }
+
+// RandomDistinctQuery draws a query as RandomQuery does and gives it 1–3
+// aggregates of which at least one is a distinct count (over a column of
+// every type, the unit, a text column as the planner passes it — CAST to
+// text, counted in the exact collation — or a lowered expression); the
+// others are of any kind. It draws from rng after RandomQuery, so the
+// queries RandomQuery draws for a seed do not change.
+func (d *Data) RandomDistinctQuery(rng *rand.Rand) *ir.BackendQuery {
+	q := d.RandomQuery(rng)
+	g := gen{rng: rng, join: len(q.Joins) > 0}
+	q.Aggs = []ir.BackendAgg{g.distinct()}
+	for range rng.IntN(3) {
+		if rng.IntN(2) == 0 {
+			q.Aggs = append(q.Aggs, g.distinct())
+		} else {
+			q.Aggs = append(q.Aggs, g.agg())
+		}
+	}
+	rng.Shuffle(len(q.Aggs), func(i, j int) { q.Aggs[i], q.Aggs[j] = q.Aggs[j], q.Aggs[i] })
+	return q
+}
+
+func (g gen) distinct() ir.BackendAgg {
+	text := func(c ir.ColumnRef) ir.BackendAgg {
+		return ir.BackendAgg{Kind: ir.CountDistinct, Expr: ir.Cast{X: c, To: ir.CastText}}
+	}
+	column := func(name string) ir.BackendAgg {
+		c := tc(name)
+		return ir.BackendAgg{Kind: ir.CountDistinct, Column: &c}
+	}
+	switch g.rng.IntN(9) {
+	case 0:
+		return column("uid") // the number of units
+	case 1:
+		return column("i")
+	case 2:
+		return column("f")
+	case 3:
+		return column("b")
+	case 4:
+		return column("cid")
+	case 5:
+		if g.join {
+			return text(pc("region"))
+		}
+		return text(tc("s"))
+	case 6:
+		return ir.BackendAgg{Kind: ir.CountDistinct, Expr: g.groupExpr()}
+	case 7:
+		return ir.BackendAgg{Kind: ir.CountDistinct, Expr: g.number(2)}
+	}
+	return text(tc("s"))
+}

@@ -110,11 +110,23 @@ func Diff(want, got []ir.BackendRow) string {
 // each backend and requires every result to equal the reference.
 func CheckRandom(t *testing.T, d *Data, seed uint64, n int, backends map[string]Aggregator) {
 	t.Helper()
+	checkRandom(t, d, seed, n, d.RandomQuery, backends)
+}
+
+// CheckRandomDistinct is CheckRandom over RandomDistinctQuery: every
+// query has a distinct count.
+func CheckRandomDistinct(t *testing.T, d *Data, seed uint64, n int, backends map[string]Aggregator) {
+	t.Helper()
+	checkRandom(t, d, seed, n, d.RandomDistinctQuery, backends)
+}
+
+func checkRandom(t *testing.T, d *Data, seed uint64, n int, draw func(*rand.Rand) *ir.BackendQuery, backends map[string]Aggregator) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	ctx := context.Background()
 	failures, nonzero := 0, 0
 	for i := range n {
-		q := d.RandomQuery(rng)
+		q := draw(rng)
 		want, err := d.Reference(q)
 		if err != nil {
 			t.Fatalf("query %d: reference: %v", i, err)
