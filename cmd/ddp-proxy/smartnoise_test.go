@@ -111,8 +111,10 @@ var smartnoiseCorpus = []snQuery{
 }
 
 // smartnoiseFloor is the number of corpus queries answered within
-// tolerance when it was last raised.
-const smartnoiseFloor = 17
+// tolerance when it was last raised (21 of 21 in six runs), less one: a
+// fresh ledger draws fresh noise each run, and one value of ~50 may land
+// outside its tolerance by chance.
+const smartnoiseFloor = 20
 
 const pumsPolicy = `version: 1
 backend: {driver: %s, dsn: %q}
