@@ -197,9 +197,10 @@ type Aggregate struct {
 	// Walk and Rewrite do not descend into it: it is evaluated on input
 	// rows, not on the output row the rest of the expression reads.
 	ArgExpr Expr
-	// Distinct and Fraction as in SelectItem.
+	// Distinct, Fraction and Name as in SelectItem.
 	Distinct bool
 	Fraction *float64
+	Name     string
 }
 
 // OutputRef refers to the i-th (0-based) item of the select list, as in

@@ -63,6 +63,11 @@ type SelectItem struct {
 	Distinct bool // COUNT(DISTINCT col) and friends: the planner refuses it unless the unit accepts it
 	// Fraction is a literal parameter (percentile_cont(p)); nil when none.
 	Fraction *float64
+	// Name is the aggregate's function name as the client wrote it, lower
+	// case ("stddev" where Agg is "stddev_samp"): a column without alias
+	// is named after it, as the client's database names it. "" when it is
+	// Agg itself.
+	Name string
 	Expr     Expr // the expression item; nil for a column or an aggregate
 	Alias    string
 }

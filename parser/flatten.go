@@ -819,7 +819,7 @@ func outputItem(e ir.Expr, name string) ir.SelectItem {
 	case ir.ColumnRef:
 		return ir.SelectItem{Arg: &x, Alias: name}
 	case ir.Aggregate:
-		return ir.SelectItem{Agg: x.Func, Arg: x.Arg, ArgExpr: x.ArgExpr, Distinct: x.Distinct, Fraction: x.Fraction, Alias: name}
+		return ir.SelectItem{Agg: x.Func, Arg: x.Arg, ArgExpr: x.ArgExpr, Distinct: x.Distinct, Fraction: x.Fraction, Name: x.Name, Alias: name}
 	}
 	return ir.SelectItem{Expr: e, Alias: name}
 }

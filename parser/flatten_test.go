@@ -340,10 +340,10 @@ func TestFlattenRelations(t *testing.T) {
 func TestFlattenKnowsEveryQueryField(t *testing.T) {
 	known := map[reflect.Type][]string{
 		reflect.TypeOf(ir.Query{}):      {"From", "Joins", "Select", "Where", "GroupBy", "GroupingSets", "Having", "OrderBy", "Limit", "Offset", "Stages"},
-		reflect.TypeOf(ir.SelectItem{}): {"Agg", "Arg", "ArgExpr", "Distinct", "Fraction", "Expr", "Alias"},
+		reflect.TypeOf(ir.SelectItem{}): {"Agg", "Arg", "ArgExpr", "Distinct", "Fraction", "Name", "Expr", "Alias"},
 		reflect.TypeOf(ir.OrderItem{}):  {"Expr", "Desc", "Nulls"},
 		reflect.TypeOf(ir.Join{}):       {"Table", "Left", "Right", "Outer", "NullSafe"},
-		reflect.TypeOf(ir.Aggregate{}):  {"Func", "Arg", "ArgExpr", "Distinct", "Fraction"},
+		reflect.TypeOf(ir.Aggregate{}):  {"Func", "Arg", "ArgExpr", "Distinct", "Fraction", "Name"},
 	}
 	for typ, want := range known {
 		var got []string

@@ -496,7 +496,7 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Alias: f.AsName.O})
+			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Name: agg.Name, Alias: f.AsName.O})
 			continue
 		case *ast.FuncCallExpr:
 			if u := myCallAggregate(x); u != nil {
@@ -504,7 +504,7 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 				if err != nil {
 					return nil, err
 				}
-				items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Alias: f.AsName.O})
+				items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Name: agg.Name, Alias: f.AsName.O})
 				continue
 			}
 		}
@@ -531,6 +531,21 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 // as COUNT(1), and MySQL users write COUNT(1) and COUNT(0) for COUNT(*):
 // any non-NULL constant counts every row (COUNT(NULL) is refused).
 func (m *myQueryBuilder) aggregate(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
+	out, err := m.aggregateCall(a)
+	out.Name = spelling(out.Func, strings.ToLower(a.F))
+	return out, err
+}
+
+// spelling is an aggregate's ir Name: the function name as written when
+// it is not the unit's own (stddev for stddev_samp), else "".
+func spelling(fn ir.AggFunc, written string) string {
+	if written == string(fn) {
+		return ""
+	}
+	return written
+}
+
+func (m *myQueryBuilder) aggregateCall(a *ast.AggregateFuncExpr) (ir.Aggregate, error) {
 	u := aggregate.Lookup(aggregate.MySQL, a.F)
 	if u == nil {
 		return ir.Aggregate{}, notAgg(msgNoAggregate, strings.ToLower(a.F), aggregate.NamesText())

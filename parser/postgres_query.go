@@ -548,7 +548,7 @@ func pgTargets(targets []*pg.Node) ([]ir.SelectItem, error) {
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Alias: rt.Name})
+			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Name: agg.Name, Alias: rt.Name})
 			continue
 		}
 		// Anything else is post-processing over aggregates, grouping
@@ -589,6 +589,7 @@ func pgIsAggregateName(name string) bool {
 // COUNT(*)), with its FILTER (WHERE ...) clause if any.
 func pgAggregate(f *pg.FuncCall) (ir.Aggregate, error) {
 	a, err := pgAggregateCall(f)
+	a.Name = spelling(a.Func, strings.TrimPrefix(pgFuncName(f), "pg_catalog."))
 	if err != nil || f.AggFilter == nil {
 		return a, err
 	}

@@ -85,6 +85,12 @@ func pgFraction(n *pg.Node) (*big.Rat, bool) {
 // PERCENTILE_CONT(p) WITHIN GROUP (ORDER BY x) OVER () is outside the
 // grammar of the MySQL parser and fails as a syntax error.
 func (m *myQueryBuilder) myAggregateCall(f *ast.FuncCallExpr, u *aggregate.Unit) (ir.Aggregate, error) {
+	out, err := m.myAggregateCallOf(f, u)
+	out.Name = spelling(out.Func, f.FnName.L)
+	return out, err
+}
+
+func (m *myQueryBuilder) myAggregateCallOf(f *ast.FuncCallExpr, u *aggregate.Unit) (ir.Aggregate, error) {
 	if u.Fraction {
 		return ir.Aggregate{}, notAgg("%s(p) WITHIN GROUP (ORDER BY x) is outside the MySQL grammar the proxy parses; write MEDIAN(x), MIN(x) or MAX(x), or ask through a PostgreSQL client", u.Name)
 	}

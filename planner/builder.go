@@ -629,7 +629,7 @@ func (b *builder) aggregateOutput(a ir.Aggregate, alias string, hidden bool) (in
 	}
 	out := Output{Name: alias, Hidden: hidden, Kind: OutAggregate, Unit: u, Arg: arg, Type: u.Type(arg.Type)}
 	if out.Name == "" {
-		out.Name = u.Name
+		out.Name = aggName(a)
 	}
 	for _, p := range u.Parts(arg) {
 		if p.Of != nil {
@@ -855,7 +855,7 @@ func (b *builder) selectList(q *ir.Query) error {
 			}
 			b.plan.Outputs = append(b.plan.Outputs[:n], o) // replaces the hidden one just added, if any
 		default:
-			a := ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr, Distinct: it.Distinct, Fraction: it.Fraction}
+			a := ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr, Distinct: it.Distinct, Fraction: it.Fraction, Name: it.Name}
 			if _, err := b.aggregateOutput(a, it.Alias, false); err != nil {
 				return err
 			}
@@ -905,6 +905,16 @@ func (b *builder) hiddenExpr(e ir.Expr) (int, error) {
 	return len(b.plan.Outputs) - 1, nil
 }
 
+// aggName is the name of an aggregate's column without alias: the
+// function as the client wrote it (PostgreSQL names stddev(x) "stddev",
+// not after the unit it reads as).
+func aggName(a ir.Aggregate) string {
+	if a.Name != "" {
+		return a.Name
+	}
+	return string(a.Func)
+}
+
 // exprName names an expression item without alias as PostgreSQL does:
 // the function or aggregate name, the column name, else ?column?.
 func exprName(it ir.SelectItem) string {
@@ -915,7 +925,7 @@ func exprName(it ir.SelectItem) string {
 	case ir.Func:
 		return n.Name
 	case ir.Aggregate:
-		return n.Func.String()
+		return aggName(n)
 	case ir.Window:
 		return n.Func.String()
 	case ir.ColumnRef:

@@ -200,3 +200,32 @@ func TestVarianceUnderDDP(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregateColumnNames: a column without alias is named after the
+// function as written, as the client's database names it (PostgreSQL
+// calls stddev(x)'s column "stddev", not "stddev_samp").
+func TestAggregateColumnNames(t *testing.T) {
+	p := planner.New(loadPolicy(t))
+	for _, tt := range []struct {
+		d    parser.Dialect
+		sql  string
+		want string
+	}{
+		{parser.Postgres, "SELECT stddev(age) FROM people", "stddev"},
+		{parser.Postgres, "SELECT variance(age) FROM people", "variance"},
+		{parser.Postgres, "SELECT var_samp(age) FROM people", "var_samp"},
+		{parser.Postgres, "SELECT round(stddev(age)) FROM people", "round"},
+		// TiDB's grammar reads STD as stddev_pop: the written name is gone.
+		{parser.MySQL, "SELECT STD(age) FROM people", "stddev_pop"},
+		{parser.MySQL, "SELECT var(age) FROM people", "var"},
+		{parser.MySQL, "SELECT COUNT(*) FROM people", "count"},
+	} {
+		pl, err := plan(t, p, tt.sql, planArgs{dialect: tt.d})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.sql, err)
+		}
+		if got := pl.Outputs[0].Name; got != tt.want {
+			t.Errorf("%s: column %q, want %q", tt.sql, got, tt.want)
+		}
+	}
+}
