@@ -67,9 +67,9 @@ type SelectItem struct {
 	// case ("stddev" where Agg is "stddev_samp"): a column without alias
 	// is named after it, as the client's database names it. "" when it is
 	// Agg itself.
-	Name string
-	Expr     Expr // the expression item; nil for a column or an aggregate
-	Alias    string
+	Name  string
+	Expr  Expr // the expression item; nil for a column or an aggregate
+	Alias string
 }
 
 // IsColumn reports whether the item is a plain column.
