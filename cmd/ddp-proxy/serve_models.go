@@ -34,7 +34,13 @@ func verifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be conn
 				ref := ir.ColumnRef{Qualifier: "t0", Name: cn}
 				var inDomain ir.Expr
 				if d := col.Domain; len(d.Range) == 2 {
-					inDomain = ir.Between{X: ref, Lo: ir.Literal{Value: ir.Int(d.Range[0])}, Hi: ir.Literal{Value: ir.Int(d.Range[1])}}
+					// A range is its integers: a fraction inside it
+					// (SQLite keeps 2.5 in an INTEGER column, a numeric
+					// column holds 2.5) is no declared value.
+					inDomain = ir.And{
+						L: ir.Between{X: ref, Lo: ir.Literal{Value: ir.Int(d.Range[0])}, Hi: ir.Literal{Value: ir.Int(d.Range[1])}},
+						R: ir.Compare{Op: ir.OpEq, L: ir.Func{Name: "floor", Args: []ir.Expr{ref}}, R: ref},
+					}
 				} else {
 					var list []ir.Expr
 					for _, v := range d.Resolved {
