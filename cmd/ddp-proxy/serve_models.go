@@ -29,6 +29,9 @@ func verifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be conn
 			if t.Public {
 				continue
 			}
+			if err := verifyOneRowPerUnit(ctx, dn, ds, t, be); err != nil {
+				return err
+			}
 			for _, cn := range ds.Analysis.ConstrainedColumns() {
 				col := t.Column(cn)
 				ref := ir.ColumnRef{Qualifier: "t0", Name: cn}
@@ -63,6 +66,47 @@ func verifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be conn
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// verifyOneRowPerUnit checks that no unit of t has two rows (nor two rows
+// a NULL unit): the models read each row as one individual
+// (max_rows_per_unit 1), but the backend keeps one row per unit before
+// aggregating, so with a repeated unit a query reads other rows than the
+// published counts count, and its answer is no longer a function of them
+// (COUNT(*) WHERE a = 3 over a marginal on a counts units with a row at 3:
+// swapping a values between two units keeps the marginal and changes it).
+// It compares the row count with the count after that bounding; a unit
+// the schema declares unique (and NOT NULL) needs no check.
+func verifyOneRowPerUnit(ctx context.Context, dn string, ds *policies.Dataset, t *policies.Table, be connect.Backend) error {
+	if t.UnitUnique || t.Unit == "" {
+		return nil
+	}
+	count := func(bounded bool) (int64, error) {
+		q := &ir.BackendQuery{
+			From: ir.TableRef{Schema: t.Schema, Name: t.Name, Alias: "t0"},
+			Aggs: []ir.BackendAgg{{Kind: ir.CountRows}},
+		}
+		if bounded {
+			q.Unit = ir.ColumnRef{Qualifier: "t0", Name: t.Unit}
+			q.MaxRowsPerUnit = 1
+		}
+		var n int64
+		err := be.Aggregate(ctx, q, func(r ir.BackendRow) error { n = r.Aggs[0]; return nil })
+		return n, err
+	}
+	all, err := count(false)
+	if err != nil {
+		return fmt.Errorf("dataset %s: checking that %s has one row per unit: %w", dn, t.Name, err)
+	}
+	kept, err := count(true)
+	if err != nil {
+		return fmt.Errorf("dataset %s: checking that %s has one row per unit: %w", dn, t.Name, err)
+	}
+	if all != kept {
+		return fmt.Errorf("dataset %s (model %s): table %s has a unit (%s) with more than one row, or several rows with a NULL unit, but its published constraints count rows as individuals (one row per unit); give each row its own unit before serving",
+			dn, ds.Model, t.Name, t.Unit)
 	}
 	return nil
 }
