@@ -386,7 +386,7 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		}
 		if sec := ds.Secrets; sec.Kind == policies.SecretsPartition && sec.Column != "" &&
 			len(where) == 1 && where[0] == sec.Column &&
-			bucketAligned(b.plan.Backend.Where, b.sc.tables[0].alias, sec, main.Column(sec.Column)) {
+			bucketAligned(b.plan.Backend.Where, b.sc.tables[0].alias, sec, main.Column(sec.Column), verified(an, sec.Column)) {
 			// The WHERE clause is a union of partition cells: no secret
 			// pair moves a row into or out of it.
 			where = nil
@@ -632,4 +632,11 @@ func neighborsWord(ds *policies.Dataset) string {
 		return "induced"
 	}
 	return ds.Neighbors
+}
+
+// verified reports whether col is a constrained column, whose declared
+// domain serve verifies on every row (no NULL, no undeclared value).
+func verified(an *policies.Analysis, col string) bool {
+	_, ok := an.VerifiedDomain(col)
+	return ok
 }
