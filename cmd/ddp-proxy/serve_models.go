@@ -35,6 +35,12 @@ func verifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be conn
 			for _, cn := range ds.Analysis.ConstrainedColumns() {
 				col := t.Column(cn)
 				ref := ir.ColumnRef{Qualifier: "t0", Name: cn}
+				if col.Type == policies.TypeText {
+					if err := verifyTextDomain(ctx, dn, ds, t, col, ref, be); err != nil {
+						return err
+					}
+					continue
+				}
 				var inDomain ir.Expr
 				if d := col.Domain; len(d.Range) == 2 {
 					// A range is its integers: a fraction inside it
@@ -107,6 +113,69 @@ func verifyOneRowPerUnit(ctx context.Context, dn string, ds *policies.Dataset, t
 	if all != kept {
 		return fmt.Errorf("dataset %s (model %s): table %s has a unit (%s) with more than one row, or several rows with a NULL unit, but its published constraints count rows as individuals (one row per unit); give each row its own unit before serving",
 			dn, ds.Model, t.Name, t.Unit)
+	}
+	return nil
+}
+
+// verifyTextDomain is the domain check of a constrained text column, made
+// exact: the column's collation may compare case-, accent- or
+// pad-insensitively (MySQL's utf8mb4_general_ci, PostgreSQL's citext,
+// SQLite's NOCASE), so an IN over the declared values would accept an
+// undeclared 'f' for a declared 'F', and WHERE sex = 'F' would also select
+// a declared 'f' — while the analysis reads both as exact. It reads the
+// exact spellings present (grouped by the exact text key, as queries
+// group) and requires each to be declared, then, for each declared value
+// v, that WHERE col = v selects only rows spelled v.
+func verifyTextDomain(ctx context.Context, dn string, ds *policies.Dataset, t *policies.Table, col *policies.Column, ref ir.ColumnRef, be connect.Backend) error {
+	exact := ir.Cast{X: ref, To: ir.CastText}
+	spellings := func(where ir.Expr) ([]ir.Value, error) {
+		q := &ir.BackendQuery{
+			From:    ir.TableRef{Schema: t.Schema, Name: t.Name, Alias: "t0"},
+			Where:   where,
+			GroupBy: []ir.Expr{exact},
+			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
+		}
+		var out []ir.Value
+		err := be.Aggregate(ctx, q, func(r ir.BackendRow) error {
+			out = append(out, r.Keys[0])
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s: checking that %s.%s holds only its declared domain: %w", dn, t.Name, col.Name, err)
+		}
+		return out, nil
+	}
+	declared := func(v ir.Value) bool {
+		for _, d := range col.Domain.Resolved {
+			if v.Kind == ir.KindString && d.Kind == ir.KindString && v.Str == d.Str {
+				return true
+			}
+		}
+		return false
+	}
+	present, err := spellings(nil)
+	if err != nil {
+		return err
+	}
+	for _, v := range present {
+		if !declared(v) {
+			return fmt.Errorf("dataset %s (model %s): column %s.%s holds NULL or values outside its declared domain, but its published constraints are analysed over that domain; declare every value (or clean the data, or use a view with NOT NULL and the domain) before serving",
+				dn, ds.Model, t.Name, col.Name)
+		}
+	}
+	// Every declared value, present or not: WHERE sex = 'f' selects the
+	// rows spelled 'F' even where no row is spelled 'f'.
+	for _, d := range col.Domain.Resolved {
+		matched, err := spellings(ir.Compare{Op: ir.OpEq, L: ref, R: ir.Literal{Value: d}})
+		if err != nil {
+			return err
+		}
+		for _, v := range matched {
+			if v.Kind != ir.KindString || v.Str != d.Str {
+				return fmt.Errorf("dataset %s (model %s): column %s.%s compares declared values %s and %s as equal (its collation ignores case, accents or trailing spaces), but its published constraints are analysed with every declared value distinct; give the column an exact (binary) collation, or declare one spelling",
+					dn, ds.Model, t.Name, col.Name, d.SQL(), v.SQL())
+			}
+		}
 	}
 	return nil
 }
