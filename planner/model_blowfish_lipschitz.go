@@ -52,8 +52,8 @@ func lipschitz(e ir.Expr, alias, col string) (lipInfo, bool) {
 			return lipInfo{}, false
 		}
 		e := 0.0
-		if n.Value.Kind == ir.KindFloat {
-			e = math.Abs(v) * unitRoundoff
+		if n.Value.Kind == ir.KindFloat || math.Abs(v) > 1<<53 {
+			e = math.Abs(v) * unitRoundoff // rounded once to a double
 		}
 		return lipInfo{v, v, 0, e}, true
 	case ir.Clamp:
