@@ -45,3 +45,40 @@ func TestBucketAlignedWhereOverStoredReals(t *testing.T) {
 		})
 	}
 }
+
+// TestBucketAlignedKeyOverStoredReals: the same for a grouping key. A key
+// that compares the bare column (x IN (0, 1)) reads the stored value, which
+// may be 0.5 in bucket [0, 1] on an unverified column: it must not be read
+// as aligned (its derived key set is both truth values, so it is not); a
+// key that computes with the column reads its clamp, an integer
+// (floor(x / 2)), and stays aligned. GROUP BY x IN (0, 1) also used to
+// panic while deriving its key set (comparing two ir.In values): the
+// front ends recover, but the connection was dropped for a valid query.
+func TestBucketAlignedKeyOverStoredReals(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	const secrets = "    model: blowfish\n    secrets: {partition: {column: x, buckets: [[0, 1], [2, 3]]}}\n"
+	for _, c := range []struct {
+		name, yaml, sql string
+		zero            bool
+	}{
+		{"unverified list", secrets, "SELECT x IN (0, 1) AS k, COUNT(*) FROM t GROUP BY 1", false},
+		{"unverified equality", secrets, "SELECT (x = 0 OR x = 1) AS k, COUNT(*) FROM t GROUP BY 1", false},
+		{"unverified computed", secrets, "SELECT floor(x / 2) AS k, COUNT(*) FROM t GROUP BY 1", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := loadExprPolicy(t, exprPolicy{name: c.name, yaml: c.yaml})
+			if p == nil {
+				t.Fatal("policy refused")
+			}
+			for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+				pl, err := plan(t, p, c.sql, planArgs{eps: 1, dialect: d})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := pl.Aggs[0].Sensitivity; (got == 0) != c.zero {
+					t.Errorf("%s: sensitivity %d, want zero %v; notes %v; backend %s", c.sql, got, c.zero, pl.Notes, pl.Backend.Canonical())
+				}
+			}
+		})
+	}
+}
