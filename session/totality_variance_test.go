@@ -43,12 +43,13 @@ datasets:
           u: {type: real, bounds: [0, 1e-300]}
           s: {type: real, bounds: [1000000000000000, 1000000000000000.125]}
           g: {type: integer, bounds: [0, 2], domain: {range: [0, 2]}}
+          v: {type: real, bounds: [-1e-150, 3e-150]}
 `
 
 var varianceTotalityTypes = map[string]string{
-	"sqlite":   "id INTEGER, a INTEGER, b INTEGER, r REAL, w REAL, u REAL, s REAL, g INTEGER",
-	"postgres": "id BIGINT, a BIGINT, b BIGINT, r DOUBLE PRECISION, w DOUBLE PRECISION, u DOUBLE PRECISION, s DOUBLE PRECISION, g BIGINT",
-	"mysql":    "id BIGINT, a BIGINT, b BIGINT, r DOUBLE, w DOUBLE, u DOUBLE, s DOUBLE, g BIGINT",
+	"sqlite":   "id INTEGER, a INTEGER, b INTEGER, r REAL, w REAL, u REAL, s REAL, g INTEGER, v REAL",
+	"postgres": "id BIGINT, a BIGINT, b BIGINT, r DOUBLE PRECISION, w DOUBLE PRECISION, u DOUBLE PRECISION, s DOUBLE PRECISION, g BIGINT, v DOUBLE PRECISION",
+	"mysql":    "id BIGINT, a BIGINT, b BIGINT, r DOUBLE, w DOUBLE, u DOUBLE, s DOUBLE, g BIGINT, v DOUBLE",
 }
 
 var hostileVariance = map[string][][6]string{
@@ -82,10 +83,14 @@ func varianceTotalityRows(driver string, variant int) []string {
 			fmt.Sprintf("%g", float64(i%5)*2e-301),
 			fmt.Sprintf("%.3f", 1e15+float64(i%5)*0.03125),
 		}
+		v := fmt.Sprintf("%g", float64(i%5)*1e-150-1e-150)
 		if i == 23 && variant > 0 {
 			vals = hostileVariance[driver][variant-1]
+			// Next to the midpoint m of v's bounds: v − m is ~1e-166, its
+			// square underflows.
+			v = fmt.Sprint(math.Nextafter((-1e-150+3e-150)/2, 1))
 		}
-		rows = append(rows, fmt.Sprintf("(%d, %s, %d)", i, strings.Join(vals[:], ", "), i%3))
+		rows = append(rows, fmt.Sprintf("(%d, %s, %d, %s)", i, strings.Join(vals[:], ", "), i%3, v))
 	}
 	return rows
 }
@@ -102,7 +107,7 @@ func varianceTotalityProbes() []probe {
 	pg, my := parser.Postgres, parser.MySQL
 	var ps []probe
 	add := func(d parser.Dialect, q string) { ps = append(ps, probe{name: q, dialect: d, sql: q}) }
-	for _, c := range []string{"a", "b", "r", "w", "u", "s"} {
+	for _, c := range []string{"a", "b", "r", "w", "u", "s", "v"} {
 		add(pg, fmt.Sprintf("SELECT var_pop(%[1]s), var_samp(%[1]s), stddev_pop(%[1]s), stddev_samp(%[1]s) FROM nums", c))
 		add(pg, fmt.Sprintf("SELECT g, variance(%[1]s), stddev(%[1]s) FROM nums GROUP BY g", c))
 		add(pg, fmt.Sprintf("SELECT var_samp(%[1]s) FROM nums WHERE %[1]s > 0", c))
