@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/connect"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -128,54 +130,54 @@ func verifyOneRowPerUnit(ctx context.Context, dn string, ds *policies.Dataset, t
 // v, that WHERE col = v selects only rows spelled v.
 func verifyTextDomain(ctx context.Context, dn string, ds *policies.Dataset, t *policies.Table, col *policies.Column, ref ir.ColumnRef, be connect.Backend) error {
 	exact := ir.Cast{X: ref, To: ir.CastText}
-	spellings := func(where ir.Expr) ([]ir.Value, error) {
+	// each streams the exact spellings WHERE where selects and stops at
+	// the first one ok refuses (a column of many undeclared values is
+	// never held in memory).
+	each := func(where ir.Expr, ok func(v ir.Value) bool) (bad ir.Value, found bool, err error) {
 		q := &ir.BackendQuery{
 			From:    ir.TableRef{Schema: t.Schema, Name: t.Name, Alias: "t0"},
 			Where:   where,
 			GroupBy: []ir.Expr{exact},
 			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 		}
-		var out []ir.Value
-		err := be.Aggregate(ctx, q, func(r ir.BackendRow) error {
-			out = append(out, r.Keys[0])
+		err = be.Aggregate(ctx, q, func(r ir.BackendRow) error {
+			if !ok(r.Keys[0]) {
+				bad, found = r.Keys[0], true
+				return errStop
+			}
 			return nil
 		})
-		if err != nil {
-			return nil, fmt.Errorf("dataset %s: checking that %s.%s holds only its declared domain: %w", dn, t.Name, col.Name, err)
+		if found {
+			return bad, true, nil
 		}
-		return out, nil
+		if err != nil {
+			return ir.Value{}, false, fmt.Errorf("dataset %s: checking that %s.%s holds only its declared domain: %w", dn, t.Name, col.Name, err)
+		}
+		return ir.Value{}, false, nil
 	}
 	declared := func(v ir.Value) bool {
-		for _, d := range col.Domain.Resolved {
-			if v.Kind == ir.KindString && d.Kind == ir.KindString && v.Str == d.Str {
-				return true
-			}
-		}
-		return false
+		return v.Kind == ir.KindString && slices.ContainsFunc(col.Domain.Resolved, func(d ir.Value) bool { return d.Kind == ir.KindString && v.Str == d.Str })
 	}
-	present, err := spellings(nil)
-	if err != nil {
+	if _, found, err := each(nil, declared); err != nil {
 		return err
-	}
-	for _, v := range present {
-		if !declared(v) {
-			return fmt.Errorf("dataset %s (model %s): column %s.%s holds NULL or values outside its declared domain, but its published constraints are analysed over that domain; declare every value (or clean the data, or use a view with NOT NULL and the domain) before serving",
-				dn, ds.Model, t.Name, col.Name)
-		}
+	} else if found {
+		return fmt.Errorf("dataset %s (model %s): column %s.%s holds NULL or values outside its declared domain, but its published constraints are analysed over that domain; declare every value (or clean the data, or use a view with NOT NULL and the domain) before serving",
+			dn, ds.Model, t.Name, col.Name)
 	}
 	// Every declared value, present or not: WHERE sex = 'f' selects the
 	// rows spelled 'F' even where no row is spelled 'f'.
 	for _, d := range col.Domain.Resolved {
-		matched, err := spellings(ir.Compare{Op: ir.OpEq, L: ref, R: ir.Literal{Value: d}})
+		v, found, err := each(ir.Compare{Op: ir.OpEq, L: ref, R: ir.Literal{Value: d}}, func(v ir.Value) bool { return v.Kind == ir.KindString && v.Str == d.Str })
 		if err != nil {
 			return err
 		}
-		for _, v := range matched {
-			if v.Kind != ir.KindString || v.Str != d.Str {
-				return fmt.Errorf("dataset %s (model %s): column %s.%s compares declared values %s and %s as equal (its collation ignores case, accents or trailing spaces), but its published constraints are analysed with every declared value distinct; give the column an exact (binary) collation, or declare one spelling",
-					dn, ds.Model, t.Name, col.Name, d.SQL(), v.SQL())
-			}
+		if found {
+			return fmt.Errorf("dataset %s (model %s): column %s.%s compares declared values %s and %s as equal (its collation ignores case, accents or trailing spaces), but its published constraints are analysed with every declared value distinct; give the column an exact (binary) collation, or declare one spelling",
+				dn, ds.Model, t.Name, col.Name, d.SQL(), v.SQL())
 		}
 	}
 	return nil
 }
+
+// errStop ends a verification scan at its first refused row.
+var errStop = errors.New("stop")
