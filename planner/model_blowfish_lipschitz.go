@@ -133,6 +133,10 @@ func exprDistanceStep(e ir.Expr, alias string, sec *policies.Secrets, col *polic
 	theta := sec.Theta
 	if col.Type == policies.TypeInteger {
 		theta = math.Floor(theta)
+	} else if len(col.Bounds) == 2 {
+		theta = thetaWithRounding(theta, math.Max(math.Abs(col.Bounds[0]), math.Abs(col.Bounds[1])))
+	} else {
+		return 0, false
 	}
 	if intResult && col.Type == policies.TypeInteger && quantumOf(s) == 1 {
 		v := l.lip * theta
