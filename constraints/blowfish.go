@@ -2,6 +2,7 @@ package constraints
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -65,8 +66,7 @@ func (g *Secrets) edge(s *System, x, y []int) bool {
 			return true
 		}
 		vals := s.Columns[g.Column].Values
-		d := vals[x[g.Column]] - vals[y[g.Column]]
-		return d <= g.Theta && -d <= g.Theta
+		return g.near(vals[x[g.Column]], vals[y[g.Column]])
 	}
 	return false
 }
@@ -242,4 +242,14 @@ func balancedBound(s *System, at *Atoms, overlapping []int) (Blowfish, error) {
 
 func slicesContains(vs [][]int64, v []int64) bool {
 	return slices.ContainsFunc(vs, func(x []int64) bool { return slices.Equal(x, v) })
+}
+
+// near reports whether two values of the distance column are at most θ
+// apart as the policy writes them. The values are doubles rounded from
+// the policy's decimals (0.8 − 0.6 is 0.20000000000000007), so the
+// difference is compared with θ plus its possible rounding, (|a| + |b| +
+// θ)·2^-51: a pair the policy puts at exactly θ stays an edge. More edges
+// only make the analysis more conservative.
+func (g *Secrets) near(a, b float64) bool {
+	return math.Abs(a-b) <= g.Theta+(math.Abs(a)+math.Abs(b)+g.Theta)*0x1p-51
 }

@@ -81,8 +81,7 @@ func edgesKeepCounts(s *System, g *Secrets, at *Atoms) bool {
 				if v == t[c] || vals == nil {
 					continue
 				}
-				d := vals[v] - vals[t[c]]
-				if d <= g.Theta && -d <= g.Theta && at.Of[idx+(v-t[c])*stride] != a {
+				if g.near(vals[v], vals[t[c]]) && at.Of[idx+(v-t[c])*stride] != a {
 					keep = false
 				}
 			}

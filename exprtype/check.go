@@ -268,6 +268,15 @@ func (c *checker) column(ref ir.ColumnRef, m mode) (*node, error) {
 				"column %s has no declared bounds, so it can be compared but not computed with: an arithmetic error on one row's value would reveal it", ir.FormatExpr(ref)).
 				WithHint("compare the bare column (e.g. %s > 10), or declare bounds: [lo, hi] at %s", ir.FormatExpr(ref), col.Declare)
 		}
+		if col.Type == Real && col.Lo.Kind == ir.KindFloat && col.Hi.Kind == ir.KindFloat &&
+			(math.Abs(col.Lo.Float) > MaxReal || math.Abs(col.Hi.Float) > MaxReal) {
+			// The policy accepts any finite bounds (a plain SUM clamps
+			// to them); an expression's arithmetic is analysed within
+			// ±MaxReal only.
+			return nil, sqlerr.New(sqlerr.NumericValueOutOfRange,
+				"column %s has bounds [%g, %g] beyond ±%g, the largest magnitude an expression (or a variance, which computes with its argument) may compute with", ir.FormatExpr(ref), col.Lo.Float, col.Hi.Float, MaxReal).
+				WithHint("narrow the bounds at %s to within ±%g", col.Declare, MaxReal)
+		}
 		if !boundsOK(col) {
 			return nil, internalErr("column bounds of the wrong kind")
 		}

@@ -69,8 +69,12 @@ func (d *domainer) domain(e ir.Expr) []ir.Value {
 		// A truth value, NULL when an operand may be NULL (an operand
 		// without a known domain is assumed to possibly be).
 		mayNull := false
+		root := true
 		ir.Walk(e, func(c ir.Expr) bool {
-			if c == nil || c == e {
+			// Not c == e: comparing two ir.In (or Case, Func) values
+			// panics, their lists are not comparable. Walk visits e first.
+			if c == nil || root {
+				root = false
 				return true
 			}
 			if _, isNull := c.(ir.IsNull); isNull {

@@ -403,7 +403,7 @@ func (b *builder) blowfishSensitivity(ds *policies.Dataset, main *policies.Table
 		}
 		if sec := ds.Secrets; sec.Kind == policies.SecretsPartition && sec.Column != "" &&
 			len(where) == 1 && where[0] == sec.Column &&
-			bucketAligned(b.plan.Backend.Where, b.sc.tables[0].alias, sec, main.Column(sec.Column)) {
+			bucketAligned(b.plan.Backend.Where, b.sc.tables[0].alias, sec, main.Column(sec.Column), verified(an, sec.Column)) {
 			// The WHERE clause is a union of partition cells: no secret
 			// pair moves a row into or out of it.
 			where = nil
@@ -594,7 +594,11 @@ func secretGraph(ds *policies.Dataset, main *policies.Table, s aggShape) (sensit
 		if col != nil && col.Type == policies.TypeInteger && q == 1 {
 			step = math.Floor(sec.Theta)
 		} else {
-			step = math.Ceil(sec.Theta / q)
+			// Stored doubles the policy puts at θ may differ by a little
+			// more (0.8 − 0.6 = 0.20000000000000007 for θ = 0.2); a
+			// summed value lies within the clamp, |v| ≤ M.
+			m := float64(max(s.Hi, -s.Lo, s.Lo, -s.Hi)) * q
+			step = math.Ceil(thetaWithRounding(sec.Theta, m) / q)
 		}
 		if !(step < 1<<62) {
 			step = 1 << 62
@@ -655,4 +659,19 @@ func neighborsWord(ds *policies.Dataset) string {
 		return "induced"
 	}
 	return ds.Neighbors
+}
+
+// verified reports whether col is a constrained column, whose declared
+// domain serve verifies on every row (no NULL, no undeclared value).
+func verified(an *policies.Analysis, col string) bool {
+	_, ok := an.VerifiedDomain(col)
+	return ok
+}
+
+// thetaWithRounding is how far apart two stored doubles of magnitude at
+// most m can be when the policy (in decimals) puts them at distance θ:
+// each is rounded by at most half an ulp, and so is their difference
+// (constraints.Secrets.near uses the same margin).
+func thetaWithRounding(theta, m float64) float64 {
+	return theta + (2*m+theta)*0x1p-51
 }

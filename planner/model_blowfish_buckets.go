@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -21,32 +22,87 @@ const maxBucketPoints = 100_000
 // evaluates the predicate at every integer of every bucket (at most
 // maxBucketPoints in all) and answers false for anything it cannot
 // evaluate exactly.
-func bucketAligned(where ir.Expr, alias string, sec *policies.Secrets, col *policies.Column) bool {
+//
+// The integers decide only when the column holds integers: integral is
+// set for a constrained column (serve verifies its declared domain).
+// Nothing verifies any other column, and a stored 0.5 in an INTEGER
+// column (SQLite keeps it) lies in bucket [0, 1] yet fails x IN (0, 1)
+// while its secret pair 1 passes. Then the predicate is evaluated over the
+// bucket's real interval: a predicate of comparisons with numeric literals
+// is constant between consecutive literals, so the bucket's ends, every
+// literal inside it and one point between each two consecutive of those
+// decide it exactly.
+func bucketAligned(where ir.Expr, alias string, sec *policies.Secrets, col *policies.Column, integral bool) bool {
 	ranges, ok := sec.BucketRanges()
 	if !ok || col == nil || col.Type != policies.TypeInteger {
 		return false
 	}
+	var cuts []float64
+	if !integral {
+		ir.Walk(where, func(e ir.Expr) bool {
+			if l, ok := e.(ir.Literal); ok && l.Value.IsNumber() {
+				if f, ok := l.Value.AsFloat(); ok && !math.IsNaN(f) {
+					cuts = append(cuts, f)
+				}
+			}
+			return true
+		})
+	}
 	points := 0
 	for _, r := range ranges {
-		lo, hi := math.Ceil(r[0]), math.Floor(r[1])
-		if lo > hi {
-			continue
+		var vals []float64
+		if integral {
+			lo, hi := math.Ceil(r[0]), math.Floor(r[1])
+			if lo > hi {
+				continue
+			}
+			points += int(hi-lo) + 1
+			if points > maxBucketPoints {
+				return false
+			}
+			for v := lo; v <= hi; v++ {
+				vals = append(vals, v)
+			}
+		} else {
+			vals = realPoints(r[0], r[1], cuts)
+			if points += len(vals); points > maxBucketPoints {
+				return false
+			}
 		}
-		points += int(hi-lo) + 1
-		if points > maxBucketPoints {
-			return false
-		}
-		first, ok := evalOn(where, alias, sec.Column, lo)
-		if !ok {
-			return false
-		}
-		for v := lo + 1; v <= hi; v++ {
-			if b, ok := evalOn(where, alias, sec.Column, v); !ok || b != first {
+		for i, v := range vals {
+			b, ok := evalOn(where, alias, sec.Column, v)
+			if first, _ := evalOn(where, alias, sec.Column, vals[0]); !ok || i > 0 && b != first {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// realPoints returns lo, hi, the cuts strictly between them and a point
+// between each two consecutive of those, in increasing order: a predicate
+// comparing one column with the cuts takes on [lo, hi] only the values it
+// takes at these points.
+func realPoints(lo, hi float64, cuts []float64) []float64 {
+	if lo > hi {
+		return nil
+	}
+	ends := []float64{lo, hi}
+	for _, c := range cuts {
+		if lo < c && c < hi {
+			ends = append(ends, c)
+		}
+	}
+	slices.Sort(ends)
+	ends = slices.Compact(ends)
+	out := []float64{ends[0]}
+	for i := 1; i < len(ends); i++ {
+		if mid := ends[i-1] + (ends[i]-ends[i-1])/2; mid > ends[i-1] && mid < ends[i] {
+			out = append(out, mid)
+		}
+		out = append(out, ends[i])
+	}
+	return out
 }
 
 // evalOn evaluates a predicate of one numeric column at value v.

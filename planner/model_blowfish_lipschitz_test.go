@@ -30,6 +30,10 @@ func TestDistanceRealSummandSampled(t *testing.T) {
 		{"{distance: {column: z, theta: 0.75}}", "z: {type: real, bounds: [-3, 7]}", -3, 7, 0.75, false, "SELECT SUM((z - 2) * (z - 2)) FROM t", func(z float64) float64 { return (z - 2) * (z - 2) }},
 		{"{distance: {column: z, theta: 0.75}}", "z: {type: real, bounds: [-3, 7]}", -3, 7, 0.75, false, "SELECT SUM(3 * z + 0.1) FROM t", func(z float64) float64 { return 3*z + 0.1 }},
 		{"{distance: {column: z, theta: 2.5}}", "z: {type: integer, bounds: [0, 20]}", 0, 20, 2, true, "SELECT SUM((z - 10) * (z - 10)) FROM t", func(z float64) float64 { return (z - 10) * (z - 10) }},
+		// A narrow range far from 0: the summand's range (hence γ) is
+		// 2^-38 wide while 3·z is rounded at 2^-52 — 2^16 lattice units of
+		// floating-point error on each side of a pair.
+		{"{distance: {column: z, theta: 2.886579864025407e-14}}", "z: {type: real, bounds: [1, 1.0000000000009095]}", 1, 1.0000000000009095, 2.886579864025407e-14, false, "SELECT SUM(3 * z - 3) FROM t", func(z float64) float64 { return 3*z - 3 }},
 		{"{distance: {column: z, theta: 2.5}}", "z: {type: integer, bounds: [0, 20]}", 0, 20, 2, true, "SELECT SUM(z - 10.5) FROM t", func(z float64) float64 { return z - 10.5 }},
 	} {
 		t.Run(tc.sql+" "+tc.col, func(t *testing.T) {
@@ -60,8 +64,9 @@ func TestDistanceRealSummandSampled(t *testing.T) {
 					}
 				}
 			} else {
+				margin := math.Min(1, (tc.hi-tc.lo)/4) // beyond the bounds, on the range's scale
 				for range 200_000 {
-					z := tc.lo - 1 + r.Float64()*(tc.hi-tc.lo+2)
+					z := tc.lo - margin + r.Float64()*(tc.hi-tc.lo+2*margin)
 					if r.IntN(4) == 0 {
 						z = math.Round(z/(g/2)) * (g / 2) // a half-lattice tie
 					}
@@ -69,7 +74,9 @@ func TestDistanceRealSummandSampled(t *testing.T) {
 					if r.IntN(4) == 0 {
 						u = float64(1 - 2*r.IntN(2)) // exactly θ
 					}
-					check(z, z+u*tc.theta)
+					if z2 := z + u*tc.theta; math.Abs(z2-z) <= tc.theta { // an edge: at distance ≤ θ as stored
+						check(z, z2)
+					}
 				}
 			}
 			if worst > a.Sensitivity {
