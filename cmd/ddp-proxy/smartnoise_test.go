@@ -1,8 +1,10 @@
 package main
 
 import (
+	"crypto/rand"
 	"database/sql"
 	"encoding/csv"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"os"
@@ -172,8 +174,9 @@ func TestSmartNoiseCorpus(t *testing.T) {
 			skipped++
 			continue
 		}
-		proxyDB, direct := servePUMS(t, dialect, dsn, rows)
+		proxyDB, direct, schema := servePUMS(t, dialect, dsn, rows)
 		for _, q := range qs {
+			q.sql = pumsSQL(q.sql, schema)
 			if err := askBoth(proxyDB, direct, q); err != nil {
 				misses = append(misses, fmt.Sprintf("%s: %v\n    %s", dialect, err, q.sql))
 				continue
@@ -228,21 +231,24 @@ func readPUMS(t *testing.T) [][]int64 {
 	return out
 }
 
-// servePUMS loads rows into the backend at dsn (PostgreSQL schema pums or
-// MariaDB database pums, dropped when the test ends), serves it through the
+// servePUMS loads rows into the backend at dsn (a new PostgreSQL schema or
+// MariaDB database, dropped when the test ends), serves it through the
 // proxy and returns a client connection to the proxy's front end of the
 // same dialect and one straight to the backend.
-func servePUMS(t *testing.T, dialect, dsn string, rows [][]int64) (proxyDB, direct *sql.DB) {
+func servePUMS(t *testing.T, dialect, dsn string, rows [][]int64) (proxyDB, direct *sql.DB, schema string) {
 	t.Helper()
-	schema, table := "pums", "pums.pums"
-	create := []string{"DROP SCHEMA IF EXISTS pums CASCADE", "CREATE SCHEMA pums"}
-	drop := "DROP SCHEMA IF EXISTS pums CASCADE"
+	// A schema (database) of its own, so that concurrent runs against the
+	// same servers never share a table; the queries name it in place of
+	// SmartNoise's PUMS (see pumsSQL).
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	schema = "pums_" + hex.EncodeToString(rnd[:])
+	table := schema + ".pums"
+	create := []string{"CREATE SCHEMA " + schema}
+	drop := "DROP SCHEMA IF EXISTS " + schema + " CASCADE"
 	if dialect == "mysql" {
-		// Policy names are lower case; this server compares table names
-		// exactly (lower_case_table_names = 0), so the MySQL queries write
-		// pums.pums where SmartNoise's write PUMS.PUMS.
-		create = []string{"DROP DATABASE IF EXISTS pums", "CREATE DATABASE pums"}
-		drop = "DROP DATABASE IF EXISTS pums"
+		create = []string{"CREATE DATABASE " + schema}
+		drop = "DROP DATABASE IF EXISTS " + schema
 	}
 	direct, err := sql.Open(dialect, dsn)
 	if err != nil {
@@ -265,7 +271,7 @@ func servePUMS(t *testing.T, dialect, dsn string, rows [][]int64) (proxyDB, dire
 	if dialect == "mysql" {
 		// The truth is read in the table's database, as the proxy's
 		// MySQL clients name it.
-		direct.Exec("USE pums")
+		direct.Exec("USE " + schema)
 		direct.SetMaxOpenConns(1)
 	}
 
@@ -283,7 +289,7 @@ func servePUMS(t *testing.T, dialect, dsn string, rows [][]int64) (proxyDB, dire
 	p, _ := servePolicy(t, pol)
 
 	if dialect == "mysql" {
-		proxyDB, err = sql.Open("mysql", fmt.Sprintf("analyst:x@tcp(%s)/pums", p.myAddr))
+		proxyDB, err = sql.Open("mysql", fmt.Sprintf("analyst:x@tcp(%s)/%s", p.myAddr, schema))
 	} else {
 		proxyDB, err = sql.Open("postgres", fmt.Sprintf("postgres://analyst:x@%s/test?sslmode=disable", p.pgAddr))
 	}
@@ -291,7 +297,15 @@ func servePUMS(t *testing.T, dialect, dsn string, rows [][]int64) (proxyDB, dire
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { proxyDB.Close() })
-	return proxyDB, direct
+	return proxyDB, direct, schema
+}
+
+// pumsSQL names the test's schema where a corpus query names SmartNoise's
+// PUMS.PUMS (written pums.pums for MySQL, whose policy names are lower
+// case while this server compares table names exactly).
+func pumsSQL(sql, schema string) string {
+	sql = strings.ReplaceAll(sql, "PUMS.PUMS", schema+".pums")
+	return strings.ReplaceAll(sql, "pums.pums", schema+".pums")
 }
 
 // askBoth asks q through the proxy and directly and compares the answers:
