@@ -35,6 +35,10 @@ type Options struct {
 	// a durable write to ride on before it is committed by itself
 	// (0 = DefaultSettleDelay).
 	SettleDelay time.Duration
+	// OnCommit, when set, is called after every write transaction with
+	// the number of writes it carried (group commit) and how long it took,
+	// fsync included (metrics). It must not block.
+	OnCommit func(writes int, took time.Duration)
 }
 
 // Ledger is an open budget ledger. It is safe for concurrent use: bbolt
@@ -88,7 +92,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 	if delay <= 0 {
 		delay = DefaultSettleDelay
 	}
-	l.writes = &groupCommit{db: db, delay: delay}
+	l.writes = &groupCommit{db: db, delay: delay, observe: opts.OnCommit}
 	if err := guard(l.verify); err != nil {
 		_ = db.Close()
 		return nil, openError(path, timeout, err)

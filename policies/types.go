@@ -16,6 +16,7 @@ type Policy struct {
 	Backend  Backend             `yaml:"backend"`
 	Listen   Listen              `yaml:"listen"`
 	Ledger   Ledger              `yaml:"ledger"`
+	Metrics  Metrics             `yaml:"metrics"`
 	Users    []*User             `yaml:"users"`
 	Datasets map[string]*Dataset `yaml:"datasets"`
 
@@ -78,6 +79,18 @@ type Listen struct {
 	// receipt (default 0: no padding), to hide how long the backend took
 	// (README, "Timing"). Applied by session, so both front ends get it.
 	MinResponseMS int `yaml:"min_response_ms"`
+	// Admin is the operators' HTTP listener (Prometheus /metrics, /healthz,
+	// /readyz, the budget page): host:port, or off (the default). It is
+	// not authenticated: bind it to a private address.
+	Admin string `yaml:"admin"`
+}
+
+// Metrics configures what the admin listener's /metrics exports.
+type Metrics struct {
+	// PerUser labels the ε-spent counter with the user as well as the
+	// dataset (default false: who queries how much is itself something
+	// a DBA may not want in a monitoring system).
+	PerUser bool `yaml:"per_user"`
 }
 
 // MaxMinResponseMS bounds listen.min_response_ms (one hour): a larger value

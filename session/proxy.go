@@ -32,6 +32,8 @@ type Config struct {
 	// InfoSchema answers MySQL information_schema queries on a backend
 	// that is not MySQL (session/mysqlcatalog.Query); nil refuses them.
 	InfoSchema InfoSchemaFunc
+	// Observer is told about every statement (nil: nobody).
+	Observer Observer
 	// MaxAllowedPacket is what MySQL sessions report as max_allowed_packet:
 	// the MySQL front end's command limit, fixed when it started (0: the
 	// policy's listen.max_query_bytes).
@@ -43,17 +45,18 @@ type Config struct {
 // live; sessions move to the newest generation before each statement, so a
 // statement sees one policy from start to end.
 type Proxy struct {
-	live    *atomic.Pointer[Proxy]
-	pol     *policies.Policy
-	planner *planner.Planner
-	backend Backend
-	ledger  *ledger.Ledger
-	engine  *release.Engine
-	cache   *parser.Cache
-	render  func(*ir.BackendQuery) (string, error)
-	log     *slog.Logger
-	info    InfoSchemaFunc
-	catalog emulated // the PostgreSQL catalog for backends without one (catalog.go)
+	live     *atomic.Pointer[Proxy]
+	pol      *policies.Policy
+	planner  *planner.Planner
+	backend  Backend
+	ledger   *ledger.Ledger
+	engine   *release.Engine
+	cache    *parser.Cache
+	render   func(*ir.BackendQuery) (string, error)
+	log      *slog.Logger
+	info     InfoSchemaFunc
+	observer Observer
+	catalog  emulated // the PostgreSQL catalog for backends without one (catalog.go)
 	// maxPacket is max_allowed_packet for MySQL sessions.
 	maxPacket int
 	// infoCols: a MySQL backend's information_schema columns, shared by
@@ -77,6 +80,7 @@ func New(cfg Config) *Proxy {
 		log:      log,
 		info:     cfg.InfoSchema,
 		infoCols: &infoSchemaColumns{},
+		observer: cfg.Observer,
 
 		maxPacket: cfg.MaxAllowedPacket,
 	}
@@ -140,6 +144,7 @@ func (p *Proxy) SetPolicy(pol *policies.Policy) {
 		log:      cur.log,
 		info:     cur.info,
 		infoCols: cur.infoCols,
+		observer: cur.observer,
 
 		maxPacket: cur.maxPacket,
 	})

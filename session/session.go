@@ -70,6 +70,7 @@ func (s *Session) InTransaction() bool { return s.inTx }
 func (s *Session) Query(ctx context.Context, sql string) ([]Result, error) {
 	stmts, err := s.p.cache.Parse(s.dialect, sql)
 	if err != nil {
+		s.parseFailed(err)
 		return nil, err
 	}
 	var out []Result
@@ -102,23 +103,39 @@ func (s *Session) refresh() error {
 
 // Exec runs one parsed statement with bound arguments (for its $n / ?).
 func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
-	received := time.Now()
+	tr := trace{start: time.Now(), class: ClassRefused}
+	r, err := s.exec(ctx, st, args, &tr)
+	s.observe(ctx, st, &tr, err)
+	return r, err
+}
+
+// exec is Exec; it records in tr what the statement turned out to be.
+func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, tr *trace) (Result, error) {
+	received := tr.start
 	if err := s.refresh(); err != nil {
 		return Result{}, err
 	}
 	switch st.Kind {
 	case ir.StmtEmpty:
+		tr.class = ClassEmpty
 		return Result{Empty: true}, nil
 	case ir.StmtRefused:
+		if s.readsPolicyTable(st) {
+			tr.class = ClassPrivate
+		}
 		return Result{}, st.Refused
 	case ir.StmtSession:
+		tr.class = ClassSession
 		return s.sessionStatement(ctx, st.Session, st.Text)
 	case ir.StmtExplain:
+		tr.class = ClassExplain
 		return s.explain(ctx, st.Explain, args)
 	}
 	if isBudgetView(st) {
+		tr.class = ClassBudget
 		return s.budgetView()
 	}
+	tr.class = ClassCatalog
 	// psql's \dt is answered from the policy on every backend, so that
 	// tables the policy does not expose are never listed.
 	if r, ok := s.psqlListRelations(st); ok {
@@ -134,6 +151,10 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 			return r, err
 		}
 	}
+	tr.class = ClassRefused
+	if s.readsPolicyTable(st) {
+		tr.class = ClassPrivate
+	}
 	bound, err := bindStatement(st, args)
 	if err != nil {
 		return Result{}, err
@@ -143,9 +164,12 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 		return Result{}, err
 	}
 	if pl.Class == planner.ClassPassthrough {
+		tr.class = ClassPassthrough
 		return s.passthrough(ctx, pl.SQL, args)
 	}
+	tr.class, tr.plan = ClassPrivate, pl
 	res, err := s.p.engine.Run(ctx, s.user, pl)
+	tr.res = res
 	if pad := s.p.pol.Listen.MinResponse(); pad > 0 {
 		err = holdPrivateAnswer(ctx, received.Add(pad), err)
 	}
