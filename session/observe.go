@@ -55,10 +55,11 @@ type Event struct {
 
 // trace is what Exec learns about a statement while running it.
 type trace struct {
-	start time.Time
-	class string
-	plan  *planner.Plan
-	res   *release.Result
+	start   time.Time
+	class   string
+	dataset string // of a private statement refused before it was planned
+	plan    *planner.Plan
+	res     *release.Result
 }
 
 // observe reports an executed statement to the observer and, for a
@@ -67,7 +68,7 @@ type trace struct {
 // error is logged by its SQLSTATE only: error messages may quote a
 // literal.
 func (s *Session) observe(ctx context.Context, st *ir.Statement, tr *trace, err error) {
-	ev := Event{User: s.user.Name, Class: tr.class, Outcome: OutcomeOK, Duration: time.Since(tr.start)}
+	ev := Event{User: s.user.Name, Class: tr.class, Outcome: OutcomeOK, Dataset: tr.dataset, Duration: time.Since(tr.start)}
 	if tr.plan != nil && tr.plan.Dataset != nil {
 		ev.Dataset = tr.plan.Dataset.Name
 	}
@@ -105,17 +106,17 @@ func (s *Session) observe(ctx context.Context, st *ir.Statement, tr *trace, err 
 	s.p.log.LogAttrs(ctx, slog.LevelInfo, "private query", attrs...)
 }
 
-// readsPolicyTable reports whether st names a table of the policy: a
-// statement that failed before it was planned is still a private query
-// when it does.
-func (s *Session) readsPolicyTable(st *ir.Statement) bool {
+// privateStatement marks tr private when st names a table of the
+// policy (the dataset of the first one): a statement refused before it
+// was planned is still a private query then.
+func (s *Session) privateStatement(st *ir.Statement, tr *trace) {
 	n := s.names()
 	for _, r := range st.Relations {
 		if ds, _ := s.p.pol.Resolve(n, r.Schema, r.Name); ds != nil {
-			return true
+			tr.class, tr.dataset = ClassPrivate, ds.Name
+			return
 		}
 	}
-	return false
 }
 
 // parseFailed reports text the grammar rejected as one refused statement.

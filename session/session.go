@@ -120,9 +120,7 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 		tr.class = ClassEmpty
 		return Result{Empty: true}, nil
 	case ir.StmtRefused:
-		if s.readsPolicyTable(st) {
-			tr.class = ClassPrivate
-		}
+		s.privateStatement(st, tr)
 		return Result{}, st.Refused
 	case ir.StmtSession:
 		tr.class = ClassSession
@@ -152,9 +150,7 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 		}
 	}
 	tr.class = ClassRefused
-	if s.readsPolicyTable(st) {
-		tr.class = ClassPrivate
-	}
+	s.privateStatement(st, tr)
 	bound, err := bindStatement(st, args)
 	if err != nil {
 		return Result{}, err
