@@ -1,21 +1,16 @@
 package parser
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 	tidb "github.com/pingcap/tidb/pkg/parser"
 )
 
-// Fingerprint identifies a statement's shape for logs and audit: a hash of
-// the statement normalised by the dialect's own grammar with every literal
-// removed, so two queries that differ only in constants share it and no
-// constant (which may be private data an analyst typed) can be read back
-// from it. PostgreSQL text uses pg_query's fingerprint (literals,
-// parameter numbers and aliases ignored); MySQL text TiDB's digest of the
-// normalised text (literals replaced by ?). It is "" for text the
-// grammar rejects.
+// Fingerprint identifies a statement's shape for the audit history: 16 hex
+// digits that are equal for statements that differ only in literal values,
+// bind parameters, whitespace or comments, and never contain a literal.
+// PostgreSQL text uses libpg_query's fingerprint (over the parse tree,
+// constants left out), MySQL text TiDB's digest of the normalised
+// statement (literals replaced by ?). "" when the text does not parse.
 func Fingerprint(d Dialect, text string) string {
 	switch d {
 	case Postgres:
@@ -23,16 +18,15 @@ func Fingerprint(d Dialect, text string) string {
 		if err != nil {
 			return ""
 		}
-		return "pg:" + fp
+		return fp
 	case MySQL:
-		norm, _ := tidb.NormalizeDigest(text)
-		if norm == "" {
+		_, dg := tidb.NormalizeDigest(text)
+		if dg == nil {
 			return ""
 		}
-		// Hashed again so that the normalised text (identifiers included)
-		// never appears, only its digest.
-		h := sha256.Sum256([]byte(norm))
-		return "my:" + hex.EncodeToString(h[:8])
+		if s := dg.String(); len(s) >= 16 {
+			return s[:16]
+		}
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -112,6 +113,9 @@ type Ledger struct {
 	// Path of the bbolt file (default ddp-ledger.db, relative paths are
 	// relative to the policy file's directory).
 	Path string `yaml:"path"`
+	// Replica names this serving process in the audit history and in its
+	// pending reservations (default: hostname-pid).
+	Replica string `yaml:"replica"`
 }
 
 // User is an analyst allowed to connect.
@@ -140,12 +144,9 @@ type User struct {
 	Password string `yaml:"-"`
 }
 
-// Budget is an (ε, δ) pair. It is the only way DP parameters travel
-// together, so they cannot be swapped by position.
-type Budget struct {
-	Epsilon float64 `yaml:"epsilon" json:"epsilon"`
-	Delta   float64 `yaml:"delta" json:"delta"`
-}
+// Budget is an (ε, δ) pair (budget.Budget: the ledger and the release
+// step use it without importing policies).
+type Budget = budget.Budget
 
 // Model names.
 const (

@@ -59,7 +59,10 @@ type trace struct {
 	class   string
 	dataset string // of a private statement refused before it was planned
 	plan    *planner.Plan
-	res     *release.Result
+	// fingerprint, when set, is the statement's (shared with its audit
+	// entry).
+	fingerprint func() string
+	res         *release.Result
 }
 
 // observe reports an executed statement to the observer and, for a
@@ -91,10 +94,14 @@ func (s *Session) observe(ctx context.Context, st *ir.Statement, tr *trace, err 
 	if ev.Class != ClassPrivate || !s.p.log.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
+	fp := tr.fingerprint
+	if fp == nil {
+		fp = func() string { return parser.Fingerprint(s.dialect, st.Text) }
+	}
 	attrs := []slog.Attr{
 		slog.String("user", ev.User),
 		slog.String("dataset", ev.Dataset),
-		slog.String("fingerprint", parser.Fingerprint(s.dialect, st.Text)),
+		slog.String("fingerprint", fp()),
 		slog.Float64("epsilon", ev.Charged.Epsilon),
 		slog.Float64("delta", ev.Charged.Delta),
 		slog.String("outcome", ev.Outcome),

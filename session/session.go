@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
@@ -131,7 +132,7 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 	}
 	if isBudgetView(st) {
 		tr.class = ClassBudget
-		return s.budgetView()
+		return s.budgetView(ctx)
 	}
 	tr.class = ClassCatalog
 	// psql's \dt is answered from the policy on every backend, so that
@@ -164,7 +165,10 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 		return s.passthrough(ctx, pl.SQL, args)
 	}
 	tr.class, tr.plan = ClassPrivate, pl
-	res, err := s.p.engine.Run(ctx, s.user, pl)
+	// One fingerprint for the audit entry and the log line.
+	d, text := s.dialect, st.Text
+	tr.fingerprint = sync.OnceValue(func() string { return parser.Fingerprint(d, text) })
+	res, err := s.p.engine.RunQuery(ctx, s.user, pl, release.Query{Text: text, Fingerprint: tr.fingerprint})
 	tr.res = res
 	if pad := s.p.pol.Listen.MinResponse(); pad > 0 {
 		err = holdPrivateAnswer(ctx, received.Add(pad), err)
@@ -448,7 +452,7 @@ var budgetColumns = []Column{
 }
 
 // budgetView lists the user's datasets with spent and remaining budget.
-func (s *Session) budgetView() (Result, error) {
+func (s *Session) budgetView(ctx context.Context) (Result, error) {
 	r := Result{Columns: budgetColumns}
 	names := make([]string, 0, len(s.user.Budgets))
 	for ds := range s.user.Budgets {
@@ -457,11 +461,12 @@ func (s *Session) budgetView() (Result, error) {
 	sort.Strings(names)
 	for _, ds := range names {
 		limit := s.user.Budgets[ds]
-		spent, err := s.p.ledger.Spent(s.user.Name, ds)
+		acct, err := s.p.ledger.Account(ctx, s.user.Name, ds)
 		if err != nil {
 			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 		}
-		left, err := s.p.ledger.Left(s.user.Name, ds, limit)
+		spent := acct.Spent
+		left, err := s.p.ledger.Remaining(ctx, s.user.Name, ds, limit)
 		if err != nil {
 			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 		}

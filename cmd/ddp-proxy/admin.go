@@ -9,9 +9,9 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/admin"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/release"
 )
 
 // timedBackend reports the duration of every backend statement the
@@ -41,7 +41,7 @@ func (b timedBackend) Rows(ctx context.Context, sql string, args []ir.Value, fn 
 }
 
 // startAdmin starts the admin listener (listen.admin) unless it is off.
-func (p *proxy) startAdmin(pol *policies.Policy, led *ledger.Ledger, log *slog.Logger) error {
+func (p *proxy) startAdmin(pol *policies.Policy, led release.LedgerReader, log *slog.Logger) error {
 	if pol.Listen.Admin == policies.ListenOff {
 		return nil
 	}
@@ -56,8 +56,8 @@ func (p *proxy) startAdmin(pol *policies.Policy, led *ledger.Ledger, log *slog.L
 			"backend": func(ctx context.Context) error {
 				return p.backend.Rows(ctx, "SELECT 1", nil, func([]string, []ir.Value) error { return nil })
 			},
-			"ledger": func(context.Context) error {
-				_, err := led.Pending()
+			"ledger": func(ctx context.Context) error {
+				_, err := led.Reservations(ctx)
 				return err
 			},
 		},

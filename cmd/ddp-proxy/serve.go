@@ -18,7 +18,6 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/admin"
 	"github.com/ddp-proxy/ddp-proxy/backends/connect"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
@@ -203,7 +202,7 @@ type proxy struct {
 	sessions *session.Proxy
 	reloadMu sync.Mutex
 	backend  connect.Backend
-	ledger   *ledger.Ledger
+	ledger   servedLedger
 	served   chan error
 	log      *slog.Logger
 	// metrics are this proxy's own (served on listen.admin when on).
@@ -223,14 +222,15 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		return nil, err
 	}
 	metrics := admin.NewMetrics(admin.MetricsOptions{PerUser: pol.Metrics.PerUser})
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger"), OnCommit: metrics.LedgerCommit})
+	led, err := openLedger(ctx, pol, log, metrics.LedgerCommit)
 	if err != nil {
 		be.Close()
-		return nil, fmt.Errorf("opening the budget ledger: %w", err)
+		return nil, err
 	}
-	if pend, err := led.Pending(); err == nil && len(pend) > 0 {
-		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
-	}
+	// `ddp-proxy budget` and `audit` read the ledger through this socket
+	// while serve holds the file (ledger_socket.go).
+	stopSocket := serveLedgerSocket(pol.Ledger.Path, led, log.With("component", "ledger-socket"))
+	led = closeAlso(led, stopSocket)
 	eng := release.New(timedBackend{Backend: be, m: metrics}, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
 	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
 		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes, Observer: metrics})
