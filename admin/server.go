@@ -29,6 +29,9 @@ type Config struct {
 	Ready map[string]Check
 	// Budget, when set, serves the budget page at /budget.
 	Budget http.Handler
+	// Ledger, when set, serves everything under /ledger/ (the ledger's
+	// read-only views: accounts, pending reservations, audit history).
+	Ledger http.Handler
 	Logger *slog.Logger
 }
 
@@ -55,6 +58,9 @@ func NewServer(cfg Config) *Server {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if cfg.Budget != nil {
 		mux.Handle("GET /budget", cfg.Budget)
+	}
+	if cfg.Ledger != nil {
+		mux.Handle("/ledger/", cfg.Ledger)
 	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s

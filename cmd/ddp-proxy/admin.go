@@ -11,7 +11,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
-	"github.com/ddp-proxy/ddp-proxy/release"
 )
 
 // timedBackend reports the duration of every backend statement the
@@ -41,7 +40,7 @@ func (b timedBackend) Rows(ctx context.Context, sql string, args []ir.Value, fn 
 }
 
 // startAdmin starts the admin listener (listen.admin) unless it is off.
-func (p *proxy) startAdmin(pol *policies.Policy, led release.LedgerReader, log *slog.Logger) error {
+func (p *proxy) startAdmin(pol *policies.Policy, led pageLedger, log *slog.Logger) error {
 	if pol.Listen.Admin == policies.ListenOff {
 		return nil
 	}
@@ -61,6 +60,10 @@ func (p *proxy) startAdmin(pol *policies.Policy, led release.LedgerReader, log *
 				return err
 			},
 		},
+		Budget: p.budgetPage(led),
+		// The DBA's read-only ledger views, audit texts included: one
+		// more reason to keep the admin listener private.
+		Ledger: ledgerHandler(led),
 		Logger: log.With("component", "admin"),
 	})
 	go func() {

@@ -42,7 +42,13 @@ func serveDemoAdmin(t *testing.T, edit func(*policies.Policy)) *proxy {
 
 func connectDemo(t *testing.T, addr string) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	return connectDemoUser(t, addr, "analyst")
+}
+
+// connectDemoUser connects to the demo as user (auth: trust).
+func connectDemoUser(t *testing.T, addr, user string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://%s:demo@%s/demo?sslmode=disable", user, addr))
 	if err != nil {
 		t.Fatal(err)
 	}
