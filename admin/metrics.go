@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/session"
 )
 
@@ -56,11 +57,11 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		}, []string{"sqlstate"}),
 		epsilon: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ddp_epsilon_spent_total",
-			Help: "Privacy budget ε charged by fresh private answers.",
+			Help: "Privacy budget ε charged and not refunded (answers sent, and queries that failed after reaching the backend).",
 		}, spentLabels),
 		delta: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ddp_delta_spent_total",
-			Help: "Privacy budget δ charged by fresh private answers.",
+			Help: "Privacy budget δ charged and not refunded.",
 		}, spentLabels),
 		cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ddp_release_cache_hits_total",
@@ -103,18 +104,23 @@ func (m *Metrics) Statement(ev session.Event) {
 	if ev.Code != "" {
 		m.refusals.WithLabelValues(ev.Code).Inc()
 	}
-	switch ev.Outcome {
-	case session.OutcomeCached:
+	if ev.Outcome == session.OutcomeCached {
 		m.cacheHits.WithLabelValues(ev.Dataset).Inc()
-	case session.OutcomeFresh:
-		labels := []string{ev.Dataset}
-		if m.perUser {
-			labels = append(labels, ev.User)
-		}
-		m.epsilon.WithLabelValues(labels...).Add(ev.Charged.Epsilon)
-		if ev.Charged.Delta > 0 {
-			m.delta.WithLabelValues(labels...).Add(ev.Charged.Delta)
-		}
+	}
+}
+
+// Spent counts a charge that stands: committed, whether the answer was
+// sent or the query failed after it reached the backend (a refunded
+// reservation is never counted). The ledger reports it, not the
+// statement: a failed statement can have spent budget.
+func (m *Metrics) Spent(user, dataset string, cost policies.Budget) {
+	labels := []string{dataset}
+	if m.perUser {
+		labels = append(labels, user)
+	}
+	m.epsilon.WithLabelValues(labels...).Add(cost.Epsilon)
+	if cost.Delta > 0 {
+		m.delta.WithLabelValues(labels...).Add(cost.Delta)
 	}
 }
 

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/admin"
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/release"
 )
 
 // timedBackend reports the duration of every backend statement the
@@ -37,6 +39,45 @@ func (b timedBackend) Rows(ctx context.Context, sql string, args []ir.Value, fn 
 	err := b.Backend.Rows(ctx, sql, args, fn)
 	b.m.Backend("rows", time.Since(start))
 	return err
+}
+
+// meteredLedger counts the budget charges that stand (admin.Metrics.Spent):
+// a reservation committed, with its answer or after a failure that may
+// depend on private data. Only the engine's ledger is wrapped (it is the
+// one that charges).
+type meteredLedger struct {
+	release.Ledger
+	m *admin.Metrics
+}
+
+var _ release.Ledger = meteredLedger{}
+
+func (l meteredLedger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
+	r, err := l.Ledger.Charge(ctx, c, limit)
+	if err != nil {
+		return nil, err
+	}
+	return &meteredReservation{Reservation: r, m: l.m, c: c}, nil
+}
+
+// meteredReservation counts its cost once it is committed. A commit that
+// fails leaves the reservation charged (fail closed), so it counts too.
+type meteredReservation struct {
+	budget.Reservation
+	m *admin.Metrics
+	c budget.Charge
+}
+
+func (r *meteredReservation) Commit(cacheKey string, rel []byte) ([]byte, error) {
+	out, err := r.Reservation.Commit(cacheKey, rel)
+	r.m.Spent(r.c.User, r.c.Dataset, r.c.Cost)
+	return out, err
+}
+
+func (r *meteredReservation) CommitDeferred(cacheKey string, rel []byte) ([]byte, error) {
+	out, err := r.Reservation.CommitDeferred(cacheKey, rel)
+	r.m.Spent(r.c.User, r.c.Dataset, r.c.Cost)
+	return out, err
 }
 
 // startAdmin starts the admin listener (listen.admin) unless it is off.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/ddp-proxy/ddp-proxy/admin"
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -233,5 +237,51 @@ func TestAdminHealth(t *testing.T) {
 	}
 	if code, _ := get("/healthz"); code != 200 {
 		t.Errorf("/healthz with the backend closed: %d", code)
+	}
+}
+
+// TestMeteredLedger: ε spent counts the charges that stand — committed
+// with an answer, or committed empty after a failure — and not refunded
+// ones.
+func TestMeteredLedger(t *testing.T) {
+	led, err := ledger.Open(filepath.Join(t.TempDir(), "l.db"), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	m := admin.NewMetrics(admin.MetricsOptions{})
+	ml := meteredLedger{Ledger: led, m: m}
+	ctx := context.Background()
+	limit := budget.Budget{Epsilon: 10}
+	charge := func(eps float64) budget.Reservation {
+		r, err := ml.Charge(ctx, budget.Charge{User: "u", Dataset: "d", Cost: budget.Budget{Epsilon: eps}}, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if _, err := charge(0.5).CommitDeferred("k1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := charge(0.25).Commit("", nil); err != nil { // a failure after the backend ran
+		t.Fatal(err)
+	}
+	if err := charge(2).Refund(); err != nil {
+		t.Fatal(err)
+	}
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		byName[f.GetName()] = f
+	}
+	if got := sample(byName, "ddp_epsilon_spent_total", map[string]string{"dataset": "d"}); got != 0.75 {
+		t.Errorf("ε spent %v, want 0.75 (0.5 answered + 0.25 failed; the refunded 2 not counted)", got)
+	}
+	acct, err := led.Account(ctx, "u", "d")
+	if err != nil || acct.Spent.Epsilon != 0.75 {
+		t.Errorf("the ledger has %v spent (%v): the metric and the ledger disagree", acct.Spent.Epsilon, err)
 	}
 }

@@ -231,7 +231,7 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 	// while serve holds the file (ledger_socket.go).
 	stopSocket := serveLedgerSocket(pol.Ledger.Path, led, log.With("component", "ledger-socket"))
 	led = closeAlso(led, stopSocket)
-	eng := release.New(timedBackend{Backend: be, m: metrics}, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
+	eng := release.New(timedBackend{Backend: be, m: metrics}, meteredLedger{Ledger: led, m: metrics}, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
 	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
 		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes, Observer: metrics})
 	var tlsCfg *tls.Config
