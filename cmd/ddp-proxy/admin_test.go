@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -283,5 +284,35 @@ func TestMeteredLedger(t *testing.T) {
 	acct, err := led.Account(ctx, "u", "d")
 	if err != nil || acct.Spent.Epsilon != 0.75 {
 		t.Errorf("the ledger has %v spent (%v): the metric and the ledger disagree", acct.Spent.Epsilon, err)
+	}
+}
+
+// TestAdminMetricsMySQL: statements over the MySQL front end are counted
+// the same way, and its open connections are exported under its name.
+func TestAdminMetricsMySQL(t *testing.T) {
+	p := serveDemoAdmin(t, func(pol *policies.Policy) { pol.Listen.MySQL = "127.0.0.1:0" })
+	db, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", p.myAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	before := scrape(t, p.adminAddr)
+	var n int64
+	if err := conn.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM people WHERE age < 25").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	after := scrape(t, p.adminAddr)
+	fresh := map[string]string{"class": "private", "outcome": "fresh"}
+	if d := sample(after, "ddp_statements_total", fresh) - sample(before, "ddp_statements_total", fresh); d != 1 {
+		t.Errorf("private fresh statements moved by %v over MySQL, want 1", d)
+	}
+	if got := sample(after, "ddp_open_connections", map[string]string{"frontend": "mysql"}); got != 1 {
+		t.Errorf("open MySQL connections: %v, want 1", got)
 	}
 }
