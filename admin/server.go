@@ -35,6 +35,16 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// indexPage links the listener's pages, for a DBA who opens its address.
+const indexPage = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>ddp-proxy admin</title></head>
+<body><h1>ddp-proxy</h1><ul>
+<li><a href="/budget">budget page</a></li>
+<li><a href="/metrics">metrics</a> (Prometheus)</li>
+<li><a href="/healthz">healthz</a>, <a href="/readyz">readyz</a></li>
+</ul></body></html>
+`
+
 // Server is the admin HTTP listener.
 type Server struct {
 	cfg  Config
@@ -56,6 +66,10 @@ func NewServer(cfg Config) *Server {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, indexPage)
+	})
 	if cfg.Budget != nil {
 		mux.Handle("GET /budget", cfg.Budget)
 	}

@@ -221,6 +221,9 @@ func TestAdminHealth(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+	if code, body := get("/"); code != 200 || !strings.Contains(body, `href="/budget"`) {
+		t.Errorf("/: %d %q", code, body)
+	}
 	if code, body := get("/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
