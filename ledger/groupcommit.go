@@ -46,6 +46,7 @@ type groupCommit struct {
 	timer   *time.Timer // armed while deferred calls wait and no loop runs
 	closed  bool
 	txs     atomic.Int64 // write transactions run (for tests and metrics)
+	observe func(writes int, took time.Duration)
 }
 
 type groupCall struct {
@@ -155,13 +156,23 @@ func (g *groupCommit) loop(force bool) {
 	}
 }
 
+// timedUpdate is db.Update, reported to the observer.
+func (g *groupCommit) timedUpdate(writes int, fn func(*bolt.Tx) error) error {
+	start := time.Now()
+	err := g.db.Update(fn)
+	if g.observe != nil {
+		g.observe(writes, time.Since(start))
+	}
+	return err
+}
+
 func (g *groupCommit) commit(calls []groupCall) {
 	g.txs.Add(1)
 	if len(calls) == 1 {
-		calls[0].report(g.db.Update(calls[0].fn))
+		calls[0].report(g.timedUpdate(1, calls[0].fn))
 		return
 	}
-	err := g.db.Update(func(tx *bolt.Tx) error {
+	err := g.timedUpdate(len(calls), func(tx *bolt.Tx) error {
 		for _, c := range calls {
 			if err := c.fn(tx); err != nil {
 				return errGroupFailed
@@ -179,7 +190,7 @@ func (g *groupCommit) commit(calls []groupCall) {
 	// transaction itself): run each alone so each gets its own outcome.
 	for _, c := range calls {
 		g.txs.Add(1)
-		c.report(g.db.Update(c.fn))
+		c.report(g.timedUpdate(1, c.fn))
 	}
 }
 

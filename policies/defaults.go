@@ -74,6 +74,9 @@ func (p *Policy) normalize(c *checker) {
 	if p.Listen.MaxConnections == 0 {
 		p.Listen.MaxConnections = DefaultMaxConnections
 	}
+	if p.Listen.Admin == "" {
+		p.Listen.Admin = ListenOff
+	}
 	if p.Listen.MySQL == "" {
 		p.Listen.MySQL = DefaultListenMySQL
 	}

@@ -105,3 +105,39 @@ datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
 		}
 	}
 }
+
+// TestAdminListener: the admin listener is off unless configured, takes a
+// host:port, and refuses a bad address or one a front end already uses,
+// at its line; metrics.per_user defaults to false.
+func TestAdminListener(t *testing.T) {
+	t.Setenv("DDP_TEST_PASSWORD", "pw")
+	base := `version: 1
+backend: {driver: sqlite, dsn: x.db}
+users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
+datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
+`
+	p, err := LoadBytes("p.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen.Admin != ListenOff || p.Metrics.PerUser {
+		t.Fatalf("defaults: admin %q, per_user %v", p.Listen.Admin, p.Metrics.PerUser)
+	}
+	p, err = LoadBytes("p.yaml", []byte(base+"listen: {admin: 127.0.0.1:9187}\nmetrics: {per_user: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen.Admin != "127.0.0.1:9187" || !p.Metrics.PerUser {
+		t.Fatalf("explicit: admin %q, per_user %v", p.Listen.Admin, p.Metrics.PerUser)
+	}
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"not an address", "listen: {admin: localhost}\n", `p.yaml:5: listen.admin: "localhost" is not a host:port address`},
+		{"front end's port", "listen: {admin: 127.0.0.1:15432}\n", "p.yaml:5: listen.admin: the admin listener and a front end both listen on 127.0.0.1:15432"},
+		{"unknown metrics key", "metrics: {per_dataset: true}\n", "per_dataset"},
+	} {
+		_, err := LoadBytes("p.yaml", []byte(base+tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
@@ -16,6 +17,7 @@ type Policy struct {
 	Backend  Backend             `yaml:"backend"`
 	Listen   Listen              `yaml:"listen"`
 	Ledger   Ledger              `yaml:"ledger"`
+	Metrics  Metrics             `yaml:"metrics"`
 	Users    []*User             `yaml:"users"`
 	Datasets map[string]*Dataset `yaml:"datasets"`
 
@@ -78,6 +80,18 @@ type Listen struct {
 	// receipt (default 0: no padding), to hide how long the backend took
 	// (README, "Timing"). Applied by session, so both front ends get it.
 	MinResponseMS int `yaml:"min_response_ms"`
+	// Admin is the operators' HTTP listener (Prometheus /metrics, /healthz,
+	// /readyz, the budget page): host:port, or off (the default). It is
+	// not authenticated: bind it to a private address.
+	Admin string `yaml:"admin"`
+}
+
+// Metrics configures what the admin listener's /metrics exports.
+type Metrics struct {
+	// PerUser labels the ε-spent counter with the user as well as the
+	// dataset (default false: who queries how much is itself something
+	// a DBA may not want in a monitoring system).
+	PerUser bool `yaml:"per_user"`
 }
 
 // MaxMinResponseMS bounds listen.min_response_ms (one hour): a larger value
@@ -99,6 +113,9 @@ type Ledger struct {
 	// Path of the bbolt file (default ddp-ledger.db, relative paths are
 	// relative to the policy file's directory).
 	Path string `yaml:"path"`
+	// Replica names this serving process in the audit history and in its
+	// pending reservations (default: hostname-pid).
+	Replica string `yaml:"replica"`
 }
 
 // User is an analyst allowed to connect.
@@ -127,12 +144,9 @@ type User struct {
 	Password string `yaml:"-"`
 }
 
-// Budget is an (ε, δ) pair. It is the only way DP parameters travel
-// together, so they cannot be swapped by position.
-type Budget struct {
-	Epsilon float64 `yaml:"epsilon" json:"epsilon"`
-	Delta   float64 `yaml:"delta" json:"delta"`
-}
+// Budget is an (ε, δ) pair (budget.Budget: the ledger and the release
+// step use it without importing policies).
+type Budget = budget.Budget
 
 // Model names.
 const (

@@ -115,6 +115,10 @@ func (p *Policy) checkTop(c *checker) {
 	if p.Listen.Postgres != ListenOff && p.Listen.Postgres == p.Listen.MySQL {
 		c.add("listen.mysql", "the MySQL and PostgreSQL front ends both listen on %s; give them different ports or set one to off", p.Listen.MySQL)
 	}
+	c.checkListen("listen.admin", p.Listen.Admin)
+	if a := p.Listen.Admin; a != ListenOff && (a == p.Listen.Postgres || a == p.Listen.MySQL) {
+		c.add("listen.admin", "the admin listener and a front end both listen on %s; give the admin listener its own port", a)
+	}
 }
 
 func (c *checker) checkListen(path, addr string) {
@@ -123,7 +127,7 @@ func (c *checker) checkListen(path, addr string) {
 	}
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		c.add(path, "%q is not a host:port address (e.g. 127.0.0.1:15432); write off to disable this front end", addr)
+		c.add(path, "%q is not a host:port address (e.g. 127.0.0.1:15432); write off to disable it", addr)
 		return
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {

@@ -12,9 +12,9 @@ import (
 	"sync"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -36,7 +36,7 @@ type Options struct {
 // Engine runs private plans. It is safe for concurrent use.
 type Engine struct {
 	backend planner.Backend
-	ledger  *ledger.Ledger
+	ledger  Ledger
 	src     noise.Source
 	log     *slog.Logger
 	after   func()
@@ -48,7 +48,7 @@ type Engine struct {
 }
 
 // New returns an engine. The ledger and backend stay owned by the caller.
-func New(b planner.Backend, l *ledger.Ledger, opts Options) *Engine {
+func New(b planner.Backend, l Ledger, opts Options) *Engine {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -114,8 +114,15 @@ type storedRow struct {
 	Set int `json:"s,omitempty"`
 }
 
-// Run answers a private plan for user.
+// Run answers a private plan for user; its charges carry no statement in
+// the audit history (tests, tools). Sessions call RunQuery.
 func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan) (*Result, error) {
+	return e.RunQuery(ctx, user, pl, Query{})
+}
+
+// RunQuery answers a private plan for user; a charge records q in the
+// ledger's audit history.
+func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.Plan, q Query) (*Result, error) {
 	if pl.Class != planner.ClassPrivate {
 		return nil, sqlerr.New(sqlerr.Internal, "internal error: not a private plan")
 	}
@@ -124,7 +131,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "user %s has no privacy budget for dataset %s", user.Name, pl.Dataset.Name)
 	}
 	if pl.NoRows {
-		return e.finish(user, pl, noRowsRelease(pl), policies.Budget{}, false)
+		return e.finish(ctx, user, pl, noRowsRelease(pl), policies.Budget{}, false)
 	}
 	if pl.KeysOnly {
 		// No aggregate: the public key set is the answer, exact and free.
@@ -136,25 +143,25 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 		for _, k := range keys {
 			rel.Rows = append(rel.Rows, storedRow{Keys: k, Aggs: []int64{}})
 		}
-		return e.finish(user, pl, rel, policies.Budget{}, false)
+		return e.finish(ctx, user, pl, rel, policies.Budget{}, false)
 	}
 	if pl.Synopsis != nil {
-		return e.runSynopsis(ctx, user, pl, limit)
+		return e.runSynopsis(ctx, user, pl, limit, q)
 	}
 	unlock := e.flight.lock(pl.CacheKey)
 	defer unlock()
 
-	if data, ok, err := e.ledger.Lookup(pl.CacheKey); err != nil {
+	if data, ok, err := e.ledger.Release(ctx, pl.CacheKey); err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 	} else if ok {
 		var rel stored
 		if err := json.Unmarshal(data, &rel); err != nil {
 			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
 		}
-		return e.finish(user, pl, &rel, policies.Budget{}, true)
+		return e.finish(ctx, user, pl, &rel, policies.Budget{}, true)
 	}
 	if pl.GroupingSets.Separate() {
-		return e.runSeparate(ctx, user, pl, limit)
+		return e.runSeparate(ctx, user, pl, limit, q)
 	}
 
 	// Public work first: nothing is charged if it fails.
@@ -166,7 +173,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 		return nil, err
 	}
 
-	res, err := e.ledger.Reserve(ctx, user.Name, pl.Dataset.Name, pl.Budget, limit)
+	res, err := e.ledger.Charge(ctx, q.charge(user.Name, pl.Dataset.Name, pl.CacheKey, pl.Budget), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +195,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	return e.publish(user, pl, res, rel, data)
+	return e.publish(ctx, user, pl, res, rel, data)
 }
 
 // publish records a fresh release and answers it. The charge is durable
@@ -197,7 +204,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 // the reservation charged). When another process released the same query
 // first, its release is the answer, so every client sees one answer per
 // query.
-func (e *Engine) publish(user *policies.User, pl *planner.Plan, res *ledger.Reservation, rel *stored, data []byte) (*Result, error) {
+func (e *Engine) publish(ctx context.Context, user *policies.User, pl *planner.Plan, res budget.Reservation, rel *stored, data []byte) (*Result, error) {
 	sent, err := res.CommitDeferred(pl.CacheKey, data)
 	if err != nil {
 		// The charge stays reserved: fail closed.
@@ -212,7 +219,7 @@ func (e *Engine) publish(user *policies.User, pl *planner.Plan, res *ledger.Rese
 	if e.after != nil {
 		e.after()
 	}
-	return e.finish(user, pl, rel, pl.Budget, false)
+	return e.finish(ctx, user, pl, rel, pl.Budget, false)
 }
 
 // collect runs a plan's backend query and gathers its true rows by key,
@@ -248,7 +255,7 @@ func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.B
 // failed settles a reservation after a failure: refunded only when the
 // backend certainly never ran the statement, else kept (the failure may
 // depend on private data).
-func (e *Engine) failed(res *ledger.Reservation, err error) error {
+func (e *Engine) failed(res budget.Reservation, err error) error {
 	if sqlerr.HasCode(err, sqlerr.BackendUnavailable) {
 		if rerr := res.Refund(); rerr != nil {
 			e.log.Error("refund failed; the reservation stays charged", "err", rerr)
@@ -446,7 +453,7 @@ func noRowsRelease(pl *planner.Plan) *stored {
 
 // finish post-processes a release: output values, HAVING, ORDER BY,
 // OFFSET/LIMIT, and drops hidden columns.
-func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, charged policies.Budget, cached bool) (*Result, error) {
+func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Plan, rel *stored, charged policies.Budget, cached bool) (*Result, error) {
 	clamp := pl.Dataset.ClampCountsAtZero()
 	srs, err := expandSets(pl, rel.Rows)
 	if err != nil {
@@ -527,7 +534,7 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 		cols = stageColumns(st, cols)
 	}
 	res := &Result{Rows: rows, Columns: cols, Charged: charged, Cached: cached, NoRows: pl.NoRows}
-	left, err := e.ledger.Left(user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
+	left, err := e.ledger.Remaining(ctx, user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 	}

@@ -7,6 +7,11 @@
 // Private answers are held back to listen.min_response_ms here (Exec,
 // holdPrivateAnswer), not in the front ends, so both wires pad alike.
 //
+// Every executed statement is reported to Config.Observer (the admin
+// listener's metrics) with its class and outcome, and every private one
+// is logged once at info by its fingerprint (observe.go): never its text,
+// a literal or a value.
+//
 // A Proxy holds what all sessions share (policy, planner, engine, backend,
 // ledger, parse cache); a Session holds one connection's state (user, ε,
 // settings, transaction flag). The PostgreSQL adapter (pg.go) implements

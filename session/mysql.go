@@ -113,6 +113,7 @@ func (ms *mySession) Query(ctx context.Context, sql string) (mysqlwire.Result, e
 	sql = ms.rewriteSQLMode(sql)
 	stmts, err := ms.p.cache.Parse(parser.MySQL, sql)
 	if err != nil {
+		ms.s.parseFailed(err)
 		return ms.fail(err)
 	}
 	if len(stmts) != 1 {
@@ -191,6 +192,7 @@ func (ms *mySession) fail(err error) (mysqlwire.Result, error) {
 func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepared, error) {
 	stmts, err := ms.p.cache.Parse(parser.MySQL, sql)
 	if err != nil {
+		ms.s.parseFailed(err)
 		return nil, err
 	}
 	if len(stmts) != 1 {

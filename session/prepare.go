@@ -34,6 +34,7 @@ func (s *Session) Prepare(ctx context.Context, sql string, declared []ColType) (
 	}
 	stmts, err := s.p.cache.Parse(s.dialect, sql)
 	if err != nil {
+		s.parseFailed(err)
 		return nil, err
 	}
 	if len(stmts) > 1 {

@@ -8,7 +8,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -26,12 +25,14 @@ type Backend interface {
 type Config struct {
 	Policy  *policies.Policy
 	Backend Backend
-	Ledger  *ledger.Ledger
+	Ledger  release.Ledger
 	Engine  *release.Engine
 	Logger  *slog.Logger
 	// InfoSchema answers MySQL information_schema queries on a backend
 	// that is not MySQL (session/mysqlcatalog.Query); nil refuses them.
 	InfoSchema InfoSchemaFunc
+	// Observer is told about every statement (nil: nobody).
+	Observer Observer
 	// MaxAllowedPacket is what MySQL sessions report as max_allowed_packet:
 	// the MySQL front end's command limit, fixed when it started (0: the
 	// policy's listen.max_query_bytes).
@@ -43,17 +44,18 @@ type Config struct {
 // live; sessions move to the newest generation before each statement, so a
 // statement sees one policy from start to end.
 type Proxy struct {
-	live    *atomic.Pointer[Proxy]
-	pol     *policies.Policy
-	planner *planner.Planner
-	backend Backend
-	ledger  *ledger.Ledger
-	engine  *release.Engine
-	cache   *parser.Cache
-	render  func(*ir.BackendQuery) (string, error)
-	log     *slog.Logger
-	info    InfoSchemaFunc
-	catalog emulated // the PostgreSQL catalog for backends without one (catalog.go)
+	live     *atomic.Pointer[Proxy]
+	pol      *policies.Policy
+	planner  *planner.Planner
+	backend  Backend
+	ledger   release.Ledger
+	engine   *release.Engine
+	cache    *parser.Cache
+	render   func(*ir.BackendQuery) (string, error)
+	log      *slog.Logger
+	info     InfoSchemaFunc
+	observer Observer
+	catalog  emulated // the PostgreSQL catalog for backends without one (catalog.go)
 	// maxPacket is max_allowed_packet for MySQL sessions.
 	maxPacket int
 	// infoCols: a MySQL backend's information_schema columns, shared by
@@ -77,6 +79,7 @@ func New(cfg Config) *Proxy {
 		log:      log,
 		info:     cfg.InfoSchema,
 		infoCols: &infoSchemaColumns{},
+		observer: cfg.Observer,
 
 		maxPacket: cfg.MaxAllowedPacket,
 	}
@@ -140,6 +143,7 @@ func (p *Proxy) SetPolicy(pol *policies.Policy) {
 		log:      cur.log,
 		info:     cur.info,
 		infoCols: cur.infoCols,
+		observer: cur.observer,
 
 		maxPacket: cur.maxPacket,
 	})

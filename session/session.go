@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
@@ -70,6 +71,7 @@ func (s *Session) InTransaction() bool { return s.inTx }
 func (s *Session) Query(ctx context.Context, sql string) ([]Result, error) {
 	stmts, err := s.p.cache.Parse(s.dialect, sql)
 	if err != nil {
+		s.parseFailed(err)
 		return nil, err
 	}
 	var out []Result
@@ -102,23 +104,37 @@ func (s *Session) refresh() error {
 
 // Exec runs one parsed statement with bound arguments (for its $n / ?).
 func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
-	received := time.Now()
+	tr := trace{start: time.Now(), class: ClassRefused}
+	r, err := s.exec(ctx, st, args, &tr)
+	s.observe(ctx, st, &tr, err)
+	return r, err
+}
+
+// exec is Exec; it records in tr what the statement turned out to be.
+func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, tr *trace) (Result, error) {
+	received := tr.start
 	if err := s.refresh(); err != nil {
 		return Result{}, err
 	}
 	switch st.Kind {
 	case ir.StmtEmpty:
+		tr.class = ClassEmpty
 		return Result{Empty: true}, nil
 	case ir.StmtRefused:
+		s.privateStatement(st, tr)
 		return Result{}, st.Refused
 	case ir.StmtSession:
+		tr.class = ClassSession
 		return s.sessionStatement(ctx, st.Session, st.Text)
 	case ir.StmtExplain:
+		tr.class = ClassExplain
 		return s.explain(ctx, st.Explain, args)
 	}
 	if isBudgetView(st) {
-		return s.budgetView()
+		tr.class = ClassBudget
+		return s.budgetView(ctx)
 	}
+	tr.class = ClassCatalog
 	// psql's \dt is answered from the policy on every backend, so that
 	// tables the policy does not expose are never listed.
 	if r, ok := s.psqlListRelations(st); ok {
@@ -134,6 +150,8 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 			return r, err
 		}
 	}
+	tr.class = ClassRefused
+	s.privateStatement(st, tr)
 	bound, err := bindStatement(st, args)
 	if err != nil {
 		return Result{}, err
@@ -143,9 +161,15 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 		return Result{}, err
 	}
 	if pl.Class == planner.ClassPassthrough {
+		tr.class = ClassPassthrough
 		return s.passthrough(ctx, pl.SQL, args)
 	}
-	res, err := s.p.engine.Run(ctx, s.user, pl)
+	tr.class, tr.plan = ClassPrivate, pl
+	// One fingerprint for the audit entry and the log line.
+	d, text := s.dialect, st.Text
+	tr.fingerprint = sync.OnceValue(func() string { return parser.Fingerprint(d, text) })
+	res, err := s.p.engine.RunQuery(ctx, s.user, pl, release.Query{Text: text, Fingerprint: tr.fingerprint})
+	tr.res = res
 	if pad := s.p.pol.Listen.MinResponse(); pad > 0 {
 		err = holdPrivateAnswer(ctx, received.Add(pad), err)
 	}
@@ -428,7 +452,7 @@ var budgetColumns = []Column{
 }
 
 // budgetView lists the user's datasets with spent and remaining budget.
-func (s *Session) budgetView() (Result, error) {
+func (s *Session) budgetView(ctx context.Context) (Result, error) {
 	r := Result{Columns: budgetColumns}
 	names := make([]string, 0, len(s.user.Budgets))
 	for ds := range s.user.Budgets {
@@ -437,11 +461,12 @@ func (s *Session) budgetView() (Result, error) {
 	sort.Strings(names)
 	for _, ds := range names {
 		limit := s.user.Budgets[ds]
-		spent, err := s.p.ledger.Spent(s.user.Name, ds)
+		acct, err := s.p.ledger.Account(ctx, s.user.Name, ds)
 		if err != nil {
 			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 		}
-		left, err := s.p.ledger.Left(s.user.Name, ds, limit)
+		spent := acct.Spent
+		left, err := s.p.ledger.Remaining(ctx, s.user.Name, ds, limit)
 		if err != nil {
 			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 		}

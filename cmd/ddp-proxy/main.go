@@ -5,6 +5,8 @@
 //	ddp-proxy check FILE                       validate a policy file
 //	ddp-proxy explain --policy F [flags] SQL   privacy plan of a query (no budget spent)
 //	ddp-proxy budget --policy F [--user U]     spent and remaining budget per user and dataset
+//	ddp-proxy audit --policy F [--user U] [--since T] [--json]  the ledger's charges
+//	ddp-proxy --version                        module version and VCS revision
 package main
 
 import (
@@ -46,15 +48,19 @@ const usage = `usage: ddp-proxy <command> [arguments]
 
 commands:
   demo [--dir D] [--postgres ADDR]   build a demo database and serve it (psql to 127.0.0.1:15432)
-  serve --policy FILE [--pid-file F] run the proxy (PostgreSQL front end) until SIGTERM; SIGHUP reloads the policy
+  serve --policy FILE [--pid-file F] [--log-format text|json] [--log-level debug|info|warn|error]
+                                     run the proxy until SIGTERM; SIGHUP reloads the policy
   reload [--policy FILE] [--pid-file F]
                                      validate FILE and make the running proxy reload it (SIGHUP)
   check [--connect] FILE             validate a policy file (file:line errors); --connect checks the backend schema too
   explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL
                                      show the privacy plan of a query; spends nothing
-  budget --policy FILE [--user U]    show spent and remaining privacy budget
+  budget --policy FILE [--user U]    show spent and remaining privacy budget (also while serve runs)
+  audit --policy FILE [--user U] [--dataset D] [--since T] [--json]
+                                     show the ledger's charges: time, user, ε, δ, query (also while serve runs)
   estimate-dependence --policy FILE --table T --columns A,B --attributes X,Y
                                      fit a ddp dependence model from data (advisory)
+  --version                          module version and VCS revision of this binary
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog.Logger) error {
@@ -74,9 +80,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog
 	case "explain":
 		return cmdExplain(ctx, args[1:], stdout, stderr)
 	case "budget":
-		return cmdBudget(args[1:], stdout, stderr)
+		return cmdBudget(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return cmdAudit(ctx, args[1:], stdout, stderr)
 	case "estimate-dependence":
 		return cmdEstimate(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		return cmdVersion(stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ddp-proxy/ddp-proxy/admin"
 	"github.com/ddp-proxy/ddp-proxy/backends/connect"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
@@ -35,12 +35,22 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	fs.SetOutput(stderr)
 	policyPath := fs.String("policy", "", "policy file (required)")
 	pidFile := fs.String("pid-file", "", "write the process id here (default: the ledger path + .pid), for ddp-proxy reload")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "least severe level logged: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	if *policyPath == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: ddp-proxy serve --policy FILE [--pid-file F]")
+		fmt.Fprintln(stderr, serveUsage)
 		return exitError{2}
+	}
+	if *logFormat != "text" || *logLevel != "info" {
+		l, err := newLogger(stderr, *logFormat, *logLevel)
+		if err != nil {
+			fmt.Fprintf(stderr, "ddp-proxy serve: %v\n%s\n", err, serveUsage)
+			return exitError{2}
+		}
+		log = l
 	}
 	pol, err := policies.Load(*policyPath)
 	if err != nil {
@@ -83,6 +93,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	}
 	if p.myAddr != "" {
 		fmt.Fprintf(stdout, "ddp-proxy: MySQL front end on %s\n", p.myAddr)
+	}
+	if p.adminAddr != "" {
+		fmt.Fprintf(stdout, "ddp-proxy: admin listener (metrics, health, budget page) on http://%s/\n", p.adminAddr)
 	}
 	log.Info("serving; SIGHUP (ddp-proxy reload) reloads the policy", "policy", *policyPath, "pid", os.Getpid(), "pid_file", pidPath)
 	return p.wait(ctx)
@@ -153,6 +166,12 @@ func restartOnly(old, pol *policies.Policy) []string {
 	if (o.Auth == policies.AuthCleartext) != (n.Auth == policies.AuthCleartext) {
 		out = append(out, "listen.auth (cleartext)")
 	}
+	if o.Admin != n.Admin {
+		out = append(out, "listen.admin")
+	}
+	if old.Metrics != pol.Metrics {
+		out = append(out, "metrics")
+	}
 	if o.MaxConnections != n.MaxConnections {
 		out = append(out, "listen.max_connections")
 	}
@@ -183,9 +202,13 @@ type proxy struct {
 	sessions *session.Proxy
 	reloadMu sync.Mutex
 	backend  connect.Backend
-	ledger   *ledger.Ledger
+	ledger   servedLedger
 	served   chan error
 	log      *slog.Logger
+	// metrics are this proxy's own (served on listen.admin when on).
+	metrics   *admin.Metrics
+	adminAddr string
+	admin     *admin.Server
 }
 
 // startProxy opens the backend and the ledger and starts the front ends.
@@ -198,17 +221,19 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		be.Close()
 		return nil, err
 	}
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger")})
+	metrics := admin.NewMetrics(admin.MetricsOptions{PerUser: pol.Metrics.PerUser})
+	led, err := openLedger(ctx, pol, log, metrics.LedgerCommit)
 	if err != nil {
 		be.Close()
-		return nil, fmt.Errorf("opening the budget ledger: %w", err)
+		return nil, err
 	}
-	if pend, err := led.Pending(); err == nil && len(pend) > 0 {
-		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
-	}
-	eng := release.New(be, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
+	// `ddp-proxy budget` and `audit` read the ledger through this socket
+	// while serve holds the file (ledger_socket.go).
+	stopSocket := serveLedgerSocket(pol.Ledger.Path, led, log.With("component", "ledger-socket"))
+	led = closeAlso(led, stopSocket)
+	eng := release.New(timedBackend{Backend: be, m: metrics}, meteredLedger{Ledger: led, m: metrics}, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
 	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
-		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes})
+		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes, Observer: metrics})
 	var tlsCfg *tls.Config
 	if pol.Listen.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(pol.Listen.TLSCert, pol.Listen.TLSKey)
@@ -219,7 +244,7 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	p := &proxy{sessions: px, backend: be, ledger: led, served: make(chan error, 2), log: log}
+	p := &proxy{sessions: px, backend: be, ledger: led, served: make(chan error, 2), log: log, metrics: metrics}
 	if pol.Listen.Postgres != policies.ListenOff {
 		ln, err := net.Listen("tcp", pol.Listen.Postgres)
 		if err != nil {
@@ -239,12 +264,20 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 			MaxPreparedBytes:      pol.Listen.MaxPreparedBytes,
 			Logger:                log.With("component", "pgwire"),
 		})
+		metrics.OpenConnections("postgres", p.pg.Conns)
 		go func() { p.served <- p.pg.Serve(context.WithoutCancel(ctx), ln) }()
 		log.Info("listening", "frontend", "postgres", "addr", p.pgAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)
 	}
-	if err := p.startMySQL(ctx, pol, px, tlsCfg); err != nil {
+	err = p.startMySQL(ctx, pol, px, tlsCfg)
+	if err == nil {
+		err = p.startAdmin(pol, led, log)
+	}
+	if err != nil {
 		if p.pg != nil {
 			p.pg.Shutdown(context.Background())
+		}
+		if p.my != nil {
+			p.my.Shutdown(context.Background())
 		}
 		led.Close()
 		be.Close()
@@ -272,6 +305,7 @@ func (p *proxy) startMySQL(ctx context.Context, pol *policies.Policy, px *sessio
 		MaxPreparedBytes:      pol.Listen.MaxPreparedBytes,
 		Logger:                p.log.With("component", "mysqlwire"),
 	})
+	p.metrics.OpenConnections("mysql", p.my.Conns)
 	go func() { p.served <- p.my.Serve(context.WithoutCancel(ctx), ln) }()
 	p.log.Info("listening", "frontend", "mysql", "addr", p.myAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)
 	return nil
@@ -297,6 +331,11 @@ func (p *proxy) wait(ctx context.Context) error {
 	if p.my != nil {
 		if err := p.my.Shutdown(sctx); err != nil {
 			p.log.Warn("shutdown", "frontend", "mysql", "err", err)
+		}
+	}
+	if p.admin != nil {
+		if err := p.admin.Shutdown(sctx); err != nil {
+			p.log.Warn("shutdown", "frontend", "admin", "err", err)
 		}
 	}
 	err := errors.Join(serveErr, p.ledger.Close(), p.backend.Close())

@@ -226,3 +226,10 @@ func (s *Server) kill(by *mysql.Conn, id uint32, queryOnly bool) error {
 	}
 	return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %d", id)
 }
+
+// Conns returns the number of open client connections (metrics).
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}

@@ -312,3 +312,10 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 	}
 	c.cancelQuery()
 }
+
+// Conns returns the number of open client connections (metrics).
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}

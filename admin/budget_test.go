@@ -1,0 +1,204 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/chromium"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// fakeSource is a fixed ledger: two users on one dataset, one refund.
+type fakeSource struct {
+	accounts []Account
+	charges  []Charge
+}
+
+func (f fakeSource) Accounts(context.Context) ([]Account, error) { return f.accounts, nil }
+
+func (f fakeSource) Charges(_ context.Context, fn func(Charge) error) error {
+	for _, c := range f.charges {
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var t0 = time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+
+func testSource() fakeSource {
+	eps := func(e float64) policies.Budget { return policies.Budget{Epsilon: e} }
+	return fakeSource{
+		accounts: []Account{
+			{User: "bob", Dataset: "census", Limit: eps(2), Spent: eps(0.5), Left: eps(1.5), Queries: 1},
+			{User: "alice", Dataset: "census", Limit: eps(2), Spent: eps(0.75), Left: eps(1.25), Queries: 3},
+		},
+		charges: []Charge{
+			{Time: t0, User: "alice", Dataset: "census", Cost: eps(0.25), Fingerprint: "fpA"},
+			{Time: t0.Add(10 * time.Minute), User: "bob", Dataset: "census", Cost: eps(0.5), Fingerprint: "fpB"},
+			{Time: t0.Add(20 * time.Minute), User: "alice", Dataset: "census", Cost: eps(0.25), Fingerprint: "fpA"},
+			{Time: t0.Add(25 * time.Minute), User: "alice", Dataset: "census", Cost: eps(1), Fingerprint: "fpC", Refunded: true},
+			{Time: t0.Add(30 * time.Minute), User: "alice", Dataset: "census", Cost: eps(0.25), Fingerprint: "fpC"},
+		},
+	}
+}
+
+// polylines returns the plot lines of the page's dataset section, by user.
+func polylines(t *testing.T, dom string) map[string]*chromium.Element {
+	t.Helper()
+	root, err := chromium.Parse(dom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*chromium.Element{}
+	for _, e := range root.FindAll(func(e *chromium.Element) bool { return e.Name == "polyline" }) {
+		out[e.Attr["data-user"]] = e
+	}
+	return out
+}
+
+func parseFloats(t *testing.T, s string) []float64 {
+	t.Helper()
+	var out []float64
+	for _, f := range strings.Fields(strings.ReplaceAll(s, ",", " ")) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// checkPlot checks a user's polyline: its data-epsilon are the given
+// cumulative totals, and its drawn points rise by exactly those steps on
+// the page's y scale, at the charges' times on its x scale.
+func checkPlot(t *testing.T, pl *chromium.Element, svg map[string]string, want []float64, times []time.Time) {
+	t.Helper()
+	got := parseFloats(t, pl.Attr["data-epsilon"])
+	if len(got) != len(want) {
+		t.Fatalf("%s: data-epsilon %v, want %v", pl.Attr["data-user"], got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: cumulative ε %d is %v, want %v", pl.Attr["data-user"], i, got[i], want[i])
+		}
+	}
+	ymax := parseFloats(t, svg["data-y-max"])[0]
+	t0 := parseFloats(t, svg["data-t0"])[0]
+	t1 := parseFloats(t, svg["data-t1"])[0]
+	pts := parseFloats(t, pl.Attr["points"])
+	// Two points per charge (before and after the step), then the run to
+	// the right edge.
+	if len(pts) != 4*len(want)+2 {
+		t.Fatalf("%d coordinates for %d charges", len(pts), len(want))
+	}
+	bottom, top := float64(plotHeight-24), 14.0
+	left, right := float64(plotMargin), float64(plotWidth-10)
+	for i, w := range want {
+		x, y := pts[4*i+2], pts[4*i+3]
+		wantY := bottom - (bottom-top)*w/ymax
+		wantX := left + (right-left)*(float64(times[i].UnixMilli())-t0)/(t1-t0)
+		if d := y - wantY; d > 0.01 || d < -0.01 {
+			t.Errorf("%s: point %d at y %v, want %v (ε %v of %v)", pl.Attr["data-user"], i, y, wantY, w, ymax)
+		}
+		if d := x - wantX; d > 0.01 || d < -0.01 {
+			t.Errorf("%s: point %d at x %v, want %v", pl.Attr["data-user"], i, x, wantX)
+		}
+	}
+}
+
+// TestBudgetPageContent renders the page without a browser: the plot's
+// lines carry each user's cumulative ε (the refund left out), the table
+// the ledger's totals, and the costliest statement comes first.
+func TestBudgetPageContent(t *testing.T) {
+	src := testSource()
+	now := t0.Add(time.Hour)
+	rec := httptest.NewRecorder()
+	BudgetPage(src, func() time.Time { return now }).ServeHTTP(rec, httptest.NewRequest("GET", "/budget", nil))
+	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("status %d, %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	body := rec.Body.String()
+	if strings.Contains(strings.ToLower(body), "<script") {
+		t.Error("the page has a script")
+	}
+	lines := polylines(t, body)
+	root, _ := chromium.Parse(body)
+	svg := root.FindAll(func(e *chromium.Element) bool { return e.Name == "svg" })[0].Attr
+	checkPlot(t, lines["alice"], svg, []float64{0.25, 0.5, 0.75}, []time.Time{t0, t0.Add(20 * time.Minute), t0.Add(30 * time.Minute)})
+	checkPlot(t, lines["bob"], svg, []float64{0.5}, []time.Time{t0.Add(10 * time.Minute)})
+	if strings.Index(body, "fpA") > strings.Index(body, "fpB") || strings.Index(body, "fpB") > strings.Index(body, "fpC") {
+		t.Error("statements not by decreasing ε (fpA 0.5, fpB 0.5 then fpC 0.25)")
+	}
+	for _, want := range []string{`data-user="alice" data-epsilon-spent="0.75" data-epsilon-left="1.25"`, `data-user="bob" data-epsilon-spent="0.5" data-epsilon-left="1.5"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the table lacks %s", want)
+		}
+	}
+}
+
+// TestBudgetPageChromium renders the page in headless Chromium: the DOM
+// the browser built has the plot with every user's cumulative ε, and a
+// screenshot is a non-empty image with more than one colour.
+func TestBudgetPageChromium(t *testing.T) {
+	chromium.Find(t)
+	src := testSource()
+	srv := httptest.NewServer(BudgetPage(src, func() time.Time { return t0.Add(time.Hour) }))
+	defer srv.Close()
+	dom := chromium.DumpDOM(t, srv.URL+"/budget")
+	lines := polylines(t, dom)
+	root, err := chromium.Parse(dom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svgs := root.FindAll(func(e *chromium.Element) bool { return e.Name == "svg" })
+	if len(svgs) != 1 || len(lines) != 2 {
+		t.Fatalf("%d plots and %d lines in the browser's DOM:\n%s", len(svgs), len(lines), dom)
+	}
+	checkPlot(t, lines["alice"], svgs[0].Attr, []float64{0.25, 0.5, 0.75}, []time.Time{t0, t0.Add(20 * time.Minute), t0.Add(30 * time.Minute)})
+	checkPlot(t, lines["bob"], svgs[0].Attr, []float64{0.5}, []time.Time{t0.Add(10 * time.Minute)})
+
+	img, err := png.Decode(bytes.NewReader(chromium.Screenshot(t, srv.URL+"/budget", 900, 700)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	colours := map[[3]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+		}
+	}
+	if b.Dx() < 100 || b.Dy() < 100 || len(colours) < 3 {
+		t.Errorf("screenshot %v with %d colours", b, len(colours))
+	}
+}
+
+// TestBudgetPageUnreadable: a ledger that cannot be read gives 503, not
+// a page with made-up totals.
+func TestBudgetPageUnreadable(t *testing.T) {
+	rec := httptest.NewRecorder()
+	BudgetPage(failingSource{}, nil).ServeHTTP(rec, httptest.NewRequest("GET", "/budget", nil))
+	body, _ := io.ReadAll(rec.Body)
+	if rec.Code != http.StatusServiceUnavailable || strings.Contains(string(body), "<svg") {
+		t.Errorf("status %d: %s", rec.Code, body)
+	}
+}
+
+type failingSource struct{}
+
+func (failingSource) Accounts(context.Context) ([]Account, error) { return nil, io.ErrUnexpectedEOF }
+func (failingSource) Charges(context.Context, func(Charge) error) error {
+	return io.ErrUnexpectedEOF
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/budget"
+	"github.com/ddp-proxy/ddp-proxy/internal/chromium"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// TestBudgetPageOverLedger answers real queries over pgx as two users,
+// then renders /budget in headless Chromium and checks the plot and the
+// table against the ledger: each user's line on census carries the
+// cumulative ε of that user's audit entries, in order, ending at the
+// ledger's spent total; the table shows the ledger's spent and left; no
+// literal of a query is on the page.
+func TestBudgetPageOverLedger(t *testing.T) {
+	chromium.Find(t)
+	p := serveDemoAdmin(t, func(pol *policies.Policy) {
+		second := *pol.User("analyst")
+		second.Name = "auditor"
+		pol.Users = append(pol.Users, &second)
+	})
+	ctx := context.Background()
+	analyst := connectDemo(t, p.pgAddr)
+	var n int64
+	for _, q := range []struct{ eps, sql string }{
+		{"0.25", "SELECT COUNT(*) FROM people WHERE workclass = 'Never-worked'"},
+		{"0.5", "SELECT COUNT(*) FROM people WHERE age > 60"},
+		{"0.5", "SELECT COUNT(*) FROM people WHERE age > 60"}, // the release: no charge
+	} {
+		if _, err := analyst.Exec(ctx, "SET ddp.epsilon = "+q.eps); err != nil {
+			t.Fatal(err)
+		}
+		if err := analyst.QueryRow(ctx, q.sql).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	auditor := connectDemoUser(t, p.pgAddr, "auditor")
+	if err := auditor.QueryRow(ctx, "SELECT COUNT(*) FROM people WHERE education = 'Doctorate'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+
+	// The ledger's side: cumulative ε per user on census, from its audit.
+	want := map[string][]float64{}
+	err := p.ledger.Audit(ctx, budget.AuditFilter{Dataset: "census"}, func(e budget.AuditEntry) error {
+		if e.Refunded.IsZero() {
+			prev := 0.0
+			if c := want[e.User]; len(c) > 0 {
+				prev = c[len(c)-1]
+			}
+			want[e.User] = append(want[e.User], prev+e.Cost.Epsilon)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want["analyst"]) != 2 || len(want["auditor"]) != 1 {
+		t.Fatalf("audit history %v: want two charges of analyst and one of auditor", want)
+	}
+
+	dom := chromium.DumpDOM(t, "http://"+p.adminAddr+"/budget")
+	root, err := chromium.Parse(dom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := root.FindAll(func(e *chromium.Element) bool { return e.Name == "section" && e.Attr["data-dataset"] == "census" })
+	if len(sections) != 1 {
+		t.Fatalf("%d census sections in the browser's DOM", len(sections))
+	}
+	census := sections[0]
+	lines := map[string]*chromium.Element{}
+	for _, e := range census.FindAll(func(e *chromium.Element) bool { return e.Name == "polyline" }) {
+		lines[e.Attr["data-user"]] = e
+	}
+	for _, user := range []string{"analyst", "auditor"} {
+		pl := lines[user]
+		if pl == nil {
+			t.Fatalf("no line for %s in the plot", user)
+		}
+		var got []float64
+		for _, f := range strings.Fields(pl.Attr["data-epsilon"]) {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, v)
+		}
+		if len(got) != len(want[user]) {
+			t.Fatalf("%s: plotted %v, audit %v", user, got, want[user])
+		}
+		for i := range got {
+			if got[i] != want[user][i] {
+				t.Errorf("%s: plotted cumulative ε %v, audit %v", user, got, want[user])
+			}
+		}
+		// Each charge is a rise of the line: 2 points per charge + the end.
+		if pts := strings.Fields(pl.Attr["points"]); len(pts) != 2*len(got)+1 {
+			t.Errorf("%s: %d points for %d charges", user, len(pts), len(got))
+		}
+		acct, err := p.ledger.Account(ctx, user, "census")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := got[len(got)-1]; math.Abs(last-acct.Spent.Epsilon) > 1e-12 {
+			t.Errorf("%s: the line ends at %v, the ledger has %v spent", user, last, acct.Spent.Epsilon)
+		}
+		left, err := p.ledger.Remaining(ctx, user, "census", p.sessions.Policy().User(user).Budgets["census"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := census.FindAll(func(e *chromium.Element) bool { return e.Name == "tr" && e.Attr["data-user"] == user })
+		if len(rows) != 1 {
+			t.Fatalf("%s: %d table rows", user, len(rows))
+		}
+		if s, l := rows[0].Attr["data-epsilon-spent"], rows[0].Attr["data-epsilon-left"]; s != strconv.FormatFloat(acct.Spent.Epsilon, 'g', -1, 64) ||
+			l != strconv.FormatFloat(left.Epsilon, 'g', -1, 64) {
+			t.Errorf("%s: table says spent %s left %s; ledger %v and %v", user, s, l, acct.Spent.Epsilon, left.Epsilon)
+		}
+	}
+	for _, lit := range []string{"Never-worked", "Doctorate", "age > 60"} {
+		if strings.Contains(dom, lit) {
+			t.Errorf("the budget page shows %q", lit)
+		}
+	}
+	// The ledger's own views are mounted too: auditor's one charge.
+	resp, err := http.Get("http://" + p.adminAddr + "/ledger/audit?user=auditor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Count(strings.TrimSpace(string(body)), "\n") != 0 || !strings.Contains(string(body), `"user":"auditor"`) {
+		t.Errorf("/ledger/audit?user=auditor: %s %s", resp.Status, body)
+	}
+	img, err := png.Decode(bytes.NewReader(chromium.Screenshot(t, "http://"+p.adminAddr+"/budget", 1000, 900)))
+	if err != nil || img.Bounds().Dx() == 0 {
+		t.Fatalf("screenshot: %v", err)
+	}
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+const serveUsage = "usage: ddp-proxy serve --policy FILE [--pid-file F] [--log-format text|json] [--log-level debug|info|warn|error]"
+
+// newLogger builds the process's log handler (only main builds one): text
+// or JSON lines on w, from level up. At info every private query is
+// logged once, by its fingerprint, never its text (session/observe.go).
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
