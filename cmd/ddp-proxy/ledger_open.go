@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -24,7 +25,8 @@ type servedLedger interface {
 // another implementation of release.Ledger (a database shared by
 // replicas) is chosen.
 func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (servedLedger, error) {
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger"), Replica: pol.Ledger.Replica})
+	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger"), Replica: pol.Ledger.Replica,
+		Retention: retentionOf(pol)})
 	if err != nil {
 		return nil, fmt.Errorf("opening the budget ledger: %w", err)
 	}
@@ -32,4 +34,10 @@ func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (se
 		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
 	}
 	return led, nil
+}
+
+// retentionOf is the policy's ledger.retention in the ledger's units.
+func retentionOf(pol *policies.Policy) ledger.Retention {
+	r := pol.Ledger.Retention
+	return ledger.Retention{MaxAge: time.Duration(r.MaxAgeHours) * time.Hour, MaxBytes: int64(r.MaxMegabytes) << 20}
 }
