@@ -36,6 +36,9 @@ func (l *Ledger) Check() error {
 			errs = append(errs, err)
 		}
 		errs = append(errs, check(tx)...)
+		// Not part of Open's verification: Open rebuilds the release
+		// index (ensureReleaseIndex), so this checks what ran since.
+		errs = append(errs, checkReleases(tx)...)
 		return errCheckRollback
 	})
 	if err != nil && !errors.Is(err, errCheckRollback) {
@@ -63,7 +66,6 @@ func check(tx *bolt.Tx) []error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, checkAudit(tx)...)
-	errs = append(errs, checkReleases(tx)...)
 
 	type sums struct {
 		pending exact

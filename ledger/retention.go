@@ -47,31 +47,55 @@ type Retention struct {
 
 func (r Retention) bounded() bool { return r.MaxAge > 0 || r.MaxBytes > 0 }
 
-// ensureReleaseIndex creates the index of a file that has none.
+// ensureReleaseIndex rebuilds the release index at Open: from the
+// releases, keeping each one's stored time from the old index where that
+// entry is sound, else now (a file from before the index, releases stored
+// by an older ddp-proxy — it can open this file, the format version is
+// the same — or a damaged entry). So the index always matches the
+// releases, whatever wrote the file, and Open need not refuse a file for
+// an index that only decides what is evicted first.
 func ensureReleaseIndex(tx *bolt.Tx, now time.Time) error {
 	if _, err := tx.CreateBucketIfNotExists(bucketEvicted); err != nil {
 		return err
 	}
-	if tx.Bucket(bucketReleaseMeta) != nil {
-		return nil
+	stored := map[string]int64{}
+	if mb := tx.Bucket(bucketReleaseMeta); mb != nil {
+		_ = mb.ForEach(func(k, m []byte) error {
+			if len(m) == 16 {
+				stored[string(k)] = int64(binary.BigEndian.Uint64(m[:8]))
+			}
+			return nil
+		})
 	}
-	if _, err := tx.CreateBucket(bucketReleaseMeta); err != nil {
-		return err
-	}
-	if _, err := tx.CreateBucketIfNotExists(bucketReleaseAge); err != nil {
-		return err
+	for _, name := range [][]byte{bucketReleaseMeta, bucketReleaseAge} {
+		if tx.Bucket(name) != nil {
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
 	}
 	if err := setReleaseBytes(tx, 0); err != nil {
 		return err
 	}
-	var keys, vals [][]byte
+	type rel struct {
+		key  []byte
+		size int64
+	}
+	var rels []rel
 	_ = tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
-		keys = append(keys, bytes.Clone(k))
-		vals = append(vals, bytes.Clone(v))
+		rels = append(rels, rel{bytes.Clone(k), int64(len(v))})
 		return nil
 	})
-	for i := range keys {
-		if err := indexRelease(tx, keys[i], int64(len(vals[i])), now); err != nil {
+	for _, r := range rels {
+		t, ok := stored[string(r.key)]
+		at := now
+		if ok && t > 0 && t <= now.UnixNano() {
+			at = time.Unix(0, t)
+		}
+		if err := indexRelease(tx, r.key, r.size, at); err != nil {
 			return err
 		}
 	}
@@ -241,8 +265,8 @@ func evictInterval(maxAge time.Duration) time.Duration {
 // per release, matching sizes, and the byte total.
 func checkReleases(tx *bolt.Tx) []error {
 	mb, ab := tx.Bucket(bucketReleaseMeta), tx.Bucket(bucketReleaseAge)
-	if mb == nil || ab == nil {
-		return nil // created by Open
+	if mb == nil || ab == nil || tx.Bucket(bucketMeta) == nil || tx.Bucket(bucketReleases) == nil {
+		return nil // created by Open; a missing meta or releases bucket is check's to report
 	}
 	var errs []error
 	var total int64
