@@ -66,7 +66,9 @@ func (r *memReservation) Commit(key string, rel []byte) ([]byte, error) {
 	return rel, nil
 }
 
-func (r *memReservation) CommitDeferred(key string, rel []byte) ([]byte, error) { return r.Commit(key, rel) }
+func (r *memReservation) CommitDeferred(key string, rel []byte) ([]byte, error) {
+	return r.Commit(key, rel)
+}
 
 func (r *memReservation) Refund() error {
 	r.l.mu.Lock()
