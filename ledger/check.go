@@ -18,7 +18,9 @@ import (
 //     account's spent equals, exactly, its committed total plus the cost of
 //     its pending reservations (so every pending cost is charged);
 //   - an account has charged at least as many queries as it has pending;
-//   - every audit entry decodes.
+//   - every audit entry decodes;
+//   - every stored release has its retention index entries, and the
+//     index's byte total is right.
 //
 // Open runs the same checks and refuses a ledger that fails them; tests run
 // it after every test.
@@ -34,6 +36,9 @@ func (l *Ledger) Check() error {
 			errs = append(errs, err)
 		}
 		errs = append(errs, check(tx)...)
+		// Not part of Open's verification: Open rebuilds the release
+		// index (ensureReleaseIndex), so this checks what ran since.
+		errs = append(errs, checkReleases(tx)...)
 		return errCheckRollback
 	})
 	if err != nil && !errors.Is(err, errCheckRollback) {

@@ -43,6 +43,13 @@
 // marks it. Audit reads it in pages, never holding a read transaction
 // while its caller works.
 //
+// # Retention
+//
+// Releases are kept until Options.Retention evicts them (retention.go): by
+// age, and oldest first past a byte bound. An evicted release is gone: the
+// repeat of its query is charged and drawn afresh. Compact rewrites the
+// file offline to give freed pages back.
+//
 // # Exact arithmetic
 //
 // Budgets are never summed in float64. Each float64 ε or δ is read as the

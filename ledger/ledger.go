@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,8 @@ type Options struct {
 	// the number of writes it carried (group commit) and how long it took,
 	// fsync included (metrics). It must not block.
 	OnCommit func(writes int, took time.Duration)
+	// Retention bounds the stored releases (zero: kept forever).
+	Retention Retention
 	// Replica names this process in the audit history and in its pending
 	// reservations ("" = DefaultReplica()).
 	Replica string
@@ -61,6 +64,10 @@ type Ledger struct {
 	log     *slog.Logger
 	now     func() time.Time
 	replica string
+
+	retention Retention
+	stopEvict chan struct{} // closed by Close; nil without an age bound
+	evictDone chan struct{}
 
 	// unsettled counts, per cache key, deferred commits whose release is
 	// not yet durable (see CommitDeferred and Lookup).
@@ -86,7 +93,7 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 // ledger is refused with ErrDamaged, never adopted as a new ledger, because
 // a ledger that starts afresh forgets every charge.
 func Open(path string, opts Options) (*Ledger, error) {
-	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, unsettled: map[string]int{}}
+	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, unsettled: map[string]int{}}
 	if l.replica == "" {
 		l.replica = DefaultReplica()
 	}
@@ -123,8 +130,10 @@ func Open(path string, opts Options) (*Ledger, error) {
 		}
 		// The audit history came after format version 2; an older
 		// binary leaves it alone.
-		_, err := tx.CreateBucketIfNotExists(bucketAudit)
-		return err
+		if _, err := tx.CreateBucketIfNotExists(bucketAudit); err != nil {
+			return err
+		}
+		return ensureReleaseIndex(tx, l.now())
 	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)
@@ -138,6 +147,17 @@ func Open(path string, opts Options) (*Ledger, error) {
 		l.log.Warn("ledger has reservations left by an earlier crash; they stay charged",
 			"path", path, "count", len(p))
 	}
+	if l.retention.bounded() {
+		if _, err := l.Evict(context.Background()); err != nil {
+			_ = l.writes.close()
+			_ = db.Close()
+			return nil, fmt.Errorf("open ledger %s: %w", path, err)
+		}
+	}
+	if l.retention.MaxAge > 0 {
+		l.stopEvict, l.evictDone = make(chan struct{}), make(chan struct{})
+		go l.evictLoop(evictInterval(l.retention.MaxAge), l.stopEvict, l.evictDone)
+	}
 	return l, nil
 }
 
@@ -145,6 +165,21 @@ func Open(path string, opts Options) (*Ledger, error) {
 // checked, under the file lock, that bbolt can map and walk it without
 // reading outside the file.
 func openBolt(path string, timeout time.Duration) (*bolt.DB, error) {
+	for range 3 {
+		db, err := openBoltOnce(path, timeout)
+		if !errors.Is(err, errReplaced) {
+			return db, err
+		}
+	}
+	return nil, fmt.Errorf("the file was replaced three times while waiting for its lock: %w", errReplaced)
+}
+
+// errReplaced: the file at the path changed while Open waited for the lock
+// (ledger compact renamed a new file into place); the lock held is on the
+// old file, which nothing will read again.
+var errReplaced = errors.New("the ledger file was replaced while waiting for its lock")
+
+func openBoltOnce(path string, timeout time.Duration) (*bolt.DB, error) {
 	var db *bolt.DB
 	err := guard(func() error {
 		var err error
@@ -164,6 +199,12 @@ func openBolt(path string, timeout time.Duration) (*bolt.DB, error) {
 				if err := lockFile(f, timeout); err != nil {
 					_ = f.Close()
 					return nil, err
+				}
+				if fi, err := f.Stat(); err == nil {
+					if now, err := os.Stat(name); err == nil && !os.SameFile(fi, now) {
+						_ = f.Close()
+						return nil, errReplaced
+					}
 				}
 				if err := verifyFile(f); err != nil {
 					_ = f.Close() // also releases the lock
@@ -353,6 +394,11 @@ func checkMeta(tx *bolt.Tx) error {
 // Close makes deferred commits durable and releases the file.
 // Reservations not yet committed stay charged.
 func (l *Ledger) Close() error {
+	if l.stopEvict != nil {
+		close(l.stopEvict)
+		<-l.evictDone
+		l.stopEvict = nil
+	}
 	serr := l.writes.close()
 	if err := errors.Join(serr, l.db.Close()); err != nil {
 		return fmt.Errorf("close ledger: %w", err)

@@ -184,6 +184,7 @@ func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
 		return nil, errors.New("ledger commit: empty release")
 	}
 	out := release
+	now := r.l.now()
 	err := r.resolve(func(tx *bolt.Tx, a *account, p pending) error {
 		a.committed = a.committed.add(p.cost)
 		if cacheKey == "" {
@@ -196,7 +197,7 @@ func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
 		}
 		// bbolt may keep referencing the value until the transaction
 		// ends; the caller's slice is not ours to pin.
-		return rb.Put([]byte(cacheKey), append([]byte(nil), release...))
+		return r.l.putRelease(tx, []byte(cacheKey), append([]byte(nil), release...), now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
@@ -277,6 +278,7 @@ func (r *Reservation) CommitDeferred(cacheKey string, release []byte) ([]byte, e
 	}
 	key := []byte(cacheKey)
 	val := append([]byte(nil), release...)
+	now := l.now()
 	fn := r.resolveTx(func(tx *bolt.Tx, a *account, p pending) error {
 		a.committed = a.committed.add(p.cost)
 		if !store {
@@ -286,7 +288,7 @@ func (r *Reservation) CommitDeferred(cacheKey string, release []byte) ([]byte, e
 		if rb.Get(key) != nil {
 			return nil
 		}
-		return rb.Put(key, val)
+		return l.putRelease(tx, key, val, now)
 	})
 	settled := func() {
 		if store {

@@ -116,6 +116,17 @@ type Ledger struct {
 	// Replica names this serving process in the audit history and in its
 	// pending reservations (default: hostname-pid).
 	Replica string `yaml:"replica"`
+	// Retention bounds the stored releases (none by default: kept
+	// forever). An evicted release is charged again when repeated.
+	Retention Retention `yaml:"retention"`
+}
+
+// Retention is ledger.retention: releases older than MaxAgeHours, and the
+// oldest ones while all take more than MaxMegabytes, are evicted (0: no
+// limit). Budgets and the audit history are never evicted.
+type Retention struct {
+	MaxAgeHours  int `yaml:"max_age_hours"`
+	MaxMegabytes int `yaml:"max_megabytes"`
 }
 
 // User is an analyst allowed to connect.

@@ -107,6 +107,9 @@ func (p *Policy) checkTop(c *checker) {
 	if n := p.Listen.MaxPreparedBytes; n < MinQueryBytes {
 		c.add("listen.max_prepared_bytes", "max_prepared_bytes must be at least %d, not %d", MinQueryBytes, n)
 	}
+	if r := p.Ledger.Retention; r.MaxAgeHours < 0 || r.MaxMegabytes < 0 {
+		c.add("ledger.retention", "retention limits must be ≥ 0 (0: no limit), not max_age_hours %d, max_megabytes %d", r.MaxAgeHours, r.MaxMegabytes)
+	}
 	if m := p.Listen.MinResponseMS; m < 0 || m > MaxMinResponseMS {
 		c.add("listen.min_response_ms", "min_response_ms must be between 0 (no padding) and %d milliseconds, not %d", MaxMinResponseMS, m)
 	}

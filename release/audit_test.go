@@ -2,9 +2,12 @@ package release_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
+	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -54,5 +57,57 @@ func TestAuditEntriesFromEngine(t *testing.T) {
 	}
 	if g := got[1]; g.Query != q2 || g.Refunded.IsZero() {
 		t.Errorf("refunded entry = %+v", g)
+	}
+}
+
+// A release evicted by the ledger's retention bound is charged again when
+// its query is repeated, drawn afresh, and the result says why.
+func TestEvictedReleaseIsChargedAgain(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	ctx := context.Background()
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "retained.db"), ledger.Options{
+		Now: func() time.Time { return clock }, Retention: ledger.Retention{MaxAge: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Check(); err != nil {
+			t.Error(err)
+		}
+		l.Close()
+	})
+	e := release.New(f.be, l, release.Options{})
+	const q = "SELECT COUNT(*) FROM people"
+	u, pl := f.plan(t, "alice", q, 1)
+	run := func() *release.Result {
+		t.Helper()
+		r, err := e.RunQuery(ctx, u, pl, release.Query{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := run(); r.Cached || !r.Evicted.IsZero() {
+		t.Fatalf("first answer: cached %v, evicted %v", r.Cached, r.Evicted)
+	}
+	clock = clock.Add(30 * time.Minute)
+	if r := run(); !r.Cached {
+		t.Fatal("a repeat within the retention was charged")
+	}
+	clock = clock.Add(time.Hour)
+	if n, err := l.Evict(ctx); err != nil || n != 1 {
+		t.Fatalf("Evict = %d, %v", n, err)
+	}
+	r := run()
+	if r.Cached || r.Charged != pl.Budget || !r.Evicted.Equal(clock) {
+		t.Fatalf("repeat after eviction: cached %v, charged %+v, evicted %v; want charged %+v, evicted at %v",
+			r.Cached, r.Charged, r.Evicted, pl.Budget, clock)
+	}
+	if a, _ := l.Account(ctx, "alice", "census"); a.Spent.Epsilon != 2*pl.Budget.Epsilon {
+		t.Errorf("spent %v after a charge, a free repeat and a charge after eviction; want %v", a.Spent.Epsilon, 2*pl.Budget.Epsilon)
+	}
+	if r := run(); !r.Cached || !r.Evicted.IsZero() {
+		t.Errorf("the new release is not served: cached %v, evicted %v", r.Cached, r.Evicted)
 	}
 }

@@ -2,7 +2,6 @@ package release
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/budget"
@@ -94,6 +94,10 @@ type Result struct {
 	// Remaining is the user's budget left on the dataset afterwards.
 	Remaining policies.Budget
 	Cached    bool
+	// Evicted: this query was released before, the release was evicted
+	// by the ledger's retention bound at this time, and so this answer
+	// was charged again (zero otherwise).
+	Evicted time.Time
 	// NoRows: the query read no row and was answered exactly, for free.
 	NoRows bool
 }
@@ -154,14 +158,21 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if data, ok, err := e.ledger.Release(ctx, pl.CacheKey); err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 	} else if ok {
-		var rel stored
-		if err := json.Unmarshal(data, &rel); err != nil {
+		rel, err := decodeStored(data)
+		if err != nil {
 			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
 		}
-		return e.finish(ctx, user, pl, &rel, policies.Budget{}, true)
+		return e.finish(ctx, user, pl, rel, policies.Budget{}, true)
+	}
+	evicted := e.evictedAt(ctx, pl.CacheKey)
+	withEvicted := func(r *Result, err error) (*Result, error) {
+		if r != nil && !r.Cached {
+			r.Evicted = evicted
+		}
+		return r, err
 	}
 	if pl.GroupingSets.Separate() {
-		return e.runSeparate(ctx, user, pl, limit, q)
+		return withEvicted(e.runSeparate(ctx, user, pl, limit, q))
 	}
 
 	// Public work first: nothing is charged if it fails.
@@ -191,11 +202,11 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	data, err := json.Marshal(rel)
+	data, err := encodeStored(rel)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	return e.publish(ctx, user, pl, res, rel, data)
+	return withEvicted(e.publish(ctx, user, pl, res, rel, data))
 }
 
 // publish records a fresh release and answers it. The charge is durable
@@ -211,8 +222,8 @@ func (e *Engine) publish(ctx context.Context, user *policies.User, pl *planner.P
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the release could not be recorded; nothing was returned")
 	}
 	if string(sent) != string(data) {
-		rel = &stored{}
-		if err := json.Unmarshal(sent, rel); err != nil {
+		var err error
+		if rel, err = decodeStored(sent); err != nil {
 			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
 		}
 	}

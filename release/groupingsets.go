@@ -2,7 +2,6 @@ package release
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
@@ -185,7 +184,7 @@ func (e *Engine) runSeparate(ctx context.Context, user *policies.User, pl *plann
 			return nil, e.keep(res, err)
 		}
 	}
-	data, err := json.Marshal(rel)
+	data, err := encodeStored(rel)
 	if err != nil {
 		return nil, e.keep(res, err)
 	}

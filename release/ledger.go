@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
 )
@@ -39,6 +40,27 @@ type LedgerReader interface {
 	Reservations(ctx context.Context) ([]budget.Pending, error)
 	// Audit calls fn for each charge f selects, oldest first.
 	Audit(ctx context.Context, f budget.AuditFilter, fn func(budget.AuditEntry) error) error
+}
+
+// evictionReporter is implemented by ledgers with a retention bound that
+// remember what they evicted (optional: the notice of a query charged
+// again because its release was evicted says so when the ledger knows).
+type evictionReporter interface {
+	Evicted(ctx context.Context, cacheKey string) (time.Time, bool, error)
+}
+
+// evictedAt returns when key's release was evicted (zero if it was not,
+// or the ledger cannot tell). For the notice only: errors are ignored.
+func (e *Engine) evictedAt(ctx context.Context, key string) time.Time {
+	er, ok := e.ledger.(evictionReporter)
+	if !ok {
+		return time.Time{}
+	}
+	t, ok, err := er.Evicted(ctx, key)
+	if err != nil || !ok {
+		return time.Time{}
+	}
+	return t
 }
 
 // Query is what the audit history keeps about the statement a plan

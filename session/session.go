@@ -362,6 +362,10 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 			fmt.Fprintf(&b, ", δ = %g", res.Charged.Delta)
 		}
 		fmt.Fprintf(&b, " on %s; ε left: %g", pl.Dataset.Name, res.Remaining.Epsilon)
+		if !res.Evicted.IsZero() {
+			fmt.Fprintf(&b, " (charged again: this query's earlier release was evicted by ledger.retention at %s)",
+				res.Evicted.UTC().Format(time.RFC3339))
+		}
 		if pl.Synopsis != nil {
 			fmt.Fprintf(&b, " (this released the %s synopsis of %s.%s: later range counts on it at ε = %g are free)",
 				pl.Synopsis.Spec.Mechanism, pl.Synopsis.Spec.Table, pl.Synopsis.Spec.Column, pl.Synopsis.Epsilon)

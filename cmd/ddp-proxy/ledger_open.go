@@ -27,7 +27,7 @@ type servedLedger interface {
 // transaction (the admin listener's metrics).
 func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger, onCommit func(writes int, took time.Duration)) (servedLedger, error) {
 	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger"), Replica: pol.Ledger.Replica,
-		OnCommit: onCommit})
+		OnCommit: onCommit, Retention: retentionOf(pol)})
 	if err != nil {
 		return nil, fmt.Errorf("opening the budget ledger: %w", err)
 	}
@@ -35,4 +35,10 @@ func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger, onC
 		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
 	}
 	return led, nil
+}
+
+// retentionOf is the policy's ledger.retention in the ledger's units.
+func retentionOf(pol *policies.Policy) ledger.Retention {
+	r := pol.Ledger.Retention
+	return ledger.Retention{MaxAge: time.Duration(r.MaxAgeHours) * time.Hour, MaxBytes: int64(r.MaxMegabytes) << 20}
 }

@@ -6,6 +6,7 @@
 //	ddp-proxy explain --policy F [flags] SQL   privacy plan of a query (no budget spent)
 //	ddp-proxy budget --policy F [--user U]     spent and remaining budget per user and dataset
 //	ddp-proxy audit --policy F [--user U] [--since T] [--json]  the ledger's charges
+//	ddp-proxy ledger compact --policy F        rewrite the ledger file (offline)
 //	ddp-proxy --version                        module version and VCS revision
 package main
 
@@ -58,6 +59,7 @@ commands:
   budget --policy FILE [--user U]    show spent and remaining privacy budget (also while serve runs)
   audit --policy FILE [--user U] [--dataset D] [--since T] [--json]
                                      show the ledger's charges: time, user, ε, δ, query (also while serve runs)
+  ledger compact --policy FILE       apply ledger.retention and rewrite the ledger file to its live size (offline)
   estimate-dependence --policy FILE --table T --columns A,B --attributes X,Y
                                      fit a ddp dependence model from data (advisory)
   --version                          module version and VCS revision of this binary
@@ -83,6 +85,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog
 		return cmdBudget(ctx, args[1:], stdout, stderr)
 	case "audit":
 		return cmdAudit(ctx, args[1:], stdout, stderr)
+	case "ledger":
+		return cmdLedger(args[1:], stdout, stderr)
 	case "estimate-dependence":
 		return cmdEstimate(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":

@@ -190,6 +190,9 @@ func restartOnly(old, pol *policies.Policy) []string {
 	if old.Backend.MaxOpenConns != pol.Backend.MaxOpenConns {
 		out = append(out, "backend.max_open_conns")
 	}
+	if old.Ledger.Replica != pol.Ledger.Replica || old.Ledger.Retention != pol.Ledger.Retention {
+		out = append(out, "ledger.replica/retention")
+	}
 	return out
 }
 

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// cmdLedger runs the ledger's maintenance subcommands.
+func cmdLedger(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "compact" {
+		fmt.Fprintln(stderr, "usage: ddp-proxy ledger compact --policy FILE")
+		return exitError{2}
+	}
+	fs := flag.NewFlagSet("ledger compact", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	policyPath := fs.String("policy", "", "policy file (required)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return exitError{2}
+	}
+	if *policyPath == "" || fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "usage: ddp-proxy ledger compact --policy FILE")
+		return exitError{2}
+	}
+	pol, err := policies.LoadWith(*policyPath, policies.LoadOptions{Offline: true})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError{1}
+	}
+	res, err := ledger.Compact(pol.Ledger.Path, ledger.Options{LockTimeout: readLockWait, Retention: retentionOf(pol)})
+	if errors.Is(err, ledger.ErrLocked) {
+		return fmt.Errorf("compacting the ledger: %s is in use (stop ddp-proxy serve first: compact rewrites the file offline): %w", pol.Ledger.Path, err)
+	}
+	if err != nil {
+		return fmt.Errorf("compacting the ledger: %w", err)
+	}
+	fmt.Fprintf(stdout, "compacted %s: %d → %d bytes; %d releases evicted by ledger.retention\n",
+		pol.Ledger.Path, res.BytesBefore, res.BytesAfter, res.Evicted)
+	return nil
+}

@@ -1,0 +1,147 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// retentionHarness opens a ledger with a retention bound and a clock the
+// test moves.
+func retentionHarness(t *testing.T, r Retention) (*harness, *time.Time) {
+	t.Helper()
+	clock := testClock
+	h := &harness{t: t, path: filepath.Join(t.TempDir(), "ledger.db")}
+	l, err := Open(h.path, Options{Now: func() time.Time { return clock }, Retention: r, Replica: testReplica})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.l = l
+	t.Cleanup(h.checkAndClose)
+	return h, &clock
+}
+
+func (h *harness) store(key string, size int, deferred bool) {
+	h.t.Helper()
+	r, err := h.l.Reserve(context.Background(), "ann", "census", eps(0.01), eps(100))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	val := bytes.Repeat([]byte{'x'}, size)
+	if deferred {
+		_, err = r.CommitDeferred(key, val)
+	} else {
+		_, err = r.Commit(key, val)
+	}
+	if err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) has(key string) bool {
+	h.t.Helper()
+	_, ok, err := h.l.Lookup(key)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return ok
+}
+
+func TestRetentionMaxBytes(t *testing.T) {
+	// Each release takes 2 + 1000 bytes: a bound of 3000 keeps the newest two.
+	h, clock := retentionHarness(t, Retention{MaxBytes: 3000})
+	for i := range 5 {
+		*clock = clock.Add(time.Minute)
+		h.store(fmt.Sprintf("k%d", i), 1000, i%2 == 1)
+	}
+	for i, want := range []bool{false, false, false, true, true} {
+		if got := h.has(fmt.Sprintf("k%d", i)); got != want {
+			t.Errorf("release k%d kept %v, want %v", i, got, want)
+		}
+	}
+	// Budgets are never evicted: five charges of 0.01.
+	if got := h.spentExact("ann", "census"); got.eps.Cmp(rat(t, "1/20")) != 0 {
+		t.Errorf("spent %v after eviction, want 1/20", got.eps)
+	}
+}
+
+func TestRetentionMaxAge(t *testing.T) {
+	h, clock := retentionHarness(t, Retention{MaxAge: 2 * time.Hour})
+	start := *clock
+	h.store("old", 10, false)
+	*clock = start.Add(2 * time.Hour)
+	h.store("new", 10, true)
+	*clock = start.Add(2*time.Hour + time.Second)
+	n, err := h.l.Evict(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("Evict = %d, %v; want 1 release evicted", n, err)
+	}
+	if h.has("old") || !h.has("new") {
+		t.Errorf("after eviction: old kept %v, new kept %v; want only new", h.has("old"), h.has("new"))
+	}
+	if at, ok, err := h.l.Evicted(context.Background(), "old"); err != nil || !ok || !at.Equal(*clock) {
+		t.Errorf("Evicted(old) = %v, %v, %v; want evicted at %v", at, ok, err, *clock)
+	}
+	if _, ok, _ := h.l.Evicted(context.Background(), "new"); ok {
+		t.Error("Evicted(new) = true for a release that is kept")
+	}
+	// The evicted key is free again: a repeat stores a new release.
+	h.store("old", 10, false)
+	if !h.has("old") {
+		t.Error("a release stored again after eviction is missing")
+	}
+	if _, ok, _ := h.l.Evicted(context.Background(), "old"); ok {
+		t.Error("Evicted(old) = true after it was stored again")
+	}
+}
+
+// A file whose releases predate the index gets one at Open.
+func TestRetentionIndexBuiltAtOpen(t *testing.T) {
+	h := newHarness(t)
+	h.store("a", 100, false)
+	h.store("b", 200, true)
+	if err := h.l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	err := h.l.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketReleaseMeta); err != nil {
+			return err
+		}
+		if err := tx.DeleteBucket(bucketReleaseAge); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Delete(keyReleaseBytes)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.reopen() // Check before, with no index: consistent (nothing to check)
+	if err := h.l.db.View(func(tx *bolt.Tx) error {
+		if got := releaseBytes(tx); got != 1+100+1+200 {
+			t.Errorf("release bytes %d, want 302", got)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Check finds an index that disagrees with the releases.
+func TestRetentionCheckFindsBadIndex(t *testing.T) {
+	h := newHarness(t)
+	h.store("a", 100, false)
+	if err := h.l.db.Update(func(tx *bolt.Tx) error { return setReleaseBytes(tx, 5) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.l.Check(); err == nil {
+		t.Error("Check accepted a wrong release byte total")
+	}
+	if err := h.l.db.Update(func(tx *bolt.Tx) error { return setReleaseBytes(tx, 101) }); err != nil {
+		t.Fatal(err)
+	}
+}
