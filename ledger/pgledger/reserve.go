@@ -1,0 +1,265 @@
+package pgledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+)
+
+// maxNameBytes bounds user plus dataset names, as the bbolt ledger's key
+// size does, so that a dump moves between the two.
+const maxNameBytes = 32 << 10
+
+// Reservation is a durable charge waiting for its answer. It is one-shot:
+// exactly one Commit, CommitDeferred or Refund takes effect.
+type Reservation struct {
+	ID      uint64
+	User    string
+	Dataset string
+	// Cost is what was charged; Left what remains of the limit after it.
+	Cost policies.Budget
+	Left policies.Budget
+
+	l    *Ledger
+	cost pair
+
+	mu   sync.Mutex
+	done bool
+}
+
+// Reserve charges cost to (user, dataset) if the total spent stays within
+// limit for both ε and δ, and records a pending reservation naming this
+// replica, in one statement committed before it returns. If the budget
+// would be exceeded, nothing is charged and the error is a *sqlerr.Error
+// with code BudgetExhausted; if the ledger database cannot be reached it is
+// LedgerUnavailable (08006) and the caller must run nothing.
+func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit policies.Budget) (*Reservation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkNames(user, dataset); err != nil {
+		return nil, err
+	}
+	c, err := pairOf(cost)
+	if err != nil {
+		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err,
+			"the privacy cost of a query must be a finite number ≥ 0; change SET ddp.epsilon")
+	}
+	lim, err := pairOf(limit)
+	if err != nil {
+		return nil, sqlerr.Wrap(sqlerr.Internal, err, fmt.Sprintf(
+			"the budget of dataset %s in the policy is not a finite number ≥ 0; ask the DBA to fix the policy", dataset))
+	}
+	// Three attempts: a missing account row is created between the first
+	// two, and a refund racing the budget check may free room once.
+	for range 3 {
+		r, err := l.tryReserve(ctx, user, dataset, c, lim)
+		if err != nil || r != nil {
+			return r, err
+		}
+		a, found, err := l.account(ctx, user, dataset)
+		if err != nil {
+			return nil, l.failure(ctx, "reserve", err)
+		}
+		if !found {
+			if _, err := l.pool.Exec(ctx, l.sql.ensureAccount, user, dataset); err != nil {
+				return nil, l.failure(ctx, "reserve", err)
+			}
+			continue
+		}
+		if err := checkLimit(dataset, a, c, lim); err != nil {
+			return nil, err
+		}
+	}
+	return nil, sqlerr.New(sqlerr.Internal, "the privacy budget ledger is too busy to charge this query; try again")
+}
+
+// tryReserve runs the reservation statement: a reservation, or nil when
+// the conditional UPDATE matched no row (no account, or over the limit).
+func (l *Ledger) tryReserve(ctx context.Context, user, dataset string, c, lim pair) (*Reservation, error) {
+	var id int64
+	var se, sd string
+	err := l.pool.QueryRow(ctx, l.sql.reserve, user, dataset, c.eps.text, c.delta.text,
+		lim.eps.text, lim.delta.text, l.replica, l.now().UTC()).Scan(&id, &se, &sd)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, l.failure(ctx, "reserve", err)
+	}
+	spentEps, e1 := parseNumeric(se)
+	spentDelta, e2 := parseNumeric(sd)
+	if err := errors.Join(e1, e2); err != nil {
+		// Charged, but unreadable: stays charged, nothing runs.
+		return nil, sqlerr.Wrap(sqlerr.Internal, err, "the privacy budget ledger returned an unreadable total; the query was not run")
+	}
+	r := &Reservation{ID: uint64(id), User: user, Dataset: dataset, l: l, cost: c,
+		Cost: budget(c.eps.rat, c.delta.rat), Left: leftOf(lim, spentEps, spentDelta)}
+	l.log.Debug("budget reserved", "user", user, "dataset", dataset, "reservation", r.ID, "replica", l.replica)
+	return r, nil
+}
+
+// failure words a database error for the client, or returns the caller's
+// own cancellation unchanged.
+func (l *Ledger) failure(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return unavailable(op, err)
+}
+
+// checkNames refuses names PostgreSQL text cannot hold (a NUL byte,
+// invalid UTF-8) or that would not fit the bbolt ledger after a migration.
+func checkNames(user, dataset string) error {
+	if user == "" || dataset == "" {
+		return sqlerr.New(sqlerr.Internal, "internal error: budget charged without a user or dataset")
+	}
+	for _, s := range []string{user, dataset} {
+		if !utf8.ValidString(s) || containsNUL(s) {
+			return sqlerr.New(sqlerr.InvalidParameterValue, "user and dataset names in the budget ledger must be UTF-8 text without NUL bytes")
+		}
+	}
+	if len(user)+len(dataset) > maxNameBytes {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "user and dataset names are too long for the budget ledger (%d bytes at most together)", maxNameBytes)
+	}
+	return nil
+}
+
+func containsNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLimit returns BudgetExhausted when spent + cost exceeds the limit in
+// ε or δ (exactly), the words the bbolt ledger uses; nil when it now fits
+// (a refund freed room since the UPDATE looked).
+func checkLimit(dataset string, a accountRow, c, lim pair) error {
+	left := func(limit, spent *big.Rat) string { return fmtRat(clampSub(limit, spent)) }
+	if sum := addRat(a.spentEps, c.eps.rat); sum.Cmp(lim.eps.rat) > 0 {
+		return sqlerr.New(sqlerr.BudgetExhausted,
+			"budget exhausted for dataset %s: %s ε left, this query needs %s; ask the DBA for more or lower SET ddp.epsilon",
+			dataset, left(lim.eps.rat, a.spentEps), fmtRat(c.eps.rat))
+	}
+	if sum := addRat(a.spentDelta, c.delta.rat); sum.Cmp(lim.delta.rat) > 0 {
+		return sqlerr.New(sqlerr.BudgetExhausted,
+			"budget exhausted for dataset %s: %s δ left, this query needs %s; ask the DBA for more δ, or declare a domain for the GROUP BY columns so that no δ is needed",
+			dataset, left(lim.delta.rat, a.spentDelta), fmtRat(c.delta.rat))
+	}
+	return nil
+}
+
+// Commit makes the charge final and publishes release under cacheKey
+// first-writer-wins, in one transaction. It returns the release to send:
+// release itself, or the one an identical query published first (on any
+// replica). An empty cacheKey publishes nothing. If Commit fails, the
+// reservation stays charged and nothing may be sent.
+func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
+	if cacheKey != "" && len(release) == 0 {
+		return nil, errors.New("ledger commit: empty release")
+	}
+	if err := r.claim(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	l := r.l
+	out := release
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		if err := r.settle(ctx, tx, l.sql.commit); err != nil {
+			return err
+		}
+		if cacheKey == "" {
+			return nil
+		}
+		tag, err := tx.Exec(ctx, l.sql.publish, []byte(cacheKey), release, l.replica, l.now().UTC())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+		// Another query published first. A new statement sees its
+		// committed row (read committed); the INSERT waited for it.
+		return tx.QueryRow(ctx, l.sql.readRelease, []byte(cacheKey)).Scan(&out)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, unavailable("commit", err))
+	}
+	l.log.Debug("budget committed", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
+	return out, nil
+}
+
+// CommitDeferred is Commit: a PostgreSQL commit is one WAL flush, and the
+// release must be visible to the other replicas before the answer leaves,
+// so there is nothing to defer.
+func (r *Reservation) CommitDeferred(cacheKey string, release []byte) ([]byte, error) {
+	return r.Commit(cacheKey, release)
+}
+
+// Refund returns the reserved cost and forgets the reservation.
+//
+// PRIVACY: only for failures that cannot depend on private data (no
+// backend connection, backend down before the query ran); see
+// ledger.Reservation.Refund.
+func (r *Reservation) Refund() error {
+	if err := r.claim(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, r.l.pool, func(tx pgx.Tx) error {
+		return r.settle(ctx, tx, r.l.sql.refund)
+	})
+	if err != nil {
+		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, unavailable("refund", err))
+	}
+	r.l.log.Debug("budget refunded", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
+	return nil
+}
+
+// claim marks the reservation resolved. The first attempt spends it,
+// whatever its outcome: a failed Commit must not be followed by a Refund.
+func (r *Reservation) claim() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return ledger.ErrResolved
+	}
+	r.done = true
+	return nil
+}
+
+// settle runs the commit or refund statement of this reservation and
+// checks that it resolved exactly the pending row Reserve wrote.
+func (r *Reservation) settle(ctx context.Context, tx pgx.Tx, stmt string) error {
+	var e, d string
+	err := tx.QueryRow(ctx, stmt, int64(r.ID), r.l.replica).Scan(&e, &d)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return errors.New("reservation is not pending")
+	}
+	if err != nil {
+		return err
+	}
+	pe, e1 := parseNumeric(e)
+	pd, e2 := parseNumeric(d)
+	if err := errors.Join(e1, e2); err != nil {
+		return err
+	}
+	if pe.Cmp(r.cost.eps.rat) != 0 || pd.Cmp(r.cost.delta.rat) != 0 {
+		return errors.New("stored reservation does not match")
+	}
+	return nil
+}

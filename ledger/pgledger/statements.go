@@ -1,0 +1,66 @@
+package pgledger
+
+import "fmt"
+
+// statements are the ledger's SQL, with the schema spliced in once.
+type statements struct {
+	reserve, ensureAccount, account string
+	commit, publish, readRelease    string
+	refund, lookup                  string
+	accounts, pending               string
+}
+
+func newStatements(s string) statements {
+	f := func(q string) string { return fmt.Sprintf(q, s) }
+	return statements{
+		// The reservation: one statement, so one transaction and one
+		// commit. The UPDATE charges only if the new totals stay within
+		// the limits; the pending row is inserted only if it charged.
+		reserve: f(`WITH charged AS (
+	UPDATE %[1]s.budgets
+	   SET spent_epsilon = spent_epsilon + $3::numeric,
+	       spent_delta   = spent_delta + $4::numeric,
+	       queries       = queries + 1,
+	       last_charge   = $8
+	 WHERE user_name = $1 AND dataset = $2
+	   AND spent_epsilon + $3::numeric <= $5::numeric
+	   AND spent_delta + $4::numeric <= $6::numeric
+	RETURNING spent_epsilon, spent_delta
+), held AS (
+	INSERT INTO %[1]s.pending (user_name, dataset, epsilon, delta, replica, created)
+	SELECT $1, $2, $3::numeric, $4::numeric, $7, $8 FROM charged
+	RETURNING id
+)
+SELECT held.id, charged.spent_epsilon::text, charged.spent_delta::text FROM charged, held`),
+		ensureAccount: f(`INSERT INTO %[1]s.budgets (user_name, dataset) VALUES ($1, $2) ON CONFLICT DO NOTHING`),
+		account: f(`SELECT spent_epsilon::text, spent_delta::text, committed_epsilon::text, committed_delta::text, queries, last_charge
+  FROM %[1]s.budgets WHERE user_name = $1 AND dataset = $2`),
+		// Settle a pending row as committed. It must still be there and
+		// be this replica's: nothing resolves a reservation twice.
+		commit: f(`WITH p AS (
+	DELETE FROM %[1]s.pending WHERE id = $1 AND replica = $2
+	RETURNING user_name, dataset, epsilon, delta
+)
+UPDATE %[1]s.budgets b
+   SET committed_epsilon = b.committed_epsilon + p.epsilon,
+       committed_delta   = b.committed_delta + p.delta
+  FROM p WHERE b.user_name = p.user_name AND b.dataset = p.dataset
+RETURNING p.epsilon::text, p.delta::text`),
+		publish:     f(`INSERT INTO %[1]s.releases (cache_key, data, replica, created) VALUES ($1, $2, $3, $4) ON CONFLICT (cache_key) DO NOTHING`),
+		readRelease: f(`SELECT data FROM %[1]s.releases WHERE cache_key = $1`),
+		refund: f(`WITH p AS (
+	DELETE FROM %[1]s.pending WHERE id = $1 AND replica = $2
+	RETURNING user_name, dataset, epsilon, delta
+)
+UPDATE %[1]s.budgets b
+   SET spent_epsilon = b.spent_epsilon - p.epsilon,
+       spent_delta   = b.spent_delta - p.delta,
+       queries       = b.queries - 1
+  FROM p WHERE b.user_name = p.user_name AND b.dataset = p.dataset
+RETURNING p.epsilon::text, p.delta::text`),
+		lookup: f(`SELECT data FROM %[1]s.releases WHERE cache_key = $1`),
+		accounts: f(`SELECT user_name, dataset, spent_epsilon::text, spent_delta::text, committed_epsilon::text, committed_delta::text, queries, last_charge
+  FROM %[1]s.budgets ORDER BY user_name, dataset`),
+		pending: f(`SELECT id, user_name, dataset, epsilon::text, delta::text, replica, created FROM %[1]s.pending ORDER BY id`),
+	}
+}
