@@ -5,6 +5,7 @@
 //	ddp-proxy check FILE                       validate a policy file
 //	ddp-proxy explain --policy F [flags] SQL   privacy plan of a query (no budget spent)
 //	ddp-proxy budget --policy F [--user U]     spent and remaining budget per user and dataset
+//	ddp-proxy ledger export|import --policy F  move a ledger between bbolt and PostgreSQL (JSON)
 package main
 
 import (
@@ -53,6 +54,8 @@ commands:
   explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL
                                      show the privacy plan of a query; spends nothing
   budget --policy FILE [--user U]    show spent and remaining privacy budget
+  ledger export|import --policy FILE the whole ledger as JSON on stdout / from stdin into an empty
+                                     ledger (to move between bbolt and postgres)
   estimate-dependence --policy FILE --table T --columns A,B --attributes X,Y
                                      fit a ddp dependence model from data (advisory)
 `
@@ -75,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog
 		return cmdExplain(ctx, args[1:], stdout, stderr)
 	case "budget":
 		return cmdBudget(args[1:], stdout, stderr)
+	case "ledger":
+		return cmdLedger(ctx, args[1:], os.Stdin, stdout, stderr, log)
 	case "estimate-dependence":
 		return cmdEstimate(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
