@@ -25,7 +25,7 @@ type dumpStore interface {
 // bboltDump adapts the bbolt ledger (whose methods take no context).
 type bboltDump struct{ *ledger.Ledger }
 
-func (b bboltDump) Export(context.Context) (*ledger.Dump, error)  { return b.Ledger.Export() }
+func (b bboltDump) Export(context.Context) (*ledger.Dump, error)   { return b.Ledger.Export() }
 func (b bboltDump) Import(_ context.Context, d *ledger.Dump) error { return b.Ledger.Import(d) }
 
 // openDumpStore opens the ledger a policy names.
