@@ -36,7 +36,7 @@ type Options struct {
 // Engine runs private plans. It is safe for concurrent use.
 type Engine struct {
 	backend planner.Backend
-	ledger  *ledger.Ledger
+	ledger  Ledger
 	src     noise.Source
 	log     *slog.Logger
 	after   func()
@@ -47,8 +47,15 @@ type Engine struct {
 	unique  map[string]bool       // public join keys checked unique, by table
 }
 
-// New returns an engine. The ledger and backend stay owned by the caller.
+// New returns an engine on the embedded (bbolt) ledger. The ledger and
+// backend stay owned by the caller.
 func New(b planner.Backend, l *ledger.Ledger, opts Options) *Engine {
+	return NewWithLedger(b, BBolt(l), opts)
+}
+
+// NewWithLedger returns an engine on any ledger (the PostgreSQL ledger
+// shared by replicas).
+func NewWithLedger(b planner.Backend, l Ledger, opts Options) *Engine {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -143,9 +150,11 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	}
 	unlock := e.flight.lock(pl.CacheKey)
 	defer unlock()
+	data, ok, held, err := e.lookup(ctx, pl.CacheKey)
+	defer held()
 
-	if data, ok, err := e.ledger.Lookup(pl.CacheKey); err != nil {
-		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+	if err != nil {
+		return nil, err
 	} else if ok {
 		var rel stored
 		if err := json.Unmarshal(data, &rel); err != nil {
@@ -184,7 +193,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	data, err := json.Marshal(rel)
+	data, err = json.Marshal(rel)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -197,7 +206,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 // the reservation charged). When another process released the same query
 // first, its release is the answer, so every client sees one answer per
 // query.
-func (e *Engine) publish(user *policies.User, pl *planner.Plan, res *ledger.Reservation, rel *stored, data []byte) (*Result, error) {
+func (e *Engine) publish(user *policies.User, pl *planner.Plan, res Reservation, rel *stored, data []byte) (*Result, error) {
 	sent, err := res.CommitDeferred(pl.CacheKey, data)
 	if err != nil {
 		// The charge stays reserved: fail closed.
@@ -248,7 +257,7 @@ func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.B
 // failed settles a reservation after a failure: refunded only when the
 // backend certainly never ran the statement, else kept (the failure may
 // depend on private data).
-func (e *Engine) failed(res *ledger.Reservation, err error) error {
+func (e *Engine) failed(res Reservation, err error) error {
 	if sqlerr.HasCode(err, sqlerr.BackendUnavailable) {
 		if rerr := res.Refund(); rerr != nil {
 			e.log.Error("refund failed; the reservation stays charged", "err", rerr)
@@ -529,7 +538,7 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 	res := &Result{Rows: rows, Columns: cols, Charged: charged, Cached: cached, NoRows: pl.NoRows}
 	left, err := e.ledger.Left(user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
 	if err != nil {
-		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+		return nil, ledgerError(err)
 	}
 	res.Remaining = left
 	return res, nil

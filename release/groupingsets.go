@@ -7,7 +7,6 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -209,7 +208,7 @@ func widen(r storedRow, set []int, nKeys, release int) storedRow {
 
 // keep settles a reservation after a failure that came after a backend
 // query of it ran: the charge stays, whatever the error.
-func (e *Engine) keep(res *ledger.Reservation, err error) error {
+func (e *Engine) keep(res Reservation, err error) error {
 	if _, cerr := res.Commit("", nil); cerr != nil {
 		e.log.Error("settling a failed release", "err", cerr)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -26,7 +25,7 @@ type Backend interface {
 type Config struct {
 	Policy  *policies.Policy
 	Backend Backend
-	Ledger  *ledger.Ledger
+	Ledger  BudgetReader
 	Engine  *release.Engine
 	Logger  *slog.Logger
 	// InfoSchema answers MySQL information_schema queries on a backend
@@ -47,7 +46,7 @@ type Proxy struct {
 	pol     *policies.Policy
 	planner *planner.Planner
 	backend Backend
-	ledger  *ledger.Ledger
+	ledger  BudgetReader
 	engine  *release.Engine
 	cache   *parser.Cache
 	render  func(*ir.BackendQuery) (string, error)
@@ -158,4 +157,10 @@ func (p *Proxy) Open(user *policies.User, d parser.Dialect, params map[string]st
 		s.settings["database"] = v
 	}
 	return s
+}
+
+// BudgetReader is what SHOW ddp.budget reads of the ledger.
+type BudgetReader interface {
+	Spent(user, dataset string) (policies.Budget, error)
+	Left(user, dataset string, limit policies.Budget) (policies.Budget, error)
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -32,9 +33,9 @@ func cmdBudget(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "no user %q in the policy\n", *userName)
 		return exitError{2}
 	}
-	l, err := ledger.Open(pol.Ledger.Path, ledger.Options{})
+	l, err := openLedgerStore(context.Background(), pol, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return fmt.Errorf("opening the budget ledger: %w", err)
+		return err
 	}
 	defer l.Close()
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/connect"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
@@ -130,8 +129,8 @@ func reloadable(old, pol *policies.Policy) error {
 	if pol.Backend.Driver != old.Backend.Driver || pol.Backend.DSN != old.Backend.DSN {
 		errs = append(errs, errors.New("backend.driver or backend.dsn changed: restart the proxy to use another backend"))
 	}
-	if pol.Ledger.Path != old.Ledger.Path {
-		errs = append(errs, errors.New("ledger.path changed: restart the proxy to use another ledger"))
+	if pol.Ledger != old.Ledger {
+		errs = append(errs, errors.New("ledger (driver, path, dsn or schema) changed: restart the proxy to use another ledger"))
 	}
 	return errors.Join(errs...)
 }
@@ -183,7 +182,7 @@ type proxy struct {
 	sessions *session.Proxy
 	reloadMu sync.Mutex
 	backend  connect.Backend
-	ledger   *ledger.Ledger
+	ledger   ledgerStore
 	served   chan error
 	log      *slog.Logger
 }
@@ -198,15 +197,12 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		be.Close()
 		return nil, err
 	}
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger")})
+	led, err := openLedgerStore(ctx, pol, log.With("component", "ledger"))
 	if err != nil {
 		be.Close()
-		return nil, fmt.Errorf("opening the budget ledger: %w", err)
+		return nil, err
 	}
-	if pend, err := led.Pending(); err == nil && len(pend) > 0 {
-		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
-	}
-	eng := release.New(be, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
+	eng := release.NewWithLedger(be, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
 	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
 		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes})
 	var tlsCfg *tls.Config
