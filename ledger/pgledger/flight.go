@@ -13,7 +13,8 @@ import (
 // one's release and answers with it, free, instead of being charged
 // again. A replica that dies releases its locks with its connection.
 //
-// The lock holds one pooled connection for the duration of the query. Two
+// The lock holds a connection of a pool of its own (so at most
+// pool_max_conns fresh queries per replica wait on the backend at once). Two
 // keys whose hashes collide (64 bits) are only serialised needlessly.
 // An error means the ledger is unreachable: the caller must run nothing.
 func (l *Ledger) Flight(ctx context.Context, cacheKey string) (func(), error) {
@@ -22,7 +23,7 @@ func (l *Ledger) Flight(ctx context.Context, cacheKey string) (func(), error) {
 	}
 	sum := sha256.Sum256([]byte("ddp-proxy release " + l.schema + "\x00" + cacheKey))
 	key := int64(binary.BigEndian.Uint64(sum[:8]))
-	conn, err := l.pool.Acquire(ctx)
+	conn, err := l.locks.Acquire(ctx)
 	if err != nil {
 		return nil, l.failure(ctx, "lock release", err)
 	}

@@ -25,6 +25,11 @@ const DefaultSchema = "ddp_ledger"
 // instead of holding the client.
 const defaultConnectTimeout = 5 * time.Second
 
+// defaultPoolConns is each of the two pools' size when the DSN sets no
+// pool_max_conns: a replica opens at most twice this many connections to
+// the ledger database (the second pool holds Flight's advisory locks).
+const defaultPoolConns = 8
+
 // opTimeout bounds a ledger statement issued without a caller's context
 // (commit, refund, lookups).
 const opTimeout = 30 * time.Second
@@ -45,7 +50,11 @@ type Options struct {
 
 // Ledger is a budget ledger in PostgreSQL. Safe for concurrent use.
 type Ledger struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// locks holds the connections of Flight's advisory locks: a pool of
+	// its own, so that queries holding every lock can still reserve and
+	// commit on pool.
+	locks   *pgxpool.Pool
 	schema  string // quoted
 	replica string
 	log     *slog.Logger
@@ -71,6 +80,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 	if !strings.Contains(dsn, "connect_timeout") {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = defaultPoolConns
+	}
 	l := &Ledger{schema: quoteIdent(schema), replica: opts.Replica, log: opts.Logger, now: opts.Now}
 	if l.replica == "" {
 		host, _ := os.Hostname()
@@ -87,6 +99,16 @@ func Open(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
+	locks, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	defer func() {
+		if l.pool == nil {
+			locks.Close()
+		}
+	}()
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		pool.Close()
@@ -98,9 +120,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open ledger (schema %s): %w", schema, err)
 	}
-	l.pool = pool
+	l.pool, l.locks = pool, locks
 	if p, err := l.Pending(); err != nil {
 		pool.Close()
+		locks.Close()
 		return nil, fmt.Errorf("open ledger: %w", err)
 	} else if len(p) > 0 {
 		// Left by replicas that crashed, or in flight on live ones: they
@@ -116,6 +139,7 @@ func (l *Ledger) Replica() string { return l.replica }
 
 // Close closes the connections. Pending reservations stay charged.
 func (l *Ledger) Close() error {
+	l.locks.Close()
 	l.pool.Close()
 	return nil
 }
