@@ -52,6 +52,11 @@ var demoLedgerRE = regexp.MustCompile(`(?m)^ledger:\n(?:  .*\n|\n)*?  path: .*\n
 // the PostgreSQL schema given, listening on the given addresses.
 func pgLedgerPolicy(t *testing.T, files demo.Files, dsn, schema, pgAddr, myAddr string) string {
 	t.Helper()
+	return pgLedgerPolicyNamed(t, files, dsn, schema, pgAddr, myAddr, "pg-"+schema+".yaml")
+}
+
+func pgLedgerPolicyNamed(t *testing.T, files demo.Files, dsn, schema, pgAddr, myAddr, name string) string {
+	t.Helper()
 	src, err := os.ReadFile(files.Policy)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +68,7 @@ func pgLedgerPolicy(t *testing.T, files demo.Files, dsn, schema, pgAddr, myAddr 
 	s = demoLedgerRE.ReplaceAllLiteralString(s, "ledger:\n  driver: postgres\n  dsn: \""+dsn+"\"\n  schema: "+schema+"\n")
 	s = strings.Replace(s, "postgres: 127.0.0.1:15432", "postgres: "+pgAddr, 1)
 	s = strings.Replace(s, "mysql: 127.0.0.1:13306", "mysql: "+myAddr, 1)
-	path := filepath.Join(filepath.Dir(files.Policy), "pg-"+schema+".yaml")
+	path := filepath.Join(filepath.Dir(files.Policy), name)
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,433 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/ledger/pgledger"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// The replica tests run ddp-proxy serve as separate processes (this test
+// binary re-executed through TestMainHelper) on one PostgreSQL ledger.
+// DDP_TEST_REPLICAS sets their number (default 3); each gets
+// clientsPerReplica clients.
+const clientsPerReplica = 32
+
+func replicaCount(t *testing.T) int {
+	if s := os.Getenv("DDP_TEST_REPLICAS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("DDP_TEST_REPLICAS=%q", s)
+		}
+		return n
+	}
+	return 3
+}
+
+// replica is one running ddp-proxy serve process.
+type replica struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *lockedBuffer
+	done   chan error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// replicaSetup is the demo with its ledger in a fresh PostgreSQL schema.
+type replicaSetup struct {
+	files  demo.Files
+	dsn    string
+	schema string
+	limit  policies.Budget // analyst's census budget
+}
+
+func newReplicaSetup(t *testing.T) *replicaSetup {
+	t.Helper()
+	dsn := ledgerTestDSN(t)
+	s := &replicaSetup{dsn: dsn, schema: ledgerTestSchema(t, dsn)}
+	var err error
+	if s.files, err = demo.Build(context.Background(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policies.Load(s.files.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.limit = pol.User("analyst").Budgets["census"]
+	return s
+}
+
+// start runs n replicas and waits until each accepts connections. They
+// are stopped (SIGTERM) when the test ends.
+func (s *replicaSetup) start(t *testing.T, n int) []*replica {
+	t.Helper()
+	var rs []*replica
+	dir := filepath.Dir(s.files.Policy)
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		pol := pgLedgerPolicyNamed(t, s.files, s.dsn, s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
+		cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", pol, "--pid-file", filepath.Join(dir, fmt.Sprintf("replica%d.pid", i))))
+		r := &replica{cmd: cmd, addr: addr, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+		cmd.Stderr = r.stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { r.done <- cmd.Wait() }()
+		t.Cleanup(func() { r.stop(t) })
+		rs = append(rs, r)
+	}
+	for _, r := range rs {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			c, err := net.DialTimeout("tcp", r.addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("replica on %s did not start: %v\n%s", r.addr, err, r.stderr)
+			}
+			select {
+			case err := <-r.done:
+				t.Fatalf("replica on %s exited: %v\n%s", r.addr, err, r.stderr)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return rs
+}
+
+func joinArgs(args ...string) string {
+	out := args[0]
+	for _, a := range args[1:] {
+		out += "\x1f" + a
+	}
+	return out
+}
+
+// stop ends a replica gracefully (SIGTERM), or kills it after 30 s.
+func (r *replica) stop(t *testing.T) {
+	if r.cmd.ProcessState != nil {
+		return
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		t.Errorf("replica on %s ignored SIGTERM\n%s", r.addr, r.stderr)
+	}
+}
+
+// connect opens a client session as analyst at ε = eps.
+func connectReplica(ctx context.Context, addr string, eps float64) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("SET ddp.epsilon = %g", eps)); err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	return conn, nil
+}
+
+// preSpend charges analyst's census budget so that exactly left remains.
+func (s *replicaSetup) preSpend(t *testing.T, left string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	l, err := pgledger.Open(context.Background(), s.dsn, pgledger.Options{Schema: s.schema, Replica: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// One reservation of (limit − left), computed by PostgreSQL in NUMERIC
+	// from the decimals, so the remainder is exact.
+	var spend float64
+	if err := conn.QueryRow(context.Background(), "SELECT ($1::numeric - $2::numeric)::float8",
+		strconv.FormatFloat(s.limit.Epsilon, 'g', -1, 64), left).Scan(&spend); err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Reserve(context.Background(), "analyst", "census", policies.Budget{Epsilon: spend}, s.limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit("", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ledgerTotals reads analyst's census account and the pending rows, with
+// a comparison made by PostgreSQL in NUMERIC.
+func (s *replicaSetup) numericTrue(t *testing.T, query string, args ...any) bool {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var ok bool
+	if err := conn.QueryRow(context.Background(), fmt.Sprintf(query, s.schema), args...).Scan(&ok); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func (s *replicaSetup) check(t *testing.T) {
+	t.Helper()
+	l, err := pgledger.Open(context.Background(), s.dsn, pgledger.Options{Schema: s.schema, Replica: "check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Check(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// TestReplicasNeverOverspend: N replica processes × 32 clients, each
+// client one distinct query at ε = 0.1, on a budget with exactly 0.45
+// left: exactly 4 answers, every other query refused with 53400, and the
+// stored total is exactly the limit − 0.05.
+func TestReplicasNeverOverspend(t *testing.T) {
+	s := newReplicaSetup(t)
+	s.preSpend(t, "0.45")
+	rs := s.start(t, replicaCount(t))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answered, refused := 0, 0
+	start := make(chan struct{})
+	for ri, r := range rs {
+		for c := range clientsPerReplica {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				conn, err := connectReplica(ctx, r.addr, 0.1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer conn.Close(ctx)
+				<-start
+				lo := 17 + (ri*clientsPerReplica+c)%60
+				hi := lo + 1 + (ri*clientsPerReplica+c)/60
+				var n int64
+				err = conn.QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d AND age < %d", lo, hi+5)).Scan(&n)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					answered++
+				case sqlState(err) == "53400":
+					refused++
+				default:
+					t.Errorf("replica %d client %d: %v", ri, c, err)
+				}
+			}()
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // let the clients connect
+	close(start)
+	wg.Wait()
+	total := len(rs) * clientsPerReplica
+	t.Logf("%d replicas × %d clients: %d answered, %d refused", len(rs), clientsPerReplica, answered, refused)
+	if answered != 4 || refused != total-4 {
+		t.Errorf("%d answered and %d refused, want 4 and %d (0.45 left at 0.1 each)", answered, refused, total-4)
+	}
+	if !s.numericTrue(t, `SELECT spent_epsilon = $1::numeric - 0.05 FROM %s.budgets WHERE user_name = 'analyst' AND dataset = 'census'`,
+		strconv.FormatFloat(s.limit.Epsilon, 'g', -1, 64)) {
+		t.Error("the stored total is not exactly limit − 0.05")
+	}
+	s.check(t)
+}
+
+// TestReplicasIdenticalQueryChargedOnce: in each of several rounds,
+// every client of every replica sends the same fresh query at once; each
+// is charged once and every client sees the same value.
+func TestReplicasIdenticalQueryChargedOnce(t *testing.T) {
+	s := newReplicaSetup(t)
+	rs := s.start(t, replicaCount(t))
+	ctx := context.Background()
+	const rounds = 5
+	var conns []*pgx.Conn
+	for _, r := range rs {
+		for range clientsPerReplica {
+			conn, err := connectReplica(ctx, r.addr, 0.1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			conns = append(conns, conn)
+		}
+	}
+	for round := range rounds {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		values := map[int64]int{}
+		start := make(chan struct{})
+		for _, conn := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				var n int64
+				if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d", 30+round)).Scan(&n); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				values[n]++
+				mu.Unlock()
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if len(values) != 1 {
+			t.Errorf("round %d: clients saw %d different values: %v", round, len(values), values)
+		}
+	}
+	if !s.numericTrue(t, `SELECT spent_epsilon = 0.1 * $1 AND queries = $1 FROM %s.budgets WHERE user_name = 'analyst' AND dataset = 'census'`, rounds) {
+		t.Errorf("the %d queries were not charged exactly once each (0.1)", rounds)
+	}
+	s.check(t)
+}
+
+// TestReplicaKill9KeepsCharges: clients query through every replica while
+// one replica is killed with SIGKILL. Every answer a client received is
+// charged, nothing is charged beyond what was asked, the killed replica's
+// unfinished reservations stay pending and charged under its name, and
+// the ledger's invariants hold.
+func TestReplicaKill9KeepsCharges(t *testing.T) {
+	s := newReplicaSetup(t)
+	rs := s.start(t, replicaCount(t))
+	if len(rs) < 2 {
+		t.Skip("needs 2 replicas")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answered, attempted := 0, 0
+	next := 0
+	for ri, r := range rs {
+		for range clientsPerReplica {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				conn, err := connectReplica(context.Background(), r.addr, 0.001)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer conn.Close(context.Background())
+				for ctx.Err() == nil {
+					mu.Lock()
+					q := next
+					next++
+					attempted++
+					mu.Unlock()
+					lo, width := 17+q%60, 1+q/60
+					var n int64
+					err := conn.QueryRow(context.Background(), fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d AND age < %d", lo, lo+width+1)).Scan(&n)
+					if err != nil {
+						if ri == 0 || sqlState(err) == "53400" {
+							return // the killed replica, or the budget is spent
+						}
+						t.Errorf("replica %d: %v", ri, err)
+						return
+					}
+					mu.Lock()
+					answered++
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	time.Sleep(700 * time.Millisecond)
+	killed := rs[0].cmd.Process.Pid
+	if err := rs[0].cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-rs[0].done
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	wg.Wait()
+	for _, r := range rs[1:] {
+		r.stop(t)
+	}
+	t.Logf("%d queries asked, %d answered; replica pid %d killed", attempted, answered, killed)
+	if answered == 0 {
+		t.Fatal("no query was answered")
+	}
+	// Every answered query is charged (0.001 each), and nothing beyond the
+	// queries asked.
+	if !s.numericTrue(t, `SELECT spent_epsilon >= 0.001 * $1 AND spent_epsilon <= 0.001 * $2 FROM %s.budgets WHERE user_name = 'analyst' AND dataset = 'census'`,
+		answered, attempted) {
+		t.Errorf("spent is outside [0.001 × %d answered, 0.001 × %d asked]", answered, attempted)
+	}
+	var pend int
+	if l, err := pgledger.Open(context.Background(), s.dsn, pgledger.Options{Schema: s.schema, Replica: "count"}); err == nil {
+		p, _ := l.Pending()
+		pend = len(p)
+		l.Close()
+	}
+	t.Logf("%d reservations of the killed replica stay pending (charged)", pend)
+	// Whatever is still pending was the killed replica's: the others
+	// settled everything before they stopped.
+	if !s.numericTrue(t, `SELECT count(*) FILTER (WHERE replica NOT LIKE $1) = 0 FROM %s.pending`, "%:"+strconv.Itoa(killed)) {
+		t.Error("a replica that stopped gracefully left pending reservations")
+	}
+	s.check(t)
+}
