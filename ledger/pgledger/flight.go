@@ -23,11 +23,13 @@ func (l *Ledger) Flight(ctx context.Context, cacheKey string) (func(), error) {
 	}
 	sum := sha256.Sum256([]byte("ddp-proxy release " + l.schema + "\x00" + cacheKey))
 	key := int64(binary.BigEndian.Uint64(sum[:8]))
-	conn, err := l.locks.Acquire(ctx)
+	wctx, cancel := context.WithTimeout(ctx, flightTimeout)
+	defer cancel()
+	conn, err := l.locks.Acquire(wctx)
 	if err != nil {
 		return nil, l.failure(ctx, "lock release", err)
 	}
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+	if _, err := conn.Exec(wctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
 		// The lock may or may not be held: drop the connection, which
 		// releases it in any case.
 		_ = conn.Conn().Close(context.Background())

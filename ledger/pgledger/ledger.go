@@ -30,9 +30,14 @@ const defaultConnectTimeout = 5 * time.Second
 // the ledger database (the second pool holds Flight's advisory locks).
 const defaultPoolConns = 8
 
-// opTimeout bounds a ledger statement issued without a caller's context
-// (commit, refund, lookups).
-const opTimeout = 30 * time.Second
+// opTimeout bounds every ledger statement, so that a ledger database that
+// goes silent (no reset, no answer) fails the query closed instead of
+// holding the client.
+const opTimeout = 10 * time.Second
+
+// flightTimeout bounds the wait for another replica's identical query
+// (at most its backend statement timeout, normally).
+const flightTimeout = 5 * time.Minute
 
 // Options configures Open.
 type Options struct {

@@ -59,19 +59,21 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, fmt.Sprintf(
 			"the budget of dataset %s in the policy is not a finite number ≥ 0; ask the DBA to fix the policy", dataset))
 	}
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
 	// Three attempts: a missing account row is created between the first
 	// two, and a refund racing the budget check may free room once.
 	for range 3 {
-		r, err := l.tryReserve(ctx, user, dataset, c, lim)
+		r, err := l.tryReserve(ctx, octx, user, dataset, c, lim)
 		if err != nil || r != nil {
 			return r, err
 		}
-		a, found, err := l.account(ctx, user, dataset)
+		a, found, err := l.account(octx, user, dataset)
 		if err != nil {
 			return nil, l.failure(ctx, "reserve", err)
 		}
 		if !found {
-			if _, err := l.pool.Exec(ctx, l.sql.ensureAccount, user, dataset); err != nil {
+			if _, err := l.pool.Exec(octx, l.sql.ensureAccount, user, dataset); err != nil {
 				return nil, l.failure(ctx, "reserve", err)
 			}
 			continue
@@ -85,10 +87,12 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 
 // tryReserve runs the reservation statement: a reservation, or nil when
 // the conditional UPDATE matched no row (no account, or over the limit).
-func (l *Ledger) tryReserve(ctx context.Context, user, dataset string, c, lim pair) (*Reservation, error) {
+// ctx is the caller's (its end is reported as such), octx bounds the
+// statement.
+func (l *Ledger) tryReserve(ctx, octx context.Context, user, dataset string, c, lim pair) (*Reservation, error) {
 	var id int64
 	var se, sd string
-	err := l.pool.QueryRow(ctx, l.sql.reserve, user, dataset, c.eps.text, c.delta.text,
+	err := l.pool.QueryRow(octx, l.sql.reserve, user, dataset, c.eps.text, c.delta.text,
 		lim.eps.text, lim.delta.text, l.replica, l.now().UTC()).Scan(&id, &se, &sd)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
