@@ -45,8 +45,9 @@ var (
 	BackendUnavailable    = Code{"backend_unavailable", "08006", 2013, "HY000"}
 	BackendFailed         = Code{"backend_failed", "XX000", 1105, "HY000"}
 	// LedgerUnavailable: the budget ledger's database cannot be reached, so
-	// nothing was charged, run or answered (fail closed). A code of its own
-	// so that it is never mistaken for BackendUnavailable, which refunds.
+	// nothing was run or answered (fail closed; a charge the database
+	// committed before it went away stays). A code of its own so that it is
+	// never mistaken for BackendUnavailable, which refunds.
 	LedgerUnavailable  = Code{"ledger_unavailable", "08006", 2013, "HY000"}
 	ProtocolViolation  = Code{"protocol_violation", "08P01", 1047, "08S01"}
 	TooManyConnections = Code{"too_many_connections", "53300", 1040, "08004"}

@@ -27,7 +27,10 @@
 //     ever refunds another replica's reservation.
 //   - Every error reaching the database is fail closed: Reserve returns
 //     sqlerr.LedgerUnavailable (SQLSTATE 08006) and the caller runs
-//     nothing and answers nothing.
+//     nothing and answers nothing. A reservation the database committed
+//     before the connection broke stays charged (never refunded blindly).
+//     Every statement is bounded (Options.Timeout), so a silent database
+//     fails the query too.
 //
 // # Schema
 //

@@ -37,7 +37,7 @@ func (l *Ledger) Flight(ctx context.Context, cacheKey string) (func(), error) {
 		return nil, l.failure(ctx, "lock release", err)
 	}
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 		defer cancel()
 		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
 			_ = conn.Conn().Close(context.Background())

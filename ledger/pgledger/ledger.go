@@ -30,10 +30,10 @@ const defaultConnectTimeout = 5 * time.Second
 // the ledger database (the second pool holds Flight's advisory locks).
 const defaultPoolConns = 8
 
-// opTimeout bounds every ledger statement, so that a ledger database that
-// goes silent (no reset, no answer) fails the query closed instead of
-// holding the client.
-const opTimeout = 10 * time.Second
+// DefaultTimeout bounds every ledger statement unless Options.Timeout
+// says otherwise, so that a ledger database that goes silent (no reset,
+// no answer) fails the query closed instead of holding the client.
+const DefaultTimeout = 10 * time.Second
 
 // flightTimeout bounds the wait for another replica's identical query
 // (at most its backend statement timeout, normally).
@@ -51,6 +51,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for charge times (nil = time.Now).
 	Now func() time.Time
+	// Timeout bounds each ledger statement (0 = DefaultTimeout).
+	Timeout time.Duration
 }
 
 // Ledger is a budget ledger in PostgreSQL. Safe for concurrent use.
@@ -65,6 +67,7 @@ type Ledger struct {
 	log     *slog.Logger
 	now     func() time.Time
 	sql     statements
+	timeout time.Duration
 }
 
 // Open connects to the ledger database at dsn, creates the ledger tables
@@ -100,6 +103,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 		l.now = time.Now
 	}
 	l.sql = newStatements(l.schema)
+	l.timeout = opts.Timeout
+	if l.timeout <= 0 {
+		l.timeout = DefaultTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
@@ -162,7 +169,7 @@ func unavailable(op string, err error) error {
 	}
 	if connectionError(err) {
 		return sqlerr.Wrap(sqlerr.LedgerUnavailable, fmt.Errorf("ledger %s: %w", op, err),
-			"the privacy budget ledger database is unreachable, so the query was not run and nothing was charged or answered; try again or ask the DBA")
+			"the privacy budget ledger database is unreachable, so the query was not run and nothing was answered; try again or ask the DBA")
 	}
 	return sqlerr.Wrap(sqlerr.Internal, fmt.Errorf("ledger %s: %w", op, err),
 		"the privacy budget ledger failed, so the query was not run; try again or ask the DBA")

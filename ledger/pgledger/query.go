@@ -55,7 +55,7 @@ func (l *Ledger) Lookup(cacheKey string) ([]byte, bool, error) {
 	if cacheKey == "" {
 		return nil, false, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	var out []byte
 	err := l.pool.QueryRow(ctx, l.sql.lookup, []byte(cacheKey)).Scan(&out)
@@ -71,7 +71,7 @@ func (l *Ledger) Lookup(cacheKey string) ([]byte, bool, error) {
 // Spent returns what (user, dataset) has been charged, pending
 // reservations included, rounded to float64 for display.
 func (l *Ledger) Spent(user, dataset string) (policies.Budget, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	a, _, err := l.account(ctx, user, dataset)
 	if err != nil {
@@ -87,7 +87,7 @@ func (l *Ledger) Left(user, dataset string, limit policies.Budget) (policies.Bud
 	if err != nil {
 		return policies.Budget{}, fmt.Errorf("ledger left: limit: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	a, _, err := l.account(ctx, user, dataset)
 	if err != nil {
@@ -98,7 +98,7 @@ func (l *Ledger) Left(user, dataset string, limit policies.Budget) (policies.Bud
 
 // All returns every account, sorted by user then dataset (byte order).
 func (l *Ledger) All() ([]ledger.Account, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	rows, err := l.pool.Query(ctx, l.sql.accounts)
 	if err != nil {
@@ -151,7 +151,7 @@ type pendingRow struct {
 }
 
 func (l *Ledger) pendingRows() ([]pendingRow, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	rows, err := l.pool.Query(ctx, l.sql.pending)
 	if err != nil {

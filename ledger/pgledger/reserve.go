@@ -59,7 +59,7 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, fmt.Sprintf(
 			"the budget of dataset %s in the policy is not a finite number ≥ 0; ask the DBA to fix the policy", dataset))
 	}
-	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	octx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	// Three attempts: a missing account row is created between the first
 	// two, and a refund racing the budget check may free room once.
@@ -177,7 +177,7 @@ func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
 	if err := r.claim(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), r.l.timeout)
 	defer cancel()
 	l := r.l
 	out := release
@@ -222,7 +222,7 @@ func (r *Reservation) Refund() error {
 	if err := r.claim(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), r.l.timeout)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, r.l.pool, func(tx pgx.Tx) error {
 		return r.settle(ctx, tx, r.l.sql.refund)
