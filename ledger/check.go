@@ -17,7 +17,8 @@ import (
 //   - every pending reservation belongs to an existing account, and each
 //     account's spent equals, exactly, its committed total plus the cost of
 //     its pending reservations (so every pending cost is charged);
-//   - an account has charged at least as many queries as it has pending.
+//   - an account has charged at least as many queries as it has pending;
+//   - every audit entry decodes.
 //
 // Open runs the same checks and refuses a ledger that fails them; tests run
 // it after every test.
@@ -59,6 +60,7 @@ func check(tx *bolt.Tx) []error {
 	if err := checkDigest(tx); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, checkAudit(tx)...)
 
 	type sums struct {
 		pending exact

@@ -16,6 +16,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -64,7 +65,8 @@ func TestCrashHelper(t *testing.T) {
 	switch scenario {
 	case "reserve-then-crash":
 		// The backend ran, the proxy died before committing.
-		if _, err := l.Reserve(ctx, "ann", "census", policies.Budget{Epsilon: 0.1, Delta: 1e-6}, limit); err != nil {
+		if _, err := l.Charge(ctx, budget.Charge{User: "ann", Dataset: "census", Cost: policies.Budget{Epsilon: 0.1, Delta: 1e-6},
+			Query: crashQuery}, limit); err != nil {
 			fail(err)
 		}
 		os.Exit(crashExit)
@@ -161,7 +163,15 @@ func TestCrashAfterReserve(t *testing.T) {
 		p[0].Cost != (policies.Budget{Epsilon: 0.1, Delta: 1e-6}) {
 		t.Errorf("Pending = %+v, want the one reservation of ann/census", p)
 	}
+	// The audit entry was written by the charge's transaction: durable
+	// with it.
+	if a := auditAll(t, h.l, budget.AuditFilter{}); len(a) != 1 || len(p) != 1 || a[0].Reservation != p[0].ID || a[0].Query != crashQuery {
+		t.Errorf("Audit = %+v, want the crashed charge's entry", a)
+	}
 }
+
+// crashQuery is the statement of the crash child's charge.
+const crashQuery = "SELECT COUNT(*) FROM people"
 
 func TestCrashAfterCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")

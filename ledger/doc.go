@@ -8,7 +8,7 @@
 // Every private answer goes through the same four steps (DESIGN.md, "Budget
 // ledger"):
 //
-//	r, err := l.Reserve(ctx, user, dataset, cost, limit) // durable charge (fsynced)
+//	r, err := l.Charge(ctx, charge, limit)                // durable charge + audit entry (fsynced)
 //	rows, err := backend.Run(...)                          // the private computation
 //	out, err := r.CommitDeferred(cacheKey, release)       // charge final + released rows, fsync deferred
 //	send(out)                                              // only now does a noisy byte leave
@@ -28,6 +28,20 @@
 // (fail closed). Refund returns the cost and is only for failures that cannot
 // depend on private data (no connection, backend down before the query ran);
 // the caller decides, and a wrong Refund is a privacy leak.
+//
+// The Ledger implements release.Ledger, the interface its consumer owns
+// (Charge, Release, Account, Remaining, Accounts, Reservations, Audit);
+// Reserve, Lookup, Spent, Left, All and Pending are the same operations
+// without a context, for tests and tools.
+//
+// # Audit history
+//
+// Each charge leaves an entry (audit.go): time, user, dataset, ε, δ, the
+// statement's fingerprint and text, the release's cache key and the
+// replica (Options.Replica). It is written by the charging transaction, so
+// it costs no fsync and is exactly as durable as the charge; a refund
+// marks it. Audit reads it in pages, never holding a read transaction
+// while its caller works.
 //
 // # Exact arithmetic
 //
@@ -54,7 +68,8 @@
 //
 // # Imports
 //
-// ledger may import policies (for Budget) and sqlerr. It must never import
+// ledger may import budget (the shared Budget and record types) and
+// sqlerr. It must never import
 // planner, backends, wire or parser: the ledger does not know what a query
 // is, only what it costs and the opaque bytes that were released.
 package ledger

@@ -6,7 +6,7 @@ import (
 	"math/big"
 	"strconv"
 
-	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/budget"
 )
 
 // ExactDecimal returns f read as the shortest decimal that round-trips to it
@@ -42,7 +42,7 @@ type exact struct {
 
 func zeroExact() exact { return exact{new(big.Rat), new(big.Rat)} }
 
-func exactOf(b policies.Budget) (exact, error) {
+func exactOf(b budget.Budget) (exact, error) {
 	eps, err := ExactDecimal(b.Epsilon)
 	if err != nil {
 		return exact{}, fmt.Errorf("epsilon: %w", err)
@@ -81,10 +81,10 @@ func (a exact) clampZero() exact {
 
 // budget rounds to the nearest float64 pair, for display only: accounting
 // never goes back through float64.
-func (a exact) budget() policies.Budget {
+func (a exact) budget() budget.Budget {
 	e, _ := a.eps.Float64()
 	d, _ := a.delta.Float64()
-	return policies.Budget{Epsilon: e, Delta: d}
+	return budget.Budget{Epsilon: e, Delta: d}
 }
 
 // fmtRat renders r for a client message: the nearest float64 in its

@@ -12,6 +12,9 @@ import (
 // testClock is the fixed time every test ledger records as charge time.
 var testClock = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
+// testReplica names the test process in pending reservations and the audit.
+const testReplica = "replica-a"
+
 // harness owns the ledger of one test. Like bbolt's btesting, it checks the
 // ledger's invariants when the test ends, and before every reopen.
 type harness struct {
@@ -41,7 +44,7 @@ func harnessAt(t *testing.T, path string) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	l, err := Open(h.path, Options{LockTimeout: time.Second, Now: func() time.Time { return testClock }, SettleDelay: h.settle})
+	l, err := Open(h.path, Options{LockTimeout: time.Second, Now: func() time.Time { return testClock }, SettleDelay: h.settle, Replica: testReplica})
 	if err != nil {
 		h.t.Fatalf("Open: %v", err)
 	}

@@ -35,21 +35,38 @@ type Options struct {
 	// a durable write to ride on before it is committed by itself
 	// (0 = DefaultSettleDelay).
 	SettleDelay time.Duration
+	// Replica names this process in the audit history and in its pending
+	// reservations ("" = DefaultReplica()).
+	Replica string
+}
+
+// DefaultReplica names a serving process by host and process id.
+func DefaultReplica() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
 // Ledger is an open budget ledger. It is safe for concurrent use: bbolt
 // serialises writers, and every charge is one read-check-write transaction.
 type Ledger struct {
-	db     *bolt.DB
-	writes *groupCommit // every charge, commit and refund goes through it
-	log    *slog.Logger
-	now    func() time.Time
+	db      *bolt.DB
+	writes  *groupCommit // every charge, commit and refund goes through it
+	log     *slog.Logger
+	now     func() time.Time
+	replica string
 
 	// unsettled counts, per cache key, deferred commits whose release is
 	// not yet durable (see CommitDeferred and Lookup).
 	relMu     sync.Mutex
 	unsettled map[string]int
 }
+
+// ErrLocked is matched (errors.Is) by Open's error when another process
+// (a running ddp-proxy serve) holds the file lock past Options.LockTimeout.
+var ErrLocked = berrors.ErrTimeout
 
 // ErrDamaged is matched (errors.Is) by Open's error when the file at the
 // ledger path exists but is not a sound ledger: empty, cut short, corrupt,
@@ -65,7 +82,10 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 // ledger is refused with ErrDamaged, never adopted as a new ledger, because
 // a ledger that starts afresh forgets every charge.
 func Open(path string, opts Options) (*Ledger, error) {
-	l := &Ledger{log: opts.Logger, now: opts.Now, unsettled: map[string]int{}}
+	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, unsettled: map[string]int{}}
+	if l.replica == "" {
+		l.replica = DefaultReplica()
+	}
 	if l.log == nil {
 		l.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -93,7 +113,15 @@ func Open(path string, opts Options) (*Ledger, error) {
 		_ = db.Close()
 		return nil, openError(path, timeout, err)
 	}
-	if err := db.Update(upgradeV1); err != nil {
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := upgradeV1(tx); err != nil {
+			return err
+		}
+		// The audit history came after format version 2; an older
+		// binary leaves it alone.
+		_, err := tx.CreateBucketIfNotExists(bucketAudit)
+		return err
+	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)
 	}
@@ -261,7 +289,7 @@ func initBuckets(tx *bolt.Tx, now time.Time) error {
 	if err := m.Put(keyDigest, empty[:]); err != nil {
 		return err
 	}
-	for _, name := range dataBuckets {
+	for _, name := range append(dataBuckets, bucketAudit) {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return err
 		}

@@ -337,7 +337,7 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []PendingReservation{{ID: r2.ID, User: "ann", Dataset: "census", Cost: eps(0.2), Time: testClock}}
+	want := []PendingReservation{{ID: r2.ID, User: "ann", Dataset: "census", Cost: eps(0.2), Time: testClock, Replica: testReplica}}
 	if !slices.EqualFunc(p, want, func(a, b PendingReservation) bool { return a == b && a.Time.Equal(b.Time) }) {
 		t.Errorf("Pending = %+v, want %+v", p, want)
 	}

@@ -2,13 +2,13 @@ package ledger
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/budget"
 )
 
 // Lookup returns the release committed under cacheKey, if any. It charges
@@ -28,24 +28,24 @@ func (l *Ledger) Lookup(cacheKey string) ([]byte, bool, error) {
 
 // Spent returns what (user, dataset) has been charged, pending reservations
 // included, rounded to float64 for display.
-func (l *Ledger) Spent(user, dataset string) (policies.Budget, error) {
+func (l *Ledger) Spent(user, dataset string) (budget.Budget, error) {
 	a, err := l.account(user, dataset)
 	if err != nil {
-		return policies.Budget{}, err
+		return budget.Budget{}, err
 	}
 	return a.spent.budget(), nil
 }
 
 // Left returns what remains of limit for (user, dataset), computed exactly
 // and never negative, for the notice that accompanies a cached answer.
-func (l *Ledger) Left(user, dataset string, limit policies.Budget) (policies.Budget, error) {
+func (l *Ledger) Left(user, dataset string, limit budget.Budget) (budget.Budget, error) {
 	lim, err := exactOf(limit)
 	if err != nil {
-		return policies.Budget{}, fmt.Errorf("ledger left: limit: %w", err)
+		return budget.Budget{}, fmt.Errorf("ledger left: limit: %w", err)
 	}
 	a, err := l.account(user, dataset)
 	if err != nil {
-		return policies.Budget{}, err
+		return budget.Budget{}, err
 	}
 	return lim.sub(a.spent).clampZero().budget(), nil
 }
@@ -64,17 +64,7 @@ func (l *Ledger) account(user, dataset string) (account, error) {
 }
 
 // Account is one (user, dataset) line of the budget view.
-type Account struct {
-	User    string
-	Dataset string
-	// Spent includes pending reservations.
-	Spent policies.Budget
-	// Queries counts charged queries (refunds excluded).
-	Queries uint64
-	// LastCharge is the time of the latest charge (a refund does not move
-	// it back).
-	LastCharge time.Time
-}
+type Account = budget.Account
 
 // All returns every account, sorted by user then dataset.
 func (l *Ledger) All() ([]Account, error) {
@@ -104,16 +94,9 @@ func (l *Ledger) All() ([]Account, error) {
 	return out, nil
 }
 
-// PendingReservation is a reservation neither committed nor refunded. Outside
-// a running query it was left by a crash after the charge; it stays charged,
-// because the backend may have run.
-type PendingReservation struct {
-	ID      uint64
-	User    string
-	Dataset string
-	Cost    policies.Budget
-	Time    time.Time
-}
+// PendingReservation is a reservation neither committed nor refunded
+// (budget.Pending).
+type PendingReservation = budget.Pending
 
 // Pending lists pending reservations by ID.
 func (l *Ledger) Pending() ([]PendingReservation, error) {
@@ -129,7 +112,7 @@ func (l *Ledger) Pending() ([]PendingReservation, error) {
 			}
 			user, dataset, _ := splitAccountKey(p.accountKey) // checked by decodePending
 			out = append(out, PendingReservation{ID: idFromKey(k), User: user, Dataset: dataset,
-				Cost: p.cost.budget(), Time: p.time})
+				Cost: p.cost.budget(), Time: p.time, Replica: p.replica})
 			return nil
 		})
 	})
@@ -137,4 +120,53 @@ func (l *Ledger) Pending() ([]PendingReservation, error) {
 		return nil, fmt.Errorf("ledger pending: %w", err)
 	}
 	return out, nil
+}
+
+// The methods below are release.Ledger's (with a context, for ledgers that
+// reach a server); on the embedded file the context only stops a call
+// that has not started.
+
+// Release is Lookup for release.Ledger.
+func (l *Ledger) Release(ctx context.Context, cacheKey string) ([]byte, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	return l.Lookup(cacheKey)
+}
+
+// Account returns (user, dataset)'s line of the budget (zero when it was
+// never charged).
+func (l *Ledger) Account(ctx context.Context, user, dataset string) (budget.Account, error) {
+	if err := ctx.Err(); err != nil {
+		return budget.Account{}, err
+	}
+	a, err := l.account(user, dataset)
+	if err != nil {
+		return budget.Account{}, err
+	}
+	return budget.Account{User: user, Dataset: dataset, Spent: a.spent.budget(), Queries: a.queries, LastCharge: a.lastCharge}, nil
+}
+
+// Remaining is Left for release.Ledger.
+func (l *Ledger) Remaining(ctx context.Context, user, dataset string, limit budget.Budget) (budget.Budget, error) {
+	if err := ctx.Err(); err != nil {
+		return budget.Budget{}, err
+	}
+	return l.Left(user, dataset, limit)
+}
+
+// Accounts is All for release.Ledger.
+func (l *Ledger) Accounts(ctx context.Context) ([]budget.Account, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return l.All()
+}
+
+// Reservations is Pending for release.Ledger.
+func (l *Ledger) Reservations(ctx context.Context) ([]budget.Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return l.Pending()
 }

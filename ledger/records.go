@@ -17,6 +17,8 @@ import (
 //	accounts  accountKey(user, dataset) → accountRecord (JSON)
 //	pending   8-byte big-endian reservation id → pendingRecord (JSON)
 //	releases  cache key → release bytes (opaque to the ledger)
+//	audit     8-byte big-endian reservation id → auditRecord (JSON, audit.go);
+//	          created by Open in files that predate it
 //
 // Records are JSON so that a DBA can inspect the file with `bbolt get`; the
 // fsync per transaction dominates the cost of encoding them.
@@ -141,12 +143,16 @@ type pendingRecord struct {
 	Epsilon string    `json:"epsilon"`
 	Delta   string    `json:"delta"`
 	Time    time.Time `json:"time"`
+	// Replica is the serving process that reserved (absent before the
+	// audit history existed).
+	Replica string `json:"replica,omitempty"`
 }
 
 type pending struct {
 	accountKey []byte
 	cost       exact
 	time       time.Time
+	replica    string
 }
 
 func (p pending) encode() ([]byte, error) {
@@ -155,6 +161,7 @@ func (p pending) encode() ([]byte, error) {
 		Epsilon: p.cost.eps.String(),
 		Delta:   p.cost.delta.String(),
 		Time:    p.time,
+		Replica: p.replica,
 	})
 }
 
@@ -163,7 +170,7 @@ func decodePending(v []byte) (pending, error) {
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return pending{}, fmt.Errorf("decode reservation: %w", err)
 	}
-	p := pending{accountKey: rec.Account, time: rec.Time}
+	p := pending{accountKey: rec.Account, time: rec.Time, replica: rec.Replica}
 	var e1, e2 error
 	p.cost.eps, e1 = parseRat(rec.Epsilon)
 	p.cost.delta, e2 = parseRat(rec.Delta)

@@ -8,7 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -24,10 +24,10 @@ type Reservation struct {
 	User    string
 	Dataset string
 	// Cost is what was charged.
-	Cost policies.Budget
+	Cost budget.Budget
 	// Left is what remains of the limit after this charge (computed
 	// exactly, rounded to float64 for display).
-	Left policies.Budget
+	Left budget.Budget
 
 	l          *Ledger
 	accountKey []byte
@@ -37,15 +37,32 @@ type Reservation struct {
 	done bool
 }
 
-// Reserve durably charges cost to (user, dataset) if the total spent stays
-// within limit for both ε and δ, and records a pending reservation. When the
-// file is fsynced and Reserve returns, the charge survives any crash.
+// Reserve durably charges cost to (user, dataset): Charge without the
+// query's audit details (for tests and tools; serving code charges
+// through Charge, the release.Ledger method).
+func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit budget.Budget) (*Reservation, error) {
+	return l.reserve(ctx, budget.Charge{User: user, Dataset: dataset, Cost: cost}, limit)
+}
+
+// Charge durably charges c.Cost to (c.User, c.Dataset) if the total spent
+// stays within limit for both ε and δ, records a pending reservation and
+// the charge's audit entry (audit.go), all in one transaction. When the
+// file is fsynced and Charge returns, the charge survives any crash.
 //
-// If the budget would be exceeded, Reserve charges nothing and returns a
+// If the budget would be exceeded, Charge charges nothing and returns a
 // *sqlerr.Error with code sqlerr.BudgetExhausted that says what is left and
 // what was asked. Costs and limits must be finite and ≥ 0; they are read as
 // exact decimals (see ExactDecimal).
-func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit policies.Budget) (*Reservation, error) {
+func (l *Ledger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
+	r, err := l.reserve(ctx, c, limit)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return r, nil
+}
+
+func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Budget) (*Reservation, error) {
+	user, dataset, cost := ch.User, ch.Dataset, ch.Cost
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -91,11 +108,14 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 		if err != nil {
 			return err
 		}
-		v, err := pending{accountKey: key, cost: c, time: now}.encode()
+		v, err := pending{accountKey: key, cost: c, time: now, replica: l.replica}.encode()
 		if err != nil {
 			return err
 		}
 		if err := budgetPut(tx, bucketPending, idKey(id), v); err != nil {
+			return err
+		}
+		if err := putAudit(tx, id, auditOf(ch, key, c, now, l.replica)); err != nil {
 			return err
 		}
 		r.ID = id
@@ -194,13 +214,14 @@ func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
 // stay charged: a query that fails only for some data would otherwise probe
 // the data for free (DESIGN.md, "Safety rules").
 func (r *Reservation) Refund() error {
-	err := r.resolve(func(_ *bolt.Tx, a *account, p pending) error {
+	now := r.l.now()
+	err := r.resolve(func(tx *bolt.Tx, a *account, p pending) error {
 		a.spent = a.spent.sub(p.cost)
 		a.queries--
 		if a.spent.negative() {
 			return errors.New("refund would make the spent budget negative")
 		}
-		return nil
+		return markRefunded(tx, r.ID, now)
 	})
 	if err != nil {
 		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, err)

@@ -19,6 +19,7 @@
 // refunded only if the first fails before running; once one ran, any
 // failure keeps the charge.
 //
-// release may import planner, ledger, noise, policies, ir and sqlerr. It
+// release may import planner, budget, noise, policies, ir and sqlerr (the
+// ledger is the interface Ledger, implemented by package ledger). It
 // must not import wire front ends, parsers or database drivers.
 package release

@@ -12,9 +12,9 @@ import (
 	"sync"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -47,15 +47,8 @@ type Engine struct {
 	unique  map[string]bool       // public join keys checked unique, by table
 }
 
-// New returns an engine on the embedded (bbolt) ledger. The ledger and
-// backend stay owned by the caller.
-func New(b planner.Backend, l *ledger.Ledger, opts Options) *Engine {
-	return NewWithLedger(b, BBolt(l), opts)
-}
-
-// NewWithLedger returns an engine on any ledger (the PostgreSQL ledger
-// shared by replicas).
-func NewWithLedger(b planner.Backend, l Ledger, opts Options) *Engine {
+// New returns an engine. The ledger and backend stay owned by the caller.
+func New(b planner.Backend, l Ledger, opts Options) *Engine {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -121,8 +114,15 @@ type storedRow struct {
 	Set int `json:"s,omitempty"`
 }
 
-// Run answers a private plan for user.
+// Run answers a private plan for user; its charges carry no statement in
+// the audit history (tests, tools). Sessions call RunQuery.
 func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan) (*Result, error) {
+	return e.RunQuery(ctx, user, pl, Query{})
+}
+
+// RunQuery answers a private plan for user; a charge records q in the
+// ledger's audit history.
+func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.Plan, q Query) (*Result, error) {
 	if pl.Class != planner.ClassPrivate {
 		return nil, sqlerr.New(sqlerr.Internal, "internal error: not a private plan")
 	}
@@ -131,7 +131,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 		return nil, sqlerr.New(sqlerr.InsufficientPrivilege, "user %s has no privacy budget for dataset %s", user.Name, pl.Dataset.Name)
 	}
 	if pl.NoRows {
-		return e.finish(user, pl, noRowsRelease(pl), policies.Budget{}, false)
+		return e.finish(ctx, user, pl, noRowsRelease(pl), policies.Budget{}, false)
 	}
 	if pl.KeysOnly {
 		// No aggregate: the public key set is the answer, exact and free.
@@ -143,16 +143,16 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 		for _, k := range keys {
 			rel.Rows = append(rel.Rows, storedRow{Keys: k, Aggs: []int64{}})
 		}
-		return e.finish(user, pl, rel, policies.Budget{}, false)
+		return e.finish(ctx, user, pl, rel, policies.Budget{}, false)
 	}
 	if pl.Synopsis != nil {
-		return e.runSynopsis(ctx, user, pl, limit)
+		return e.runSynopsis(ctx, user, pl, limit, q)
 	}
 	unlock := e.flight.lock(pl.CacheKey)
 	defer unlock()
+
 	data, ok, held, err := e.lookup(ctx, pl.CacheKey)
 	defer held()
-
 	if err != nil {
 		return nil, err
 	} else if ok {
@@ -160,10 +160,10 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 		if err := json.Unmarshal(data, &rel); err != nil {
 			return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: a cached release is unreadable")
 		}
-		return e.finish(user, pl, &rel, policies.Budget{}, true)
+		return e.finish(ctx, user, pl, &rel, policies.Budget{}, true)
 	}
 	if pl.GroupingSets.Separate() {
-		return e.runSeparate(ctx, user, pl, limit)
+		return e.runSeparate(ctx, user, pl, limit, q)
 	}
 
 	// Public work first: nothing is charged if it fails.
@@ -175,7 +175,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 		return nil, err
 	}
 
-	res, err := e.ledger.Reserve(ctx, user.Name, pl.Dataset.Name, pl.Budget, limit)
+	res, err := e.ledger.Charge(ctx, q.charge(user.Name, pl.Dataset.Name, pl.CacheKey, pl.Budget), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	return e.publish(user, pl, res, rel, data)
+	return e.publish(ctx, user, pl, res, rel, data)
 }
 
 // publish records a fresh release and answers it. The charge is durable
@@ -206,7 +206,7 @@ func (e *Engine) Run(ctx context.Context, user *policies.User, pl *planner.Plan)
 // the reservation charged). When another process released the same query
 // first, its release is the answer, so every client sees one answer per
 // query.
-func (e *Engine) publish(user *policies.User, pl *planner.Plan, res Reservation, rel *stored, data []byte) (*Result, error) {
+func (e *Engine) publish(ctx context.Context, user *policies.User, pl *planner.Plan, res budget.Reservation, rel *stored, data []byte) (*Result, error) {
 	sent, err := res.CommitDeferred(pl.CacheKey, data)
 	if err != nil {
 		// The charge stays reserved: fail closed.
@@ -221,7 +221,7 @@ func (e *Engine) publish(user *policies.User, pl *planner.Plan, res Reservation,
 	if e.after != nil {
 		e.after()
 	}
-	return e.finish(user, pl, rel, pl.Budget, false)
+	return e.finish(ctx, user, pl, rel, pl.Budget, false)
 }
 
 // collect runs a plan's backend query and gathers its true rows by key,
@@ -257,7 +257,7 @@ func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.B
 // failed settles a reservation after a failure: refunded only when the
 // backend certainly never ran the statement, else kept (the failure may
 // depend on private data).
-func (e *Engine) failed(res Reservation, err error) error {
+func (e *Engine) failed(res budget.Reservation, err error) error {
 	if sqlerr.HasCode(err, sqlerr.BackendUnavailable) {
 		if rerr := res.Refund(); rerr != nil {
 			e.log.Error("refund failed; the reservation stays charged", "err", rerr)
@@ -455,7 +455,7 @@ func noRowsRelease(pl *planner.Plan) *stored {
 
 // finish post-processes a release: output values, HAVING, ORDER BY,
 // OFFSET/LIMIT, and drops hidden columns.
-func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, charged policies.Budget, cached bool) (*Result, error) {
+func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Plan, rel *stored, charged policies.Budget, cached bool) (*Result, error) {
 	clamp := pl.Dataset.ClampCountsAtZero()
 	srs, err := expandSets(pl, rel.Rows)
 	if err != nil {
@@ -536,7 +536,7 @@ func (e *Engine) finish(user *policies.User, pl *planner.Plan, rel *stored, char
 		cols = stageColumns(st, cols)
 	}
 	res := &Result{Rows: rows, Columns: cols, Charged: charged, Cached: cached, NoRows: pl.NoRows}
-	left, err := e.ledger.Left(user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
+	left, err := e.ledger.Remaining(ctx, user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
 	if err != nil {
 		return nil, ledgerError(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -142,7 +143,7 @@ func setPlan(pl *planner.Plan, sr storedRow) *planner.Plan {
 // a later failure keeps it (the failure may depend on private data, and
 // the data was read). Called with the release's flight lock held, after
 // its cache lookup missed.
-func (e *Engine) runSeparate(ctx context.Context, user *policies.User, pl *planner.Plan, limit policies.Budget) (*Result, error) {
+func (e *Engine) runSeparate(ctx context.Context, user *policies.User, pl *planner.Plan, limit policies.Budget, q Query) (*Result, error) {
 	gs := pl.GroupingSets
 	// Public work first: nothing is charged if it fails.
 	if err := e.checkJoinKeys(ctx, pl.Backend); err != nil {
@@ -162,7 +163,7 @@ func (e *Engine) runSeparate(ctx context.Context, user *policies.User, pl *plann
 		}
 	}
 
-	res, err := e.ledger.Reserve(ctx, user.Name, pl.Dataset.Name, pl.Budget, limit)
+	res, err := e.ledger.Charge(ctx, q.charge(user.Name, pl.Dataset.Name, pl.CacheKey, pl.Budget), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func (e *Engine) runSeparate(ctx context.Context, user *policies.User, pl *plann
 	if err != nil {
 		return nil, e.keep(res, err)
 	}
-	return e.publish(user, pl, res, rel, data)
+	return e.publish(ctx, user, pl, res, rel, data)
 }
 
 // widen places a set's row among all the query's keys (NULL where the set
@@ -208,7 +209,7 @@ func widen(r storedRow, set []int, nKeys, release int) storedRow {
 
 // keep settles a reservation after a failure that came after a backend
 // query of it ran: the charge stays, whatever the error.
-func (e *Engine) keep(res Reservation, err error) error {
+func (e *Engine) keep(res budget.Reservation, err error) error {
 	if _, cerr := res.Commit("", nil); cerr != nil {
 		e.log.Error("settling a failed release", "err", cerr)
 	}

@@ -3,86 +3,57 @@ package release
 import (
 	"context"
 
-	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/policies"
-	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+	"github.com/ddp-proxy/ddp-proxy/budget"
 )
 
-// Ledger is what the engine needs of a budget ledger (the bbolt file or
-// the PostgreSQL ledger shared by replicas).
+// Ledger is the budget ledger as the release step uses it: the durable
+// charge before a private query runs, the release cache that makes a
+// repeated query free and identical, and the budget left for the notice.
+// The embedded bbolt file (package ledger) implements it; so may a ledger
+// on a database shared by several replicas. Every implementation must
+// keep the protocol of package ledger's doc: Charge is durable when it
+// returns; a Reservation settles once; Release serves only durable
+// releases; the first release stored under a key wins.
 type Ledger interface {
-	Lookup(cacheKey string) ([]byte, bool, error)
-	Reserve(ctx context.Context, user, dataset string, cost, limit policies.Budget) (Reservation, error)
-	Left(user, dataset string, limit policies.Budget) (policies.Budget, error)
-	Spent(user, dataset string) (policies.Budget, error)
+	// Charge durably charges c.Cost to (c.User, c.Dataset) within limit
+	// and records the charge in the audit history, in one write. Over
+	// the limit it charges nothing and returns a sqlerr.BudgetExhausted
+	// error.
+	Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error)
+	// Release returns the release stored under cacheKey, if any.
+	Release(ctx context.Context, cacheKey string) ([]byte, bool, error)
+	// Account returns (user, dataset)'s spent budget.
+	Account(ctx context.Context, user, dataset string) (budget.Account, error)
+	// Remaining returns what is left of limit, exactly, never negative.
+	Remaining(ctx context.Context, user, dataset string, limit budget.Budget) (budget.Budget, error)
+	LedgerReader
 }
 
-// Reservation is a durable charge waiting for its answer (one-shot).
-type Reservation interface {
-	Commit(cacheKey string, release []byte) ([]byte, error)
-	CommitDeferred(cacheKey string, release []byte) ([]byte, error)
-	Refund() error
+// LedgerReader is what the DBA reads from a ledger (ddp-proxy budget and
+// audit, the admin listener): it changes nothing.
+type LedgerReader interface {
+	// Accounts lists every (user, dataset) charged, by user then dataset.
+	Accounts(ctx context.Context) ([]budget.Account, error)
+	// Reservations lists the pending reservations (in flight, or left by
+	// a crash: they stay charged).
+	Reservations(ctx context.Context) ([]budget.Pending, error)
+	// Audit calls fn for each charge f selects, oldest first.
+	Audit(ctx context.Context, f budget.AuditFilter, fn func(budget.AuditEntry) error) error
 }
 
-// Flighter is implemented by ledgers shared between processes: Flight
-// holds cacheKey against other replicas until the returned function is
-// called, so identical queries on several replicas are charged once.
-type Flighter interface {
-	Flight(ctx context.Context, cacheKey string) (func(), error)
+// Query is what the audit history keeps about the statement a plan
+// answers: its text as the client sent it and its fingerprint (computed
+// only when a charge is made, so a cached answer does not pay for it).
+type Query struct {
+	Text        string
+	Fingerprint func() string
 }
 
-// lookup returns the release stored under key. On a miss with a ledger
-// shared by replicas it takes the cross-replica hold on key and looks
-// again, so that a release another replica published meanwhile is served
-// instead of charged twice; done releases the hold (call it once the
-// fresh release is committed). Cached answers cost no hold.
-func (e *Engine) lookup(ctx context.Context, key string) (data []byte, ok bool, done func(), err error) {
-	done = func() {}
-	data, ok, err = e.ledger.Lookup(key)
-	if err != nil || ok {
-		return data, ok, done, ledgerErrorOrNil(err)
+// charge is the ledger charge of a release of plan cost under key.
+func (q Query) charge(user, dataset, key string, cost budget.Budget) budget.Charge {
+	c := budget.Charge{User: user, Dataset: dataset, Cost: cost, Release: key, Query: q.Text}
+	if q.Fingerprint != nil {
+		c.Fingerprint = q.Fingerprint()
 	}
-	f, shared := e.ledger.(Flighter)
-	if !shared {
-		return nil, false, done, nil
-	}
-	if done, err = f.Flight(ctx, key); err != nil {
-		return nil, false, func() {}, ledgerError(err)
-	}
-	data, ok, err = e.ledger.Lookup(key)
-	if err != nil {
-		done()
-		return nil, false, func() {}, ledgerError(err)
-	}
-	return data, ok, done, nil
-}
-
-func ledgerErrorOrNil(err error) error {
-	if err == nil {
-		return nil
-	}
-	return ledgerError(err)
-}
-
-// ledgerError keeps the code of a ledger that could not be reached
-// (08006: nothing ran, nothing was charged) and words anything else as an
-// unreadable ledger.
-func ledgerError(err error) error {
-	if sqlerr.HasCode(err, sqlerr.LedgerUnavailable) {
-		return err
-	}
-	return sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
-}
-
-// BBolt adapts the embedded ledger to Ledger.
-func BBolt(l *ledger.Ledger) Ledger { return bboltLedger{l} }
-
-type bboltLedger struct{ *ledger.Ledger }
-
-func (b bboltLedger) Reserve(ctx context.Context, user, dataset string, cost, limit policies.Budget) (Reservation, error) {
-	r, err := b.Ledger.Reserve(ctx, user, dataset, cost, limit)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+	return c
 }

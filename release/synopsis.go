@@ -25,7 +25,7 @@ import (
 // serialised on the key (e.flight), so only one of them is charged; across
 // processes the ledger's Commit returns the first release and the later
 // one's answer is taken from it.
-func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *planner.Plan, limit policies.Budget) (*Result, error) {
+func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *planner.Plan, limit policies.Budget, q Query) (*Result, error) {
 	sp := pl.Synopsis
 	layout, err := synopsis.NewLayout(sp.Config())
 	if err != nil {
@@ -33,9 +33,9 @@ func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *plann
 	}
 	unlock := e.flight.lock(sp.Key)
 	defer unlock()
+
 	data, ok, held, err := e.lookup(ctx, sp.Key)
 	defer held()
-
 	if err != nil {
 		return nil, err
 	} else if ok {
@@ -43,10 +43,10 @@ func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *plann
 		if err != nil {
 			return nil, err
 		}
-		return e.answerSynopsis(user, pl, layout, syn, policies.Budget{}, true)
+		return e.answerSynopsis(ctx, user, pl, layout, syn, policies.Budget{}, true)
 	}
 
-	res, err := e.ledger.Reserve(ctx, user.Name, pl.Dataset.Name, pl.Budget, limit)
+	res, err := e.ledger.Charge(ctx, q.charge(user.Name, pl.Dataset.Name, sp.Key, pl.Budget), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *plann
 	}
 	e.log.Info("released a range synopsis", "user", user.Name, "dataset", pl.Dataset.Name,
 		"table", sp.Spec.Table, "column", sp.Spec.Column, "mechanism", sp.Spec.Mechanism, "epsilon", sp.Epsilon, "bytes", len(data))
-	return e.answerSynopsis(user, pl, layout, syn, pl.Budget, false)
+	return e.answerSynopsis(ctx, user, pl, layout, syn, pl.Budget, false)
 }
 
 func decodeSynopsis(data []byte) (*synopsis.Synopsis, error) {
@@ -114,14 +114,14 @@ func decodeSynopsis(data []byte) (*synopsis.Synopsis, error) {
 // estimator of this range and the 95% half-width its Chebyshev bound
 // √20·σ; constrained inference usually does better, never worse in mean
 // over all ranges.
-func (e *Engine) answerSynopsis(user *policies.User, pl *planner.Plan, layout *synopsis.Layout, syn *synopsis.Synopsis, charged policies.Budget, cached bool) (*Result, error) {
+func (e *Engine) answerSynopsis(ctx context.Context, user *policies.User, pl *planner.Plan, layout *synopsis.Layout, syn *synopsis.Synopsis, charged policies.Budget, cached bool) (*Result, error) {
 	sp := pl.Synopsis
 	if syn.Size() != layout.Size() || syn.Lo != sp.Spec.Lo || syn.Mechanism != sp.Spec.Mechanism {
 		return nil, sqlerr.New(sqlerr.Internal, "internal error: a stored synopsis does not match its plan")
 	}
 	n := syn.Count(sp.Lo, sp.Hi)
 	rel := &stored{Version: 1, Rows: []storedRow{{Aggs: []int64{n}}}}
-	res, err := e.finish(user, pl, rel, charged, cached)
+	res, err := e.finish(ctx, user, pl, rel, charged, cached)
 	if err != nil {
 		return nil, err
 	}

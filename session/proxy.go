@@ -25,7 +25,7 @@ type Backend interface {
 type Config struct {
 	Policy  *policies.Policy
 	Backend Backend
-	Ledger  BudgetReader
+	Ledger  release.Ledger
 	Engine  *release.Engine
 	Logger  *slog.Logger
 	// InfoSchema answers MySQL information_schema queries on a backend
@@ -46,7 +46,7 @@ type Proxy struct {
 	pol     *policies.Policy
 	planner *planner.Planner
 	backend Backend
-	ledger  BudgetReader
+	ledger  release.Ledger
 	engine  *release.Engine
 	cache   *parser.Cache
 	render  func(*ir.BackendQuery) (string, error)
@@ -157,10 +157,4 @@ func (p *Proxy) Open(user *policies.User, d parser.Dialect, params map[string]st
 		s.settings["database"] = v
 	}
 	return s
-}
-
-// BudgetReader is what SHOW ddp.budget reads of the ledger.
-type BudgetReader interface {
-	Spent(user, dataset string) (policies.Budget, error)
-	Left(user, dataset string, limit policies.Budget) (policies.Budget, error)
 }

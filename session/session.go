@@ -117,7 +117,7 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 		return s.explain(ctx, st.Explain, args)
 	}
 	if isBudgetView(st) {
-		return s.budgetView()
+		return s.budgetView(ctx)
 	}
 	// psql's \dt is answered from the policy on every backend, so that
 	// tables the policy does not expose are never listed.
@@ -145,7 +145,9 @@ func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (
 	if pl.Class == planner.ClassPassthrough {
 		return s.passthrough(ctx, pl.SQL, args)
 	}
-	res, err := s.p.engine.Run(ctx, s.user, pl)
+	d, text := s.dialect, st.Text
+	res, err := s.p.engine.RunQuery(ctx, s.user, pl, release.Query{Text: text,
+		Fingerprint: func() string { return parser.Fingerprint(d, text) }})
 	if pad := s.p.pol.Listen.MinResponse(); pad > 0 {
 		err = holdPrivateAnswer(ctx, received.Add(pad), err)
 	}
@@ -428,7 +430,7 @@ var budgetColumns = []Column{
 }
 
 // budgetView lists the user's datasets with spent and remaining budget.
-func (s *Session) budgetView() (Result, error) {
+func (s *Session) budgetView(ctx context.Context) (Result, error) {
 	r := Result{Columns: budgetColumns}
 	names := make([]string, 0, len(s.user.Budgets))
 	for ds := range s.user.Budgets {
@@ -437,11 +439,12 @@ func (s *Session) budgetView() (Result, error) {
 	sort.Strings(names)
 	for _, ds := range names {
 		limit := s.user.Budgets[ds]
-		spent, err := s.p.ledger.Spent(s.user.Name, ds)
+		acct, err := s.p.ledger.Account(ctx, s.user.Name, ds)
 		if err != nil {
 			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 		}
-		left, err := s.p.ledger.Left(s.user.Name, ds, limit)
+		spent := acct.Spent
+		left, err := s.p.ledger.Remaining(ctx, s.user.Name, ds, limit)
 		if err != nil {
 			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
 		}

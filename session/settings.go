@@ -65,7 +65,7 @@ var readOnlySettings = map[string]bool{
 // sessionStatement answers SET, RESET, SHOW, BEGIN, COMMIT... locally:
 // nothing is forwarded, so a client can never change the backend session
 // (its role, its read-only mode, its search path).
-func (s *Session) sessionStatement(_ context.Context, ss *ir.Session, text string) (Result, error) {
+func (s *Session) sessionStatement(ctx context.Context, ss *ir.Session, text string) (Result, error) {
 	switch ss.Verb {
 	case ir.SessionBegin:
 		s.inTx = true
@@ -94,7 +94,7 @@ func (s *Session) sessionStatement(_ context.Context, ss *ir.Session, text strin
 		if len(ss.Settings) == 0 {
 			return Result{}, sqlerr.New(sqlerr.SyntaxError, "SHOW needs a setting name")
 		}
-		return s.show(ss.Settings[0].Name)
+		return s.show(ctx, ss.Settings[0].Name)
 	case ir.SessionUse:
 		return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "USE is not supported: connect to the database you need")
 	}
@@ -159,11 +159,11 @@ func (s *Session) set(name, value string, toDefault bool) error {
 	return nil
 }
 
-func (s *Session) show(name string) (Result, error) {
+func (s *Session) show(ctx context.Context, name string) (Result, error) {
 	n := normalizeName(name)
 	switch n {
 	case "ddp.budget":
-		return s.budgetView()
+		return s.budgetView(ctx)
 	case "ddp.epsilon":
 		return oneValue(name, strconv.FormatFloat(s.currentEpsilon(), 'g', -1, 64)), nil
 	case "all":

@@ -158,11 +158,11 @@ datasets:
 	defer my.Close()
 	spent := func() float64 {
 		t.Helper()
-		s, err := p.ledger.Spent("ana", "d")
+		a, err := p.ledger.Account(context.Background(), "ana", "d")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.Epsilon
+		return a.Spent.Epsilon
 	}
 	count := func(where string) error {
 		var n int64

@@ -5,14 +5,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
+	"math/big"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
-func cmdBudget(args []string, stdout, stderr io.Writer) error {
+// cmdBudget prints spent and remaining budget per user and dataset. It
+// works while serve runs (openLedgerReader).
+func cmdBudget(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("budget", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	policyPath := fs.String("policy", "", "policy file (required)")
@@ -33,11 +37,19 @@ func cmdBudget(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "no user %q in the policy\n", *userName)
 		return exitError{2}
 	}
-	l, err := openLedgerStore(context.Background(), pol, slog.New(slog.DiscardHandler))
+	l, closeLedger, err := openPolicyLedgerReader(ctx, pol)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer closeLedger()
+	accts, err := l.Accounts(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the ledger: %w", err)
+	}
+	spent := map[[2]string]budget.Budget{}
+	for _, a := range accts {
+		spent[[2]string{a.User, a.Dataset}] = a.Spent
+	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "USER\tDATASET\tε TOTAL\tε SPENT\tε LEFT\tδ TOTAL\tδ SPENT")
 	for _, u := range pol.Users {
@@ -49,17 +61,27 @@ func cmdBudget(args []string, stdout, stderr io.Writer) error {
 			if !ok {
 				continue
 			}
-			spent, err := l.Spent(u.Name, ds)
-			if err != nil {
-				return fmt.Errorf("reading the ledger: %w", err)
-			}
-			left, err := l.Left(u.Name, ds, limit)
-			if err != nil {
-				return fmt.Errorf("reading the ledger: %w", err)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%g\t%g\t%g\n", u.Name, ds, limit.Epsilon, spent.Epsilon,
-				left.Epsilon, limit.Delta, spent.Delta)
+			s := spent[[2]string{u.Name, ds}]
+			fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%s\t%g\t%g\n", u.Name, ds, limit.Epsilon, s.Epsilon,
+				leftText(limit.Epsilon, s.Epsilon), limit.Delta, s.Delta)
 		}
 	}
 	return tw.Flush()
+}
+
+// leftText is limit − spent for display, in decimal, never negative: both
+// are read as the decimals they print as (0.3 − 0.1 is 0.2, not
+// 0.19999999999999998). The ledger's own check is exact on its rationals.
+func leftText(limit, spent float64) string {
+	l, ok1 := new(big.Rat).SetString(strconv.FormatFloat(limit, 'g', -1, 64))
+	s, ok2 := new(big.Rat).SetString(strconv.FormatFloat(spent, 'g', -1, 64))
+	if !ok1 || !ok2 {
+		return strconv.FormatFloat(max(limit-spent, 0), 'g', -1, 64)
+	}
+	d := l.Sub(l, s)
+	if d.Sign() < 0 {
+		d.SetInt64(0)
+	}
+	f, _ := d.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

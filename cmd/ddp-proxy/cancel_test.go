@@ -130,7 +130,7 @@ datasets:
 	if err := conn.QueryRow(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol).Scan(&one); err != nil || one != 1 {
 		t.Fatalf("session after cancel: %v", err)
 	}
-	if spent, _ := p.ledger.Spent("slow", "d"); spent.Epsilon != 0.1 {
-		t.Fatalf("spent %+v after a cancelled query that reached the backend, want 0.1", spent)
+	if a, _ := p.ledger.Account(context.Background(), "slow", "d"); a.Spent.Epsilon != 0.1 {
+		t.Fatalf("spent %+v after a cancelled query that reached the backend, want 0.1", a.Spent)
 	}
 }

@@ -84,10 +84,10 @@ func TestWrappedQueriesOverTheWire(t *testing.T) {
 			return got
 		}
 		for _, s := range shapes {
-			fresh := budget(t, conn)
+			fresh := showBudget(t, conn)
 			flat := query(s.flat, pgx.QueryExecModeSimpleProtocol, s.cols)
 			pgRows[s.name] = flat
-			before := budget(t, conn)
+			before := showBudget(t, conn)
 			if before == fresh {
 				t.Fatalf("%s: the flat query charged nothing (budget %s): the test would prove nothing", s.name, before)
 			}
@@ -98,7 +98,7 @@ func TestWrappedQueriesOverTheWire(t *testing.T) {
 					}
 				}
 			}
-			if after := budget(t, conn); after != before {
+			if after := showBudget(t, conn); after != before {
 				t.Errorf("%s: budget %s after the wrapped queries, was %s: they must share the flat release", s.name, after, before)
 			}
 		}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/ledger/pgledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -31,7 +30,7 @@ func (b bboltDump) Import(_ context.Context, d *ledger.Dump) error { return b.Le
 // openDumpStore opens the ledger a policy names.
 func openDumpStore(ctx context.Context, pol *policies.Policy, log *slog.Logger) (dumpStore, error) {
 	if pol.Ledger.Driver == policies.LedgerPostgres {
-		l, err := pgledger.Open(ctx, pol.Ledger.DSN, pgledger.Options{Schema: pol.Ledger.Schema, Logger: log})
+		l, err := openPGLedger(ctx, pol, log)
 		if err != nil {
 			return nil, err
 		}

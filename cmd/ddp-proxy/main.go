@@ -5,6 +5,7 @@
 //	ddp-proxy check FILE                       validate a policy file
 //	ddp-proxy explain --policy F [flags] SQL   privacy plan of a query (no budget spent)
 //	ddp-proxy budget --policy F [--user U]     spent and remaining budget per user and dataset
+//	ddp-proxy audit --policy F [--user U] [--since T] [--json]  the ledger's charges
 //	ddp-proxy ledger export|import --policy F  move a ledger between bbolt and PostgreSQL (JSON)
 package main
 
@@ -53,7 +54,9 @@ commands:
   check [--connect] FILE             validate a policy file (file:line errors); --connect checks the backend schema too
   explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL
                                      show the privacy plan of a query; spends nothing
-  budget --policy FILE [--user U]    show spent and remaining privacy budget
+  budget --policy FILE [--user U]    show spent and remaining privacy budget (also while serve runs)
+  audit --policy FILE [--user U] [--dataset D] [--since T] [--json]
+                                     show the ledger's charges: time, user, ε, δ, query (also while serve runs)
   ledger export|import --policy FILE the whole ledger as JSON on stdout / from stdin into an empty
                                      ledger (to move between bbolt and postgres)
   estimate-dependence --policy FILE --table T --columns A,B --attributes X,Y
@@ -77,7 +80,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog
 	case "explain":
 		return cmdExplain(ctx, args[1:], stdout, stderr)
 	case "budget":
-		return cmdBudget(args[1:], stdout, stderr)
+		return cmdBudget(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return cmdAudit(ctx, args[1:], stdout, stderr)
 	case "ledger":
 		return cmdLedger(ctx, args[1:], os.Stdin, stdout, stderr, log)
 	case "estimate-dependence":

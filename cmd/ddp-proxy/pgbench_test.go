@@ -124,10 +124,11 @@ datasets:
 			}
 		})
 	}
-	spent, err := p.ledger.Spent("bencher", "bench")
+	acct, err := p.ledger.Account(context.Background(), "bencher", "bench")
 	if err != nil {
 		t.Fatal(err)
 	}
+	spent := acct.Spent
 	// 3 modes × 2 distinct queries × the default ε 0.1.
 	if spent.Epsilon < 0.6-1e-9 || spent.Epsilon > 0.6+1e-9 {
 		t.Fatalf("spent ε = %v after 90 transactions of 6 distinct queries, want exactly 0.6", spent.Epsilon)

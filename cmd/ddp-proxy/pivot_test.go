@@ -107,12 +107,12 @@ func TestLookerPivotOverTheWire(t *testing.T) {
 		}
 		return cols, rows
 	}
-	fresh := budget(t, conn)
+	fresh := showBudget(t, conn)
 	_, plain := query(lookerPivotInner, pgx.QueryExecModeSimpleProtocol)
 	if len(plain) != 4 {
 		t.Fatalf("plain query: %v, want 2 sexes × 2 incomes", plain)
 	}
-	before := budget(t, conn)
+	before := showBudget(t, conn)
 	if before == fresh {
 		t.Fatalf("the plain query charged nothing (budget %s): the test would prove nothing", before)
 	}
@@ -146,7 +146,7 @@ func TestLookerPivotOverTheWire(t *testing.T) {
 	if slices.Sort(cells); !slices.Equal(cells, slices.Sorted(slices.Values(plainCells))) {
 		t.Errorf("by measure: cells %v, want the plain query's %v", cells, plainCells)
 	}
-	if after := budget(t, conn); after != before {
+	if after := showBudget(t, conn); after != before {
 		t.Errorf("budget %s after the pivots, was %s: they must share the plain query's release", after, before)
 	}
 

@@ -89,7 +89,7 @@ func TestPostProcessingWithPgx(t *testing.T) {
 				t.Errorf("repeat gave %v, first %v: the release cache must answer it", got, first)
 			}
 
-			before := budget(t, conn)
+			before := showBudget(t, conn)
 			rows, err = conn.Query(ctx, probeQuery)
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +105,7 @@ func TestPostProcessingWithPgx(t *testing.T) {
 			if n != 0 || len(fds) != 1 || fds[0].Name != "_" || fds[0].DataTypeOID != 16 {
 				t.Errorf("probe: %d rows, fields %+v; want none, one boolean column _", n, fds)
 			}
-			if after := budget(t, conn); after != before {
+			if after := showBudget(t, conn); after != before {
 				t.Errorf("budget %q after the probe, was %q", after, before)
 			}
 			mu.Lock()
@@ -117,7 +117,7 @@ func TestPostProcessingWithPgx(t *testing.T) {
 	}
 }
 
-func budget(t *testing.T, conn *pgx.Conn) string {
+func showBudget(t *testing.T, conn *pgx.Conn) string {
 	t.Helper()
 	rows, err := conn.Query(context.Background(), "SHOW ddp.budget", pgx.QueryExecModeSimpleProtocol)
 	if err != nil {

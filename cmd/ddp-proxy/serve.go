@@ -130,7 +130,7 @@ func reloadable(old, pol *policies.Policy) error {
 		errs = append(errs, errors.New("backend.driver or backend.dsn changed: restart the proxy to use another backend"))
 	}
 	if pol.Ledger != old.Ledger {
-		errs = append(errs, errors.New("ledger (driver, path, dsn or schema) changed: restart the proxy to use another ledger"))
+		errs = append(errs, errors.New("ledger (driver, path, dsn, schema or replica) changed: restart the proxy to use another ledger"))
 	}
 	return errors.Join(errs...)
 }
@@ -182,7 +182,7 @@ type proxy struct {
 	sessions *session.Proxy
 	reloadMu sync.Mutex
 	backend  connect.Backend
-	ledger   ledgerStore
+	ledger   servedLedger
 	served   chan error
 	log      *slog.Logger
 }
@@ -197,12 +197,20 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 		be.Close()
 		return nil, err
 	}
-	led, err := openLedgerStore(ctx, pol, log.With("component", "ledger"))
+	led, err := openLedger(ctx, pol, log)
 	if err != nil {
 		be.Close()
 		return nil, err
 	}
-	eng := release.NewWithLedger(be, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
+	// `ddp-proxy budget` and `audit` read the ledger through this socket
+	// while serve holds the file (ledger_socket.go).
+	// A PostgreSQL ledger needs no socket: budget and audit read the
+	// database itself, and replicas on one host must not share one.
+	if pol.Ledger.Driver != policies.LedgerPostgres {
+		stopSocket := serveLedgerSocket(pol.Ledger.Path, led, log.With("component", "ledger-socket"))
+		led = closeAlso(led, stopSocket)
+	}
+	eng := release.New(be, led, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
 	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
 		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes})
 	var tlsCfg *tls.Config

@@ -75,8 +75,8 @@ func ratText(r *big.Rat) (string, error) {
 	return r.FloatString(digits), nil
 }
 
-// budget rounds an exact amount to float64, for display only.
-func budget(eps, delta *big.Rat) policies.Budget {
+// budgetOf rounds an exact amount to float64, for display only.
+func budgetOf(eps, delta *big.Rat) policies.Budget {
 	e, _ := eps.Float64()
 	d, _ := delta.Float64()
 	return policies.Budget{Epsilon: e, Delta: d}
@@ -93,7 +93,7 @@ func leftOf(lim pair, spentEps, spentDelta *big.Rat) policies.Budget {
 	if d.Sign() < 0 {
 		d.SetInt64(0)
 	}
-	return budget(e, d)
+	return budgetOf(e, d)
 }
 
 func fmtRat(r *big.Rat) string {

@@ -49,51 +49,21 @@ func (l *Ledger) account(ctx context.Context, user, dataset string) (a accountRo
 	return a, err == nil, err
 }
 
-// Lookup returns the release published under cacheKey, if any. It charges
-// nothing.
+// Lookup is Release without a context (the bbolt ledger's name).
 func (l *Ledger) Lookup(cacheKey string) ([]byte, bool, error) {
-	if cacheKey == "" {
-		return nil, false, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
-	defer cancel()
-	var out []byte
-	err := l.pool.QueryRow(ctx, l.sql.lookup, []byte(cacheKey)).Scan(&out)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, unavailable("lookup", err)
-	}
-	return out, true, nil
+	return l.Release(context.Background(), cacheKey)
 }
 
 // Spent returns what (user, dataset) has been charged, pending
 // reservations included, rounded to float64 for display.
 func (l *Ledger) Spent(user, dataset string) (policies.Budget, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
-	defer cancel()
-	a, _, err := l.account(ctx, user, dataset)
-	if err != nil {
-		return policies.Budget{}, unavailable("spent", err)
-	}
-	return budget(a.spentEps, a.spentDelta), nil
+	a, err := l.Account(context.Background(), user, dataset)
+	return a.Spent, err
 }
 
-// Left returns what remains of limit for (user, dataset), computed exactly
-// and never negative.
+// Left is Remaining without a context.
 func (l *Ledger) Left(user, dataset string, limit policies.Budget) (policies.Budget, error) {
-	lim, err := pairOf(limit)
-	if err != nil {
-		return policies.Budget{}, fmt.Errorf("ledger left: limit: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
-	defer cancel()
-	a, _, err := l.account(ctx, user, dataset)
-	if err != nil {
-		return policies.Budget{}, unavailable("left", err)
-	}
-	return leftOf(lim, a.spentEps, a.spentDelta), nil
+	return l.Remaining(context.Background(), user, dataset, limit)
 }
 
 // All returns every account, sorted by user then dataset (byte order).
@@ -112,7 +82,7 @@ func (l *Ledger) All() ([]ledger.Account, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ledger accounts: %w", err)
 		}
-		out = append(out, ledger.Account{User: user, Dataset: dataset, Spent: budget(a.spentEps, a.spentDelta),
+		out = append(out, ledger.Account{User: user, Dataset: dataset, Spent: budgetOf(a.spentEps, a.spentDelta),
 			Queries: uint64(max(a.queries, 0)), LastCharge: a.lastCharge})
 	}
 	if err := rows.Err(); err != nil {
@@ -138,7 +108,7 @@ func (l *Ledger) Pending() ([]PendingReservation, error) {
 	out := make([]PendingReservation, len(ps))
 	for i, p := range ps {
 		out[i] = PendingReservation{ledger.PendingReservation{ID: uint64(p.id), User: p.user, Dataset: p.dataset,
-			Cost: budget(p.eps, p.delta), Time: p.created}, p.replica}
+			Cost: budgetOf(p.eps, p.delta), Time: p.created}, p.replica}
 	}
 	return out, nil
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -36,13 +38,28 @@ type Reservation struct {
 	done bool
 }
 
-// Reserve charges cost to (user, dataset) if the total spent stays within
-// limit for both ε and δ, and records a pending reservation naming this
-// replica, in one statement committed before it returns. If the budget
-// would be exceeded, nothing is charged and the error is a *sqlerr.Error
-// with code BudgetExhausted; if the ledger database cannot be reached it is
-// LedgerUnavailable (08006) and the caller must run nothing.
+// Reserve charges cost to (user, dataset); see Charge.
 func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit policies.Budget) (*Reservation, error) {
+	return l.reserve(ctx, budget.Charge{User: user, Dataset: dataset, Cost: cost}, limit)
+}
+
+// Charge charges c.Cost to (c.User, c.Dataset) if the total spent stays
+// within limit for both ε and δ, records a pending reservation naming
+// this replica and the charge's audit entry, in one statement committed
+// before it returns. If the budget would be exceeded, nothing is charged
+// and the error is a *sqlerr.Error with code BudgetExhausted; if the
+// ledger database cannot be reached it is LedgerUnavailable (08006) and
+// the caller must run nothing.
+func (l *Ledger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
+	r, err := l.reserve(ctx, c, limit)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit policies.Budget) (*Reservation, error) {
+	user, dataset, cost := ch.User, ch.Dataset, ch.Cost
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -64,7 +81,7 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 	// Three attempts: a missing account row is created between the first
 	// two, and a refund racing the budget check may free room once.
 	for range 3 {
-		r, err := l.tryReserve(ctx, octx, user, dataset, c, lim)
+		r, err := l.tryReserve(ctx, octx, ch, c, lim)
 		if err != nil || r != nil {
 			return r, err
 		}
@@ -89,11 +106,13 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 // the conditional UPDATE matched no row (no account, or over the limit).
 // ctx is the caller's (its end is reported as such), octx bounds the
 // statement.
-func (l *Ledger) tryReserve(ctx, octx context.Context, user, dataset string, c, lim pair) (*Reservation, error) {
+func (l *Ledger) tryReserve(ctx, octx context.Context, ch budget.Charge, c, lim pair) (*Reservation, error) {
+	user, dataset := ch.User, ch.Dataset
 	var id int64
 	var se, sd string
 	err := l.pool.QueryRow(octx, l.sql.reserve, user, dataset, c.eps.text, c.delta.text,
-		lim.eps.text, lim.delta.text, l.replica, l.now().UTC()).Scan(&id, &se, &sd)
+		lim.eps.text, lim.delta.text, l.replica, l.now().UTC(),
+		auditText(ch.Fingerprint), auditText(ch.Query), auditText(ch.Release)).Scan(&id, &se, &sd)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -107,7 +126,7 @@ func (l *Ledger) tryReserve(ctx, octx context.Context, user, dataset string, c, 
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "the privacy budget ledger returned an unreadable total; the query was not run")
 	}
 	r := &Reservation{ID: uint64(id), User: user, Dataset: dataset, l: l, cost: c,
-		Cost: budget(c.eps.rat, c.delta.rat), Left: leftOf(lim, spentEps, spentDelta)}
+		Cost: budgetOf(c.eps.rat, c.delta.rat), Left: leftOf(lim, spentEps, spentDelta)}
 	l.log.Debug("budget reserved", "user", user, "dataset", dataset, "reservation", r.ID, "replica", l.replica)
 	return r, nil
 }
@@ -225,7 +244,11 @@ func (r *Reservation) Refund() error {
 	ctx, cancel := context.WithTimeout(context.Background(), r.l.timeout)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, r.l.pool, func(tx pgx.Tx) error {
-		return r.settle(ctx, tx, r.l.sql.refund)
+		if err := r.settle(ctx, tx, r.l.sql.refund); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, r.l.sql.markRefunded, int64(r.ID), r.l.now().UTC())
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, unavailable("refund", err))
@@ -266,4 +289,23 @@ func (r *Reservation) settle(ctx context.Context, tx pgx.Tx, stmt string) error 
 		return errors.New("stored reservation does not match")
 	}
 	return nil
+}
+
+// maxAuditText caps the query text kept per audit entry, as the bbolt
+// ledger does: a longer text is cut on a rune boundary and marked.
+const maxAuditText = 16 << 10
+
+// auditText makes s storable as PostgreSQL text (valid UTF-8, no NUL) and
+// cuts it to maxAuditText.
+func auditText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	if len(s) > maxAuditText {
+		cut := maxAuditText
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + fmt.Sprintf("… [%d bytes cut]", len(s)-cut)
+	}
+	return s
 }

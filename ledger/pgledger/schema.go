@@ -48,6 +48,20 @@ CREATE TABLE %[1]s.pending (
 	replica   text NOT NULL,
 	created   timestamptz NOT NULL
 );
+CREATE TABLE %[1]s.audit (
+	reservation bigint PRIMARY KEY,
+	charged     timestamptz NOT NULL,
+	user_name   text NOT NULL,
+	dataset     text NOT NULL,
+	epsilon     numeric NOT NULL,
+	delta       numeric NOT NULL,
+	fingerprint text NOT NULL DEFAULT '',
+	query       text NOT NULL DEFAULT '',
+	release     text NOT NULL DEFAULT '',
+	replica     text NOT NULL,
+	refunded    timestamptz
+);
+CREATE INDEX ON %[1]s.audit (user_name, reservation);
 CREATE TABLE %[1]s.releases (
 	cache_key bytea PRIMARY KEY,
 	data      bytea NOT NULL,

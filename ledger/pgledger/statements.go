@@ -8,6 +8,7 @@ type statements struct {
 	commit, publish, readRelease    string
 	refund, lookup                  string
 	accounts, pending               string
+	markRefunded, audit             string
 }
 
 func newStatements(s string) statements {
@@ -30,8 +31,12 @@ func newStatements(s string) statements {
 	INSERT INTO %[1]s.pending (user_name, dataset, epsilon, delta, replica, created)
 	SELECT $1, $2, $3::numeric, $4::numeric, $7, $8 FROM charged
 	RETURNING id
+), audited AS (
+	INSERT INTO %[1]s.audit (reservation, charged, user_name, dataset, epsilon, delta, fingerprint, query, release, replica)
+	SELECT held.id, $8, $1, $2, $3::numeric, $4::numeric, $9, $10, $11, $7 FROM held
+	RETURNING reservation
 )
-SELECT held.id, charged.spent_epsilon::text, charged.spent_delta::text FROM charged, held`),
+SELECT held.id, charged.spent_epsilon::text, charged.spent_delta::text FROM charged, held, audited`),
 		ensureAccount: f(`INSERT INTO %[1]s.budgets (user_name, dataset) VALUES ($1, $2) ON CONFLICT DO NOTHING`),
 		account: f(`SELECT spent_epsilon::text, spent_delta::text, committed_epsilon::text, committed_delta::text, queries, last_charge
   FROM %[1]s.budgets WHERE user_name = $1 AND dataset = $2`),
@@ -61,6 +66,13 @@ RETURNING p.epsilon::text, p.delta::text`),
 		lookup: f(`SELECT data FROM %[1]s.releases WHERE cache_key = $1`),
 		accounts: f(`SELECT user_name, dataset, spent_epsilon::text, spent_delta::text, committed_epsilon::text, committed_delta::text, queries, last_charge
   FROM %[1]s.budgets ORDER BY user_name, dataset`),
-		pending: f(`SELECT id, user_name, dataset, epsilon::text, delta::text, replica, created FROM %[1]s.pending ORDER BY id`),
+		pending:      f(`SELECT id, user_name, dataset, epsilon::text, delta::text, replica, created FROM %[1]s.pending ORDER BY id`),
+		markRefunded: f(`UPDATE %[1]s.audit SET refunded = $2 WHERE reservation = $1`),
+		// One page of the audit history after reservation $1; $2 and $3
+		// filter by user and dataset ('' = any), $4 by time (NULL = any).
+		audit: f(`SELECT reservation, charged, user_name, dataset, epsilon::text, delta::text, fingerprint, query, release, replica, refunded
+  FROM %[1]s.audit
+ WHERE reservation > $1 AND ($2 = '' OR user_name = $2) AND ($3 = '' OR dataset = $3) AND ($4::timestamptz IS NULL OR charged >= $4)
+ ORDER BY reservation LIMIT $5`),
 	}
 }

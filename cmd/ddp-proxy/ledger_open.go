@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/ledger/pgledger"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/release"
+)
+
+// The embedded bbolt ledger is a release.Ledger.
+var _ release.Ledger = (*ledger.Ledger)(nil)
+
+// servedLedger is the ledger as serve holds it: what the release step
+// and the sessions use, closed at shutdown.
+type servedLedger interface {
+	release.Ledger
+	Close() error
+}
+
+// openLedger opens the ledger the policy names for serving. This is where
+// another implementation of release.Ledger (a database shared by
+// replicas) is chosen.
+func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (servedLedger, error) {
+	if pol.Ledger.Driver == policies.LedgerPostgres {
+		return openPGLedger(ctx, pol, log.With("component", "ledger"))
+	}
+	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger"), Replica: pol.Ledger.Replica})
+	if err != nil {
+		return nil, fmt.Errorf("opening the budget ledger: %w", err)
+	}
+	if pend, err := led.Reservations(ctx); err == nil && len(pend) > 0 {
+		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
+	}
+	return led, nil
+}
+
+// The PostgreSQL ledger, shared by replicas, is a release.Ledger too.
+var _ servedLedger = (*pgledger.Ledger)(nil)
+
+// openPGLedger opens the PostgreSQL ledger a policy names (driver
+// postgres), as this replica.
+func openPGLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*pgledger.Ledger, error) {
+	replica := pol.Ledger.Replica
+	if replica == "" {
+		replica = ledger.DefaultReplica()
+	}
+	l, err := pgledger.Open(ctx, pol.Ledger.DSN, pgledger.Options{Schema: pol.Ledger.Schema, Replica: replica, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("opening the budget ledger (postgres, schema %s): %w", pol.Ledger.Schema, err)
+	}
+	return l, nil
+}

@@ -1,0 +1,181 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ddp-proxy/ddp-proxy/budget"
+)
+
+// The audit history keeps one entry per charge, keyed by its reservation
+// id: when, who, on which dataset, how much, the statement's fingerprint
+// and text, the release it was for and the replica that charged. The
+// entry is written by the transaction that charges (no write of its own,
+// no fsync of its own), and a refund marks it in the refund's
+// transaction. Cached answers charge nothing and add no entry.
+//
+// Entries are not covered by the budget digest and do not take part in the
+// budget arithmetic: the accounts are the budget, the audit explains it.
+// They hold query text, which may hold literals the analyst typed: the
+// file is readable by its owner only (0600), and the audit is served only
+// to the DBA (README, "Audit").
+var bucketAudit = []byte("audit")
+
+// maxAuditQuery caps the query text kept per entry; a longer text is cut
+// (on a rune boundary) and marked, so one huge statement cannot bloat
+// every transaction.
+const maxAuditQuery = 16 << 10
+
+// auditRecord is the stored form of an audit entry. Account is the
+// accountKey (user and dataset, any bytes); amounts are exact rationals.
+type auditRecord struct {
+	Time        time.Time `json:"time"`
+	Account     []byte    `json:"account"`
+	Epsilon     string    `json:"epsilon"`
+	Delta       string    `json:"delta"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Query       string    `json:"query,omitempty"`
+	Release     string    `json:"release,omitempty"`
+	Replica     string    `json:"replica,omitempty"`
+	Refunded    time.Time `json:"refunded,omitzero"`
+}
+
+func auditOf(c budget.Charge, key []byte, cost exact, now time.Time, replica string) auditRecord {
+	q := c.Query
+	if len(q) > maxAuditQuery {
+		cut := maxAuditQuery
+		for cut > 0 && !utf8.RuneStart(q[cut]) {
+			cut--
+		}
+		q = q[:cut] + fmt.Sprintf("… [%d bytes cut]", len(c.Query)-cut)
+	}
+	return auditRecord{Time: now, Account: key, Epsilon: cost.eps.String(), Delta: cost.delta.String(),
+		Fingerprint: c.Fingerprint, Query: q, Release: c.Release, Replica: replica}
+}
+
+func putAudit(tx *bolt.Tx, id uint64, rec auditRecord) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode audit entry: %w", err)
+	}
+	return tx.Bucket(bucketAudit).Put(idKey(id), v)
+}
+
+// markRefunded records a refund on the charge's entry (a charge made by a
+// version without the audit history has none: nothing to mark).
+func markRefunded(tx *bolt.Tx, id uint64, now time.Time) error {
+	b := tx.Bucket(bucketAudit)
+	v := b.Get(idKey(id))
+	if v == nil {
+		return nil
+	}
+	var rec auditRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return fmt.Errorf("audit entry %d: %w", id, err)
+	}
+	rec.Refunded = now
+	return putAudit(tx, id, rec)
+}
+
+func decodeAudit(k, v []byte) (budget.AuditEntry, error) {
+	if len(k) != 8 {
+		return budget.AuditEntry{}, fmt.Errorf("malformed audit key %x", k)
+	}
+	id := idFromKey(k)
+	var rec auditRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return budget.AuditEntry{}, fmt.Errorf("audit entry %d: %w", id, err)
+	}
+	user, dataset, err := splitAccountKey(rec.Account)
+	if err != nil {
+		return budget.AuditEntry{}, fmt.Errorf("audit entry %d: %w", id, err)
+	}
+	eps, e1 := parseRat(rec.Epsilon)
+	delta, e2 := parseRat(rec.Delta)
+	if e1 != nil || e2 != nil {
+		return budget.AuditEntry{}, fmt.Errorf("audit entry %d: malformed cost", id)
+	}
+	return budget.AuditEntry{Reservation: id, Time: rec.Time, User: user, Dataset: dataset,
+		Cost: exact{eps, delta}.budget(), Fingerprint: rec.Fingerprint, Query: rec.Query,
+		Release: rec.Release, Replica: rec.Replica, Refunded: rec.Refunded}, nil
+}
+
+// auditPage is how many entries one read transaction reads: fn runs
+// outside the transaction, so that a slow reader (a client of the admin
+// listener) never holds one open — an open read transaction stops bbolt
+// from growing the file, and so every charge.
+const auditPage = 512
+
+// Audit calls fn for every entry f selects, in charge order (reservation
+// id), until fn returns an error (returned as is).
+func (l *Ledger) Audit(ctx context.Context, f budget.AuditFilter, fn func(budget.AuditEntry) error) error {
+	var after []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var page []budget.AuditEntry
+		last := after
+		err := l.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketAudit)
+			if b == nil {
+				return nil
+			}
+			c := b.Cursor()
+			k, v := c.First()
+			if after != nil {
+				if k, v = c.Seek(after); k != nil && string(k) == string(after) {
+					k, v = c.Next()
+				}
+			}
+			for n := 0; k != nil && n < auditPage; k, v = c.Next() {
+				n++
+				last = append([]byte(nil), k...)
+				e, err := decodeAudit(k, v)
+				if err != nil {
+					return err
+				}
+				if f.Match(e) {
+					page = append(page, e)
+				}
+			}
+			if k == nil {
+				last = nil // done
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("ledger audit: %w", err)
+		}
+		for _, e := range page {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if last == nil {
+			return nil
+		}
+		after = last
+	}
+}
+
+// checkAudit returns every audit entry that does not decode.
+func checkAudit(tx *bolt.Tx) []error {
+	b := tx.Bucket(bucketAudit)
+	if b == nil {
+		return nil // created by Open; Check on a file it has not opened yet
+	}
+	var errs []error
+	_ = b.ForEach(func(k, v []byte) error {
+		if _, err := decodeAudit(k, v); err != nil {
+			errs = append(errs, err)
+		}
+		return nil
+	})
+	return errs
+}
