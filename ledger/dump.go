@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -25,6 +26,24 @@ type Dump struct {
 	Accounts []DumpAccount `json:"accounts"`
 	Pending  []DumpPending `json:"pending"`
 	Releases []DumpRelease `json:"releases"`
+	// Audit is the audit history (absent in ledgers older than it).
+	Audit []DumpAudit `json:"audit,omitempty"`
+}
+
+// DumpAudit is one audit entry, keyed by its reservation id; amounts are
+// exact.
+type DumpAudit struct {
+	Reservation uint64    `json:"reservation"`
+	Time        time.Time `json:"time"`
+	User        string    `json:"user"`
+	Dataset     string    `json:"dataset"`
+	Epsilon     string    `json:"epsilon"`
+	Delta       string    `json:"delta"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Query       string    `json:"query,omitempty"`
+	Release     string    `json:"release,omitempty"`
+	Replica     string    `json:"replica,omitempty"`
+	Refunded    time.Time `json:"refunded,omitzero"`
 }
 
 // DumpAccount is one (user, dataset): spent includes its pending
@@ -117,6 +136,15 @@ func (d *Dump) Check() error {
 			errs = append(errs, fmt.Errorf("pending reservations for missing account %q/%q", k[0], k[1]))
 		}
 	}
+	audits := map[uint64]bool{}
+	for _, a := range d.Audit {
+		if audits[a.Reservation] {
+			errs = append(errs, fmt.Errorf("audit entry %d appears twice", a.Reservation))
+		}
+		audits[a.Reservation] = true
+		rat(fmt.Sprintf("audit entry %d epsilon", a.Reservation), a.Epsilon)
+		rat(fmt.Sprintf("audit entry %d delta", a.Reservation), a.Delta)
+	}
 	keys := map[string]bool{}
 	for _, r := range d.Releases {
 		if keys[string(r.Key)] || len(r.Key) == 0 || len(r.Data) == 0 {
@@ -166,8 +194,32 @@ func (l *Ledger) Export() (*Dump, error) {
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+		err = tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
 			d.Releases = append(d.Releases, DumpRelease{Key: append([]byte(nil), k...), Data: append([]byte(nil), v...)})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		ab := tx.Bucket(bucketAudit)
+		if ab == nil {
+			return nil
+		}
+		return ab.ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return fmt.Errorf("malformed audit key %x", k)
+			}
+			var rec auditRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("audit entry %d: %w", idFromKey(k), err)
+			}
+			user, dataset, err := splitAccountKey(rec.Account)
+			if err != nil {
+				return err
+			}
+			d.Audit = append(d.Audit, DumpAudit{Reservation: idFromKey(k), Time: rec.Time, User: user, Dataset: dataset,
+				Epsilon: rec.Epsilon, Delta: rec.Delta, Fingerprint: rec.Fingerprint, Query: rec.Query,
+				Release: rec.Release, Replica: rec.Replica, Refunded: rec.Refunded})
 			return nil
 		})
 	})
@@ -220,6 +272,22 @@ func (l *Ledger) Import(d *Dump) error {
 			maxID = max(maxID, p.ID)
 		}
 		// New reservation ids continue after the imported ones.
+		if err := pb.SetSequence(max(pb.Sequence(), maxID)); err != nil {
+			return err
+		}
+		if k, _ := tx.Bucket(bucketAudit).Cursor().First(); k != nil && len(d.Audit) > 0 {
+			return errors.New("the ledger's audit history is not empty; import only into a new ledger")
+		}
+		for _, a := range d.Audit {
+			rec := auditRecord{Time: a.Time, Account: accountKey(a.User, a.Dataset), Epsilon: a.Epsilon, Delta: a.Delta,
+				Fingerprint: a.Fingerprint, Query: a.Query, Release: a.Release, Replica: a.Replica, Refunded: a.Refunded}
+			if err := putAudit(tx, a.Reservation, rec); err != nil {
+				return err
+			}
+			maxID = max(maxID, a.Reservation)
+		}
+		// New reservation ids continue after the imported ones (audit
+		// entries are keyed by them too).
 		if err := pb.SetSequence(max(pb.Sequence(), maxID)); err != nil {
 			return err
 		}

@@ -62,13 +62,36 @@ func (l *Ledger) Export(ctx context.Context) (*ledger.Dump, error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		for rows.Next() {
 			var r ledger.DumpRelease
 			if err := rows.Scan(&r.Key, &r.Data); err != nil {
+				rows.Close()
 				return err
 			}
 			d.Releases = append(d.Releases, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, fmt.Sprintf(`SELECT reservation, charged, user_name, dataset, epsilon::text, delta::text, fingerprint, query, release, replica, refunded
+  FROM %s.audit ORDER BY reservation`, l.schema))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a ledger.DumpAudit
+			var id int64
+			var refunded *time.Time
+			if err := rows.Scan(&id, &a.Time, &a.User, &a.Dataset, &a.Epsilon, &a.Delta, &a.Fingerprint, &a.Query, &a.Release, &a.Replica, &refunded); err != nil {
+				return err
+			}
+			a.Reservation = uint64(id)
+			if refunded != nil {
+				a.Refunded = *refunded
+			}
+			d.Audit = append(d.Audit, a)
 		}
 		return rows.Err()
 	})
@@ -95,7 +118,7 @@ func (l *Ledger) Import(ctx context.Context, d *ledger.Dump) error {
 			return err
 		}
 		var busy bool
-		if err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %[1]s.budgets) OR EXISTS (SELECT 1 FROM %[1]s.pending) OR EXISTS (SELECT 1 FROM %[1]s.releases)`, l.schema)).Scan(&busy); err != nil {
+		if err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %[1]s.budgets) OR EXISTS (SELECT 1 FROM %[1]s.pending) OR EXISTS (SELECT 1 FROM %[1]s.releases) OR EXISTS (SELECT 1 FROM %[1]s.audit)`, l.schema)).Scan(&busy); err != nil {
 			return err
 		}
 		if busy {
@@ -141,8 +164,36 @@ VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6, $7)`, l.schema), int64(p.ID), 
 				return err
 			}
 		}
-		// New reservation ids continue after the imported ones.
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%[1]s.pending', 'id'), GREATEST((SELECT max(id) FROM %[1]s.pending), 1))`, l.schema)); err != nil {
+		for _, a := range d.Audit {
+			e, err := num(a.Epsilon)
+			if err != nil {
+				return fmt.Errorf("audit entry %d: %w", a.Reservation, err)
+			}
+			dl, err := num(a.Delta)
+			if err != nil {
+				return fmt.Errorf("audit entry %d: %w", a.Reservation, err)
+			}
+			if err := checkNames(a.User, a.Dataset); err != nil {
+				return err
+			}
+			var refunded *time.Time
+			if !a.Refunded.IsZero() {
+				refunded = &a.Refunded
+			}
+			replica := a.Replica
+			if replica == "" {
+				replica = importedReplica
+			}
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.audit (reservation, charged, user_name, dataset, epsilon, delta, fingerprint, query, release, replica, refunded)
+VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7, $8, $9, $10, $11)`, l.schema),
+				int64(a.Reservation), a.Time, a.User, a.Dataset, e, dl, auditText(a.Fingerprint), auditText(a.Query), auditText(a.Release), replica, refunded); err != nil {
+				return err
+			}
+		}
+		// New reservation ids continue after the imported ones (pending
+		// and audit entries are keyed by them).
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%[1]s.pending', 'id'),
+	GREATEST((SELECT max(id) FROM %[1]s.pending), (SELECT max(reservation) FROM %[1]s.audit), 1))`, l.schema)); err != nil {
 			return err
 		}
 		for _, r := range d.Releases {

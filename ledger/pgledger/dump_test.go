@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -36,7 +37,7 @@ func TestDumpRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := bl.Reserve(ctx, "bob", "census", eps(0.25), limit); err != nil { // left pending: a crash
+	if _, err := bl.Charge(ctx, budget.Charge{User: "bob", Dataset: "census", Cost: eps(0.25), Query: "SELECT 1 -- bob", Fingerprint: "fpb"}, limit); err != nil { // left pending: a crash
 		t.Fatal(err)
 	}
 	d, err := bl.Export()
@@ -68,6 +69,11 @@ func TestDumpRoundTrip(t *testing.T) {
 	p, _ := pl.Pending()
 	if len(p) != 1 || p[0].User != "bob" || p[0].Replica != importedReplica {
 		t.Errorf("pending after the move: %+v", p)
+	}
+	var moved []budget.AuditEntry
+	_ = pl.Audit(ctx, budget.AuditFilter{}, func(e budget.AuditEntry) error { moved = append(moved, e); return nil })
+	if len(moved) != 4 || moved[3].Query != "SELECT 1 -- bob" || moved[3].Fingerprint != "fpb" || moved[3].Cost.Epsilon != 0.25 {
+		t.Errorf("audit after the move: %+v", moved)
 	}
 	// 0.7 is left exactly: 0.7 fits, then nothing more.
 	r, err := pl.Reserve(ctx, "alice", "census", eps(0.7), limit)
@@ -114,6 +120,15 @@ func TestDumpRoundTrip(t *testing.T) {
 	}
 	if got, ok, _ := bl2.Lookup("release-key"); !ok || string(got) != `{"rows":[1]}` {
 		t.Errorf("release back in bbolt: %q", got)
+	}
+	var back2 []budget.AuditEntry
+	_ = bl2.Audit(ctx, budget.AuditFilter{}, func(e budget.AuditEntry) error { back2 = append(back2, e); return nil })
+	// The four moved entries and the refunded 0.7 charged in PostgreSQL.
+	if len(back2) != 5 || back2[3].Query != "SELECT 1 -- bob" || back2[4].Refunded.IsZero() || back2[4].Replica != "r1" {
+		t.Errorf("audit back in bbolt: %+v", back2)
+	}
+	if err := bl2.Check(); err != nil {
+		t.Error(err)
 	}
 }
 
