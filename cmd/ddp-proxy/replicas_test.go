@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -44,6 +46,7 @@ func replicaCount(t *testing.T) int {
 type replica struct {
 	cmd    *exec.Cmd
 	addr   string
+	policy string
 	stderr *lockedBuffer
 	done   chan error
 }
@@ -105,7 +108,7 @@ func (s *replicaSetup) start(t *testing.T, n int) []*replica {
 		pol := pgLedgerPolicyNamed(t, s.files, s.dsn, s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
 		cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", pol, "--pid-file", filepath.Join(dir, fmt.Sprintf("replica%d.pid", i))))
-		r := &replica{cmd: cmd, addr: addr, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+		r := &replica{cmd: cmd, addr: addr, policy: pol, stderr: &lockedBuffer{}, done: make(chan error, 1)}
 		cmd.Stderr = r.stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -342,6 +345,15 @@ func TestReplicasIdenticalQueryChargedOnce(t *testing.T) {
 		t.Errorf("the %d queries were not charged exactly once each (0.1)", rounds)
 	}
 	s.check(t)
+	// budget and audit read the shared ledger while the replicas serve.
+	out, stderr, code := runMainIO(t, nil, "budget", "--policy", rs[0].policy, "--user", "analyst")
+	if code != 0 || !regexp.MustCompile(`analyst\s+census\s+10\s+0\.5\s+9\.5\b`).MatchString(out) {
+		t.Errorf("budget while serving: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = runMainIO(t, nil, "audit", "--policy", rs[0].policy, "--json")
+	if lines := strings.Count(out, "\"dataset\":\"census\""); code != 0 || lines != rounds {
+		t.Errorf("audit while serving: exit %d, %d census charges, want %d\n%s%s", code, lines, rounds, out, stderr)
+	}
 }
 
 // TestReplicaKill9KeepsCharges: clients query through every replica while
