@@ -38,8 +38,14 @@ func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (se
 	return led, nil
 }
 
-// The PostgreSQL ledger, shared by replicas, is a release.Ledger too.
-var _ servedLedger = (*pgledger.Ledger)(nil)
+// The PostgreSQL ledger, shared by replicas, is a release.Ledger too, and
+// a release.Flighter: identical queries on several replicas are charged
+// once.
+var (
+	_ release.Ledger   = (*pgledger.Ledger)(nil)
+	_ release.Flighter = (*pgledger.Ledger)(nil)
+	_ servedLedger     = (*pgledger.Ledger)(nil)
+)
 
 // openPGLedger opens the PostgreSQL ledger a policy names (driver
 // postgres), as this replica.

@@ -5,8 +5,8 @@ import (
 	"math/big"
 	"strconv"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
 // decimal is an exact amount as a NUMERIC literal and as a rational.
@@ -29,7 +29,7 @@ func decimalOf(f float64) (decimal, error) {
 // pair is an (ε, δ) amount.
 type pair struct{ eps, delta decimal }
 
-func pairOf(b policies.Budget) (pair, error) {
+func pairOf(b budget.Budget) (pair, error) {
 	e, err := decimalOf(b.Epsilon)
 	if err != nil {
 		return pair{}, fmt.Errorf("epsilon: %w", err)
@@ -76,15 +76,15 @@ func ratText(r *big.Rat) (string, error) {
 }
 
 // budgetOf rounds an exact amount to float64, for display only.
-func budgetOf(eps, delta *big.Rat) policies.Budget {
+func budgetOf(eps, delta *big.Rat) budget.Budget {
 	e, _ := eps.Float64()
 	d, _ := delta.Float64()
-	return policies.Budget{Epsilon: e, Delta: d}
+	return budget.Budget{Epsilon: e, Delta: d}
 }
 
 // leftOf is limit − spent, never negative (a policy edit may have lowered
 // a limit below what was already spent).
-func leftOf(lim pair, spentEps, spentDelta *big.Rat) policies.Budget {
+func leftOf(lim pair, spentEps, spentDelta *big.Rat) budget.Budget {
 	e := new(big.Rat).Sub(lim.eps.rat, spentEps)
 	d := new(big.Rat).Sub(lim.delta.rat, spentDelta)
 	if e.Sign() < 0 {

@@ -40,7 +40,8 @@
 //
 // # Imports
 //
-// pgledger imports ledger (for ExactDecimal and the shared record types),
-// policies (Budget), sqlerr and pgx. Like ledger, it never imports
-// planner, backends, wire or parser.
+// pgledger imports ledger (ExactDecimal, the dump format), budget (the
+// shared types of release.Ledger), sqlerr and pgx. Like ledger, it never
+// imports release, planner, backends, wire or parser; cmd/ddp-proxy
+// asserts that it implements release.Ledger and release.Flighter.
 package pgledger

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -23,9 +22,9 @@ func TestDumpRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bl.Close()
-	limit := policies.Budget{Epsilon: 1, Delta: 1e-6}
+	limit := budget.Budget{Epsilon: 1, Delta: 1e-6}
 	for i := range 3 {
-		r, err := bl.Reserve(ctx, "alice", "census", policies.Budget{Epsilon: 0.1, Delta: 1e-7}, limit)
+		r, err := bl.Reserve(ctx, "alice", "census", budget.Budget{Epsilon: 0.1, Delta: 1e-7}, limit)
 		if err != nil {
 			t.Fatal(err)
 		}

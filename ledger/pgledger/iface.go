@@ -10,14 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
-	"github.com/ddp-proxy/ddp-proxy/release"
-)
-
-// The PostgreSQL ledger is a release.Ledger, shared by replicas
-// (release.Flighter).
-var (
-	_ release.Ledger   = (*Ledger)(nil)
-	_ release.Flighter = (*Ledger)(nil)
 )
 
 // Release returns the release published under cacheKey, if any.

@@ -16,13 +16,12 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/internal/blackhole"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 var ctx = context.Background()
 
-func eps(e float64) policies.Budget { return policies.Budget{Epsilon: e} }
+func eps(e float64) budget.Budget { return budget.Budget{Epsilon: e} }
 
 // spentText reads the stored NUMERIC totals as PostgreSQL prints them.
 func spentText(t *testing.T, dsn, schema, user, dataset string) (string, string) {
@@ -43,11 +42,11 @@ func spentText(t *testing.T, dsn, schema, user, dataset string) (string, string)
 
 func TestReserveCommitLookup(t *testing.T) {
 	l, _, _ := newTest(t)
-	r, err := l.Reserve(ctx, "alice", "census", policies.Budget{Epsilon: 0.5, Delta: 1e-6}, policies.Budget{Epsilon: 2, Delta: 1e-5})
+	r, err := l.Reserve(ctx, "alice", "census", budget.Budget{Epsilon: 0.5, Delta: 1e-6}, budget.Budget{Epsilon: 2, Delta: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Left != (policies.Budget{Epsilon: 1.5, Delta: 9e-6}) {
+	if r.Left != (budget.Budget{Epsilon: 1.5, Delta: 9e-6}) {
 		t.Errorf("Left = %+v, want 1.5, 9e-6", r.Left)
 	}
 	if _, ok, _ := l.Lookup("k"); ok {
@@ -71,7 +70,7 @@ func TestReserveCommitLookup(t *testing.T) {
 	if err := r.Refund(); !errors.Is(err, ledger.ErrResolved) {
 		t.Errorf("Refund after Commit: %v, want ErrResolved", err)
 	}
-	if s, _ := l.Spent("alice", "census"); s != (policies.Budget{Epsilon: 0.5, Delta: 1e-6}) {
+	if s, _ := l.Spent("alice", "census"); s != (budget.Budget{Epsilon: 0.5, Delta: 1e-6}) {
 		t.Errorf("Spent = %+v", s)
 	}
 	if p, _ := l.Pending(); len(p) != 0 {
@@ -93,9 +92,9 @@ func TestExactDecimals(t *testing.T) {
 	if tenth+tenth+tenth <= 0.3 {
 		t.Fatal("the premise of this test: float64 sums overshoot")
 	}
-	limit := policies.Budget{Epsilon: 0.3, Delta: 3e-7}
+	limit := budget.Budget{Epsilon: 0.3, Delta: 3e-7}
 	for i := range 3 {
-		r, err := l.Reserve(ctx, "bob", "d", policies.Budget{Epsilon: 0.1, Delta: 1e-7}, limit)
+		r, err := l.Reserve(ctx, "bob", "d", budget.Budget{Epsilon: 0.1, Delta: 1e-7}, limit)
 		if err != nil {
 			t.Fatalf("charge %d of 0.1: %v", i+1, err)
 		}

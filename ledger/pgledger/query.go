@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
 // accountRow is one decoded budgets row.
@@ -56,13 +56,13 @@ func (l *Ledger) Lookup(cacheKey string) ([]byte, bool, error) {
 
 // Spent returns what (user, dataset) has been charged, pending
 // reservations included, rounded to float64 for display.
-func (l *Ledger) Spent(user, dataset string) (policies.Budget, error) {
+func (l *Ledger) Spent(user, dataset string) (budget.Budget, error) {
 	a, err := l.Account(context.Background(), user, dataset)
 	return a.Spent, err
 }
 
 // Left is Remaining without a context.
-func (l *Ledger) Left(user, dataset string, limit policies.Budget) (policies.Budget, error) {
+func (l *Ledger) Left(user, dataset string, limit budget.Budget) (budget.Budget, error) {
 	return l.Remaining(context.Background(), user, dataset, limit)
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -28,8 +27,8 @@ type Reservation struct {
 	User    string
 	Dataset string
 	// Cost is what was charged; Left what remains of the limit after it.
-	Cost policies.Budget
-	Left policies.Budget
+	Cost budget.Budget
+	Left budget.Budget
 
 	l    *Ledger
 	cost pair
@@ -39,7 +38,7 @@ type Reservation struct {
 }
 
 // Reserve charges cost to (user, dataset); see Charge.
-func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit policies.Budget) (*Reservation, error) {
+func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit budget.Budget) (*Reservation, error) {
 	return l.reserve(ctx, budget.Charge{User: user, Dataset: dataset, Cost: cost}, limit)
 }
 
@@ -58,7 +57,7 @@ func (l *Ledger) Charge(ctx context.Context, c budget.Charge, limit budget.Budge
 	return r, nil
 }
 
-func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit policies.Budget) (*Reservation, error) {
+func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Budget) (*Reservation, error) {
 	user, dataset, cost := ch.User, ch.Dataset, ch.Cost
 	if err := ctx.Err(); err != nil {
 		return nil, err
