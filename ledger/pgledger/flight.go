@@ -36,12 +36,16 @@ func (l *Ledger) Flight(ctx context.Context, cacheKey string) (func(), error) {
 		conn.Release()
 		return nil, l.failure(ctx, "lock release", err)
 	}
+	// The unlock runs in the background: the answer need not wait for it
+	// (Close waits for the connection to come back).
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
-		defer cancel()
-		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
-			_ = conn.Conn().Close(context.Background())
-		}
-		conn.Release()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+			defer cancel()
+			if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+				_ = conn.Conn().Close(context.Background())
+			}
+			conn.Release()
+		}()
 	}, nil
 }

@@ -164,7 +164,7 @@ func (l *Ledger) Sync() error { return nil }
 // errors of our own pass through unchanged.
 func unavailable(op string, err error) error {
 	var se *sqlerr.Error
-	if errors.As(err, &se) {
+	if errors.As(err, &se) || errors.Is(err, errNotPending) {
 		return err
 	}
 	if connectionError(err) {

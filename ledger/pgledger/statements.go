@@ -5,10 +5,10 @@ import "fmt"
 // statements are the ledger's SQL, with the schema spliced in once.
 type statements struct {
 	reserve, ensureAccount, account string
-	commit, publish, readRelease    string
+	commit, publish, readRelease    string // publish: import only
 	refund, lookup                  string
 	accounts, pending               string
-	markRefunded, audit             string
+	audit                           string
 }
 
 func newStatements(s string) statements {
@@ -40,34 +40,51 @@ SELECT held.id, charged.spent_epsilon::text, charged.spent_delta::text FROM char
 		ensureAccount: f(`INSERT INTO %[1]s.budgets (user_name, dataset) VALUES ($1, $2) ON CONFLICT DO NOTHING`),
 		account: f(`SELECT spent_epsilon::text, spent_delta::text, committed_epsilon::text, committed_delta::text, queries, last_charge
   FROM %[1]s.budgets WHERE user_name = $1 AND dataset = $2`),
-		// Settle a pending row as committed. It must still be there and
-		// be this replica's: nothing resolves a reservation twice.
+		// Settle a pending row as committed and publish its release
+		// first-writer-wins, in one statement. The pending row must still
+		// be there, be this replica's and match the reservation: nothing
+		// resolves a reservation twice. Returns (settled, stored) counts.
 		commit: f(`WITH p AS (
-	DELETE FROM %[1]s.pending WHERE id = $1 AND replica = $2
+	DELETE FROM %[1]s.pending
+	 WHERE id = $1 AND replica = $2 AND epsilon = $3::numeric AND delta = $4::numeric
 	RETURNING user_name, dataset, epsilon, delta
+), u AS (
+	UPDATE %[1]s.budgets b
+	   SET committed_epsilon = b.committed_epsilon + p.epsilon,
+	       committed_delta   = b.committed_delta + p.delta
+	  FROM p WHERE b.user_name = p.user_name AND b.dataset = p.dataset
+	RETURNING 1
+), ins AS (
+	INSERT INTO %[1]s.releases (cache_key, data, replica, created)
+	SELECT $5::bytea, $6::bytea, $2, $7 FROM u WHERE $5::bytea IS NOT NULL
+	ON CONFLICT (cache_key) DO NOTHING
+	RETURNING 1
 )
-UPDATE %[1]s.budgets b
-   SET committed_epsilon = b.committed_epsilon + p.epsilon,
-       committed_delta   = b.committed_delta + p.delta
-  FROM p WHERE b.user_name = p.user_name AND b.dataset = p.dataset
-RETURNING p.epsilon::text, p.delta::text`),
-		publish:     f(`INSERT INTO %[1]s.releases (cache_key, data, replica, created) VALUES ($1, $2, $3, $4) ON CONFLICT (cache_key) DO NOTHING`),
+SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM ins)`),
 		readRelease: f(`SELECT data FROM %[1]s.releases WHERE cache_key = $1`),
+		// Return a pending row's cost and mark its audit entry, in one
+		// statement. Returns the settled count.
 		refund: f(`WITH p AS (
-	DELETE FROM %[1]s.pending WHERE id = $1 AND replica = $2
+	DELETE FROM %[1]s.pending
+	 WHERE id = $1 AND replica = $2 AND epsilon = $3::numeric AND delta = $4::numeric
 	RETURNING user_name, dataset, epsilon, delta
+), u AS (
+	UPDATE %[1]s.budgets b
+	   SET spent_epsilon = b.spent_epsilon - p.epsilon,
+	       spent_delta   = b.spent_delta - p.delta,
+	       queries       = b.queries - 1
+	  FROM p WHERE b.user_name = p.user_name AND b.dataset = p.dataset
+	RETURNING 1
+), a AS (
+	UPDATE %[1]s.audit SET refunded = $5 WHERE reservation = $1 AND EXISTS (SELECT 1 FROM p)
+	RETURNING 1
 )
-UPDATE %[1]s.budgets b
-   SET spent_epsilon = b.spent_epsilon - p.epsilon,
-       spent_delta   = b.spent_delta - p.delta,
-       queries       = b.queries - 1
-  FROM p WHERE b.user_name = p.user_name AND b.dataset = p.dataset
-RETURNING p.epsilon::text, p.delta::text`),
-		lookup: f(`SELECT data FROM %[1]s.releases WHERE cache_key = $1`),
+SELECT count(*) FROM u`),
+		publish: f(`INSERT INTO %[1]s.releases (cache_key, data, replica, created) VALUES ($1, $2, $3, $4) ON CONFLICT (cache_key) DO NOTHING`),
+		lookup:  f(`SELECT data FROM %[1]s.releases WHERE cache_key = $1`),
 		accounts: f(`SELECT user_name, dataset, spent_epsilon::text, spent_delta::text, committed_epsilon::text, committed_delta::text, queries, last_charge
   FROM %[1]s.budgets ORDER BY user_name, dataset`),
-		pending:      f(`SELECT id, user_name, dataset, epsilon::text, delta::text, replica, created FROM %[1]s.pending ORDER BY id`),
-		markRefunded: f(`UPDATE %[1]s.audit SET refunded = $2 WHERE reservation = $1`),
+		pending: f(`SELECT id, user_name, dataset, epsilon::text, delta::text, replica, created FROM %[1]s.pending ORDER BY id`),
 		// One page of the audit history after reservation $1; $2 and $3
 		// filter by user and dataset ('' = any), $4 by time (NULL = any).
 		audit: f(`SELECT reservation, charged, user_name, dataset, epsilon::text, delta::text, fingerprint, query, release, replica, refunded
