@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/ledger/pgledger"
@@ -50,6 +51,10 @@ var (
 // openPGLedger opens the PostgreSQL ledger a policy names (driver
 // postgres), as this replica.
 func openPGLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*pgledger.Ledger, error) {
+	if strings.Contains(pol.Ledger.DSN, "${") {
+		// An offline load (budget, audit, ledger) leaves unset variables.
+		return nil, fmt.Errorf("ledger.dsn refers to environment variables that are not set (%s): export them first", strings.Join(pol.MissingEnv, ", "))
+	}
 	replica := pol.Ledger.Replica
 	if replica == "" {
 		replica = ledger.DefaultReplica()
