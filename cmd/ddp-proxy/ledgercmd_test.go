@@ -63,3 +63,17 @@ func TestLedgerExportImport(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLedgerDSNEnvUnset: budget on a postgres ledger whose DSN names an
+// unset variable says which one, instead of failing to parse it.
+func TestLedgerDSNEnvUnset(t *testing.T) {
+	files, err := demo.Build(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := pgLedgerPolicy(t, files, "${DDP_PGLEDGER_UNSET_VAR}", "pgledger_unused", "127.0.0.1:0", "off")
+	_, stderr, code := runMainIO(t, nil, "budget", "--policy", pol)
+	if code == 0 || !strings.Contains(stderr, "DDP_PGLEDGER_UNSET_VAR") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}
