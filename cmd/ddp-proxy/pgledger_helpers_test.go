@@ -68,6 +68,8 @@ func pgLedgerPolicyNamed(t *testing.T, files demo.Files, dsn, schema, pgAddr, my
 	s = demoLedgerRE.ReplaceAllLiteralString(s, "ledger:\n  driver: postgres\n  dsn: \""+dsn+"\"\n  schema: "+schema+"\n")
 	s = strings.Replace(s, "postgres: 127.0.0.1:15432", "postgres: "+pgAddr, 1)
 	s = strings.Replace(s, "mysql: 127.0.0.1:13306", "mysql: "+myAddr, 1)
+	// Room for DDP_TEST_CLIENTS clients per replica.
+	s = strings.Replace(s, "  auth: trust\n", "  auth: trust\n  max_connections: 1000\n", 1)
 	path := filepath.Join(filepath.Dir(files.Policy), name)
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)

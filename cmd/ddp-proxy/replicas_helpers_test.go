@@ -26,8 +26,15 @@ import (
 // The replica tests run ddp-proxy serve as separate processes (this test
 // binary re-executed through TestMainHelper) on one PostgreSQL ledger.
 // DDP_TEST_REPLICAS sets their number (default 3); each gets
-// clientsPerReplica clients.
-const clientsPerReplica = 32
+// clientsPerReplica clients (DDP_TEST_CLIENTS, default 32).
+var clientsPerReplica = envCount("DDP_TEST_CLIENTS", 32)
+
+func envCount(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
 
 func replicaCount(t *testing.T) int {
 	if s := os.Getenv("DDP_TEST_REPLICAS"); s != "" {
