@@ -92,6 +92,12 @@ func (p *Policy) normalize(c *checker) {
 	if p.Ledger.Path == "" {
 		p.Ledger.Path = DefaultLedgerPath
 	}
+	if p.Ledger.Driver == "" {
+		p.Ledger.Driver = LedgerBBolt
+	}
+	if p.Ledger.Driver == LedgerPostgres && p.Ledger.Schema == "" {
+		p.Ledger.Schema = DefaultLedgerSchema
+	}
 	if p.Backend.StatementTimeout.Duration == 0 && !p.has("backend.statement_timeout") {
 		p.Backend.StatementTimeout.Duration = DefaultStatementTimeout
 	}

@@ -298,7 +298,7 @@ func findFold[V any](m map[string]V, key string) V {
 	return zero
 }
 
-// resolveEnvironment expands ${VAR} in backend.dsn and reads every user's
+// resolveEnvironment expands ${VAR} in backend.dsn and ledger.dsn and reads every user's
 // password_env. It is the only place the package reads the environment.
 func (p *Policy) resolveEnvironment(offline bool) Problems {
 	c := &checker{p: p}
@@ -314,6 +314,17 @@ func (p *Policy) resolveEnvironment(offline bool) Problems {
 		c.add("backend.dsn", "%s not set; export it before starting the proxy, or write the DSN in full", what)
 	} else {
 		p.Backend.DSN = dsn
+	}
+	if p.Ledger.DSN != "" {
+		if dsn, missing, bad := expandEnv(p.Ledger.DSN); bad != "" {
+			c.add("ledger.dsn", "%s; write environment references as ${NAME}", bad)
+		} else if len(missing) > 0 && offline {
+			p.MissingEnv = append(p.MissingEnv, missing...)
+		} else if len(missing) > 0 {
+			c.add("ledger.dsn", "environment variable(s) %s not set; export them before starting the proxy, or write the DSN in full", strings.Join(missing, ", "))
+		} else {
+			p.Ledger.DSN = dsn
+		}
 	}
 	for i, u := range p.Users {
 		if u == nil || u.PasswordEnv == "" {

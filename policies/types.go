@@ -110,9 +110,18 @@ const (
 
 // Ledger configures the durable budget ledger.
 type Ledger struct {
+	// Driver is bbolt (the default: one embedded file at Path, for one
+	// proxy) or postgres (tables in a PostgreSQL database at DSN, shared
+	// by several proxy replicas).
+	Driver string `yaml:"driver"`
 	// Path of the bbolt file (default ddp-ledger.db, relative paths are
 	// relative to the policy file's directory).
 	Path string `yaml:"path"`
+	// DSN of the PostgreSQL ledger database (driver postgres); ${VAR} is
+	// expanded from the environment at load time.
+	DSN string `yaml:"dsn"`
+	// Schema holds the PostgreSQL ledger's tables (default ddp_ledger).
+	Schema string `yaml:"schema"`
 	// Replica names this serving process in the audit history and in its
 	// pending reservations (default: hostname-pid).
 	Replica string `yaml:"replica"`
@@ -128,6 +137,14 @@ type Retention struct {
 	MaxAgeHours  int `yaml:"max_age_hours"`
 	MaxMegabytes int `yaml:"max_megabytes"`
 }
+
+// Ledger drivers.
+const (
+	LedgerBBolt    = "bbolt"
+	LedgerPostgres = "postgres"
+	// DefaultLedgerSchema is the PostgreSQL schema of the ledger tables.
+	DefaultLedgerSchema = "ddp_ledger"
+)
 
 // User is an analyst allowed to connect.
 type User struct {

@@ -86,6 +86,7 @@ func (p *Policy) checkTop(c *checker) {
 	if p.Backend.MaxOpenConns < 1 {
 		c.add("backend.max_open_conns", "max_open_conns must be at least 1, not %d", p.Backend.MaxOpenConns)
 	}
+	p.checkLedger(c)
 	if p.Listen.Auth != AuthPassword && p.Listen.Auth != AuthCleartext && p.Listen.Auth != AuthTrust {
 		c.add("listen.auth", "auth must be password, cleartext or trust, not %q", p.Listen.Auth)
 	}
@@ -137,3 +138,32 @@ func (c *checker) checkListen(path, addr string) {
 		c.add(path, "port %q is not a number between 0 and 65535", port)
 	}
 }
+
+// checkLedger checks the ledger section: a bbolt file, or a PostgreSQL
+// database shared by replicas.
+func (p *Policy) checkLedger(c *checker) {
+	l := p.Ledger
+	switch l.Driver {
+	case LedgerBBolt:
+		if l.DSN != "" {
+			c.add("ledger.dsn", "dsn is for driver: postgres; a bbolt ledger is the file at ledger.path")
+		}
+		if l.Schema != "" {
+			c.add("ledger.schema", "schema is for driver: postgres")
+		}
+	case LedgerPostgres:
+		if strings.TrimSpace(l.DSN) == "" {
+			c.add("ledger.dsn", "empty; a postgres ledger needs the connection string of its database (for example ${DDP_LEDGER_DSN})")
+		}
+		if p.has("ledger.path") {
+			c.add("ledger.path", "path is for driver: bbolt; a postgres ledger lives in the database at ledger.dsn")
+		}
+		if !ledgerSchemaRE.MatchString(l.Schema) {
+			c.add("ledger.schema", "%q is not a plain lower-case identifier of at most 63 bytes (letters a-z, digits, _)", l.Schema)
+		}
+	default:
+		c.add("ledger.driver", "unknown driver %q; use bbolt (one proxy, the default) or postgres (replicas sharing one ledger)", l.Driver)
+	}
+}
+
+var ledgerSchemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)

@@ -155,8 +155,10 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	unlock := e.flight.lock(pl.CacheKey)
 	defer unlock()
 
-	if data, ok, err := e.ledger.Release(ctx, pl.CacheKey); err != nil {
-		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+	data, ok, held, err := e.lookup(ctx, pl.CacheKey)
+	defer held()
+	if err != nil {
+		return nil, err
 	} else if ok {
 		rel, err := decodeStored(data)
 		if err != nil {
@@ -202,7 +204,7 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	data, err := encodeStored(rel)
+	data, err = encodeStored(rel)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -547,7 +549,7 @@ func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Pl
 	res := &Result{Rows: rows, Columns: cols, Charged: charged, Cached: cached, NoRows: pl.NoRows}
 	left, err := e.ledger.Remaining(ctx, user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
 	if err != nil {
-		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+		return nil, ledgerError(err)
 	}
 	res.Remaining = left
 	return res, nil

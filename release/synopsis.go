@@ -34,8 +34,10 @@ func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *plann
 	unlock := e.flight.lock(sp.Key)
 	defer unlock()
 
-	if data, ok, err := e.ledger.Release(ctx, sp.Key); err != nil {
-		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+	data, ok, held, err := e.lookup(ctx, sp.Key)
+	defer held()
+	if err != nil {
+		return nil, err
 	} else if ok {
 		syn, err := decodeSynopsis(data)
 		if err != nil {
@@ -75,7 +77,7 @@ func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *plann
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
-	data, err := syn.MarshalBinary()
+	data, err = syn.MarshalBinary()
 	if err != nil {
 		return nil, e.failed(res, err)
 	}

@@ -44,9 +44,14 @@ var (
 	StatementTimeout      = Code{"statement_timeout", "57014", 3024, "HY000"}
 	BackendUnavailable    = Code{"backend_unavailable", "08006", 2013, "HY000"}
 	BackendFailed         = Code{"backend_failed", "XX000", 1105, "HY000"}
-	ProtocolViolation     = Code{"protocol_violation", "08P01", 1047, "08S01"}
-	TooManyConnections    = Code{"too_many_connections", "53300", 1040, "08004"}
-	Internal              = Code{"internal_error", "XX000", 1105, "HY000"}
+	// LedgerUnavailable: the budget ledger's database cannot be reached, so
+	// nothing was run or answered (fail closed; a charge the database
+	// committed before it went away stays). A code of its own so that it is
+	// never mistaken for BackendUnavailable, which refunds.
+	LedgerUnavailable  = Code{"ledger_unavailable", "08006", 2013, "HY000"}
+	ProtocolViolation  = Code{"protocol_violation", "08P01", 1047, "08S01"}
+	TooManyConnections = Code{"too_many_connections", "53300", 1040, "08004"}
+	Internal           = Code{"internal_error", "XX000", 1105, "HY000"}
 
 	// Protocol-level codes (prepared statements, portals, parameter values).
 	DuplicatePreparedStatement  = Code{"duplicate_prepared_statement", "42P05", 1105, "HY000"}
@@ -84,7 +89,7 @@ var All = []Code{
 	UndefinedTable, UndefinedColumn, UndefinedFunction, UndefinedObject,
 	AmbiguousColumn, GroupingError, WindowingError, DatatypeMismatch, InvalidParameterValue,
 	BudgetExhausted, InvalidPassword, InvalidAuthorization, QueryCanceled,
-	StatementTimeout, BackendUnavailable, BackendFailed, ProtocolViolation,
+	StatementTimeout, BackendUnavailable, BackendFailed, LedgerUnavailable, ProtocolViolation,
 	TooManyConnections, Internal,
 	DuplicatePreparedStatement, InvalidStatementName, DuplicateCursor, InvalidCursorName,
 	InvalidTextRepresentation, InvalidBinaryRepresentation, AdminShutdown,

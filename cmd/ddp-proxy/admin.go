@@ -52,6 +52,24 @@ type meteredLedger struct {
 
 var _ release.Ledger = meteredLedger{}
 
+// meter wraps l for the metrics. A ledger shared by replicas stays a
+// release.Flighter through the wrapper: hiding its cross-replica hold
+// would let identical queries on several replicas be charged (and drawn)
+// once each.
+func meter(l release.Ledger, m *admin.Metrics) release.Ledger {
+	ml := meteredLedger{Ledger: l, m: m}
+	if f, ok := l.(release.Flighter); ok {
+		return meteredFlighter{meteredLedger: ml, Flighter: f}
+	}
+	return ml
+}
+
+// meteredFlighter is a metered shared ledger.
+type meteredFlighter struct {
+	meteredLedger
+	release.Flighter
+}
+
 func (l meteredLedger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
 	r, err := l.Ledger.Charge(ctx, c, limit)
 	if err != nil {

@@ -53,7 +53,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		f.User = u.Name // as the ledger spells it
 	}
-	l, closeLedger, err := openLedgerReader(pol.Ledger.Path)
+	l, closeLedger, err := openPolicyLedgerReader(ctx, pol)
 	if err != nil {
 		return err
 	}

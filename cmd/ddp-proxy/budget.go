@@ -37,7 +37,7 @@ func cmdBudget(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "no user %q in the policy\n", *userName)
 		return exitError{2}
 	}
-	l, closeLedger, err := openLedgerReader(pol.Ledger.Path)
+	l, closeLedger, err := openPolicyLedgerReader(ctx, pol)
 	if err != nil {
 		return err
 	}

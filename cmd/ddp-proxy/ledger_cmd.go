@@ -10,8 +10,8 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
-// cmdLedger runs the ledger's maintenance subcommands.
-func cmdLedger(args []string, stdout, stderr io.Writer) error {
+// cmdLedgerCompact runs `ddp-proxy ledger compact --policy F`.
+func cmdLedgerCompact(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "compact" {
 		fmt.Fprintln(stderr, "usage: ddp-proxy ledger compact --policy FILE")
 		return exitError{2}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/ledger/pgledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
 )
@@ -24,8 +26,11 @@ type servedLedger interface {
 // openLedger opens the ledger the policy names for serving. This is where
 // another implementation of release.Ledger (a database shared by
 // replicas) is chosen. onCommit (nil: none) is told about every write
-// transaction (the admin listener's metrics).
+// transaction of the bbolt ledger (the admin listener's metrics).
 func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger, onCommit func(writes int, took time.Duration)) (servedLedger, error) {
+	if pol.Ledger.Driver == policies.LedgerPostgres {
+		return openPGLedger(ctx, pol, log.With("component", "ledger"))
+	}
 	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger"), Replica: pol.Ledger.Replica,
 		OnCommit: onCommit, Retention: retentionOf(pol)})
 	if err != nil {
@@ -41,4 +46,31 @@ func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger, onC
 func retentionOf(pol *policies.Policy) ledger.Retention {
 	r := pol.Ledger.Retention
 	return ledger.Retention{MaxAge: time.Duration(r.MaxAgeHours) * time.Hour, MaxBytes: int64(r.MaxMegabytes) << 20}
+}
+
+// The PostgreSQL ledger, shared by replicas, is a release.Ledger too, and
+// a release.Flighter: identical queries on several replicas are charged
+// once.
+var (
+	_ release.Ledger   = (*pgledger.Ledger)(nil)
+	_ release.Flighter = (*pgledger.Ledger)(nil)
+	_ servedLedger     = (*pgledger.Ledger)(nil)
+)
+
+// openPGLedger opens the PostgreSQL ledger a policy names (driver
+// postgres), as this replica.
+func openPGLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*pgledger.Ledger, error) {
+	if strings.Contains(pol.Ledger.DSN, "${") {
+		// An offline load (budget, audit, ledger) leaves unset variables.
+		return nil, fmt.Errorf("ledger.dsn refers to environment variables that are not set (%s): export them first", strings.Join(pol.MissingEnv, ", "))
+	}
+	replica := pol.Ledger.Replica
+	if replica == "" {
+		replica = ledger.DefaultReplica()
+	}
+	l, err := pgledger.Open(ctx, pol.Ledger.DSN, pgledger.Options{Schema: pol.Ledger.Schema, Replica: replica, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("opening the budget ledger (postgres, schema %s): %w", pol.Ledger.Schema, err)
+	}
+	return l, nil
 }

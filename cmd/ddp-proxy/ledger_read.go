@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
 )
 
@@ -32,4 +35,18 @@ func openLedgerReader(path string) (r release.LedgerReader, close func() error, 
 			"(ddp-proxy serve creates that socket at startup; is the process holding the ledger an older ddp-proxy?)", path, sock)
 	}
 	return dialLedgerSocket(path), func() error { return nil }, nil
+}
+
+// openPolicyLedgerReader opens the ledger a policy names for reading: a
+// PostgreSQL ledger directly (replicas may be serving it), a bbolt file
+// through openLedgerReader.
+func openPolicyLedgerReader(ctx context.Context, pol *policies.Policy) (release.LedgerReader, func() error, error) {
+	if pol.Ledger.Driver == policies.LedgerPostgres {
+		l, err := openPGLedger(ctx, pol, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return nil, nil, err
+		}
+		return l, l.Close, nil
+	}
+	return openLedgerReader(pol.Ledger.Path)
 }

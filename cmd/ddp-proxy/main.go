@@ -7,6 +7,7 @@
 //	ddp-proxy budget --policy F [--user U]     spent and remaining budget per user and dataset
 //	ddp-proxy audit --policy F [--user U] [--since T] [--json]  the ledger's charges
 //	ddp-proxy ledger compact --policy F        rewrite the ledger file (offline)
+//	ddp-proxy ledger export|import --policy F  move a ledger between bbolt and PostgreSQL (JSON)
 //	ddp-proxy --version                        module version and VCS revision
 package main
 
@@ -60,6 +61,8 @@ commands:
   audit --policy FILE [--user U] [--dataset D] [--since T] [--json]
                                      show the ledger's charges: time, user, ε, δ, query (also while serve runs)
   ledger compact --policy FILE       apply ledger.retention and rewrite the ledger file to its live size (offline)
+  ledger export|import --policy FILE the whole ledger as JSON on stdout / from stdin into an empty
+                                     ledger (to move between bbolt and postgres)
   estimate-dependence --policy FILE --table T --columns A,B --attributes X,Y
                                      fit a ddp dependence model from data (advisory)
   --version                          module version and VCS revision of this binary
@@ -86,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog
 	case "audit":
 		return cmdAudit(ctx, args[1:], stdout, stderr)
 	case "ledger":
-		return cmdLedger(args[1:], stdout, stderr)
+		return cmdLedger(ctx, args[1:], os.Stdin, stdout, stderr, log)
 	case "estimate-dependence":
 		return cmdEstimate(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":

@@ -143,8 +143,8 @@ func reloadable(old, pol *policies.Policy) error {
 	if pol.Backend.Driver != old.Backend.Driver || pol.Backend.DSN != old.Backend.DSN {
 		errs = append(errs, errors.New("backend.driver or backend.dsn changed: restart the proxy to use another backend"))
 	}
-	if pol.Ledger.Path != old.Ledger.Path {
-		errs = append(errs, errors.New("ledger.path changed: restart the proxy to use another ledger"))
+	if pol.Ledger != old.Ledger {
+		errs = append(errs, errors.New("ledger (driver, path, dsn, schema or replica) changed: restart the proxy to use another ledger"))
 	}
 	return errors.Join(errs...)
 }
@@ -232,9 +232,13 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 	}
 	// `ddp-proxy budget` and `audit` read the ledger through this socket
 	// while serve holds the file (ledger_socket.go).
-	stopSocket := serveLedgerSocket(pol.Ledger.Path, led, log.With("component", "ledger-socket"))
-	led = closeAlso(led, stopSocket)
-	eng := release.New(timedBackend{Backend: be, m: metrics}, meteredLedger{Ledger: led, m: metrics}, release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
+	// A PostgreSQL ledger needs no socket: budget and audit read the
+	// database itself, and replicas on one host must not share one.
+	if pol.Ledger.Driver != policies.LedgerPostgres {
+		stopSocket := serveLedgerSocket(pol.Ledger.Path, led, log.With("component", "ledger-socket"))
+		led = closeAlso(led, stopSocket)
+	}
+	eng := release.New(timedBackend{Backend: be, m: metrics}, meter(led, metrics), release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
 	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
 		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes, Observer: metrics})
 	var tlsCfg *tls.Config

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ddp-proxy/ddp-proxy/demo"
+)
+
+// ledgerTestDSN returns DDP_TEST_POSTGRES_DSN or skips.
+func ledgerTestDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL ledger tests")
+	}
+	return dsn
+}
+
+// ledgerTestSchema returns a fresh schema name (pgledger_ prefix: helpers
+// share the database), dropped when the test ends.
+func ledgerTestSchema(t *testing.T, dsn string) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "pgledger_c_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		_, _ = conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+name+" CASCADE")
+	})
+	return name
+}
+
+var demoLedgerRE = regexp.MustCompile(`(?m)^ledger:\n(?:  .*\n|\n)*?  path: .*\n`)
+
+// pgLedgerPolicy writes, next to the demo policy, a copy whose ledger is
+// the PostgreSQL schema given, listening on the given addresses.
+func pgLedgerPolicy(t *testing.T, files demo.Files, dsn, schema, pgAddr, myAddr string) string {
+	t.Helper()
+	return pgLedgerPolicyNamed(t, files, dsn, schema, pgAddr, myAddr, "pg-"+schema+".yaml")
+}
+
+func pgLedgerPolicyNamed(t *testing.T, files demo.Files, dsn, schema, pgAddr, myAddr, name string) string {
+	t.Helper()
+	src, err := os.ReadFile(files.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(src)
+	if !demoLedgerRE.MatchString(s) {
+		t.Fatal("the demo policy has no ledger: path: section to replace")
+	}
+	s = demoLedgerRE.ReplaceAllLiteralString(s, "ledger:\n  driver: postgres\n  dsn: \""+dsn+"\"\n  schema: "+schema+"\n")
+	s = strings.Replace(s, "postgres: 127.0.0.1:15432", "postgres: "+pgAddr, 1)
+	s = strings.Replace(s, "mysql: 127.0.0.1:13306", "mysql: "+myAddr, 1)
+	// Room for DDP_TEST_CLIENTS clients per replica.
+	s = strings.Replace(s, "  auth: trust\n", "  auth: trust\n  max_connections: 1000\n", 1)
+	path := filepath.Join(filepath.Dir(files.Policy), name)
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runMainIO runs ddp-proxy with args in a child process, with stdin, and
+// returns stdout, stderr and the exit status.
+func runMainIO(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
+	cmd.Env = append(os.Environ(), envMainArgs+"="+strings.Join(args, "\x1f"))
+	var outb, errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &outb, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return outb.String(), errb.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return outb.String(), errb.String(), 0
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/ledger/pgledger"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// The replica tests run ddp-proxy serve as separate processes (this test
+// binary re-executed through TestMainHelper) on one PostgreSQL ledger.
+// DDP_TEST_REPLICAS sets their number (default 3); each gets
+// clientsPerReplica clients (DDP_TEST_CLIENTS, default 32).
+var clientsPerReplica = envCount("DDP_TEST_CLIENTS", 32)
+
+func envCount(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+func replicaCount(t *testing.T) int {
+	if s := os.Getenv("DDP_TEST_REPLICAS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("DDP_TEST_REPLICAS=%q", s)
+		}
+		return n
+	}
+	return 3
+}
+
+// replica is one running ddp-proxy serve process.
+type replica struct {
+	cmd    *exec.Cmd
+	addr   string
+	policy string
+	stderr *lockedBuffer
+	done   chan error
+}
+
+// replicaSetup is the demo with its ledger in a fresh PostgreSQL schema.
+type replicaSetup struct {
+	files  demo.Files
+	dsn    string
+	schema string
+	limit  policies.Budget // analyst's census budget
+}
+
+func newReplicaSetup(t *testing.T) *replicaSetup {
+	t.Helper()
+	dsn := ledgerTestDSN(t)
+	s := &replicaSetup{dsn: dsn, schema: ledgerTestSchema(t, dsn)}
+	var err error
+	if s.files, err = demo.Build(context.Background(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policies.Load(s.files.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.limit = pol.User("analyst").Budgets["census"]
+	return s
+}
+
+// start runs n replicas and waits until each accepts connections. They
+// are stopped (SIGTERM) when the test ends.
+func (s *replicaSetup) start(t *testing.T, n int) []*replica {
+	t.Helper()
+	var rs []*replica
+	dir := filepath.Dir(s.files.Policy)
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		pol := pgLedgerPolicyNamed(t, s.files, s.dsn, s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
+		cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", pol, "--pid-file", filepath.Join(dir, fmt.Sprintf("replica%d.pid", i))))
+		r := &replica{cmd: cmd, addr: addr, policy: pol, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+		cmd.Stderr = r.stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { r.done <- cmd.Wait() }()
+		t.Cleanup(func() { r.stop(t) })
+		rs = append(rs, r)
+	}
+	for _, r := range rs {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			c, err := net.DialTimeout("tcp", r.addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("replica on %s did not start: %v\n%s", r.addr, err, r.stderr)
+			}
+			select {
+			case err := <-r.done:
+				t.Fatalf("replica on %s exited: %v\n%s", r.addr, err, r.stderr)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return rs
+}
+
+func joinArgs(args ...string) string {
+	out := args[0]
+	for _, a := range args[1:] {
+		out += "\x1f" + a
+	}
+	return out
+}
+
+// stop ends a replica gracefully (SIGTERM), or kills it after 30 s.
+func (r *replica) stop(t *testing.T) {
+	if r.cmd.ProcessState != nil {
+		return
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		t.Errorf("replica on %s ignored SIGTERM\n%s", r.addr, r.stderr)
+	}
+}
+
+// connect opens a client session as analyst at ε = eps.
+func connectReplica(ctx context.Context, addr string, eps float64) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("SET ddp.epsilon = %g", eps)); err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	return conn, nil
+}
+
+// preSpend charges analyst's census budget so that exactly left remains.
+func (s *replicaSetup) preSpend(t *testing.T, left string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	l, err := pgledger.Open(context.Background(), s.dsn, pgledger.Options{Schema: s.schema, Replica: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// One reservation of (limit − left), computed by PostgreSQL in NUMERIC
+	// from the decimals, so the remainder is exact.
+	var spend float64
+	if err := conn.QueryRow(context.Background(), "SELECT ($1::numeric - $2::numeric)::float8",
+		strconv.FormatFloat(s.limit.Epsilon, 'g', -1, 64), left).Scan(&spend); err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Reserve(context.Background(), "analyst", "census", policies.Budget{Epsilon: spend}, s.limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit("", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ledgerTotals reads analyst's census account and the pending rows, with
+// a comparison made by PostgreSQL in NUMERIC.
+func (s *replicaSetup) numericTrue(t *testing.T, query string, args ...any) bool {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var ok bool
+	if err := conn.QueryRow(context.Background(), fmt.Sprintf(query, s.schema), args...).Scan(&ok); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func (s *replicaSetup) check(t *testing.T) {
+	t.Helper()
+	l, err := pgledger.Open(context.Background(), s.dsn, pgledger.Options{Schema: s.schema, Replica: "check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Check(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
