@@ -35,17 +35,26 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	fs.SetOutput(stderr)
 	policyPath := fs.String("policy", "", "policy file (required)")
 	pidFile := fs.String("pid-file", "", "write the process id here (default: the ledger path + .pid), for ddp-proxy reload")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) here until shutdown, for benchmarks")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	if *policyPath == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: ddp-proxy serve --policy FILE [--pid-file F]")
+		fmt.Fprintln(stderr, "usage: ddp-proxy serve --policy FILE [--pid-file F] [--cpuprofile F]")
 		return exitError{2}
 	}
 	pol, err := policies.Load(*policyPath)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError{1}
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitError{1}
+		}
+		defer stopProfile()
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
