@@ -82,11 +82,20 @@ func (e *Engine) SQLDialect() *sqlrender.Dialect { return e.dialect }
 // Close releases the pool.
 func (e *Engine) Close() error { return e.db.Close() }
 
-// Ping checks that a connection can be had.
+// Ping checks that a connection can be had and answers: unlike a
+// statement's checkout, it makes a round trip on it.
 func (e *Engine) Ping(ctx context.Context) error {
 	conn, err := e.checkout(ctx)
 	if err != nil {
 		return err
+	}
+	cctx, cancel := e.withDeadline(ctx)
+	defer cancel()
+	if err := e.ping(cctx, conn); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return e.fail(Canceled(cerr), "")
+		}
+		return e.fail(Unavailable(err), "")
 	}
 	return conn.Close()
 }
