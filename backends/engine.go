@@ -23,10 +23,13 @@ type Classifier func(err error) (timeout bool, driverCode string)
 // Engine runs statements of one dialect on a database/sql pool. It
 // implements every method of planner.Backend; the driver packages wrap it.
 //
-// Each call checks out a connection and pings it before sending anything:
-// a failure up to that point certainly precedes the statement, so it is
-// BackendUnavailable (refundable). From the moment the statement is handed
-// to the driver every failure is QueryCanceled (the caller's ctx ended),
+// Each call checks out a connection and, for a network database, checks
+// without a round trip that the server has not closed it (socket.stale);
+// a local database is pinged. A failure up to that point certainly
+// precedes the statement, so it is BackendUnavailable (refundable). So is
+// a failure of the statement's call while not one byte of it reached the
+// network (the socket's count of sent bytes did not move). Once any byte
+// was sent every failure is QueryCanceled (the caller's ctx ended),
 // StatementTimeout, or BackendFailed — even a connection loss, because the
 // server may have started executing.
 //
@@ -79,11 +82,20 @@ func (e *Engine) SQLDialect() *sqlrender.Dialect { return e.dialect }
 // Close releases the pool.
 func (e *Engine) Close() error { return e.db.Close() }
 
-// Ping checks that a connection can be had.
+// Ping checks that a connection can be had and answers: unlike a
+// statement's checkout, it makes a round trip on it.
 func (e *Engine) Ping(ctx context.Context) error {
 	conn, err := e.checkout(ctx)
 	if err != nil {
 		return err
+	}
+	cctx, cancel := e.withDeadline(ctx)
+	defer cancel()
+	if err := e.ping(cctx, conn); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return e.fail(Canceled(cerr), "")
+		}
+		return e.fail(Unavailable(err), "")
 	}
 	return conn.Close()
 }
@@ -201,7 +213,8 @@ func (e *Engine) query(ctx context.Context, text string, args []any, each func(*
 	defer cancel()
 	w := e.watch(qctx, conn)
 	defer e.release(conn, w)
-	fail := func(err error) error { return e.execFailure(ctx, qctx, w, err) }
+	sent := w.sent()
+	fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
 	rows, err := conn.QueryContext(qctx, text, args...)
 	if err != nil {
 		return fail(err)
@@ -219,8 +232,9 @@ func (e *Engine) query(ctx context.Context, text string, args []any, each func(*
 	return nil
 }
 
-// checkout gets a pooled connection and pings it, retrying past stale
-// idle connections (after a server restart every idle one is dead).
+// checkout gets a pooled connection, retrying past stale idle ones
+// (after a server restart every idle one is dead). A network connection
+// is checked by a peek at its socket, a local one by a ping.
 func (e *Engine) checkout(ctx context.Context) (*sql.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, e.fail(Canceled(err), "")
@@ -238,7 +252,7 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, error) {
 			last = err
 			break
 		}
-		if err = e.ping(cctx, conn); err == nil {
+		if err = e.usable(cctx, conn); err == nil {
 			return conn, nil
 		}
 		last = err
@@ -252,6 +266,28 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, error) {
 	// Our own deadline while waiting for a connection also lands here:
 	// nothing was sent, so it is refundable.
 	return nil, e.fail(Unavailable(last), "")
+}
+
+// usable checks a checked-out conn; one that fails is given up. A
+// network connection costs a non-blocking peek (no round trip); a local
+// database, or a connection without a known socket, a ping.
+func (e *Engine) usable(ctx context.Context, conn *sql.Conn) error {
+	if e.sockets == nil {
+		return e.ping(ctx, conn)
+	}
+	var sk *socket
+	_ = conn.Raw(func(dc any) error {
+		sk = e.sockets.lookup(dc)
+		return nil
+	})
+	if sk == nil {
+		return e.ping(ctx, conn)
+	}
+	if sk.stale() {
+		e.discard(conn)
+		return errors.New("backends: pooled connection closed by the server")
+	}
+	return nil
 }
 
 // ping checks conn; a connection that fails it is given up.
@@ -332,6 +368,15 @@ func (e *Engine) watch(ctx context.Context, conn *sql.Conn) *watcher {
 	return w
 }
 
+// sent returns the bytes sent so far on the watched socket (-1 when it
+// is unknown, as for a local database).
+func (w *watcher) sent() int64 {
+	if w.sk == nil {
+		return -1
+	}
+	return w.sk.sent.Load()
+}
+
 // fired reports whether the socket was cut.
 func (w *watcher) fired() bool { return w.sk != nil && w.sk.cut.Load() }
 
@@ -351,13 +396,19 @@ func (w *watcher) stop() bool {
 }
 
 // execFailure classifies an error raised once the statement was handed
-// to the driver. The caller's ctx wins over everything: a client cancel
-// makes lib/pq report 57014 too.
-func (e *Engine) execFailure(ctx, qctx context.Context, w *watcher, err error) error {
+// to the driver; sent is the watched socket's count of sent bytes before
+// that (-1: unknown). The caller's ctx wins over everything: a client
+// cancel makes lib/pq report 57014 too. A failure with no byte sent is
+// BackendUnavailable: the server never saw the statement, so the failure
+// cannot depend on private data and the release step may refund it.
+func (e *Engine) execFailure(ctx, qctx context.Context, w *watcher, sent int64, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return e.fail(Canceled(errors.Join(cerr, err)), "")
 	}
 	timeout, code := e.classify(err)
+	if sent >= 0 && w.sent() == sent && !w.fired() {
+		return e.fail(Unavailable(err), code)
+	}
 	switch {
 	case timeout:
 		return e.fail(TimedOut(err), code)

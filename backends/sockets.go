@@ -170,6 +170,17 @@ type socket struct {
 	key   driver.Conn // under owner.mu
 	cut   atomic.Bool
 	shut  atomic.Bool
+	// sent counts the bytes the driver handed to the network. A call
+	// during which it did not move sent nothing of its statement, so its
+	// failure cannot depend on the data (Engine.execFailure).
+	sent atomic.Int64
+}
+
+// Write counts what reaches the network.
+func (k *socket) Write(b []byte) (int, error) {
+	n, err := k.Conn.Write(b)
+	k.sent.Add(int64(n))
+	return n, err
 }
 
 // Close closes the socket once; the driver's own Close after a cut is a

@@ -1,41 +1,89 @@
 #!/usr/bin/env bash
-# Proxy overhead: drives the same aggregate workloads with pgbench directly
-# against PostgreSQL, through PgBouncer (when installed: the reference for
-# pure-proxy overhead) and through ddp-proxy, in one run, and prints
-# throughput and latency with ratios against direct access.
+# Proxy overhead: the same small aggregate driven by pgbench against
+# PostgreSQL directly, through PgBouncer (the reference for pure-proxy
+# overhead) and through ddp-proxy, interleaved in one run: for each client
+# count, ROUNDS rounds in which every target runs SECS seconds in turn, so
+# the machine's background load falls on all of them alike. Prints one
+# table per workload with the ratios the targets are stated in (README,
+# "Performance"):
 #
-#   bench/pgbench.sh [rows] [seconds] [clients]
+#   fresh  (a new WHERE literal per query: a charged release each time):
+#          latency vs direct at 1 client (target ≤ 2.5×), throughput vs
+#          direct at 64 clients (target ≥ 0.5×)
+#   cached (the same query each time: answered from the ledger):
+#          latency vs PgBouncer (target ≤ 1.0×)
 #
-# Needs psql, pgbench and a PostgreSQL server: DDP_BENCH_DSN (default
-# postgres://postgres@127.0.0.1:5432/test). Uses ports 15433 and 16432.
+#   bench/pgbench.sh [seconds per slice] [rounds] [clients...]
+#   e.g. bench/pgbench.sh 5 3 1 4 64
+#
+# Needs psql, pgbench (Debian: apt-get install postgresql-client
+# postgresql-contrib, or the postgresql package), a PostgreSQL server
+# (DDP_BENCH_DSN, default postgres://postgres@127.0.0.1:5432/test) with
+# max_connections ≥ the largest client count + 2 × POOL (the backend pool
+# of both ddp-proxy and PgBouncer, default 12: on a small machine more
+# connections only queue on the CPUs), and PgBouncer
+# (Debian: apt-get install pgbouncer; without it the PgBouncer column is
+# left out). BIG=N also runs the fresh query on an N-row table.
+# DDP_BENCH_PROFILE=FILE writes the proxy's CPU profile (go tool pprof).
+# DDP_BENCH_STRACE=1 counts the proxy's fdatasync/fsync/pwrite64 calls per
+# fresh answer during one extra 1-client slice (needs strace).
+# The ledger is written under DDP_BENCH_LEDGER_DIR (default: a temporary
+# directory under the repository, so on its disk, not a tmpfs).
+# Uses ports 15433 and 16432; creates and drops bench_tiny (and
+# bench_people with BIG).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROWS=${1:-1000000}
-SECS=${2:-10}
-CLIENTS=${3:-4}
+SECS=${1:-5}
+ROUNDS=${2:-3}
+shift 2 2>/dev/null || shift $#
+CLIENTS=("$@")
+[ ${#CLIENTS[@]} -eq 0 ] && CLIENTS=(1 4 64)
+BIG=${BIG:-0}
+POOL=${POOL:-12}
 DSN=${DDP_BENCH_DSN:-postgres://postgres@127.0.0.1:5432/test}
-PGHOST=127.0.0.1 PGPORT=5432
+maxc=0
+for c in "${CLIENTS[@]}"; do [ "$c" -gt "$maxc" ] && maxc=$c; done
 work=$(mktemp -d)
-cleanup() { [ -n "${proxy_pid:-}" ] && kill "$proxy_pid" 2>/dev/null; [ -n "${bouncer_pid:-}" ] && kill "$bouncer_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+ledger_dir=$(mktemp -d "${DDP_BENCH_LEDGER_DIR:-$PWD}/.bench-ledger.XXXXXX")
+cleanup() {
+  [ -n "${proxy_pid:-}" ] && kill -INT "$proxy_pid" 2>/dev/null
+  [ -n "${bouncer_pid:-}" ] && kill "$bouncer_pid" 2>/dev/null
+  wait 2>/dev/null
+  psql "$DSN" -qX -c "DROP TABLE IF EXISTS bench_people, bench_tiny" 2>/dev/null || true
+  rm -rf "$work" "$ledger_dir"
+}
 trap cleanup EXIT
 
-echo "== loading bench_people ($ROWS rows) and bench_tiny (100 rows)"
+for cmd in psql pgbench; do
+  command -v "$cmd" >/dev/null || { echo "$cmd is missing (Debian: apt-get install postgresql-client)" >&2; exit 1; }
+done
+if ! command -v pgbouncer >/dev/null; then
+  echo "note: pgbouncer is not installed (Debian: apt-get install pgbouncer); its column is left out" >&2
+fi
+
+echo "== loading bench_tiny (100 rows)$([ "$BIG" -gt 0 ] && echo " and bench_people ($BIG rows)")"
+big_sql=""
+if [ "$BIG" -gt 0 ]; then
+  big_sql="CREATE TABLE bench_people AS
+  SELECT i AS person_id, (18 + (i::bigint * 7919) % 73)::int AS age, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex
+  FROM generate_series(1, $BIG) AS i;
+ALTER TABLE bench_people ADD PRIMARY KEY (person_id); ANALYZE bench_people;"
+fi
 psql "$DSN" -qX -v ON_ERROR_STOP=1 <<SQL
 DROP TABLE IF EXISTS bench_people, bench_tiny;
-CREATE TABLE bench_people AS
+CREATE TABLE bench_tiny AS
   SELECT i AS person_id, (18 + (i::bigint * 7919) % 73)::int AS age, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex
-  FROM generate_series(1, $ROWS) AS i;
-CREATE TABLE bench_tiny AS SELECT * FROM bench_people WHERE person_id <= 100;
-ALTER TABLE bench_people ADD PRIMARY KEY (person_id);
+  FROM generate_series(1, 100) AS i;
 ALTER TABLE bench_tiny ADD PRIMARY KEY (person_id);
-ANALYZE bench_people; ANALYZE bench_tiny;
+ANALYZE bench_tiny;
+$big_sql
 SQL
 
 cat > "$work/policy.yaml" <<YAML
 version: 1
-backend: {driver: postgres, dsn: "${DSN}?sslmode=disable", max_open_conns: $((CLIENTS * 2))}
+backend: {driver: postgres, dsn: "${DSN}?sslmode=disable", max_open_conns: $POOL}
 listen: {postgres: 127.0.0.1:15433, mysql: "off"}
-ledger: {path: ${DDP_BENCH_LEDGER:-ledger.db}}
+ledger: {path: $ledger_dir/ledger.db}
 users:
   - name: bench
     password_env: DDP_BENCH_PASSWORD
@@ -56,10 +104,14 @@ datasets:
           sex: {type: text, domain: {values: [F, M]}}
 YAML
 go build -o "$work/ddp-proxy" ./cmd/ddp-proxy
-DDP_BENCH_PASSWORD=bench "$work/ddp-proxy" serve --policy "$work/policy.yaml" > "$work/proxy.log" 2>&1 &
+profile=()
+[ -n "${DDP_BENCH_PROFILE:-}" ] && profile=(--cpuprofile "$DDP_BENCH_PROFILE")
+DDP_BENCH_PASSWORD=bench "$work/ddp-proxy" serve --policy "$work/policy.yaml" "${profile[@]}" > "$work/proxy.log" 2>&1 &
 proxy_pid=$!
 
-targets=("direct|$DSN")
+direct="postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+proxy="postgres://bench:bench@127.0.0.1:15433/test?sslmode=disable"
+bouncer=""
 if command -v pgbouncer >/dev/null; then
   cat > "$work/pgbouncer.ini" <<INI
 [databases]
@@ -70,8 +122,8 @@ listen_port = 16432
 auth_type = trust
 auth_file = $work/users.txt
 pool_mode = transaction
-max_client_conn = 100
-default_pool_size = $((CLIENTS * 2))
+max_client_conn = $((maxc + 10))
+default_pool_size = $POOL
 unix_socket_dir =
 logfile = $work/pgbouncer.log
 INI
@@ -79,46 +131,87 @@ INI
   chmod 755 "$work"; chmod 644 "$work/pgbouncer.ini" "$work/users.txt"; touch "$work/pgbouncer.log"; chmod 666 "$work/pgbouncer.log"
   pgbouncer -u postgres "$work/pgbouncer.ini" >/dev/null 2>&1 &
   bouncer_pid=$!
-  targets+=("pgbouncer|postgres://postgres@127.0.0.1:16432/test")
+  bouncer="postgres://postgres@127.0.0.1:16432/test?sslmode=disable"
 fi
-targets+=("ddp-proxy|postgres://bench:bench@127.0.0.1:15433/test")
-sleep 1
+for _ in $(seq 1 50); do
+  psql "$proxy" -qXAtc "SELECT 1" >/dev/null 2>&1 && break
+  sleep 0.2
+done
 
-# fresh: a new WHERE literal each time, so every query is a new, charged release.
-printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM %s WHERE age <> -:r GROUP BY sex;\n' bench_people > "$work/fresh_big.sql"
-printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM %s WHERE age <> -:r GROUP BY sex;\n' bench_tiny > "$work/fresh_tiny.sql"
+# fresh: a new WHERE literal each time, so every query is a new, charged
+# release. Direct and PgBouncer run the same text.
+printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM bench_tiny WHERE age <> -:r GROUP BY sex;\n' > "$work/fresh.sql"
+printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM bench_people WHERE age <> -:r GROUP BY sex;\n' > "$work/fresh_big.sql"
 # cached: the same query every time, answered from the ledger after the first.
 printf 'SELECT sex, COUNT(*) FROM bench_tiny WHERE age > 30 GROUP BY sex;\n' > "$work/cached.sql"
 
-run() { # name dsn script
-  PGPASSWORD=bench pgbench -n -M simple -f "$3" -c "$CLIENTS" -j "$CLIENTS" -T "$SECS" "$2" 2>/dev/null |
-    awk -v t="$1" '/latency average/ {lat=$4} /^tps/ {tps=$3} END {printf "%s %s %s\n", t, tps, lat}'
+run() { # dsn script clients -> "tps latency_ms failed"
+  PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" -T "$SECS" "$1" 2>/dev/null |
+    awk '/latency average/ {lat=$4} /^tps/ {tps=$3} /number of failed/ {f=$5} END {printf "%s %s %s\n", tps+0, lat+0, f+0}'
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
-printf '\n%-12s %-10s %12s %12s %10s %10s\n' workload target tps "latency ms" "vs direct" "vs bouncer"
-declare -A lat_of
-for w in fresh_big fresh_tiny cached; do
-  base=""; bouncer=""
-  for t in "${targets[@]}"; do
-    name=${t%%|*}; dsn=${t#*|}
-    read -r _ tps lat < <(run "$name" "$dsn" "$work/$w.sql")
-    lat_of[$w.$name]=$lat
-    [ -z "$base" ] && base=$lat
-    [ "$name" = pgbouncer ] && bouncer=$lat
-    vsb="-"; [ -n "$bouncer" ] && vsb=$(ratio "$lat" "$bouncer")
-    printf '%-12s %-10s %12s %12s %10s %10s\n' "$w" "$name" "$tps" "$lat" "$(ratio "$lat" "$base")" "$vsb"
+# One table per workload: columns are targets, cells "tps / latency".
+declare -A tps lat
+targets=(direct)
+[ -n "$bouncer" ] && targets+=(pgbouncer)
+targets+=(proxy_fresh proxy_cached)
+[ "$BIG" -gt 0 ] && targets+=(direct_big proxy_fresh_big)
+dsn_of() { case $1 in direct|direct_big) echo "$direct" ;; pgbouncer) echo "$bouncer" ;; *) echo "$proxy" ;; esac; }
+script_of() { case $1 in proxy_cached) echo "$work/cached.sql" ;; *_big) echo "$work/fresh_big.sql" ;; *) echo "$work/fresh.sql" ;; esac; }
+psql "$proxy" -qXAtc "SELECT sex, COUNT(*) FROM bench_tiny WHERE age > 30 GROUP BY sex" >/dev/null
+
+for c in "${CLIENTS[@]}"; do
+  for r in $(seq 1 "$ROUNDS"); do
+    # Rotate the order each round so no target always runs first.
+    n=${#targets[@]}
+    for i in $(seq 0 $((n - 1))); do
+      t=${targets[$(((i + r) % n))]}
+      read -r tp la fa < <(run "$(dsn_of "$t")" "$(script_of "$t")" "$c")
+      [ "$fa" != 0 ] && echo "warning: $t at $c clients: $fa failed transactions" >&2
+      tps[$t.$c]="${tps[$t.$c]:-} $tp"
+      lat[$t.$c]="${lat[$t.$c]:-} $la"
+    done
   done
 done
-psql "$DSN" -qX -c "DROP TABLE IF EXISTS bench_people, bench_tiny"
 
-# The price of one durable ledger write on the disk the proxy's ledger is
-# on (a fresh answer waits for exactly one: the reservation; its commit
-# record rides on the next write), to compare with the fresh_tiny gap.
-write_ns=$(TMPDIR="$work" go test ./ledger -run '^$' -bench 'ReserveCommit/sequential-deferred$' -benchtime 300x 2>/dev/null |
-  awk '/sequential-deferred/ {print $3}')
-if [ -n "$write_ns" ] && [ -n "${lat_of[fresh_tiny.pgbouncer]:-}" ]; then
-  awk -v w="$write_ns" -v d="${lat_of[fresh_tiny.ddp-proxy]}" -v b="${lat_of[fresh_tiny.pgbouncer]}" 'BEGIN {
-    printf "\none durable ledger write (bbolt commit, sequential): %.3f ms\n", w / 1e6
-    printf "fresh_tiny: ddp-proxy - PgBouncer = %.3f ms = %.2f ledger writes\n", d - b, (d - b) / (w / 1e6) }'
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
+
+printf '\nmedian of %s rounds of %ss per target and client count (tps, average latency ms)\n\n' "$ROUNDS" "$SECS"
+printf '%-8s' clients
+for t in "${targets[@]}"; do printf '%24s' "$t"; done
+printf '\n'
+for c in "${CLIENTS[@]}"; do
+  printf '%-8s' "$c"
+  for t in "${targets[@]}"; do
+    printf '%24s' "$(printf '%.0f / %.3f' "$(echo "${tps[$t.$c]}" | median)" "$(echo "${lat[$t.$c]}" | median)")"
+  done
+  printf '\n'
+done
+
+printf '\n%-8s %22s %22s %22s %22s\n' clients "fresh lat vs direct" "fresh tps vs direct" "fresh lat vs bouncer" "cached lat vs bouncer"
+for c in "${CLIENTS[@]}"; do
+  d_l=$(echo "${lat[direct.$c]}" | median); d_t=$(echo "${tps[direct.$c]}" | median)
+  f_l=$(echo "${lat[proxy_fresh.$c]}" | median); f_t=$(echo "${tps[proxy_fresh.$c]}" | median)
+  k_l=$(echo "${lat[proxy_cached.$c]}" | median)
+  b_l=0; [ -n "$bouncer" ] && b_l=$(echo "${lat[pgbouncer.$c]}" | median)
+  printf '%-8s %22s %22s %22s %22s\n' "$c" "$(ratio "$f_l" "$d_l")" "$(ratio "$f_t" "$d_t")" "$(ratio "$f_l" "$b_l")" "$(ratio "$k_l" "$b_l")"
+done
+if [ "$BIG" -gt 0 ]; then
+  for c in "${CLIENTS[@]}"; do
+    printf 'fresh on %s rows, %s clients: latency %s of direct\n' "$BIG" "$c" \
+      "$(ratio "$(echo "${lat[proxy_fresh_big.$c]}" | median)" "$(echo "${lat[direct_big.$c]}" | median)")"
+  done
+fi
+echo "targets: fresh lat vs direct ≤ 2.50x at 1 client; fresh tps vs direct ≥ 0.50x at 64 clients; cached lat vs bouncer ≤ 1.00x"
+
+if [ "${DDP_BENCH_STRACE:-}" = 1 ] && command -v strace >/dev/null; then
+  strace -c -f -e trace=fdatasync,fsync,pwrite64 -p "$proxy_pid" -o "$work/strace.txt" 2>/dev/null &
+  strace_pid=$!
+  sleep 0.5
+  out=$(PGPASSWORD=bench pgbench -n -M simple -f "$work/fresh.sql" -c 1 -j 1 -T "$SECS" "$proxy" 2>/dev/null)
+  kill -INT "$strace_pid"; wait "$strace_pid" 2>/dev/null || true
+  n=$(echo "$out" | awk '/number of transactions actually processed/ {split($6, a, "/"); print a[1]}')
+  printf '\nstrace, 1 client, %s fresh answers:\n' "$n"
+  awk -v n="$n" '$NF ~ /^(fdatasync|fsync|pwrite64)$/ {printf "  %-10s %8d calls  %.2f per fresh answer\n", $NF, $4, $4 / n}' "$work/strace.txt"
 fi

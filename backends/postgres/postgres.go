@@ -26,11 +26,21 @@ type Backend struct {
 // accepts) without connecting: an unreachable server shows up as
 // BackendUnavailable on the first query.
 func New(dsn string, opts backends.Options) (*Backend, error) {
-	base, err := pq.NewConnector(dsn)
+	cfg, err := pq.NewConfig(dsn)
 	if err != nil {
 		// pq's message may quote the DSN, password included: keep it out.
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "invalid PostgreSQL connection string").
 			WithHint("use postgres://user@host:port/db?sslmode=... or key=value pairs")
+	}
+	// One round trip per statement with arguments: Parse, Bind, Describe,
+	// Execute and Sync of the unnamed statement go out together, instead
+	// of a Parse/Describe round trip before Bind/Execute. The arguments
+	// we bind (sqlrender.Dialect.Arg) are never []byte, so every one is
+	// still sent as text and typed by the server exactly as before.
+	cfg.BinaryParameters = true
+	base, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, "invalid PostgreSQL connection string")
 	}
 	// Dates and times are read and written in UTC whatever the server's
 	// TimeZone (exprtype: a timestamptz is a UTC reading), in the ISO

@@ -26,12 +26,14 @@ const dsnEnv = "DDP_TEST_POSTGRES_DSN"
 // suite would hide a broken environment.
 func testDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
+	dsn := envDSN()
 	if dsn == "" {
 		t.Skipf("%s is not set; set it (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL tests", dsnEnv)
 	}
 	return dsn
 }
+
+func envDSN() string { return os.Getenv(dsnEnv) }
 
 func open(t *testing.T, opts backends.Options) *Backend {
 	t.Helper()

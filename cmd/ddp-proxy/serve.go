@@ -37,6 +37,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	pidFile := fs.String("pid-file", "", "write the process id here (default: the ledger path + .pid), for ddp-proxy reload")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "least severe level logged: debug, info, warn or error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) here until shutdown, for benchmarks")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -56,6 +57,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError{1}
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitError{1}
+		}
+		defer stopProfile()
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

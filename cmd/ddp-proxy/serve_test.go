@@ -53,7 +53,7 @@ func serveDemo(t *testing.T) (p *proxy, stop func() error) {
 
 // servePolicy serves pol on the addresses it names (tests name free
 // ports, 127.0.0.1:0) until the test ends or stop is called.
-func servePolicy(t *testing.T, pol *policies.Policy) (p *proxy, stop func() error) {
+func servePolicy(t testing.TB, pol *policies.Policy) (p *proxy, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
