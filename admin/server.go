@@ -71,10 +71,10 @@ func NewServer(cfg Config) *Server {
 		fmt.Fprint(w, indexPage)
 	})
 	if cfg.Budget != nil {
-		mux.Handle("GET /budget", cfg.Budget)
+		mux.Handle("GET /budget", addressedByIP(cfg.Budget))
 	}
 	if cfg.Ledger != nil {
-		mux.Handle("/ledger/", cfg.Ledger)
+		mux.Handle("/ledger/", addressedByIP(cfg.Ledger))
 	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s
@@ -140,4 +140,28 @@ func runCheck(ctx context.Context, check Check) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// addressedByIP serves h only to requests whose Host is an IP address or
+// localhost. The budget page and the ledger views (audit texts included)
+// have no authentication: their protection is that the listener is
+// private. DNS rebinding defeats that from the DBA's browser — a web page
+// whose name is made to resolve to the listener's address reads these
+// pages as its own origin — and is told by the Host header, which then
+// names the attacker's domain.
+func addressedByIP(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hp, _, err := net.SplitHostPort(host); err == nil {
+			host = hp
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if net.ParseIP(host) == nil && !strings.EqualFold(host, "localhost") {
+			http.Error(w, "this page answers only requests addressed to the admin listener's IP address or localhost "+
+				"(a host name could be DNS rebinding); a reverse proxy in front must send the listener's address as Host",
+				http.StatusMisdirectedRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -70,21 +71,38 @@ func decodeText(s, dbType string) ir.Value {
 // (MySQL's DECIMAL sums) is parsed; a float is accepted only when it is an
 // integer within ±2^53, where it is exact. Anything else, including a
 // value that overflows int64, is an error.
+//
+// PRIVACY: an aggregate is the exact value of private rows, and these
+// errors are logged (as the cause of a backend failure): they name the
+// kind of value, never the value (strconv's errors quote their input).
 func DecodeInt(v any) (int64, error) {
 	switch x := v.(type) {
 	case int64:
 		return x, nil
 	case []byte:
-		return strconv.ParseInt(string(x), 10, 64)
+		return parseAggregate(string(x))
 	case string:
-		return strconv.ParseInt(x, 10, 64)
+		return parseAggregate(x)
 	case float64:
 		if x == math.Trunc(x) && math.Abs(x) <= 1<<53 {
 			return int64(x), nil
 		}
-		return 0, fmt.Errorf("backends: aggregate %v is not an exact integer", x)
+		return 0, errors.New("backends: a floating-point aggregate is not an exact integer within ±2^53")
 	case nil:
 		return 0, fmt.Errorf("backends: aggregate is NULL")
 	}
 	return 0, fmt.Errorf("backends: cannot decode aggregate of type %T", v)
+}
+
+// parseAggregate parses integer text without quoting it in its error.
+func parseAggregate(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		if ne.Err == strconv.ErrRange {
+			return 0, errors.New("backends: an integer aggregate overflows int64")
+		}
+		return 0, fmt.Errorf("backends: an aggregate of %d bytes is not integer text", len(s))
+	}
+	return n, err
 }

@@ -158,6 +158,11 @@ func (p *Policy) checkLedger(c *checker) {
 		if p.has("ledger.path") {
 			c.add("ledger.path", "path is for driver: bbolt; a postgres ledger lives in the database at ledger.dsn")
 		}
+		if r := l.Retention; r.MaxAgeHours != 0 || r.MaxMegabytes != 0 {
+			// Silently ignored, it would let the DBA believe releases
+			// (noisy answers, keyed by their queries) are deleted.
+			c.add("ledger.retention", "retention is for driver: bbolt; a postgres ledger keeps every release; remove ledger.retention")
+		}
 		if !ledgerSchemaRE.MatchString(l.Schema) {
 			c.add("ledger.schema", "%q is not a plain lower-case identifier of at most 63 bytes (letters a-z, digits, _)", l.Schema)
 		}

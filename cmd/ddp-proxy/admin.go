@@ -70,6 +70,29 @@ type meteredFlighter struct {
 	release.Flighter
 }
 
+// Evicted keeps the wrapped ledger's eviction report visible through
+// the wrapper (release's optional evictionReporter): hiding it would drop
+// the notice that a repeat was charged again because ledger.retention
+// evicted its release.
+func (l meteredLedger) Evicted(ctx context.Context, cacheKey string) (time.Time, bool, error) {
+	return evictedThrough(ctx, l.Ledger, cacheKey)
+}
+
+// evictionReporter is release's optional eviction report: ledgers with
+// a retention bound remember what they evicted.
+type evictionReporter interface {
+	Evicted(ctx context.Context, cacheKey string) (time.Time, bool, error)
+}
+
+// evictedThrough asks l when cacheKey's release was evicted, if l can
+// tell (a wrapper must pass the question on, not answer "never").
+func evictedThrough(ctx context.Context, l any, cacheKey string) (time.Time, bool, error) {
+	if er, ok := l.(evictionReporter); ok {
+		return er.Evicted(ctx, cacheKey)
+	}
+	return time.Time{}, false, nil
+}
+
 func (l meteredLedger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
 	r, err := l.Ledger.Charge(ctx, c, limit)
 	if err != nil {

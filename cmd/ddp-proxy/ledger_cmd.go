@@ -31,6 +31,12 @@ func cmdLedgerCompact(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, err)
 		return exitError{1}
 	}
+	if pol.Ledger.Driver == policies.LedgerPostgres {
+		// Compact would open (and so create) a bbolt file at the default
+		// path and report it compacted.
+		fmt.Fprintln(stderr, "ledger compact rewrites a bbolt ledger file; this policy's ledger is in PostgreSQL (ledger.driver: postgres): use VACUUM there")
+		return exitError{2}
+	}
 	res, err := ledger.Compact(pol.Ledger.Path, ledger.Options{LockTimeout: readLockWait, Retention: retentionOf(pol)})
 	if errors.Is(err, ledger.ErrLocked) {
 		return fmt.Errorf("compacting the ledger: %s is in use (stop ddp-proxy serve first: compact rewrites the file offline): %w", pol.Ledger.Path, err)

@@ -76,3 +76,26 @@ func TestLedgerCompactCommand(t *testing.T) {
 		t.Error("the oldest release was kept over the 1 MB bound")
 	}
 }
+
+// ledger compact on a policy whose ledger is in PostgreSQL refuses, and
+// creates no bbolt file at the default ledger path.
+func TestLedgerCompactRefusesPostgres(t *testing.T) {
+	dir := t.TempDir()
+	pol := dir + "/p.yaml"
+	src := "version: 1\nbackend: {driver: postgres, dsn: 'postgres://h/db'}\ndatasets: {d: {tables: {t: {unit: id}}}}\n" +
+		"ledger: {driver: postgres, dsn: 'postgres://h/ledger'}\n"
+	if err := os.WriteFile(pol, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := policies.LoadWith(pol, policies.LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd(t, "ledger", "compact", "--policy", pol)
+	if code == 0 || !strings.Contains(errOut, "PostgreSQL") {
+		t.Errorf("compact of a postgres ledger: exit %d, %s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(p.Ledger.Path); err == nil {
+		t.Errorf("compact created a bbolt ledger at %s", p.Ledger.Path)
+	}
+}

@@ -124,6 +124,12 @@ type stoppingLedger struct {
 	stop func()
 }
 
+// Evicted passes the eviction report of the served ledger on (see
+// meteredLedger.Evicted).
+func (s stoppingLedger) Evicted(ctx context.Context, cacheKey string) (time.Time, bool, error) {
+	return evictedThrough(ctx, s.servedLedger, cacheKey)
+}
+
 func (s stoppingLedger) Close() error {
 	s.stop()
 	return s.servedLedger.Close()

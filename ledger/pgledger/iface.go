@@ -77,20 +77,41 @@ func (l *Ledger) Reservations(ctx context.Context) ([]budget.Pending, error) {
 	return out, nil
 }
 
-// auditPage is how many entries one statement reads: fn runs between
-// statements, so a slow reader holds no transaction open.
+// auditPage is how many entries one statement reads.
 const auditPage = 512
 
 // Audit calls fn for every entry f selects, in charge order, until fn
 // returns an error (returned as is).
+//
+// The pages are read in one REPEATABLE READ transaction: reservations
+// commit out of id order (an id is drawn when the reservation statement
+// starts, the row appears when it commits), so pages read one statement
+// each would advance past an id still in flight and skip its charge for
+// good while listing later ones. The transaction runs on a connection of
+// its own, opened for this read, so that a slow reader (fn runs between
+// pages) holds no connection the reservations need.
 func (l *Ledger) Audit(ctx context.Context, f budget.AuditFilter, fn func(budget.AuditEntry) error) error {
 	var since *time.Time
 	if !f.Since.IsZero() {
 		since = &f.Since
 	}
+	cctx, cancel := context.WithTimeout(ctx, l.timeout)
+	conn, err := pgx.ConnectConfig(cctx, l.pool.Config().ConnConfig)
+	cancel()
+	if err != nil {
+		return l.failure(ctx, "audit", err)
+	}
+	defer conn.Close(context.Background())
+	bctx, cancel := context.WithTimeout(ctx, l.timeout)
+	tx, err := conn.BeginTx(bctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	cancel()
+	if err != nil {
+		return l.failure(ctx, "audit", err)
+	}
+	defer tx.Rollback(context.Background())
 	after := int64(0)
 	for {
-		page, err := l.auditPage(ctx, after, f, since)
+		page, err := l.auditPage(ctx, tx, after, f, since)
 		if err != nil {
 			return err
 		}
@@ -106,10 +127,10 @@ func (l *Ledger) Audit(ctx context.Context, f budget.AuditFilter, fn func(budget
 	}
 }
 
-func (l *Ledger) auditPage(ctx context.Context, after int64, f budget.AuditFilter, since *time.Time) ([]budget.AuditEntry, error) {
+func (l *Ledger) auditPage(ctx context.Context, tx pgx.Tx, after int64, f budget.AuditFilter, since *time.Time) ([]budget.AuditEntry, error) {
 	qctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	rows, err := l.pool.Query(qctx, l.sql.audit, after, f.User, f.Dataset, since, auditPage)
+	rows, err := tx.Query(qctx, l.sql.audit, after, f.User, f.Dataset, since, auditPage)
 	if err != nil {
 		return nil, l.failure(ctx, "audit", err)
 	}

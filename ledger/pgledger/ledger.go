@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -91,6 +92,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = defaultPoolConns
 	}
+	cfg.AfterConnect = durableCommits
 	l := &Ledger{schema: quoteIdent(schema), replica: opts.Replica, log: opts.Logger, now: opts.Now}
 	if l.replica == "" {
 		host, _ := os.Hostname()
@@ -144,6 +146,27 @@ func Open(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 			"count", len(p))
 	}
 	return l, nil
+}
+
+// durableCommits makes every commit on conn wait for its WAL flush. A
+// charge must be durable before the noisy answer leaves; with
+// synchronous_commit off (a throughput setting a DBA may give the
+// database, the role, or the DSN's options) a COMMIT returns before the
+// flush, and a crash of the ledger database then forgets charges whose
+// answers were sent. Stronger settings (remote_write, remote_apply) and
+// local are kept: each waits at least for the local flush.
+func durableCommits(ctx context.Context, conn *pgx.Conn) error {
+	var v string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&v); err != nil {
+		return fmt.Errorf("reading synchronous_commit: %w", err)
+	}
+	if v != "off" {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, `SET synchronous_commit = on`); err != nil {
+		return fmt.Errorf("setting synchronous_commit = on (a charge must be durable before its answer leaves): %w", err)
+	}
+	return nil
 }
 
 // Replica returns the name this process records in pending reservations.
