@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -91,7 +92,7 @@ func (s *replicaSetup) start(t *testing.T, n int) []*replica {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		pol := pgLedgerPolicyNamed(t, s.files, s.dsn, s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
+		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
 		cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", pol, "--pid-file", filepath.Join(dir, fmt.Sprintf("replica%d.pid", i))))
 		r := &replica{cmd: cmd, addr: addr, policy: pol, stderr: &lockedBuffer{}, done: make(chan error, 1)}
@@ -223,4 +224,17 @@ func sqlState(err error) string {
 		return pe.Code
 	}
 	return ""
+}
+
+// smallPool caps a replica's ledger pool at 4 connections (8 with the
+// flight holds): the replica tests run beside other packages' tests on one
+// server, whose max_connections (100 by default) they must not exhaust.
+func smallPool(dsn string) string {
+	switch {
+	case !strings.Contains(dsn, "://"):
+		return dsn + " pool_max_conns=4"
+	case strings.Contains(dsn, "?"):
+		return dsn + "&pool_max_conns=4"
+	}
+	return dsn + "?pool_max_conns=4"
 }
