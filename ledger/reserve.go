@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ type Reservation struct {
 	l          *Ledger
 	accountKey []byte
 	cost       exact
+	// record is the pending record as written: resolving compares the
+	// stored bytes with it instead of decoding them.
+	record []byte
 
 	mu   sync.Mutex
 	done bool
@@ -115,6 +119,7 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 		if err := budgetPut(tx, bucketPending, idKey(id), v); err != nil {
 			return err
 		}
+		r.record = v
 		if err := putAudit(tx, id, auditOf(ch, key, c, now, l.replica)); err != nil {
 			return err
 		}
@@ -364,13 +369,12 @@ func (r *Reservation) resolveTx(apply func(tx *bolt.Tx, a *account, p pending) e
 		if v == nil {
 			return errors.New("reservation is not pending")
 		}
-		p, err := decodePending(v)
-		if err != nil {
-			return err
-		}
-		if !p.cost.equal(r.cost) || string(p.accountKey) != string(r.accountKey) {
+		// The record this reservation wrote, byte for byte: its key and
+		// cost are then the reservation's own (no decoding).
+		if !bytes.Equal(v, r.record) {
 			return errors.New("stored reservation does not match")
 		}
+		p := pending{accountKey: r.accountKey, cost: r.cost}
 		accts := tx.Bucket(bucketAccounts)
 		a, err := getAccount(accts, p.accountKey)
 		if err != nil {
