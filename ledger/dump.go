@@ -252,7 +252,7 @@ func (l *Ledger) Import(d *Dump) error {
 			acc.spent.delta, _ = parseRat(a.SpentDelta)
 			acc.committed.eps, _ = parseRat(a.CommittedEpsilon)
 			acc.committed.delta, _ = parseRat(a.CommittedDelta)
-			if err := putAccount(tx, key, acc); err != nil {
+			if err := l.memo.putAccount(tx, key, acc); err != nil {
 				return err
 			}
 		}

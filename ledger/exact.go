@@ -42,18 +42,6 @@ type exact struct {
 
 func zeroExact() exact { return exact{new(big.Rat), new(big.Rat)} }
 
-func exactOf(b budget.Budget) (exact, error) {
-	eps, err := ExactDecimal(b.Epsilon)
-	if err != nil {
-		return exact{}, fmt.Errorf("epsilon: %w", err)
-	}
-	delta, err := ExactDecimal(b.Delta)
-	if err != nil {
-		return exact{}, fmt.Errorf("delta: %w", err)
-	}
-	return exact{eps, delta}, nil
-}
-
 func (a exact) add(b exact) exact {
 	return exact{new(big.Rat).Add(a.eps, b.eps), new(big.Rat).Add(a.delta, b.delta)}
 }

@@ -73,6 +73,8 @@ type Ledger struct {
 	// not yet durable (see CommitDeferred and Lookup).
 	relMu     sync.Mutex
 	unsettled map[string]int
+
+	memo *memo // exact decimals and decoded accounts (memo.go)
 }
 
 // ErrLocked is matched (errors.Is) by Open's error when another process
@@ -93,7 +95,7 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 // ledger is refused with ErrDamaged, never adopted as a new ledger, because
 // a ledger that starts afresh forgets every charge.
 func Open(path string, opts Options) (*Ledger, error) {
-	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, unsettled: map[string]int{}}
+	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, unsettled: map[string]int{}, memo: newMemo()}
 	if l.replica == "" {
 		l.replica = DefaultReplica()
 	}

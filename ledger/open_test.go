@@ -118,7 +118,7 @@ func TestCheckDetectsViolations(t *testing.T) {
 			a.spent.eps = rat(t, spent)
 			a.committed.eps = rat(t, committed)
 			a.queries = 1
-			return putAccount(tx, acct, a)
+			return newMemo().putAccount(tx, acct, a)
 		}
 	}
 	tests := []struct {

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // On-disk layout (format version 2). Every bucket is top level:
@@ -100,23 +98,6 @@ func decodeAccount(v []byte) (account, error) {
 		return account{}, fmt.Errorf("decode account: %w", err)
 	}
 	return a, nil
-}
-
-// getAccount reads an account, or a zero one if it does not exist yet.
-func getAccount(b *bolt.Bucket, key []byte) (account, error) {
-	v := b.Get(key)
-	if v == nil {
-		return newAccount(), nil
-	}
-	return decodeAccount(v)
-}
-
-func putAccount(tx *bolt.Tx, key []byte, a account) error {
-	v, err := a.encode()
-	if err != nil {
-		return err
-	}
-	return budgetPut(tx, bucketAccounts, key, v)
 }
 
 // pending is a reservation that was charged but neither committed nor

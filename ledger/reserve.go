@@ -74,12 +74,12 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 	if err != nil {
 		return nil, err
 	}
-	c, err := exactOf(cost)
+	c, err := l.memo.exactOf(cost)
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err,
 			"the privacy cost of a query must be a finite number ≥ 0; change SET ddp.epsilon")
 	}
-	lim, err := exactOf(limit)
+	lim, err := l.memo.exactOf(limit)
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, fmt.Sprintf(
 			"the budget of dataset %s in the policy is not a finite number ≥ 0; ask the DBA to fix the policy", dataset))
@@ -93,7 +93,7 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 			return err
 		}
 		accts := tx.Bucket(bucketAccounts)
-		a, err := getAccount(accts, key)
+		a, err := l.memo.getAccount(accts, key)
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 		a.spent = spent
 		a.queries++
 		a.lastCharge = now
-		if err := putAccount(tx, key, a); err != nil {
+		if err := l.memo.putAccount(tx, key, a); err != nil {
 			return err
 		}
 		pb := tx.Bucket(bucketPending)
@@ -376,7 +376,7 @@ func (r *Reservation) resolveTx(apply func(tx *bolt.Tx, a *account, p pending) e
 		}
 		p := pending{accountKey: r.accountKey, cost: r.cost}
 		accts := tx.Bucket(bucketAccounts)
-		a, err := getAccount(accts, p.accountKey)
+		a, err := r.l.memo.getAccount(accts, p.accountKey)
 		if err != nil {
 			return err
 		}
@@ -386,6 +386,6 @@ func (r *Reservation) resolveTx(apply func(tx *bolt.Tx, a *account, p pending) e
 		if err := budgetDelete(tx, bucketPending, id); err != nil {
 			return err
 		}
-		return putAccount(tx, p.accountKey, a)
+		return r.l.memo.putAccount(tx, p.accountKey, a)
 	}
 }
