@@ -109,7 +109,7 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 	if c, err := decodeAccount(v); err != nil || c.spent.eps.Cmp(big.NewRat(-1, 3)) != 0 || !c.lastCharge.IsZero() {
 		t.Errorf("negative rational / zero time: %+v, %v", c, err)
 	}
-	p := pending{accountKey: accountKey("ann\xff", "census"), cost: exact{big.NewRat(1, 10), big.NewRat(1, 1 << 30)}, time: at, replica: "r1"}
+	p := pending{accountKey: accountKey("ann\xff", "census"), cost: exact{big.NewRat(1, 10), big.NewRat(1, 1<<30)}, time: at, replica: "r1"}
 	v, _ = p.encode()
 	q, err := decodePending(v)
 	if err != nil || !bytes.Equal(q.accountKey, p.accountKey) || !q.cost.equal(p.cost) || !q.time.Equal(at) || q.replica != "r1" {
