@@ -33,9 +33,9 @@ func ExactDecimal(f float64) (*big.Rat, error) {
 	return r, nil
 }
 
-// exact is an (ε, δ) pair held as exact rationals. The pointers are never
-// shared between values: every operation allocates (big.Rat must not be
-// copied shallowly).
+// exact is an (ε, δ) pair held as exact rationals. The rationals may be
+// shared between values (the memo, clampZero), so nothing changes one in
+// place: every operation that computes allocates its result.
 type exact struct {
 	eps, delta *big.Rat
 }
@@ -56,13 +56,15 @@ func (a exact) negative() bool { return a.eps.Sign() < 0 || a.delta.Sign() < 0 }
 
 // clampZero returns a with negative components replaced by 0 (what is left
 // of a limit a policy edit lowered below what was already spent).
+// Components that are not negative are returned as they are (shared:
+// nothing changes a rational in place).
 func (a exact) clampZero() exact {
-	out := exact{new(big.Rat).Set(a.eps), new(big.Rat).Set(a.delta)}
+	out := a
 	if out.eps.Sign() < 0 {
-		out.eps.SetInt64(0)
+		out.eps = new(big.Rat)
 	}
 	if out.delta.Sign() < 0 {
-		out.delta.SetInt64(0)
+		out.delta = new(big.Rat)
 	}
 	return out
 }

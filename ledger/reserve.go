@@ -156,7 +156,10 @@ func checkAccount(user, dataset string) ([]byte, error) {
 // checkLimit returns the BudgetExhausted error when newSpent exceeds lim in
 // ε or δ. The comparison is exact.
 func checkLimit(dataset string, spent, cost, newSpent, lim exact) error {
-	left := lim.sub(spent).clampZero()
+	if newSpent.eps.Cmp(lim.eps) <= 0 && newSpent.delta.Cmp(lim.delta) <= 0 {
+		return nil
+	}
+	left := lim.sub(spent).clampZero() // for the message only
 	if newSpent.eps.Cmp(lim.eps) > 0 {
 		return sqlerr.New(sqlerr.BudgetExhausted,
 			"budget exhausted for dataset %s: %s ε left, this query needs %s; ask the DBA for more or lower SET ddp.epsilon",
