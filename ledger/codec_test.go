@@ -14,7 +14,8 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/budget"
 )
 
-// A ledger written before the binary codec holds JSON records: it opens,
+// A ledger written before the binary codec (format version 2) holds JSON
+// records: it opens,
 // its budget arithmetic goes on exactly from them, a reservation left
 // pending by the old version stays charged and reads back, and the audit
 // history reads both forms.
@@ -32,6 +33,9 @@ func TestOpenReadsJSONRecords(t *testing.T) {
 	// What the previous version wrote: ann spent 3/10 + 1/10 (pending),
 	// committed 3/10; reservation 7 pending; audit entries 6 and 7.
 	boltUpdate(t, path, func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Put(keyVersion, []byte(formatVersion2)); err != nil {
+			return err
+		}
 		if err := budgetPut(tx, bucketAccounts, ann, []byte(
 			`{"spent_epsilon":"2/5","spent_delta":"0","committed_epsilon":"3/10","committed_delta":"0","queries":2,"last_charge":"2026-03-01T12:00:00Z"}`)); err != nil {
 			return err
@@ -70,6 +74,11 @@ func TestOpenReadsJSONRecords(t *testing.T) {
 		t.Fatal("charged beyond a limit of 1 after 2/5 (JSON) + 3/5 (binary)")
 	}
 	if err := h.l.db.View(func(tx *bolt.Tx) error {
+		// Marked version 3 by Open: a ddp-proxy that reads only
+		// version 2 now refuses it by version, not as damaged.
+		if v := string(tx.Bucket(bucketMeta).Get(keyVersion)); v != formatVersion {
+			t.Errorf("version %q after opening a version 2 file, want %q", v, formatVersion)
+		}
 		if v := tx.Bucket(bucketAccounts).Get(ann); len(v) == 0 || v[0] != recordBinary {
 			t.Errorf("ann's account after a charge starts %q, want the binary tag", v[:min(len(v), 1)])
 		}

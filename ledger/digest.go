@@ -123,7 +123,7 @@ func checkDigest(tx *bolt.Tx) error {
 }
 
 // upgradeV1 adds the budget digest to a sound version 1 ledger and marks
-// it version 2 (Open, after every check passed).
+// it version 2 (Open, after every check passed; upgradeV2 follows).
 func upgradeV1(tx *bolt.Tx) error {
 	meta := tx.Bucket(bucketMeta)
 	if string(meta.Get(keyVersion)) != formatVersion1 {
@@ -135,6 +135,18 @@ func upgradeV1(tx *bolt.Tx) error {
 	d := computeDigest(tx)
 	if err := meta.Put(keyDigest, d[:]); err != nil {
 		return fmt.Errorf("add the budget digest: %w", err)
+	}
+	return meta.Put(keyVersion, []byte(formatVersion2))
+}
+
+// upgradeV2 marks a sound version 2 ledger version 3: nothing to rewrite,
+// its JSON records are read as they are (codec.go), but from now on
+// binary records may be written, which a ddp-proxy that reads only
+// version 2 must refuse by version rather than call damage.
+func upgradeV2(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if string(meta.Get(keyVersion)) != formatVersion2 {
+		return nil
 	}
 	return meta.Put(keyVersion, []byte(formatVersion))
 }

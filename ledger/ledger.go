@@ -130,6 +130,9 @@ func Open(path string, opts Options) (*Ledger, error) {
 		if err := upgradeV1(tx); err != nil {
 			return err
 		}
+		if err := upgradeV2(tx); err != nil {
+			return err
+		}
 		// The audit history came after format version 2; an older
 		// binary leaves it alone.
 		if _, err := tx.CreateBucketIfNotExists(bucketAudit); err != nil {
@@ -382,8 +385,10 @@ func checkMeta(tx *bolt.Tx) error {
 	if f := meta.Get(keyFormat); !bytes.Equal(f, []byte(formatName)) {
 		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
-	if v := meta.Get(keyVersion); !bytes.Equal(v, []byte(formatVersion)) && !bytes.Equal(v, []byte(formatVersion1)) {
-		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s and %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
+	switch v := string(meta.Get(keyVersion)); v {
+	case formatVersion, formatVersion2, formatVersion1:
+	default:
+		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s to %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}
 	for _, name := range dataBuckets {
 		if tx.Bucket(name) == nil {

@@ -32,8 +32,12 @@ var (
 const (
 	formatName = "ddp-proxy budget ledger"
 	// formatVersion 2 adds the budget digest (digest.go) to version 1;
-	// Open upgrades a version 1 file in place.
-	formatVersion  = "2"
+	// version 3 writes binary records (codec.go) where 2 wrote JSON, so
+	// that an older ddp-proxy refuses the file by its version instead of
+	// calling it damaged. Open upgrades a version 1 or 2 file in place
+	// (its JSON records are still read, and rewritten when they change).
+	formatVersion  = "3"
+	formatVersion2 = "2"
 	formatVersion1 = "1"
 )
 
