@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -31,18 +30,18 @@ var bucketAudit = []byte("audit")
 // every transaction.
 const maxAuditQuery = 16 << 10
 
-// auditRecord is the stored form of an audit entry. Account is the
-// accountKey (user and dataset, any bytes); amounts are exact rationals.
+// auditRecord is an audit entry as stored (binary: codec.go; JSON in
+// files from before it). Account is the accountKey (user and dataset, any
+// bytes); the cost is exact.
 type auditRecord struct {
-	Time        time.Time `json:"time"`
-	Account     []byte    `json:"account"`
-	Epsilon     string    `json:"epsilon"`
-	Delta       string    `json:"delta"`
-	Fingerprint string    `json:"fingerprint,omitempty"`
-	Query       string    `json:"query,omitempty"`
-	Release     string    `json:"release,omitempty"`
-	Replica     string    `json:"replica,omitempty"`
-	Refunded    time.Time `json:"refunded,omitzero"`
+	Time        time.Time
+	Account     []byte
+	Cost        exact
+	Fingerprint string
+	Query       string
+	Release     string
+	Replica     string
+	Refunded    time.Time
 }
 
 func auditOf(c budget.Charge, key []byte, cost exact, now time.Time, replica string) auditRecord {
@@ -54,12 +53,47 @@ func auditOf(c budget.Charge, key []byte, cost exact, now time.Time, replica str
 		}
 		q = q[:cut] + fmt.Sprintf("… [%d bytes cut]", len(c.Query)-cut)
 	}
-	return auditRecord{Time: now, Account: key, Epsilon: cost.eps.String(), Delta: cost.delta.String(),
+	return auditRecord{Time: now, Account: key, Cost: cost,
 		Fingerprint: c.Fingerprint, Query: q, Release: c.Release, Replica: replica}
 }
 
+func (r auditRecord) encode() ([]byte, error) {
+	e := newEnc(96 + len(r.Account) + len(r.Fingerprint) + len(r.Query) + len(r.Release) + len(r.Replica))
+	if err := e.time(r.Time); err != nil {
+		return nil, err
+	}
+	e.bytes(r.Account)
+	e.rat(r.Cost.eps)
+	e.rat(r.Cost.delta)
+	e.string(r.Fingerprint)
+	e.string(r.Query)
+	e.string(r.Release)
+	e.string(r.Replica)
+	if err := e.time(r.Refunded); err != nil {
+		return nil, err
+	}
+	return e.b, nil
+}
+
+// decodeAuditRecord reads either form; the account key is copied.
+func decodeAuditRecord(v []byte) (auditRecord, error) {
+	if isJSONRecord(v) {
+		return decodeAuditJSON(v)
+	}
+	d := newDec(v)
+	r := auditRecord{Time: d.time()}
+	r.Account = append([]byte(nil), d.bytes()...)
+	r.Cost = exact{d.rat(), d.rat()}
+	r.Fingerprint = d.string()
+	r.Query = d.string()
+	r.Release = d.string()
+	r.Replica = d.string()
+	r.Refunded = d.time()
+	return r, d.end()
+}
+
 func putAudit(tx *bolt.Tx, id uint64, rec auditRecord) error {
-	v, err := json.Marshal(rec)
+	v, err := rec.encode()
 	if err != nil {
 		return fmt.Errorf("encode audit entry: %w", err)
 	}
@@ -74,8 +108,8 @@ func markRefunded(tx *bolt.Tx, id uint64, now time.Time) error {
 	if v == nil {
 		return nil
 	}
-	var rec auditRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
+	rec, err := decodeAuditRecord(v)
+	if err != nil {
 		return fmt.Errorf("audit entry %d: %w", id, err)
 	}
 	rec.Refunded = now
@@ -87,21 +121,16 @@ func decodeAudit(k, v []byte) (budget.AuditEntry, error) {
 		return budget.AuditEntry{}, fmt.Errorf("malformed audit key %x", k)
 	}
 	id := idFromKey(k)
-	var rec auditRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
+	rec, err := decodeAuditRecord(v)
+	if err != nil {
 		return budget.AuditEntry{}, fmt.Errorf("audit entry %d: %w", id, err)
 	}
 	user, dataset, err := splitAccountKey(rec.Account)
 	if err != nil {
 		return budget.AuditEntry{}, fmt.Errorf("audit entry %d: %w", id, err)
 	}
-	eps, e1 := parseRat(rec.Epsilon)
-	delta, e2 := parseRat(rec.Delta)
-	if e1 != nil || e2 != nil {
-		return budget.AuditEntry{}, fmt.Errorf("audit entry %d: malformed cost", id)
-	}
 	return budget.AuditEntry{Reservation: id, Time: rec.Time, User: user, Dataset: dataset,
-		Cost: exact{eps, delta}.budget(), Fingerprint: rec.Fingerprint, Query: rec.Query,
+		Cost: rec.Cost.budget(), Fingerprint: rec.Fingerprint, Query: rec.Query,
 		Release: rec.Release, Replica: rec.Replica, Refunded: rec.Refunded}, nil
 }
 

@@ -200,7 +200,7 @@ func TestAuditOldFile(t *testing.T) {
 
 func mustExact(t *testing.T, b budget.Budget) exact {
 	t.Helper()
-	x, err := exactOf(b)
+	x, err := newMemo().exactOf(b)
 	if err != nil {
 		t.Fatal(err)
 	}

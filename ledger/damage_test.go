@@ -179,21 +179,35 @@ func TestOpenRefusesDamagedFiles(t *testing.T) {
 			// Well-formed bytes, wrong value: the budget invariant
 			// (spent = committed + pending) catches it. Freed pages may
 			// hold old copies of the record; all are changed.
-			rec := []byte(`"spent_epsilon":"7/10","spent_delta":"0/1","committed_epsilon":"7/10"`)
+			// (The record's first fields in the binary codec: spent ε
+			// 7/10, spent δ 0, committed ε 7/10; the changed spent ε
+			// 1/10 has the same length.)
+			ratsOf := func(r ...string) []byte {
+				e := &enc{}
+				for _, s := range r {
+					v, err := parseRat(s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					e.rat(v)
+				}
+				return e.b
+			}
+			rec := ratsOf("7/10", "0", "7/10")
 			if !bytes.Contains(f.data, rec) {
 				t.Fatal("zed's account record not found in the file")
 			}
-			return bytes.ReplaceAll(f.data, rec, []byte(`"spent_epsilon":"1/10","spent_delta":"0/1","committed_epsilon":"7/10"`))
+			return bytes.ReplaceAll(f.data, rec, ratsOf("1/10", "0", "7/10"))
 		}, wantErr: "!= committed + pending"},
 		{name: "an account key changed", file: func(t *testing.T) []byte {
 			// zed's account, renamed zee (still first in key order, so
 			// bbolt's check finds nothing): only the digest notices that
 			// zed's spent budget would read as zero.
-			key := []byte("\x03zedcensus{")
+			key := []byte("\x03zedcensus\x01") // the key, then its record's tag
 			if !bytes.Contains(f.data, key) {
 				t.Fatal("zed's account key not found in the file")
 			}
-			return bytes.ReplaceAll(f.data, key, []byte("\x03zeecensus{"))
+			return bytes.ReplaceAll(f.data, key, []byte("\x03zeecensus\x01"))
 		}, wantErr: "do not match the budget digest"},
 		{name: "a record dropped", file: func(t *testing.T) []byte {
 			// One fewer element on the first leaf of the accounts: its last

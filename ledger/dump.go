@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -209,8 +208,8 @@ func (l *Ledger) Export() (*Dump, error) {
 			if len(k) != 8 {
 				return fmt.Errorf("malformed audit key %x", k)
 			}
-			var rec auditRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
+			rec, err := decodeAuditRecord(v)
+			if err != nil {
 				return fmt.Errorf("audit entry %d: %w", idFromKey(k), err)
 			}
 			user, dataset, err := splitAccountKey(rec.Account)
@@ -218,7 +217,7 @@ func (l *Ledger) Export() (*Dump, error) {
 				return err
 			}
 			d.Audit = append(d.Audit, DumpAudit{Reservation: idFromKey(k), Time: rec.Time, User: user, Dataset: dataset,
-				Epsilon: rec.Epsilon, Delta: rec.Delta, Fingerprint: rec.Fingerprint, Query: rec.Query,
+				Epsilon: rec.Cost.eps.String(), Delta: rec.Cost.delta.String(), Fingerprint: rec.Fingerprint, Query: rec.Query,
 				Release: rec.Release, Replica: rec.Replica, Refunded: rec.Refunded})
 			return nil
 		})
@@ -253,7 +252,7 @@ func (l *Ledger) Import(d *Dump) error {
 			acc.spent.delta, _ = parseRat(a.SpentDelta)
 			acc.committed.eps, _ = parseRat(a.CommittedEpsilon)
 			acc.committed.delta, _ = parseRat(a.CommittedDelta)
-			if err := putAccount(tx, key, acc); err != nil {
+			if err := l.memo.putAccount(tx, key, acc); err != nil {
 				return err
 			}
 		}
@@ -280,7 +279,10 @@ func (l *Ledger) Import(d *Dump) error {
 			return errors.New("the ledger's audit history is not empty; import only into a new ledger")
 		}
 		for _, a := range d.Audit {
-			rec := auditRecord{Time: a.Time, Account: accountKey(a.User, a.Dataset), Epsilon: a.Epsilon, Delta: a.Delta,
+			var c exact
+			c.eps, _ = parseRat(a.Epsilon) // checked by d.Check
+			c.delta, _ = parseRat(a.Delta)
+			rec := auditRecord{Time: a.Time, Account: accountKey(a.User, a.Dataset), Cost: c,
 				Fingerprint: a.Fingerprint, Query: a.Query, Release: a.Release, Replica: a.Replica, Refunded: a.Refunded}
 			if err := putAudit(tx, a.Reservation, rec); err != nil {
 				return err

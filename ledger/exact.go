@@ -33,26 +33,14 @@ func ExactDecimal(f float64) (*big.Rat, error) {
 	return r, nil
 }
 
-// exact is an (ε, δ) pair held as exact rationals. The pointers are never
-// shared between values: every operation allocates (big.Rat must not be
-// copied shallowly).
+// exact is an (ε, δ) pair held as exact rationals. The rationals may be
+// shared between values (the memo, clampZero), so nothing changes one in
+// place: every operation that computes allocates its result.
 type exact struct {
 	eps, delta *big.Rat
 }
 
 func zeroExact() exact { return exact{new(big.Rat), new(big.Rat)} }
-
-func exactOf(b budget.Budget) (exact, error) {
-	eps, err := ExactDecimal(b.Epsilon)
-	if err != nil {
-		return exact{}, fmt.Errorf("epsilon: %w", err)
-	}
-	delta, err := ExactDecimal(b.Delta)
-	if err != nil {
-		return exact{}, fmt.Errorf("delta: %w", err)
-	}
-	return exact{eps, delta}, nil
-}
 
 func (a exact) add(b exact) exact {
 	return exact{new(big.Rat).Add(a.eps, b.eps), new(big.Rat).Add(a.delta, b.delta)}
@@ -68,13 +56,15 @@ func (a exact) negative() bool { return a.eps.Sign() < 0 || a.delta.Sign() < 0 }
 
 // clampZero returns a with negative components replaced by 0 (what is left
 // of a limit a policy edit lowered below what was already spent).
+// Components that are not negative are returned as they are (shared:
+// nothing changes a rational in place).
 func (a exact) clampZero() exact {
-	out := exact{new(big.Rat).Set(a.eps), new(big.Rat).Set(a.delta)}
+	out := a
 	if out.eps.Sign() < 0 {
-		out.eps.SetInt64(0)
+		out.eps = new(big.Rat)
 	}
 	if out.delta.Sign() < 0 {
-		out.delta.SetInt64(0)
+		out.delta = new(big.Rat)
 	}
 	return out
 }

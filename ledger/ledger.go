@@ -73,6 +73,8 @@ type Ledger struct {
 	// not yet durable (see CommitDeferred and Lookup).
 	relMu     sync.Mutex
 	unsettled map[string]int
+
+	memo *memo // exact decimals and decoded accounts (memo.go)
 }
 
 // ErrLocked is matched (errors.Is) by Open's error when another process
@@ -93,7 +95,7 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 // ledger is refused with ErrDamaged, never adopted as a new ledger, because
 // a ledger that starts afresh forgets every charge.
 func Open(path string, opts Options) (*Ledger, error) {
-	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, unsettled: map[string]int{}}
+	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, unsettled: map[string]int{}, memo: newMemo()}
 	if l.replica == "" {
 		l.replica = DefaultReplica()
 	}
@@ -126,6 +128,9 @@ func Open(path string, opts Options) (*Ledger, error) {
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
 		if err := upgradeV1(tx); err != nil {
+			return err
+		}
+		if err := upgradeV2(tx); err != nil {
 			return err
 		}
 		// The audit history came after format version 2; an older
@@ -380,8 +385,10 @@ func checkMeta(tx *bolt.Tx) error {
 	if f := meta.Get(keyFormat); !bytes.Equal(f, []byte(formatName)) {
 		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
-	if v := meta.Get(keyVersion); !bytes.Equal(v, []byte(formatVersion)) && !bytes.Equal(v, []byte(formatVersion1)) {
-		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s and %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
+	switch v := string(meta.Get(keyVersion)); v {
+	case formatVersion, formatVersion2, formatVersion1:
+	default:
+		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s to %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}
 	for _, name := range dataBuckets {
 		if tx.Bucket(name) == nil {

@@ -52,10 +52,10 @@ func TestOpenRefusesForeignFiles(t *testing.T) {
 			prepare: func(t *testing.T, path string) {
 				newLedgerFile(t, path)
 				boltUpdate(t, path, func(tx *bolt.Tx) error {
-					return tx.Bucket(bucketMeta).Put(keyVersion, []byte("3"))
+					return tx.Bucket(bucketMeta).Put(keyVersion, []byte("4"))
 				})
 			},
-			wantErr: `ledger format version "3" is not supported`,
+			wantErr: `ledger format version "4" is not supported`,
 		},
 		{
 			name: "a missing bucket",
@@ -118,7 +118,7 @@ func TestCheckDetectsViolations(t *testing.T) {
 			a.spent.eps = rat(t, spent)
 			a.committed.eps = rat(t, committed)
 			a.queries = 1
-			return putAccount(tx, acct, a)
+			return newMemo().putAccount(tx, acct, a)
 		}
 	}
 	tests := []struct {

@@ -39,7 +39,7 @@ func (l *Ledger) Spent(user, dataset string) (budget.Budget, error) {
 // Left returns what remains of limit for (user, dataset), computed exactly
 // and never negative, for the notice that accompanies a cached answer.
 func (l *Ledger) Left(user, dataset string, limit budget.Budget) (budget.Budget, error) {
-	lim, err := exactOf(limit)
+	lim, err := l.memo.exactOf(limit)
 	if err != nil {
 		return budget.Budget{}, fmt.Errorf("ledger left: limit: %w", err)
 	}
@@ -54,7 +54,7 @@ func (l *Ledger) account(user, dataset string) (account, error) {
 	var a account
 	err := l.db.View(func(tx *bolt.Tx) error {
 		var err error
-		a, err = getAccount(tx.Bucket(bucketAccounts), accountKey(user, dataset))
+		a, err = l.memo.getAccount(tx.Bucket(bucketAccounts), accountKey(user, dataset))
 		return err
 	})
 	if err != nil {

@@ -2,26 +2,22 @@ package ledger
 
 import (
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // On-disk layout (format version 2). Every bucket is top level:
 //
 //	meta      format → formatName, version → formatVersion, created → time,
 //	          budget_digest → 16 bytes (digest.go)
-//	accounts  accountKey(user, dataset) → accountRecord (JSON)
-//	pending   8-byte big-endian reservation id → pendingRecord (JSON)
+//	accounts  accountKey(user, dataset) → account record (codec.go)
+//	pending   8-byte big-endian reservation id → pending record (codec.go)
 //	releases  cache key → release bytes (opaque to the ledger)
-//	audit     8-byte big-endian reservation id → auditRecord (JSON, audit.go);
+//	audit     8-byte big-endian reservation id → audit record (codec.go);
 //	          created by Open in files that predate it
 //
-// Records are JSON so that a DBA can inspect the file with `bbolt get`; the
-// fsync per transaction dominates the cost of encoding them.
+// Records were JSON up to ddp-proxy's binary record codec (codec.go); both
+// forms are read, and `ddp-proxy ledger export` shows every record.
 var (
 	bucketMeta     = []byte("meta")
 	bucketAccounts = []byte("accounts")
@@ -36,8 +32,12 @@ var (
 const (
 	formatName = "ddp-proxy budget ledger"
 	// formatVersion 2 adds the budget digest (digest.go) to version 1;
-	// Open upgrades a version 1 file in place.
-	formatVersion  = "2"
+	// version 3 writes binary records (codec.go) where 2 wrote JSON, so
+	// that an older ddp-proxy refuses the file by its version instead of
+	// calling it damaged. Open upgrades a version 1 or 2 file in place
+	// (its JSON records are still read, and rewritten when they change).
+	formatVersion  = "3"
+	formatVersion2 = "2"
 	formatVersion1 = "1"
 )
 
@@ -61,26 +61,15 @@ func splitAccountKey(k []byte) (user, dataset string, err error) {
 	return string(rest[:n]), string(rest[n:]), nil
 }
 
-// accountRecord is the stored state of one (user, dataset).
+// account is the stored state of one (user, dataset).
 //
-// Invariant (checked by Check): Spent == Committed + Σ cost of the account's
-// pending reservations, exactly, and nothing is negative.
-type accountRecord struct {
-	// Spent is everything charged, pending reservations included, as
-	// big.Rat strings.
-	SpentEpsilon string `json:"spent_epsilon"`
-	SpentDelta   string `json:"spent_delta"`
-	// Committed is the part of Spent whose answers were committed.
-	CommittedEpsilon string `json:"committed_epsilon"`
-	CommittedDelta   string `json:"committed_delta"`
-	// Queries counts charged queries (pending included, refunds excluded).
-	Queries uint64 `json:"queries"`
-	// LastCharge is the time of the latest Reserve that charged.
-	LastCharge time.Time `json:"last_charge"`
-}
-
-// account is a decoded accountRecord.
+// Invariant (checked by Check): spent == committed + Σ cost of the
+// account's pending reservations, exactly, and nothing is negative.
 type account struct {
+	// spent is everything charged, pending reservations included;
+	// committed is the part of it whose answers were committed. queries
+	// counts charged queries (pending included, refunds excluded);
+	// lastCharge is the time of the latest Reserve that charged.
 	spent, committed exact
 	queries          uint64
 	lastCharge       time.Time
@@ -89,65 +78,35 @@ type account struct {
 func newAccount() account { return account{spent: zeroExact(), committed: zeroExact()} }
 
 func (a account) encode() ([]byte, error) {
-	return json.Marshal(accountRecord{
-		SpentEpsilon:     a.spent.eps.String(),
-		SpentDelta:       a.spent.delta.String(),
-		CommittedEpsilon: a.committed.eps.String(),
-		CommittedDelta:   a.committed.delta.String(),
-		Queries:          a.queries,
-		LastCharge:       a.lastCharge,
-	})
+	e := newEnc(64)
+	e.rat(a.spent.eps)
+	e.rat(a.spent.delta)
+	e.rat(a.committed.eps)
+	e.rat(a.committed.delta)
+	e.uvarint(a.queries)
+	if err := e.time(a.lastCharge); err != nil {
+		return nil, fmt.Errorf("encode account: %w", err)
+	}
+	return e.b, nil
 }
 
 func decodeAccount(v []byte) (account, error) {
-	var rec accountRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
+	if isJSONRecord(v) {
+		return decodeAccountJSON(v)
+	}
+	d := newDec(v)
+	a := account{spent: exact{d.rat(), d.rat()}, committed: exact{d.rat(), d.rat()}}
+	a.queries = d.uvarint()
+	a.lastCharge = d.time()
+	if err := d.end(); err != nil {
 		return account{}, fmt.Errorf("decode account: %w", err)
 	}
-	var a account
-	var errs [4]error
-	a.spent.eps, errs[0] = parseRat(rec.SpentEpsilon)
-	a.spent.delta, errs[1] = parseRat(rec.SpentDelta)
-	a.committed.eps, errs[2] = parseRat(rec.CommittedEpsilon)
-	a.committed.delta, errs[3] = parseRat(rec.CommittedDelta)
-	if err := errors.Join(errs[:]...); err != nil {
-		return account{}, fmt.Errorf("decode account: %w", err)
-	}
-	a.queries = rec.Queries
-	a.lastCharge = rec.LastCharge
 	return a, nil
 }
 
-// getAccount reads an account, or a zero one if it does not exist yet.
-func getAccount(b *bolt.Bucket, key []byte) (account, error) {
-	v := b.Get(key)
-	if v == nil {
-		return newAccount(), nil
-	}
-	return decodeAccount(v)
-}
-
-func putAccount(tx *bolt.Tx, key []byte, a account) error {
-	v, err := a.encode()
-	if err != nil {
-		return err
-	}
-	return budgetPut(tx, bucketAccounts, key, v)
-}
-
-// pendingRecord is a reservation that was charged but neither committed nor
-// refunded yet. Account is the accountKey as bytes (JSON base64), so that
-// names that are not valid UTF-8 survive the round trip.
-type pendingRecord struct {
-	Account []byte    `json:"account"`
-	Epsilon string    `json:"epsilon"`
-	Delta   string    `json:"delta"`
-	Time    time.Time `json:"time"`
-	// Replica is the serving process that reserved (absent before the
-	// audit history existed).
-	Replica string `json:"replica,omitempty"`
-}
-
+// pending is a reservation that was charged but neither committed nor
+// refunded yet. replica is the serving process that reserved (empty in
+// records from before the audit history).
 type pending struct {
 	accountKey []byte
 	cost       exact
@@ -156,26 +115,33 @@ type pending struct {
 }
 
 func (p pending) encode() ([]byte, error) {
-	return json.Marshal(pendingRecord{
-		Account: p.accountKey,
-		Epsilon: p.cost.eps.String(),
-		Delta:   p.cost.delta.String(),
-		Time:    p.time,
-		Replica: p.replica,
-	})
+	e := newEnc(48 + len(p.accountKey) + len(p.replica))
+	e.bytes(p.accountKey)
+	e.rat(p.cost.eps)
+	e.rat(p.cost.delta)
+	if err := e.time(p.time); err != nil {
+		return nil, fmt.Errorf("encode reservation: %w", err)
+	}
+	e.string(p.replica)
+	return e.b, nil
 }
 
 func decodePending(v []byte) (pending, error) {
-	var rec pendingRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return pending{}, fmt.Errorf("decode reservation: %w", err)
-	}
-	p := pending{accountKey: rec.Account, time: rec.Time, replica: rec.Replica}
-	var e1, e2 error
-	p.cost.eps, e1 = parseRat(rec.Epsilon)
-	p.cost.delta, e2 = parseRat(rec.Delta)
-	if err := errors.Join(e1, e2); err != nil {
-		return pending{}, fmt.Errorf("decode reservation: %w", err)
+	var p pending
+	if isJSONRecord(v) {
+		var err error
+		if p, err = decodePendingJSON(v); err != nil {
+			return pending{}, err
+		}
+	} else {
+		d := newDec(v)
+		p.accountKey = d.bytes()
+		p.cost = exact{d.rat(), d.rat()}
+		p.time = d.time()
+		p.replica = d.string()
+		if err := d.end(); err != nil {
+			return pending{}, fmt.Errorf("decode reservation: %w", err)
+		}
 	}
 	if _, _, err := splitAccountKey(p.accountKey); err != nil {
 		return pending{}, fmt.Errorf("decode reservation: %w", err)

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ type Reservation struct {
 	l          *Ledger
 	accountKey []byte
 	cost       exact
+	// record is the pending record as written: resolving compares the
+	// stored bytes with it instead of decoding them.
+	record []byte
 
 	mu   sync.Mutex
 	done bool
@@ -70,12 +74,12 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 	if err != nil {
 		return nil, err
 	}
-	c, err := exactOf(cost)
+	c, err := l.memo.exactOf(cost)
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err,
 			"the privacy cost of a query must be a finite number ≥ 0; change SET ddp.epsilon")
 	}
-	lim, err := exactOf(limit)
+	lim, err := l.memo.exactOf(limit)
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, fmt.Sprintf(
 			"the budget of dataset %s in the policy is not a finite number ≥ 0; ask the DBA to fix the policy", dataset))
@@ -89,7 +93,7 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 			return err
 		}
 		accts := tx.Bucket(bucketAccounts)
-		a, err := getAccount(accts, key)
+		a, err := l.memo.getAccount(accts, key)
 		if err != nil {
 			return err
 		}
@@ -100,7 +104,7 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 		a.spent = spent
 		a.queries++
 		a.lastCharge = now
-		if err := putAccount(tx, key, a); err != nil {
+		if err := l.memo.putAccount(tx, key, a); err != nil {
 			return err
 		}
 		pb := tx.Bucket(bucketPending)
@@ -115,6 +119,7 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 		if err := budgetPut(tx, bucketPending, idKey(id), v); err != nil {
 			return err
 		}
+		r.record = v
 		if err := putAudit(tx, id, auditOf(ch, key, c, now, l.replica)); err != nil {
 			return err
 		}
@@ -151,7 +156,10 @@ func checkAccount(user, dataset string) ([]byte, error) {
 // checkLimit returns the BudgetExhausted error when newSpent exceeds lim in
 // ε or δ. The comparison is exact.
 func checkLimit(dataset string, spent, cost, newSpent, lim exact) error {
-	left := lim.sub(spent).clampZero()
+	if newSpent.eps.Cmp(lim.eps) <= 0 && newSpent.delta.Cmp(lim.delta) <= 0 {
+		return nil
+	}
+	left := lim.sub(spent).clampZero() // for the message only
 	if newSpent.eps.Cmp(lim.eps) > 0 {
 		return sqlerr.New(sqlerr.BudgetExhausted,
 			"budget exhausted for dataset %s: %s ε left, this query needs %s; ask the DBA for more or lower SET ddp.epsilon",
@@ -364,15 +372,14 @@ func (r *Reservation) resolveTx(apply func(tx *bolt.Tx, a *account, p pending) e
 		if v == nil {
 			return errors.New("reservation is not pending")
 		}
-		p, err := decodePending(v)
-		if err != nil {
-			return err
-		}
-		if !p.cost.equal(r.cost) || string(p.accountKey) != string(r.accountKey) {
+		// The record this reservation wrote, byte for byte: its key and
+		// cost are then the reservation's own (no decoding).
+		if !bytes.Equal(v, r.record) {
 			return errors.New("stored reservation does not match")
 		}
+		p := pending{accountKey: r.accountKey, cost: r.cost}
 		accts := tx.Bucket(bucketAccounts)
-		a, err := getAccount(accts, p.accountKey)
+		a, err := r.l.memo.getAccount(accts, p.accountKey)
 		if err != nil {
 			return err
 		}
@@ -382,6 +389,6 @@ func (r *Reservation) resolveTx(apply func(tx *bolt.Tx, a *account, p pending) e
 		if err := budgetDelete(tx, bucketPending, id); err != nil {
 			return err
 		}
-		return putAccount(tx, p.accountKey, a)
+		return r.l.memo.putAccount(tx, p.accountKey, a)
 	}
 }
