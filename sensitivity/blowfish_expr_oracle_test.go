@@ -162,7 +162,7 @@ func TestBlowfishExprConstraintsAgainstOracle(t *testing.T) {
 		d := randomBFDomain(r)
 		q, values := randomExprQuery(r, d)
 		g, cg, edge := randomGraph(r, d, 1, "")
-		s, preds := randomCounts(r, d)
+		s, preds := randomPublished(r, d)
 		agg := Aggregate{Kind: q.kind, Lo: q.lo, Hi: q.hi}
 		for _, secretsOnly := range []bool{false, true} {
 			b, err := constraints.BlowfishBound(s, cg, secretsOnly)
@@ -199,50 +199,6 @@ func TestBlowfishExprConstraintsAgainstOracle(t *testing.T) {
 	}
 }
 
-// randomCounts draws published counts over d as in
-// TestBlowfishConstraintsAgainstOracle: a marginal or one or two disjoint
-// region counts on one column, sometimes a second marginal.
-func randomCounts(r *rand.Rand, d bfDomain) (*constraints.System, []func(int) bool) {
-	s := &constraints.System{}
-	for i, n := range d {
-		vals := make([]float64, n)
-		for v := range vals {
-			vals[v] = float64(v)
-		}
-		s.Columns = append(s.Columns, constraints.Column{Name: colName(i), Size: n, Values: vals})
-	}
-	c := r.IntN(len(d))
-	if r.IntN(2) == 0 {
-		s.Constraints = []constraints.Constraint{{Name: "marginal", Kind: constraints.KindMarginal, Columns: []int{c}}}
-	} else {
-		for reg := range 1 + r.IntN(2) {
-			a := make([]bool, d[c])
-			for v := range a {
-				a[v] = r.IntN(3) == reg
-			}
-			p := constraints.Predicate{Allowed: make([][]bool, len(d))}
-			p.Allowed[c] = a
-			s.Constraints = append(s.Constraints, constraints.Constraint{Name: fmt.Sprint("count ", reg), Kind: constraints.KindCount, Count: p})
-		}
-	}
-	if len(d) > 1 && r.IntN(3) == 0 {
-		c2 := (c + 1) % len(d)
-		s.Constraints = append(s.Constraints, constraints.Constraint{Name: "marginal 2", Kind: constraints.KindMarginal, Columns: []int{c2}})
-	}
-	var preds []func(int) bool
-	for _, ct := range s.Constraints {
-		if ct.Kind == constraints.KindMarginal {
-			mc := ct.Columns[0]
-			for v := range d[mc] {
-				preds = append(preds, func(x int) bool { return d.tuple(x)[mc] == v })
-			}
-			continue
-		}
-		preds = append(preds, func(x int) bool { return ct.Count.Allowed[c][d.tuple(x)[c]] })
-	}
-	return s, preds
-}
-
 // TestInducedExprAgainstOracle: Induced(bounds, agg) with an expression's
 // range is ≥ the induced-neighbour oracle for random expression sums and
 // grouping keys (the Graver bound never looks at which columns a row's
@@ -252,7 +208,7 @@ func TestInducedExprAgainstOracle(t *testing.T) {
 	for trial := range 150 {
 		d := randomBFDomain(r)
 		q, _ := randomExprQuery(r, d)
-		s, preds := randomCounts(r, d)
+		s, preds := randomPublished(r, d)
 		ib, err := constraints.InducedBound(s)
 		if err != nil {
 			t.Fatal(err)

@@ -255,44 +255,7 @@ func TestBlowfishConstraintsAgainstOracle(t *testing.T) {
 		d := randomBFDomain(r)
 		q := randomBFQuery(r, d)
 		g, cg, edge := randomGraph(r, d, q.scale, q.value)
-		s := &constraints.System{}
-		for i, n := range d {
-			vals := make([]float64, n)
-			for v := range vals {
-				vals[v] = float64(v)
-			}
-			s.Columns = append(s.Columns, constraints.Column{Name: colName(i), Size: n, Values: vals})
-		}
-		c := r.IntN(len(d))
-		if r.IntN(2) == 0 {
-			s.Constraints = []constraints.Constraint{{Name: "marginal", Kind: constraints.KindMarginal, Columns: []int{c}}}
-		} else {
-			for reg := range 1 + r.IntN(2) {
-				a := make([]bool, d[c])
-				for v := range a {
-					a[v] = r.IntN(3) == reg
-				}
-				p := constraints.Predicate{Allowed: make([][]bool, len(d))}
-				p.Allowed[c] = a
-				s.Constraints = append(s.Constraints, constraints.Constraint{Name: fmt.Sprint("count ", reg), Kind: constraints.KindCount, Count: p})
-			}
-		}
-		if len(d) > 1 && r.IntN(3) == 0 {
-			// A second marginal on another column: overlapping counts.
-			c2 := (c + 1) % len(d)
-			s.Constraints = append(s.Constraints, constraints.Constraint{Name: "marginal 2", Kind: constraints.KindMarginal, Columns: []int{c2}})
-		}
-		var preds []func(int) bool
-		for _, ct := range s.Constraints {
-			if ct.Kind == constraints.KindMarginal {
-				mc := ct.Columns[0]
-				for v := range d[mc] {
-					preds = append(preds, func(x int) bool { return d.tuple(x)[mc] == v })
-				}
-				continue
-			}
-			preds = append(preds, func(x int) bool { return ct.Count.Allowed[c][d.tuple(x)[c]] })
-		}
+		s, preds := randomPublished(r, d)
 		agg := Aggregate{Kind: q.kind, Lo: q.lo, Hi: q.hi}
 		for _, secretsOnly := range []bool{false, true} {
 			b, err := constraints.BlowfishBound(s, cg, secretsOnly)
@@ -348,30 +311,7 @@ func TestInducedAggregatesAgainstOracle(t *testing.T) {
 	for trial := range 150 {
 		d := randomBFDomain(r)
 		q := randomBFQuery(r, d)
-		s := &constraints.System{}
-		for i, n := range d {
-			s.Columns = append(s.Columns, constraints.Column{Name: colName(i), Size: n})
-		}
-		var preds []func(int) bool
-		switch c := r.IntN(len(d)); r.IntN(3) {
-		case 0:
-			s.Constraints = []constraints.Constraint{{Name: "total", Kind: constraints.KindTotal}}
-			preds = []func(int) bool{func(int) bool { return true }}
-		case 1:
-			s.Constraints = []constraints.Constraint{{Name: "marginal", Kind: constraints.KindMarginal, Columns: []int{c}}}
-			for v := range d[c] {
-				preds = append(preds, func(x int) bool { return d.tuple(x)[c] == v })
-			}
-		default:
-			a := make([]bool, d[c])
-			for v := range a {
-				a[v] = r.IntN(2) == 0
-			}
-			p := constraints.Predicate{Allowed: make([][]bool, len(d))}
-			p.Allowed[c] = a
-			s.Constraints = []constraints.Constraint{{Name: "count", Kind: constraints.KindCount, Count: p}}
-			preds = []func(int) bool{func(x int) bool { return a[d.tuple(x)[c]] }}
-		}
+		s, preds := randomInducedPublished(r, d)
 		ib, err := constraints.InducedBound(s)
 		if err != nil {
 			t.Fatal(err)
@@ -417,4 +357,80 @@ func TestBlowfishHandValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// randomPublished draws published counts over d for the Blowfish
+// property tests: a marginal or one or two region counts on one column,
+// sometimes a second marginal (overlapping counts); with the oracle's
+// predicates.
+func randomPublished(r *rand.Rand, d bfDomain) (*constraints.System, []func(int) bool) {
+	s := &constraints.System{}
+	for i, n := range d {
+		vals := make([]float64, n)
+		for v := range vals {
+			vals[v] = float64(v)
+		}
+		s.Columns = append(s.Columns, constraints.Column{Name: colName(i), Size: n, Values: vals})
+	}
+	c := r.IntN(len(d))
+	if r.IntN(2) == 0 {
+		s.Constraints = []constraints.Constraint{{Name: "marginal", Kind: constraints.KindMarginal, Columns: []int{c}}}
+	} else {
+		for reg := range 1 + r.IntN(2) {
+			a := make([]bool, d[c])
+			for v := range a {
+				a[v] = r.IntN(3) == reg
+			}
+			p := constraints.Predicate{Allowed: make([][]bool, len(d))}
+			p.Allowed[c] = a
+			s.Constraints = append(s.Constraints, constraints.Constraint{Name: fmt.Sprint("count ", reg), Kind: constraints.KindCount, Count: p})
+		}
+	}
+	if len(d) > 1 && r.IntN(3) == 0 {
+		c2 := (c + 1) % len(d)
+		s.Constraints = append(s.Constraints, constraints.Constraint{Name: "marginal 2", Kind: constraints.KindMarginal, Columns: []int{c2}})
+	}
+	var preds []func(int) bool
+	for _, ct := range s.Constraints {
+		if ct.Kind == constraints.KindMarginal {
+			mc := ct.Columns[0]
+			for v := range d[mc] {
+				preds = append(preds, func(x int) bool { return d.tuple(x)[mc] == v })
+			}
+			continue
+		}
+		preds = append(preds, func(x int) bool { return ct.Count.Allowed[c][d.tuple(x)[c]] })
+	}
+	return s, preds
+}
+
+// randomInducedPublished draws the published counts of the induced
+// property tests: the total, a marginal or one count on one column; with
+// the oracle's predicates.
+func randomInducedPublished(r *rand.Rand, d bfDomain) (*constraints.System, []func(int) bool) {
+	s := &constraints.System{}
+	for i, n := range d {
+		s.Columns = append(s.Columns, constraints.Column{Name: colName(i), Size: n})
+	}
+	var preds []func(int) bool
+	switch c := r.IntN(len(d)); r.IntN(3) {
+	case 0:
+		s.Constraints = []constraints.Constraint{{Name: "total", Kind: constraints.KindTotal}}
+		preds = []func(int) bool{func(int) bool { return true }}
+	case 1:
+		s.Constraints = []constraints.Constraint{{Name: "marginal", Kind: constraints.KindMarginal, Columns: []int{c}}}
+		for v := range d[c] {
+			preds = append(preds, func(x int) bool { return d.tuple(x)[c] == v })
+		}
+	default:
+		a := make([]bool, d[c])
+		for v := range a {
+			a[v] = r.IntN(2) == 0
+		}
+		p := constraints.Predicate{Allowed: make([][]bool, len(d))}
+		p.Allowed[c] = a
+		s.Constraints = []constraints.Constraint{{Name: "count", Kind: constraints.KindCount, Count: p}}
+		preds = []func(int) bool{func(x int) bool { return a[d.tuple(x)[c]] }}
+	}
+	return s, preds
 }

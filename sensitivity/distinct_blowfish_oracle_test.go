@@ -2,7 +2,6 @@ package sensitivity
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -156,51 +155,6 @@ func TestDistinctBlowfishConstraintsAgainstOracle(t *testing.T) {
 	}
 }
 
-// randomPublished draws published counts over d the way
-// TestBlowfishConstraintsAgainstOracle does: a marginal or one or two
-// counts on one column, sometimes a second marginal; with the oracle's
-// predicates.
-func randomPublished(r *rand.Rand, d bfDomain) (*constraints.System, []func(int) bool) {
-	s := &constraints.System{}
-	for i, n := range d {
-		vals := make([]float64, n)
-		for v := range vals {
-			vals[v] = float64(v)
-		}
-		s.Columns = append(s.Columns, constraints.Column{Name: colName(i), Size: n, Values: vals})
-	}
-	c := r.IntN(len(d))
-	if r.IntN(2) == 0 {
-		s.Constraints = []constraints.Constraint{{Name: "marginal", Kind: constraints.KindMarginal, Columns: []int{c}}}
-	} else {
-		for reg := range 1 + r.IntN(2) {
-			a := make([]bool, d[c])
-			for v := range a {
-				a[v] = r.IntN(3) == reg
-			}
-			p := constraints.Predicate{Allowed: make([][]bool, len(d))}
-			p.Allowed[c] = a
-			s.Constraints = append(s.Constraints, constraints.Constraint{Name: fmt.Sprint("count ", reg), Kind: constraints.KindCount, Count: p})
-		}
-	}
-	if len(d) > 1 && r.IntN(3) == 0 {
-		c2 := (c + 1) % len(d)
-		s.Constraints = append(s.Constraints, constraints.Constraint{Name: "marginal 2", Kind: constraints.KindMarginal, Columns: []int{c2}})
-	}
-	var preds []func(int) bool
-	for _, ct := range s.Constraints {
-		if ct.Kind == constraints.KindMarginal {
-			mc := ct.Columns[0]
-			for v := range d[mc] {
-				preds = append(preds, func(x int) bool { return d.tuple(x)[mc] == v })
-			}
-			continue
-		}
-		preds = append(preds, func(x int) bool { return ct.Count.Allowed[c][d.tuple(x)[c]] })
-	}
-	return s, preds
-}
-
 // TestDistinctInducedAgainstOracle: DistinctInduced is ≥ the
 // induced-neighbour oracle for random distinct counts under a published
 // total, marginal or count; the unit count (one tuple per unit: the
@@ -213,30 +167,7 @@ func TestDistinctInducedAgainstOracle(t *testing.T) {
 	for trial := range 80 {
 		d := randomBFDomain(r)
 		a, shape, _, _, _ := bfDistinct(r, d)
-		s := &constraints.System{}
-		for i, size := range d {
-			s.Columns = append(s.Columns, constraints.Column{Name: colName(i), Size: size})
-		}
-		var preds []func(int) bool
-		switch c := r.IntN(len(d)); r.IntN(3) {
-		case 0:
-			s.Constraints = []constraints.Constraint{{Name: "total", Kind: constraints.KindTotal}}
-			preds = []func(int) bool{func(int) bool { return true }}
-		case 1:
-			s.Constraints = []constraints.Constraint{{Name: "marginal", Kind: constraints.KindMarginal, Columns: []int{c}}}
-			for v := range d[c] {
-				preds = append(preds, func(x int) bool { return d.tuple(x)[c] == v })
-			}
-		default:
-			allowed := make([]bool, d[c])
-			for v := range allowed {
-				allowed[v] = r.IntN(2) == 0
-			}
-			p := constraints.Predicate{Allowed: make([][]bool, len(d))}
-			p.Allowed[c] = allowed
-			s.Constraints = []constraints.Constraint{{Name: "count", Kind: constraints.KindCount, Count: p}}
-			preds = []func(int) bool{func(x int) bool { return allowed[d.tuple(x)[c]] }}
-		}
+		s, preds := randomInducedPublished(r, d)
 		ib, err := constraints.InducedBound(s)
 		if err != nil {
 			t.Fatal(err)
