@@ -2,9 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"os"
 	"os/exec"
@@ -13,37 +10,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 )
 
 // ledgerTestDSN returns DDP_TEST_POSTGRES_DSN or skips.
 func ledgerTestDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL ledger tests")
-	}
-	return dsn
+	return pgtest.DSN(t, "the PostgreSQL ledger tests")
 }
 
-// ledgerTestSchema returns a fresh schema name (pgledger_ prefix: helpers
-// share the database), dropped when the test ends.
+// ledgerTestSchema returns a fresh schema name (pgledger_ prefix), dropped
+// when the test ends.
 func ledgerTestSchema(t *testing.T, dsn string) string {
 	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "pgledger_c_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err != nil {
-			return
-		}
-		defer conn.Close(context.Background())
-		_, _ = conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+name+" CASCADE")
-	})
-	return name
+	return pgtest.Schema(t, dsn, "pgledger_c_")
 }
 
 var demoLedgerRE = regexp.MustCompile(`(?m)^ledger:\n(?:  .*\n|\n)*?  path: .*\n`)

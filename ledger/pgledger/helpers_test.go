@@ -2,45 +2,28 @@ package pgledger
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 )
 
 // testDSN returns DDP_TEST_POSTGRES_DSN or skips.
 func testDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL ledger tests")
-	}
-	return dsn
+	return pgtest.DSN(t, "the PostgreSQL ledger tests")
 }
 
 // testSchema returns a fresh schema name for one test (dropped at the
-// end), prefixed pgledger_ so that helpers sharing the database do not
-// collide.
+// end), prefixed pgledger_.
 func testSchema(t *testing.T, dsn string) string {
 	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "pgledger_t_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err != nil {
-			return
-		}
-		defer conn.Close(context.Background())
-		_, _ = conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+name+" CASCADE")
-	})
-	return name
+	return pgtest.Schema(t, dsn, "pgledger_t_")
 }
 
 // openTest opens a ledger on schema as replica, closed and checked at the
