@@ -53,15 +53,7 @@ func TestGroupByUnderCaseInsensitiveCollation(t *testing.T) {
 		}
 		rows = append(rows, fmt.Sprintf("(%d, '%s')", i, s))
 	}
-	type fixture struct{ driver, dsn string }
-	fixtures := []fixture{{"sqlite", ""}}
-	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
-		fixtures = append(fixtures, fixture{"postgres", dsn})
-	}
-	if dsn := os.Getenv("DDP_TEST_MYSQL_DSN"); dsn != "" {
-		fixtures = append(fixtures, fixture{"mysql", dsn})
-	}
-	for _, fx := range fixtures {
+	for _, fx := range testBackends() {
 		t.Run(fx.driver, func(t *testing.T) {
 			be, dsn, schema := loadTestTable(t, fx.driver, fx.dsn, fmt.Sprintf("ddp_coll_%d", os.Getpid()), testTable{
 				name: "people", rows: rows,

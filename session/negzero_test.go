@@ -35,15 +35,7 @@ datasets:
 // released group of key 0 — a change of 2000 in one count from one
 // person. Both zeros are one key.
 func TestNegativeZeroKey(t *testing.T) {
-	type fixture struct{ driver, dsn string }
-	fixtures := []fixture{{"sqlite", ""}}
-	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
-		fixtures = append(fixtures, fixture{"postgres", dsn})
-	}
-	if dsn := os.Getenv("DDP_TEST_MYSQL_DSN"); dsn != "" {
-		fixtures = append(fixtures, fixture{"mysql", dsn})
-	}
-	for _, fx := range fixtures {
+	for _, fx := range testBackends() {
 		for _, first := range []string{"0", "-0.4"} {
 			t.Run(fx.driver+"/"+first, func(t *testing.T) {
 				rows := []string{"(0, " + first + ")"}

@@ -93,6 +93,23 @@ func loadTestTable(t *testing.T, driver, dsn, schema string, tb testTable) (Back
 	return be, dsn, schema
 }
 
+// testBackend is a backend the session's multi-backend tests load their
+// tables on: driver and DSN ("" for SQLite, which needs none).
+type testBackend struct{ driver, dsn string }
+
+// testBackends lists SQLite and every server whose DSN is set, in that
+// order.
+func testBackends() []testBackend {
+	out := []testBackend{{"sqlite", ""}}
+	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
+		out = append(out, testBackend{"postgres", dsn})
+	}
+	if dsn := os.Getenv("DDP_TEST_MYSQL_DSN"); dsn != "" {
+		out = append(out, testBackend{"mysql", dsn})
+	}
+	return out
+}
+
 // hostileOutcomesEqual runs every probe on SQLite and on the servers whose
 // DSNs are set, first over the ordinary data (variant 0), then over each
 // hostile variant (one person's value replaced, variants(driver) of them):
@@ -101,14 +118,8 @@ func loadTestTable(t *testing.T, driver, dsn, schema string, tb testTable) (Back
 // than one column (only from GROUP BY queries when groupedOnly).
 func hostileOutcomesEqual(t *testing.T, probes []probe, variants func(driver string) int,
 	fixture func(t *testing.T, driver, dsn string, variant int) *totalityFixture, groupedOnly bool) {
-	drivers := map[string]string{"sqlite": ""}
-	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
-		drivers["postgres"] = dsn
-	}
-	if dsn := os.Getenv("DDP_TEST_MYSQL_DSN"); dsn != "" {
-		drivers["mysql"] = dsn
-	}
-	for driver, dsn := range drivers {
+	for _, tb := range testBackends() {
+		driver, dsn := tb.driver, tb.dsn
 		t.Run(driver, func(t *testing.T) {
 			type outcome struct{ code, keys string }
 			run := func(f *totalityFixture, pr probe) outcome {

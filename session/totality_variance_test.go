@@ -135,14 +135,8 @@ func varianceTotalityProbes() []probe {
 func TestVarianceTotalityAttacks(t *testing.T) {
 	probes := varianceTotalityProbes()
 	hostileOutcomesEqual(t, probes, func(driver string) int { return len(hostileVariance[driver]) }, varianceTotalityFixture, true)
-	drivers := map[string]string{"sqlite": ""}
-	if dsn := os.Getenv("DDP_TEST_POSTGRES_DSN"); dsn != "" {
-		drivers["postgres"] = dsn
-	}
-	if dsn := os.Getenv("DDP_TEST_MYSQL_DSN"); dsn != "" {
-		drivers["mysql"] = dsn
-	}
-	for driver, dsn := range drivers {
+	for _, tb := range testBackends() {
+		driver, dsn := tb.driver, tb.dsn
 		for v := 0; v <= len(hostileVariance[driver]); v++ {
 			f := varianceTotalityFixture(t, driver, dsn, v)
 			for _, pr := range probes {
