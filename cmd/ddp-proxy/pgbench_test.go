@@ -2,20 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
 // findPgbench returns the pgbench command, or skips (fails under CI, where
@@ -43,58 +36,14 @@ func findPgbench(t *testing.T) string {
 // queries: every transaction must succeed, and the ledger must have
 // charged exactly 6 × ε — repeats are answered from the ledger for free.
 func TestPgbenchCustomScript(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
+	if os.Getenv("DDP_TEST_POSTGRES_DSN") == "" {
 		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the pgbench test")
 	}
 	pgbench := findPgbench(t)
-	ctx := context.Background()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("DDP_TEST_POSTGRES_DSN is set but unreachable: %v", err)
-	}
-	defer db.Close(ctx)
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	table := "pgserve_bench_" + hex.EncodeToString(suffix)
-	if _, err := db.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s AS
-		SELECT i AS person_id, (18 + (i * 7919) %% 73)::int AS age, CASE WHEN i %% 3 = 0 THEN 'F' ELSE 'M' END AS sex
-		FROM generate_series(1, 500) AS i`, table)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP TABLE IF EXISTS "+table) })
-
-	dir := t.TempDir()
-	t.Setenv("DDP_PGSERVE_BENCH_PASSWORD", "bench-pw")
-	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(`version: 1
-backend: {driver: postgres, dsn: %q}
-listen: {postgres: "127.0.0.1:0", mysql: "off"}
-ledger: {path: ledger.db}
-users:
-  - name: bencher
-    password_env: DDP_PGSERVE_BENCH_PASSWORD
-    budgets: {bench: {epsilon: 100}}
-datasets:
-  bench:
-    tables:
-      %s:
-        unit: person_id
-        columns:
-          age: {type: integer, bounds: [0, 120]}
-          sex: {type: text, domain: {values: [F, M]}}
-`, dsn, table)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	p, err := startProxy(sctx, pol, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
+	bt := serveBenchTable(t, 500, false, "100", "")
+	p, table, dir := bt.p, bt.name, bt.dir
 	defer func() {
-		cancel()
-		if err := p.wait(sctx); err != nil {
+		if err := bt.stop(); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	}()
