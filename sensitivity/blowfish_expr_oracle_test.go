@@ -209,20 +209,6 @@ func TestInducedExprAgainstOracle(t *testing.T) {
 		d := randomBFDomain(r)
 		q, _ := randomExprQuery(r, d)
 		s, preds := randomPublished(r, d)
-		ib, err := constraints.InducedBound(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bound, err := Induced(InducedBounds{MaxL1: ib.MaxL1, MaxHalf: ib.MaxHalf}, Aggregate{Kind: q.kind, Lo: q.lo, Hi: q.hi})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := oracle.MaxL1(oracle.Space{Domain: d.size(), MaxUnits: 4, RowsPerUnit: 1}, oracle.Induced(preds), q.agg.Query())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w.L1 > bound {
-			t.Fatalf("trial %d %v %v [%d,%d]: oracle %d > %d; witness %v → %v", trial, d, q.kind, q.lo, q.hi, w.L1, bound, w.D1, w.D2)
-		}
+		checkInducedAgainstOracle(t, trial, d, q, s, preds)
 	}
 }

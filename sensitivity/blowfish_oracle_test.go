@@ -312,21 +312,7 @@ func TestInducedAggregatesAgainstOracle(t *testing.T) {
 		d := randomBFDomain(r)
 		q := randomBFQuery(r, d)
 		s, preds := randomInducedPublished(r, d)
-		ib, err := constraints.InducedBound(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bound, err := Induced(InducedBounds{MaxL1: ib.MaxL1, MaxHalf: ib.MaxHalf}, Aggregate{Kind: q.kind, Lo: q.lo, Hi: q.hi})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := oracle.MaxL1(oracle.Space{Domain: d.size(), MaxUnits: 4, RowsPerUnit: 1}, oracle.Induced(preds), q.agg.Query())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w.L1 > bound {
-			t.Fatalf("trial %d %v %s %v [%d,%d]: oracle %d > %d; witness %v → %v", trial, d, s.Constraints[0].Name, q.kind, q.lo, q.hi, w.L1, bound, w.D1, w.D2)
-		}
+		checkInducedAgainstOracle(t, trial, d, q, s, preds)
 	}
 }
 
@@ -433,4 +419,26 @@ func randomInducedPublished(r *rand.Rand, d bfDomain) (*constraints.System, []fu
 		preds = []func(int) bool{func(x int) bool { return a[d.tuple(x)[c]] }}
 	}
 	return s, preds
+}
+
+// checkInducedAgainstOracle fails t when Induced's bound for q under the
+// published counts s is below the induced-neighbour oracle (predicates
+// preds, up to four units of one row).
+func checkInducedAgainstOracle(t *testing.T, trial int, d bfDomain, q bfQuery, s *constraints.System, preds []func(int) bool) {
+	t.Helper()
+	ib, err := constraints.InducedBound(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound, err := Induced(InducedBounds{MaxL1: ib.MaxL1, MaxHalf: ib.MaxHalf}, Aggregate{Kind: q.kind, Lo: q.lo, Hi: q.hi})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := oracle.MaxL1(oracle.Space{Domain: d.size(), MaxUnits: 4, RowsPerUnit: 1}, oracle.Induced(preds), q.agg.Query())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.L1 > bound {
+		t.Fatalf("trial %d %v %s %v [%d,%d]: oracle %d > %d; witness %v → %v", trial, d, s.Constraints[0].Name, q.kind, q.lo, q.hi, w.L1, bound, w.D1, w.D2)
+	}
 }
