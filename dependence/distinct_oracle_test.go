@@ -52,17 +52,7 @@ func TestDistinctFullDependenceAgainstOracle(t *testing.T) {
 			t.Run(fmt.Sprintf("k=%d/self=%d", k, self), func(t *testing.T) {
 				for range 4 {
 					const n = 3
-					rho := make([][]float64, n)
-					deps := make([][]int, n)
-					for i := range n {
-						rho[i] = make([]float64, n)
-						for j := range n {
-							if i != j && r.IntN(2) == 0 {
-								rho[i][j] = 1
-								deps[i] = append(deps[i], j)
-							}
-						}
-					}
+					rho, deps := randomFullDependence(r, n)
 					m := structureOf(t, n, rho)
 					for _, d := range shapes {
 						dq, err := sensitivity.DistinctDP(sensitivity.Bounded, k, d)

@@ -94,18 +94,8 @@ func TestFullDependenceAgainstOracle(t *testing.T) {
 		for _, self := range []oracle.Change{oracle.ValueChange, oracle.PresenceChange} {
 			t.Run(fmt.Sprintf("k=%d/self=%d", k, self), func(t *testing.T) {
 				for range 4 {
-					n := 3
-					rho := make([][]float64, n)
-					deps := make([][]int, n)
-					for i := range n {
-						rho[i] = make([]float64, n)
-						for j := range n {
-							if i != j && r.IntN(2) == 0 {
-								rho[i][j] = 1
-								deps[i] = append(deps[i], j)
-							}
-						}
-					}
+					const n = 3
+					rho, deps := randomFullDependence(r, n)
 					m := structureOf(t, n, rho)
 					for _, kind := range []sensitivity.Kind{sensitivity.KindCount, sensitivity.KindHistogram, sensitivity.KindSum, sensitivity.KindGroupedSum} {
 						for range 6 {
@@ -204,4 +194,22 @@ func TestFractionalDependenceAgainstOracle(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomFullDependence draws which of n tuples depend fully (ρ = 1) on
+// which others, each ordered pair with probability 1/2: ρ and, per
+// tuple, the list of those it depends on.
+func randomFullDependence(r *rand.Rand, n int) (rho [][]float64, deps [][]int) {
+	rho = make([][]float64, n)
+	deps = make([][]int, n)
+	for i := range n {
+		rho[i] = make([]float64, n)
+		for j := range n {
+			if i != j && r.IntN(2) == 0 {
+				rho[i][j] = 1
+				deps[i] = append(deps[i], j)
+			}
+		}
+	}
+	return rho, deps
 }
