@@ -521,6 +521,19 @@ func TestBlowfishOverlappingAgainstOracle(t *testing.T) {
 	}
 }
 
+// randomInducedSystem draws one or two random constraints over d: the
+// whole system (full, whose predicates the oracle reads) and the system
+// over the columns they use (s, what InducedBound is given) with those
+// columns' indexes in d (keep).
+func randomInducedSystem(r *rand.Rand, d domain) (full, s *System, keep []int) {
+	full = d.system()
+	for range 1 + r.IntN(2) {
+		full.Constraints = append(full.Constraints, randomConstraint(r, d, full))
+	}
+	s, keep = subSystem(d, full)
+	return full, s, keep
+}
+
 // subSystem keeps only the columns the constraints use (as the policy
 // loader does) and reports the kept column indices.
 func subSystem(d domain, s *System) (*System, []int) {
@@ -574,11 +587,7 @@ func TestInducedCountAgainstOracle(t *testing.T) {
 	checked, tight, looser := 0, 0, 0
 	for trial := range 150 {
 		d := randomDomain(r)
-		full := d.system()
-		for range 1 + r.IntN(2) {
-			full.Constraints = append(full.Constraints, randomConstraint(r, d, full))
-		}
-		s, keep := subSystem(d, full)
+		full, s, keep := randomInducedSystem(r, d)
 		got, err := InducedBound(s)
 		if err != nil {
 			continue
@@ -706,11 +715,7 @@ func TestInducedSumAgainstOracle(t *testing.T) {
 	checked, tight := 0, 0
 	for trial := range 160 {
 		d := randomDomain(r)
-		full := d.system()
-		for range 1 + r.IntN(2) {
-			full.Constraints = append(full.Constraints, randomConstraint(r, d, full))
-		}
-		s, keep := subSystem(d, full)
+		full, s, keep := randomInducedSystem(r, d)
 		got, err := InducedBound(s)
 		if err != nil {
 			continue
