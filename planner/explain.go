@@ -79,6 +79,26 @@ type ExplainPart struct {
 	CI95        float64 `json:"ci95"`
 }
 
+// Summary is output o's noise as its unit summarizes it: the one the plan
+// stored when it was completed, else computed now.
+func (pl *Plan) Summary(o Output) aggregate.Summary {
+	if o.Summary != nil {
+		return *o.Summary
+	}
+	return o.Unit.Summarize(pl.PartNoise(o))
+}
+
+// summarize stores each aggregate output's Summary, once the parts' noise
+// is final, for explain and every answer's cost notice to read.
+func (pl *Plan) summarize() {
+	for i, o := range pl.Outputs {
+		if o.Kind == OutAggregate && o.Summary == nil {
+			s := o.Unit.Summarize(pl.PartNoise(o))
+			pl.Outputs[i].Summary = &s
+		}
+	}
+}
+
 // PartNoise describes the noise of an aggregate output's parts, in its
 // unit's Parts order.
 func (pl *Plan) PartNoise(o Output) []aggregate.PartNoise {
@@ -202,7 +222,7 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 		switch o.Kind {
 		case OutAggregate:
 			parts := pl.PartNoise(o)
-			s := o.Unit.Summarize(parts)
+			s := pl.Summary(o)
 			c.Aggregate = o.Unit.Name
 			c.Sensitivity, c.Mechanism, c.Scale, c.Epsilon, c.CI95 = s.Sensitivity, s.Mechanism, s.Scale, s.Epsilon, s.CI95
 			c.CI95OverN, c.RankError = s.CI95OverN, s.RankError

@@ -209,6 +209,10 @@ type Output struct {
 	AfterWindows bool
 	// Window (OutWindow) is the window function.
 	Window ir.Window
+	// Summary (OutAggregate) is the unit's summary of its parts' noise,
+	// filled once when the plan is complete (a variance's takes thousands
+	// of simulated draws); nil until then. Read it through Plan.Summary.
+	Summary *aggregate.Summary
 	// Grouping (OutGrouping) are the keys GROUPING(...) reads.
 	Grouping []int
 }

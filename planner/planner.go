@@ -432,6 +432,7 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 		}
 	}
 	pl.CacheKey = cacheKey(pl)
+	pl.summarize()
 	if !ds.SharesReleases() {
 		// The release is this user's alone: another user asking the same
 		// query gets (and pays for) an independent draw, and learns

@@ -591,7 +591,7 @@ func exprInputs(pl *planner.Plan, e ir.Expr) []Column {
 // scale is not the column's: only its interval, when known, is kept).
 func aggregateColumn(pl *planner.Plan, o planner.Output) Column {
 	c := Column{Aggregate: o.Unit.Name}
-	s := o.Unit.Summarize(pl.PartNoise(o))
+	s := pl.Summary(o)
 	if o.Unit.Notice == "" {
 		c.Scale = s.Scale
 	}
