@@ -26,7 +26,7 @@ func (e *Engine) lookup(ctx context.Context, key string) (data []byte, ok bool, 
 	if err != nil {
 		return nil, false, done, ledgerError(err)
 	}
-	f, shared := e.ledger.(Flighter)
+	f, shared := LedgerAs[Flighter](e.ledger)
 	if ok || !shared {
 		return data, ok, done, nil
 	}

@@ -42,6 +42,31 @@ type LedgerReader interface {
 	Audit(ctx context.Context, f budget.AuditFilter, fn func(budget.AuditEntry) error) error
 }
 
+// Wrapper is implemented by a ledger that wraps another (metrics, a hook
+// at close): the release step looks for its optional interfaces
+// (Flighter, Evicted) on the wrapped ledgers too, so a wrapper never hides
+// them — as errors.As unwraps errors.
+type Wrapper interface {
+	Unwrap() Ledger
+}
+
+// LedgerAs finds the first ledger of the wrapper chain from l that
+// implements T.
+func LedgerAs[T any](l Ledger) (T, bool) {
+	for l != nil {
+		if t, ok := l.(T); ok {
+			return t, true
+		}
+		w, ok := l.(Wrapper)
+		if !ok {
+			break
+		}
+		l = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
 // evictionReporter is implemented by ledgers with a retention bound that
 // remember what they evicted (optional: the notice of a query charged
 // again because its release was evicted says so when the ledger knows).
@@ -52,7 +77,7 @@ type evictionReporter interface {
 // evictedAt returns when key's release was evicted (zero if it was not,
 // or the ledger cannot tell). For the notice only: errors are ignored.
 func (e *Engine) evictedAt(ctx context.Context, key string) time.Time {
-	er, ok := e.ledger.(evictionReporter)
+	er, ok := LedgerAs[evictionReporter](e.ledger)
 	if !ok {
 		return time.Time{}
 	}

@@ -50,48 +50,19 @@ type meteredLedger struct {
 	m *admin.Metrics
 }
 
-var _ release.Ledger = meteredLedger{}
+var (
+	_ release.Ledger  = meteredLedger{}
+	_ release.Wrapper = meteredLedger{}
+)
 
-// meter wraps l for the metrics. A ledger shared by replicas stays a
-// release.Flighter through the wrapper: hiding its cross-replica hold
-// would let identical queries on several replicas be charged (and drawn)
-// once each.
-func meter(l release.Ledger, m *admin.Metrics) release.Ledger {
-	ml := meteredLedger{Ledger: l, m: m}
-	if f, ok := l.(release.Flighter); ok {
-		return meteredFlighter{meteredLedger: ml, Flighter: f}
-	}
-	return ml
-}
+// meter wraps l for the metrics.
+func meter(l release.Ledger, m *admin.Metrics) release.Ledger { return meteredLedger{Ledger: l, m: m} }
 
-// meteredFlighter is a metered shared ledger.
-type meteredFlighter struct {
-	meteredLedger
-	release.Flighter
-}
-
-// Evicted keeps the wrapped ledger's eviction report visible through
-// the wrapper (release's optional evictionReporter): hiding it would drop
-// the notice that a repeat was charged again because ledger.retention
-// evicted its release.
-func (l meteredLedger) Evicted(ctx context.Context, cacheKey string) (time.Time, bool, error) {
-	return evictedThrough(ctx, l.Ledger, cacheKey)
-}
-
-// evictionReporter is release's optional eviction report: ledgers with
-// a retention bound remember what they evicted.
-type evictionReporter interface {
-	Evicted(ctx context.Context, cacheKey string) (time.Time, bool, error)
-}
-
-// evictedThrough asks l when cacheKey's release was evicted, if l can
-// tell (a wrapper must pass the question on, not answer "never").
-func evictedThrough(ctx context.Context, l any, cacheKey string) (time.Time, bool, error) {
-	if er, ok := l.(evictionReporter); ok {
-		return er.Evicted(ctx, cacheKey)
-	}
-	return time.Time{}, false, nil
-}
+// Unwrap lets the release step find the wrapped ledger's optional
+// interfaces (the cross-replica hold, the eviction report): hiding them
+// would let identical queries on several replicas be charged once each,
+// and drop the notice that a repeat was charged again after eviction.
+func (l meteredLedger) Unwrap() release.Ledger { return l.Ledger }
 
 func (l meteredLedger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
 	r, err := l.Ledger.Charge(ctx, c, limit)

@@ -124,11 +124,9 @@ type stoppingLedger struct {
 	stop func()
 }
 
-// Evicted passes the eviction report of the served ledger on (see
-// meteredLedger.Evicted).
-func (s stoppingLedger) Evicted(ctx context.Context, cacheKey string) (time.Time, bool, error) {
-	return evictedThrough(ctx, s.servedLedger, cacheKey)
-}
+// Unwrap lets the release step see the served ledger's optional
+// interfaces through this wrapper (see meteredLedger.Unwrap).
+func (s stoppingLedger) Unwrap() release.Ledger { return s.servedLedger }
 
 func (s stoppingLedger) Close() error {
 	s.stop()

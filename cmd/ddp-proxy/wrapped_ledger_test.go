@@ -9,12 +9,14 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/admin"
 	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
+	"github.com/ddp-proxy/ddp-proxy/release"
 )
 
 // TestWrappedLedgerReportsEviction: serve hands the release engine the
 // bbolt ledger inside two wrappers (closeAlso for the ledger socket, meter
 // for the metrics). The engine finds the eviction report by a type
-// assertion, so each wrapper must pass it on; otherwise a repeat charged
+// assertion through the wrappers' Unwrap (release.LedgerAs), so each
+// wrapper must let it be found; otherwise a repeat charged
 // again after ledger.retention evicted its release is charged without the
 // notice saying why.
 func TestWrappedLedgerReportsEviction(t *testing.T) {
@@ -39,13 +41,13 @@ func TestWrappedLedgerReportsEviction(t *testing.T) {
 	if _, ok, _ := led.Release(ctx, "k"); ok {
 		t.Fatal("the release outlived a 1-byte retention bound")
 	}
-	for name, l := range map[string]any{
+	for name, l := range map[string]release.Ledger{
 		"closeAlso":        served,
 		"meter(closeAlso)": meter(served, admin.NewMetrics(admin.MetricsOptions{})),
 	} {
-		er, ok := l.(interface {
+		er, ok := release.LedgerAs[interface {
 			Evicted(context.Context, string) (time.Time, bool, error)
-		})
+		}](l)
 		if !ok {
 			t.Errorf("%s hides the ledger's eviction report", name)
 			continue
