@@ -201,14 +201,18 @@ func (r *myRewriter) fail(err error) {
 	}
 }
 
+func mysqlTableRefused(table string) error {
+	return sqlerr.New(sqlerr.InsufficientPrivilege,
+		"information_schema.%s holds statistics about private data or server state and is not readable through the privacy proxy", strings.ToUpper(table))
+}
+
 func isInfoSchema(schema ast.CIStr) bool { return schema.L == "information_schema" }
 
 // table looks an information_schema table up, refusing what is not
 // allowed or not known to the backend.
 func (r *myRewriter) table(tn *ast.TableName) *mysqlTable {
 	if !MySQLInfoSchemaAllowed(tn.Name.O) {
-		r.fail(sqlerr.New(sqlerr.InsufficientPrivilege,
-			"information_schema.%s holds statistics about private data or server state and is not readable through the privacy proxy", strings.ToUpper(tn.Name.O)))
+		r.fail(mysqlTableRefused(tn.Name.O))
 		return nil
 	}
 	t := r.info.tables[tn.Name.L]
@@ -402,3 +406,45 @@ func (m *orderedMarker) Restore(ctx *format.RestoreCtx) error {
 	*m.restored = append(*m.restored, m.Offset)
 	return m.ParamMarkerExpr.Restore(ctx)
 }
+
+// refuseMySQLStatistics refuses MySQL text that names a statistics column
+// anywhere (a statement to a backend of another dialect, which has no
+// information_schema to blank), on the TiDB tree.
+func refuseMySQLStatistics(sql string, parse MySQLParser) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = notForwardable()
+		}
+	}()
+	stmt, err := parse(sql)
+	if err != nil {
+		return err
+	}
+	v := &statisticsNames{}
+	stmt.Accept(v)
+	return v.err
+}
+
+// statisticsNames is an ast.Visitor that records the first statistics
+// column named.
+type statisticsNames struct{ err error }
+
+func (v *statisticsNames) Enter(n ast.Node) (ast.Node, bool) {
+	if v.err != nil {
+		return n, true
+	}
+	switch x := n.(type) {
+	case *ast.DefaultExpr:
+		// DEFAULT(col): TiDB's walk does not visit the column.
+		if x.Name != nil && IsStatistics(x.Name.Name.O) {
+			v.err = statisticsRefused(x.Name.Name.O)
+		}
+	case *ast.ColumnName:
+		if IsStatistics(x.Name.O) {
+			v.err = statisticsRefused(x.Name.O)
+		}
+	}
+	return n, false
+}
+
+func (v *statisticsNames) Leave(n ast.Node) (ast.Node, bool) { return n, v.err == nil }
