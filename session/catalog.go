@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -88,90 +88,20 @@ func listResult(rows [][]ir.Value) Result {
 	return r
 }
 
-// tableNameColumns are catalog result columns that name a relation, with
-// the column that names its schema in the same catalog.
-var tableNameColumns = map[string][]string{
-	"relname": {"nspname"}, "table_name": {"table_schema", "table_schem"}, "tablename": {"schemaname"}, "viewname": {"schemaname"},
-}
-
-// systemSchema reports whether a schema belongs to the server itself.
-func systemSchema(s string) bool {
-	s = strings.ToLower(s)
-	return s == "pg_catalog" || s == "information_schema" || strings.HasPrefix(s, "pg_toast") || strings.HasPrefix(s, "pg_temp")
-}
-
-// declaresTableNamed reports whether the policy declares a table of this
-// name in any schema.
-func (s *Session) declaresTableNamed(name string) bool {
-	for _, dn := range s.p.pol.DatasetNames {
-		if _, ok := s.p.pol.Datasets[dn].Tables[strings.ToLower(name)]; ok {
-			return true
-		}
-	}
-	return false
-}
-
 // hideUnexposed drops the rows of a catalog result that name a relation
-// the policy does not declare (outside the system schemas), so table
-// listings (information_schema.tables, pg_class, pg_tables, SQLAlchemy's
-// inspector) show only what analysts may query. Relations whose schema is
-// not in the result are judged by name alone: unknown names are hidden
-// unless they look like system relations (pg_ prefix).
+// the policy does not declare (catalog.HideUnexposed).
 func (s *Session) hideUnexposed(r *Result) {
-	nameCol, schemaCol := -1, -1
-	for i, c := range r.Columns {
-		if scs, ok := tableNameColumns[strings.ToLower(c.Name)]; ok && nameCol < 0 {
-			nameCol = i
-			for j, c2 := range r.Columns {
-				for _, sc := range scs {
-					if strings.EqualFold(c2.Name, sc) {
-						schemaCol = j
-					}
-				}
-			}
-		}
+	if kept := catalog.HideUnexposed(s.p.pol, columnNames(r.Columns), r.Rows); len(kept) != len(r.Rows) {
+		r.Rows, r.Tag = kept, "SELECT "+itoa(len(kept))
 	}
-	if nameCol < 0 {
-		// psql's listings (\dt+, \d+, \dv...) alias the columns "Schema"
-		// and "Name"; a lone "name" column elsewhere (pg_settings) is not
-		// a relation name.
-		for i, c := range r.Columns {
-			switch c.Name {
-			case "Name":
-				nameCol = i
-			case "Schema":
-				schemaCol = i
-			}
-		}
-		if nameCol < 0 || schemaCol < 0 {
-			return
-		}
+}
+
+func columnNames(cols []Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
 	}
-	kept := r.Rows[:0]
-	for _, row := range r.Rows {
-		name := row[nameCol].Text()
-		schema := ""
-		if schemaCol >= 0 {
-			schema = row[schemaCol].Text()
-		}
-		switch {
-		case schemaCol >= 0 && systemSchema(schema):
-		case schemaCol < 0 && strings.HasPrefix(strings.ToLower(name), "pg_"):
-		case schemaCol < 0:
-			// No schema in the result (SQLAlchemy's table list filters
-			// by schema in WHERE): a table of that name in any schema.
-			if !s.declaresTableNamed(name) {
-				continue
-			}
-		default:
-			if _, t := s.p.pol.LookupTable(schema, name); t == nil {
-				continue
-			}
-		}
-		kept = append(kept, row)
-	}
-	r.Rows = kept
-	r.Tag = "SELECT " + itoa(len(kept))
+	return out
 }
 
 // emulatedPG holds the proxy's emulated PostgreSQL catalog for a backend of
@@ -182,43 +112,18 @@ type emulatedPG struct {
 	cat *emulated.Catalog
 }
 
-// columnLister is implemented by backends that can describe a table.
-type columnLister interface {
-	Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error)
-}
-
 func (p *Proxy) emulatedCatalog(ctx context.Context) (*emulated.Catalog, error) {
 	p.catalog.mu.Lock()
 	defer p.catalog.mu.Unlock()
 	if p.catalog.cat != nil {
 		return p.catalog.cat, nil
 	}
-	var tables []emulated.Table
-	for _, dn := range p.pol.DatasetNames {
-		for _, t := range p.pol.Datasets[dn].Tables {
-			pt := emulated.Table{Schema: t.Schema, Name: t.Name}
-			for _, cn := range t.ColumnNames {
-				pt.Columns = append(pt.Columns, emulated.Column{Name: cn, TypeOID: policyTypeOID(t.Columns[cn].Type)})
-			}
-			if len(t.ColumnNames) == 0 && t.Public {
-				// A public table without declared columns exposes all of
-				// the backend's.
-				cl, ok := p.backend.(columnLister)
-				if !ok {
-					return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the %s backend cannot describe table %s for the emulated catalog", p.pol.Backend.Driver, t.Name)
-				}
-				cols, err := cl.Columns(ctx, t.Schema, t.Name)
-				if err != nil {
-					return nil, err
-				}
-				for _, c := range cols {
-					pt.Columns = append(pt.Columns, emulated.Column{Name: strings.ToLower(c.Name), TypeOID: emulated.TypeForBackend(c.Type)})
-				}
-			}
-			tables = append(tables, pt)
-		}
+	lister, _ := p.backend.(emulated.ColumnLister)
+	tables, err := emulated.Describe(ctx, p.pol, policies.Names{Dialect: "postgres"}, emulated.AllTables(p.pol), lister)
+	if err != nil {
+		return nil, err
 	}
-	cat, err := emulated.New(p.pol.Backend.Driver, tables)
+	cat, err := emulated.New(p.pol.Backend.Driver, emulated.PGTables(tables))
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the emulated catalog could not be built")
 	}
@@ -227,26 +132,6 @@ func (p *Proxy) emulatedCatalog(ctx context.Context) (*emulated.Catalog, error) 
 	// one's in-memory database is closed once no session uses p.
 	runtime.AddCleanup(p, func(c *emulated.Catalog) { c.Close() }, cat)
 	return cat, nil
-}
-
-// policyTypeOID is the PostgreSQL type a declared column is presented as:
-// the type the proxy sends its values in (see policyType).
-func policyTypeOID(t string) int64 {
-	switch t {
-	case policies.TypeInteger:
-		return emulated.OIDInt8
-	case policies.TypeReal:
-		return emulated.OIDFloat8
-	case policies.TypeBoolean:
-		return emulated.OIDBool
-	case policies.TypeDate:
-		return 1082
-	case policies.TypeTimestamp:
-		return 1114
-	case policies.TypeTimestampTZ:
-		return 1184
-	}
-	return emulated.OIDText
 }
 
 // readsOnlyCatalog reports whether every relation st reads is a

@@ -34,46 +34,15 @@ func (ms *mySession) checkCatalog(st *ir.Statement) error {
 	return nil
 }
 
-// blankMySQLStatistics nulls the MySQL statistics columns of a
-// pass-through result (SELECT * FROM information_schema.TABLES); the
-// shared session has blanked TABLE_ROWS, DATA_LENGTH and the like already.
+// blankMySQLStatistics nulls the statistics columns of a MySQL result and
+// hides the columns a declared table does not list (catalog.Blank,
+// catalog.HideUndeclaredColumns).
 func (ms *mySession) blankMySQLStatistics(r *Result) {
-	tableCol, schemaCol, columnCol := -1, -1, -1
-	for i, c := range r.Columns {
-		switch n := strings.ToLower(c.Name); {
-		case catalog.IsStatistics(n):
-			for _, row := range r.Rows {
-				row[i] = ir.Null()
-			}
-		case n == "table_name":
-			tableCol = i
-		case n == "table_schema":
-			schemaCol = i
-		case n == "column_name":
-			columnCol = i
-		}
+	cols := columnNames(r.Columns)
+	catalog.Blank(cols, r.Rows)
+	if kept := catalog.HideUndeclaredColumns(ms.p.Policy(), cols, r.Rows); len(kept) != len(r.Rows) {
+		r.Rows, r.Tag = kept, "SELECT "+itoa(len(kept))
 	}
-	if tableCol < 0 || columnCol < 0 {
-		return
-	}
-	// information_schema.COLUMNS and the like: a private table's columns
-	// the policy does not list stay hidden, as in DESCRIBE (the unit is
-	// named in the policy and stays).
-	kept := r.Rows[:0]
-	for _, row := range r.Rows {
-		schema := ""
-		if schemaCol >= 0 {
-			schema = row[schemaCol].Text()
-		}
-		_, t := ms.p.Policy().LookupTable(schema, row[tableCol].Text())
-		col := strings.ToLower(row[columnCol].Text())
-		if t != nil && len(t.ColumnNames) > 0 && t.Columns[col] == nil && !strings.EqualFold(col, t.Unit) {
-			continue
-		}
-		kept = append(kept, row)
-	}
-	r.Rows = kept
-	r.Tag = "SELECT " + itoa(len(kept))
 }
 
 // InfoSchemaFunc runs a MySQL information_schema query over the catalog
@@ -113,29 +82,12 @@ func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args [
 			return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "function %s is not supported in information_schema queries on the %s backend", f, ms.p.Policy().Backend.Driver)
 		}
 	}
-	var tables []emulated.MySQLTable
-	for _, t := range ms.tables("") {
-		// Each table in the database that names it in queries (the
-		// session's database unless the policy declares a schema).
-		schema := ms.p.Policy().CatalogSchema(ms.s.names(), t)
-		cols, err := ms.describe(ctx, schema+"."+t.Name)
-		if err != nil {
-			return Result{}, err
-		}
-		ct := emulated.MySQLTable{Schema: schema, Name: t.Name, Comment: "private table, privacy unit " + t.Unit}
-		if t.Public {
-			ct.Comment = "public table"
-		}
-		for _, c := range cols {
-			dt := c.sqlType
-			if i := strings.IndexByte(dt, '('); i >= 0 {
-				dt = dt[:i]
-			}
-			ct.Columns = append(ct.Columns, emulated.MySQLColumn{Name: c.name, DataType: dt, ColumnType: c.sqlType, Key: c.key, Comment: c.extra})
-		}
-		tables = append(tables, ct)
+	lister, _ := ms.p.backend.(emulated.ColumnLister)
+	tables, err := emulated.Describe(ctx, ms.p.Policy(), ms.s.names(), emulated.AllTables(ms.p.Policy()), lister)
+	if err != nil {
+		return Result{}, err
 	}
-	cols, rows, err := ms.p.current().info(ctx, st.Text, args, ms.currentDatabase(), tables)
+	cols, rows, err := ms.p.current().info(ctx, st.Text, args, ms.currentDatabase(), emulated.MySQLTables(tables))
 	if err != nil {
 		return Result{}, err
 	}
