@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/pingcap/tidb/pkg/parser/types"
 
+	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -448,3 +449,48 @@ func (v *statisticsNames) Enter(n ast.Node) (ast.Node, bool) {
 }
 
 func (v *statisticsNames) Leave(n ast.Node) (ast.Node, bool) { return n, v.err == nil }
+
+// CheckMySQLInfoSchema applies the catalog rules to a MySQL client's
+// references to information_schema before anything runs: it passes
+// through only to a MySQL backend, or is answered by the emulation
+// (emulated: the proxy has one), and only for the tables of the allow
+// list.
+func CheckMySQLInfoSchema(backend string, emulated bool, relations []ir.TableRef) error {
+	for _, r := range relations {
+		if !strings.EqualFold(r.Schema, "information_schema") {
+			continue
+		}
+		if backend != "mysql" && !emulated {
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"information_schema is only forwarded to a MySQL backend; this proxy's backend is %s", backend).
+				WithHint("SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t list what the policy exposes")
+		}
+		if !MySQLInfoSchemaAllowed(r.Name) {
+			return mysqlTableRefused(r.Name)
+		}
+	}
+	return nil
+}
+
+// emulatedMySQLFunctions are the functions an information_schema query may
+// call when the emulation answers it (everything there is public; the
+// list only keeps SQLite's own functions out).
+var emulatedMySQLFunctions = map[string]bool{
+	"if": true, "ifnull": true, "coalesce": true, "nullif": true, "concat": true, "concat_ws": true,
+	"lower": true, "upper": true, "lcase": true, "ucase": true, "trim": true, "ltrim": true, "rtrim": true,
+	"replace": true, "substring": true, "substr": true, "length": true, "char_length": true,
+	"database": true, "schema": true, "count": true, "max": true, "min": true, "group_concat": true,
+	"cast": true, "abs": true, "locate": true, "instr": true,
+	"least": true, "greatest": true,
+}
+
+// CheckEmulatedMySQLFunctions refuses an information_schema query to the
+// emulation that calls a function off emulatedMySQLFunctions.
+func CheckEmulatedMySQLFunctions(backend string, functions []string) error {
+	for _, f := range functions {
+		if !emulatedMySQLFunctions[strings.ToLower(f)] {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "function %s is not supported in information_schema queries on the %s backend", f, backend)
+		}
+	}
+	return nil
+}

@@ -8,30 +8,13 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // checkCatalog enforces the MySQL catalog rules a statement meets before
-// the shared session: information_schema passes through only to a MySQL
-// backend (or is answered from the policy), and only the tables of
-// catalog's allow list. Statistics columns are the planner's business, on
-// the syntax tree (catalog.RewriteMySQL): nothing here reads the text.
+// the shared session (catalog.CheckMySQLInfoSchema). Statistics columns
+// are the planner's business, on the syntax tree (catalog.CheckPassthrough).
 func (ms *mySession) checkCatalog(st *ir.Statement) error {
-	for _, r := range st.Relations {
-		if !strings.EqualFold(r.Schema, "information_schema") {
-			continue
-		}
-		if ms.p.Policy().Backend.Driver != "mysql" && ms.p.current().info == nil {
-			return sqlerr.New(sqlerr.FeatureNotSupported,
-				"information_schema is only forwarded to a MySQL backend; this proxy's backend is %s", ms.p.Policy().Backend.Driver).
-				WithHint("SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t list what the policy exposes")
-		}
-		if !catalog.MySQLInfoSchemaAllowed(r.Name) {
-			return sqlerr.New(sqlerr.InsufficientPrivilege,
-				"information_schema.%s holds statistics about private data or server state and is not readable through the privacy proxy", strings.ToUpper(r.Name))
-		}
-	}
-	return nil
+	return catalog.CheckMySQLInfoSchema(ms.p.Policy().Backend.Driver, ms.p.current().info != nil, st.Relations)
 }
 
 // blankMySQLStatistics nulls the statistics columns of a MySQL result and
@@ -63,24 +46,10 @@ func (ms *mySession) infoSchemaLocal(st *ir.Statement) bool {
 	return true
 }
 
-// infoSchemaFuncs are the functions an information_schema query may call
-// when answered from the policy (everything there is public; the list
-// only keeps SQLite's own functions out).
-var infoSchemaFuncs = map[string]bool{
-	"if": true, "ifnull": true, "coalesce": true, "nullif": true, "concat": true, "concat_ws": true,
-	"lower": true, "upper": true, "lcase": true, "ucase": true, "trim": true, "ltrim": true, "rtrim": true,
-	"replace": true, "substring": true, "substr": true, "length": true, "char_length": true,
-	"database": true, "schema": true, "count": true, "max": true, "min": true, "group_concat": true,
-	"cast": true, "abs": true, "locate": true, "instr": true,
-	"least": true, "greatest": true,
-}
-
 // runInfoSchema answers an information_schema query from the policy.
 func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
-	for _, f := range st.Functions {
-		if !infoSchemaFuncs[strings.ToLower(f)] {
-			return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "function %s is not supported in information_schema queries on the %s backend", f, ms.p.Policy().Backend.Driver)
-		}
+	if err := catalog.CheckEmulatedMySQLFunctions(ms.p.Policy().Backend.Driver, st.Functions); err != nil {
+		return Result{}, err
 	}
 	lister, _ := ms.p.backend.(emulated.ColumnLister)
 	tables, err := emulated.Describe(ctx, ms.p.Policy(), ms.s.names(), emulated.AllTables(ms.p.Policy()), lister)

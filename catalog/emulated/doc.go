@@ -34,6 +34,11 @@
 // accepts the backquotes, IF(), CONCAT() and LIKE these queries use, and
 // DATABASE() is defined as the session's database.
 //
+// Both are built from one description of what the policy exposes
+// (Describe: the declared tables and columns, a public table's backend
+// columns), which PGTables and MySQLTables only translate into each
+// dialect's types. To add a relation, see package catalog's doc.
+//
 // emulated imports the SQLite engine for its own private in-memory
 // databases only; it never touches the backend. It is a package of its
 // own so that catalog, which the planner imports, does not link SQLite.
