@@ -135,19 +135,14 @@ func (p *Proxy) emulatedCatalog(ctx context.Context) (*emulated.Catalog, error) 
 }
 
 // readsOnlyCatalog reports whether every relation st reads is a
-// PostgreSQL catalog relation (pg_catalog, information_schema, or an
-// unqualified pg_ name).
+// PostgreSQL catalog relation (catalog.IsCatalogRelation).
 func readsOnlyCatalog(st *ir.Statement) bool {
-	if len(st.Relations) == 0 {
-		return false
-	}
 	for _, r := range st.Relations {
-		s := strings.ToLower(r.Schema)
-		if s != "pg_catalog" && s != "information_schema" && !(s == "" && strings.HasPrefix(strings.ToLower(r.Name), "pg_")) {
+		if !catalog.IsCatalogRelation("postgres", r.Schema, r.Name) {
 			return false
 		}
 	}
-	return true
+	return len(st.Relations) > 0
 }
 
 // catalogAnswer answers a catalog query from the emulated catalog (a
