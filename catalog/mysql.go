@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/pingcap/tidb/pkg/parser/types"
 
+	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -201,14 +202,18 @@ func (r *myRewriter) fail(err error) {
 	}
 }
 
+func mysqlTableRefused(table string) error {
+	return sqlerr.New(sqlerr.InsufficientPrivilege,
+		"information_schema.%s holds statistics about private data or server state and is not readable through the privacy proxy", strings.ToUpper(table))
+}
+
 func isInfoSchema(schema ast.CIStr) bool { return schema.L == "information_schema" }
 
 // table looks an information_schema table up, refusing what is not
 // allowed or not known to the backend.
 func (r *myRewriter) table(tn *ast.TableName) *mysqlTable {
 	if !MySQLInfoSchemaAllowed(tn.Name.O) {
-		r.fail(sqlerr.New(sqlerr.InsufficientPrivilege,
-			"information_schema.%s holds statistics about private data or server state and is not readable through the privacy proxy", strings.ToUpper(tn.Name.O)))
+		r.fail(mysqlTableRefused(tn.Name.O))
 		return nil
 	}
 	t := r.info.tables[tn.Name.L]
@@ -401,4 +406,91 @@ type orderedMarker struct {
 func (m *orderedMarker) Restore(ctx *format.RestoreCtx) error {
 	*m.restored = append(*m.restored, m.Offset)
 	return m.ParamMarkerExpr.Restore(ctx)
+}
+
+// refuseMySQLStatistics refuses MySQL text that names a statistics column
+// anywhere (a statement to a backend of another dialect, which has no
+// information_schema to blank), on the TiDB tree.
+func refuseMySQLStatistics(sql string, parse MySQLParser) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = notForwardable()
+		}
+	}()
+	stmt, err := parse(sql)
+	if err != nil {
+		return err
+	}
+	v := &statisticsNames{}
+	stmt.Accept(v)
+	return v.err
+}
+
+// statisticsNames is an ast.Visitor that records the first statistics
+// column named.
+type statisticsNames struct{ err error }
+
+func (v *statisticsNames) Enter(n ast.Node) (ast.Node, bool) {
+	if v.err != nil {
+		return n, true
+	}
+	switch x := n.(type) {
+	case *ast.DefaultExpr:
+		// DEFAULT(col): TiDB's walk does not visit the column.
+		if x.Name != nil && IsStatistics(x.Name.Name.O) {
+			v.err = statisticsRefused(x.Name.Name.O)
+		}
+	case *ast.ColumnName:
+		if IsStatistics(x.Name.O) {
+			v.err = statisticsRefused(x.Name.O)
+		}
+	}
+	return n, false
+}
+
+func (v *statisticsNames) Leave(n ast.Node) (ast.Node, bool) { return n, v.err == nil }
+
+// CheckMySQLInfoSchema applies the catalog rules to a MySQL client's
+// references to information_schema before anything runs: it passes
+// through only to a MySQL backend, or is answered by the emulation
+// (emulated: the proxy has one), and only for the tables of the allow
+// list.
+func CheckMySQLInfoSchema(backend string, emulated bool, relations []ir.TableRef) error {
+	for _, r := range relations {
+		if !strings.EqualFold(r.Schema, "information_schema") {
+			continue
+		}
+		if backend != "mysql" && !emulated {
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"information_schema is only forwarded to a MySQL backend; this proxy's backend is %s", backend).
+				WithHint("SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t list what the policy exposes")
+		}
+		if !MySQLInfoSchemaAllowed(r.Name) {
+			return mysqlTableRefused(r.Name)
+		}
+	}
+	return nil
+}
+
+// emulatedMySQLFunctions are the functions an information_schema query may
+// call when the emulation answers it (everything there is public; the
+// list only keeps SQLite's own functions out).
+var emulatedMySQLFunctions = map[string]bool{
+	"if": true, "ifnull": true, "coalesce": true, "nullif": true, "concat": true, "concat_ws": true,
+	"lower": true, "upper": true, "lcase": true, "ucase": true, "trim": true, "ltrim": true, "rtrim": true,
+	"replace": true, "substring": true, "substr": true, "length": true, "char_length": true,
+	"database": true, "schema": true, "count": true, "max": true, "min": true, "group_concat": true,
+	"cast": true, "abs": true, "locate": true, "instr": true,
+	"least": true, "greatest": true,
+}
+
+// CheckEmulatedMySQLFunctions refuses an information_schema query to the
+// emulation that calls a function off emulatedMySQLFunctions.
+func CheckEmulatedMySQLFunctions(backend string, functions []string) error {
+	for _, f := range functions {
+		if !emulatedMySQLFunctions[strings.ToLower(f)] {
+			return sqlerr.New(sqlerr.FeatureNotSupported, "function %s is not supported in information_schema queries on the %s backend", f, backend)
+		}
+	}
+	return nil
 }

@@ -47,6 +47,30 @@ func rewrite(t testing.TB, info *catalog.MySQLInfoSchema, sql string, params int
 	return catalog.RewriteMySQL(sql, parser.MySQLTree, info, params)
 }
 
+// checkMySQL runs every catalog rule on a MySQL client's statement to a
+// MySQL backend, as the planner does: the relations, then the statement.
+func checkMySQL(t testing.TB, info *catalog.MySQLInfoSchema, sql string) (string, error) {
+	t.Helper()
+	stmts, err := parser.Parse(parser.MySQL, sql)
+	if err != nil || len(stmts) != 1 {
+		t.Fatalf("%s: does not parse: %v", sql, err)
+	}
+	st := stmts[0]
+	reads := false
+	for _, r := range st.Relations {
+		if catalog.IsCatalogRelation("mysql", r.Schema, r.Name) {
+			reads = true
+			if err := catalog.CheckRelation("mysql", r.Schema, r.Name); err != nil {
+				return "", err
+			}
+		}
+	}
+	return catalog.CheckPassthrough(catalog.Passthrough{
+		Text: sql, NumParams: st.NumParams, Client: "mysql", Backend: "mysql", ReadsCatalog: reads,
+		Functions: st.Functions, MySQLInfo: info, MySQLParse: parser.MySQLTree,
+	})
+}
+
 // TestRewriteMySQLCases runs the shared table of statistics attacks on the
 // tree check, with MariaDB's and MySQL 8's column lists: each is refused,
 // or forwarded as a text in which no statistics column can be reached.
@@ -55,10 +79,13 @@ func TestRewriteMySQLCases(t *testing.T) {
 	for name, rows := range catalogtest.InfoSchemas() {
 		fx := catalogtest.Fixture{Database: "test", Tables: [2]string{"big", "small"}, TablesColumns: tablesColumns(rows)}
 		for _, c := range catalogtest.Cases {
+			if c.MySQL == "" {
+				continue
+			}
 			t.Run(name+"/"+c.Name, func(t *testing.T) {
 				sql := fx.Expand(c.MySQL)
-				out, err := rewrite(t, infos[name], sql, c.Params)
-				switch c.Want {
+				out, err := checkMySQL(t, infos[name], sql)
+				switch c.MySQLWant {
 				case catalogtest.Refused:
 					if !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
 						t.Fatalf("%s\nerr = %v, forwarded %q; want insufficient_privilege", sql, err, out)

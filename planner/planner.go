@@ -11,6 +11,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -127,7 +128,7 @@ func (p *Planner) classify(st *ir.Statement, names policies.Names) (bool, error)
 	private := false
 	for _, r := range st.Relations {
 		if p.isCatalog(r) {
-			if err := checkCatalogRelation(r, backendDialect(p.pol)); err != nil {
+			if err := catalog.CheckRelation(backendDialect(p.pol), r.Schema, r.Name); err != nil {
 				return false, err
 			}
 			continue
@@ -184,45 +185,19 @@ func (p *Planner) planPassthrough(req Request) (*Plan, error) {
 				WithHint("write the table name unqualified")
 		}
 	}
-	// A pass-through to PostgreSQL is checked on its parse tree when the
-	// client speaks PostgreSQL too (a MySQL client's text with no relation
-	// is not PostgreSQL's grammar); a catalog query gets its statistics
-	// blanked there, so only other statements are refused for naming them.
-	pgTree := backendDialect(p.pol) == "postgres" && req.Dialect != "mysql"
-	// On a MySQL backend statistics live in information_schema only (its
-	// other system schemas are not catalog schemas here and are refused as
-	// undeclared relations); those statements are checked on the tree
-	// below, so the text is never scanned.
-	mysqlBackend := backendDialect(p.pol) == "mysql"
-	if c := mentionsStatistics(st.Text); c != "" && !(pgTree && readsCatalog) && !mysqlBackend {
-		return nil, sqlerr.New(sqlerr.InsufficientPrivilege,
-			"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", c)
+	client := req.Dialect
+	if client == "" {
+		client = "postgres"
 	}
-	sizes := false
-	for _, f := range st.Functions {
-		if isSizeFunction(f) && backendDialect(p.pol) == "postgres" {
-			sizes = true // blanked below
-			continue
-		}
-		if !passthroughFunctionAllowed(f) {
-			return nil, refuseFunction(f)
-		}
+	text, err := catalog.CheckPassthrough(catalog.Passthrough{
+		Text: st.Text, NumParams: st.NumParams, Client: client, Backend: backendDialect(p.pol),
+		ReadsCatalog: readsCatalog, Functions: st.Functions, Declared: catalog.Declared(p.pol),
+		PGRelations: req.Catalog, MySQLInfo: req.MySQLInfoSchema, MySQLParse: parser.MySQLTree,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if mysqlBackend && readsInfoSchema(st) {
-		text, err := checkMySQLCatalog(st, req.MySQLInfoSchema)
-		if err != nil {
-			return nil, err
-		}
-		return &Plan{Class: ClassPassthrough, SQL: text}, nil
-	}
-	if pgTree || sizes {
-		text, err := checkCatalogTree(st.Text, treeCheck{catalog: readsCatalog, sizes: sizes, cols: p.declaredColumns(), rels: req.Catalog})
-		if err != nil {
-			return nil, err
-		}
-		return &Plan{Class: ClassPassthrough, SQL: text}, nil
-	}
-	return &Plan{Class: ClassPassthrough, SQL: st.Text}, nil
+	return &Plan{Class: ClassPassthrough, SQL: text}, nil
 }
 
 // scope is the set of tables a private query reads.
@@ -591,4 +566,10 @@ func backendDialect(pol *policies.Policy) string { return pol.Backend.Driver }
 
 func domainPath(sc *scope, r resolved) string {
 	return "datasets." + sc.ds.Name + ".tables." + sc.tables[r.table].tbl.Name + ".columns." + r.col.Name + ".domain"
+}
+
+// isCatalog reports whether r is a relation of the backend's catalog,
+// which catalog's rules govern.
+func (p *Planner) isCatalog(r ir.TableRef) bool {
+	return catalog.IsCatalogRelation(backendDialect(p.pol), r.Schema, r.Name)
 }

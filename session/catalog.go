@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
-	"github.com/ddp-proxy/ddp-proxy/pgcatalog"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -88,181 +88,61 @@ func listResult(rows [][]ir.Value) Result {
 	return r
 }
 
-// tableNameColumns are catalog result columns that name a relation, with
-// the column that names its schema in the same catalog.
-var tableNameColumns = map[string][]string{
-	"relname": {"nspname"}, "table_name": {"table_schema", "table_schem"}, "tablename": {"schemaname"}, "viewname": {"schemaname"},
-}
-
-// systemSchema reports whether a schema belongs to the server itself.
-func systemSchema(s string) bool {
-	s = strings.ToLower(s)
-	return s == "pg_catalog" || s == "information_schema" || strings.HasPrefix(s, "pg_toast") || strings.HasPrefix(s, "pg_temp")
-}
-
-// declaresTableNamed reports whether the policy declares a table of this
-// name in any schema.
-func (s *Session) declaresTableNamed(name string) bool {
-	for _, dn := range s.p.pol.DatasetNames {
-		if _, ok := s.p.pol.Datasets[dn].Tables[strings.ToLower(name)]; ok {
-			return true
-		}
-	}
-	return false
-}
-
 // hideUnexposed drops the rows of a catalog result that name a relation
-// the policy does not declare (outside the system schemas), so table
-// listings (information_schema.tables, pg_class, pg_tables, SQLAlchemy's
-// inspector) show only what analysts may query. Relations whose schema is
-// not in the result are judged by name alone: unknown names are hidden
-// unless they look like system relations (pg_ prefix).
+// the policy does not declare (catalog.HideUnexposed).
 func (s *Session) hideUnexposed(r *Result) {
-	nameCol, schemaCol := -1, -1
-	for i, c := range r.Columns {
-		if scs, ok := tableNameColumns[strings.ToLower(c.Name)]; ok && nameCol < 0 {
-			nameCol = i
-			for j, c2 := range r.Columns {
-				for _, sc := range scs {
-					if strings.EqualFold(c2.Name, sc) {
-						schemaCol = j
-					}
-				}
-			}
-		}
+	if kept := catalog.HideUnexposed(s.p.pol, columnNames(r.Columns), r.Rows); len(kept) != len(r.Rows) {
+		r.Rows, r.Tag = kept, "SELECT "+itoa(len(kept))
 	}
-	if nameCol < 0 {
-		// psql's listings (\dt+, \d+, \dv...) alias the columns "Schema"
-		// and "Name"; a lone "name" column elsewhere (pg_settings) is not
-		// a relation name.
-		for i, c := range r.Columns {
-			switch c.Name {
-			case "Name":
-				nameCol = i
-			case "Schema":
-				schemaCol = i
-			}
-		}
-		if nameCol < 0 || schemaCol < 0 {
-			return
-		}
-	}
-	kept := r.Rows[:0]
-	for _, row := range r.Rows {
-		name := row[nameCol].Text()
-		schema := ""
-		if schemaCol >= 0 {
-			schema = row[schemaCol].Text()
-		}
-		switch {
-		case schemaCol >= 0 && systemSchema(schema):
-		case schemaCol < 0 && strings.HasPrefix(strings.ToLower(name), "pg_"):
-		case schemaCol < 0:
-			// No schema in the result (SQLAlchemy's table list filters
-			// by schema in WHERE): a table of that name in any schema.
-			if !s.declaresTableNamed(name) {
-				continue
-			}
-		default:
-			if _, t := s.p.pol.LookupTable(schema, name); t == nil {
-				continue
-			}
-		}
-		kept = append(kept, row)
-	}
-	r.Rows = kept
-	r.Tag = "SELECT " + itoa(len(kept))
 }
 
-// emulated holds the proxy's emulated PostgreSQL catalog for a backend of
+func columnNames(cols []Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// emulatedPG holds the proxy's emulated PostgreSQL catalog for a backend of
 // another dialect, built from the policy and the backend's schema on the
 // first catalog query (a failed build is retried on the next one).
-type emulated struct {
+type emulatedPG struct {
 	mu  sync.Mutex
-	cat *pgcatalog.Catalog
+	cat *emulated.Catalog
 }
 
-// columnLister is implemented by backends that can describe a table.
-type columnLister interface {
-	Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error)
-}
-
-func (p *Proxy) emulatedCatalog(ctx context.Context) (*pgcatalog.Catalog, error) {
+func (p *Proxy) emulatedCatalog(ctx context.Context) (*emulated.Catalog, error) {
 	p.catalog.mu.Lock()
 	defer p.catalog.mu.Unlock()
 	if p.catalog.cat != nil {
 		return p.catalog.cat, nil
 	}
-	var tables []pgcatalog.Table
-	for _, dn := range p.pol.DatasetNames {
-		for _, t := range p.pol.Datasets[dn].Tables {
-			pt := pgcatalog.Table{Schema: t.Schema, Name: t.Name}
-			for _, cn := range t.ColumnNames {
-				pt.Columns = append(pt.Columns, pgcatalog.Column{Name: cn, TypeOID: policyTypeOID(t.Columns[cn].Type)})
-			}
-			if len(t.ColumnNames) == 0 && t.Public {
-				// A public table without declared columns exposes all of
-				// the backend's.
-				cl, ok := p.backend.(columnLister)
-				if !ok {
-					return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the %s backend cannot describe table %s for the emulated catalog", p.pol.Backend.Driver, t.Name)
-				}
-				cols, err := cl.Columns(ctx, t.Schema, t.Name)
-				if err != nil {
-					return nil, err
-				}
-				for _, c := range cols {
-					pt.Columns = append(pt.Columns, pgcatalog.Column{Name: strings.ToLower(c.Name), TypeOID: pgcatalog.TypeForBackend(c.Type)})
-				}
-			}
-			tables = append(tables, pt)
-		}
+	lister, _ := p.backend.(emulated.ColumnLister)
+	tables, err := emulated.Describe(ctx, p.pol, policies.Names{Dialect: "postgres"}, emulated.AllTables(p.pol), lister)
+	if err != nil {
+		return nil, err
 	}
-	cat, err := pgcatalog.New(p.pol.Backend.Driver, tables)
+	cat, err := emulated.New(p.pol.Backend.Driver, emulated.PGTables(tables))
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the emulated catalog could not be built")
 	}
 	p.catalog.cat = cat
 	// A policy reload makes a new generation with its own catalog; this
 	// one's in-memory database is closed once no session uses p.
-	runtime.AddCleanup(p, func(c *pgcatalog.Catalog) { c.Close() }, cat)
+	runtime.AddCleanup(p, func(c *emulated.Catalog) { c.Close() }, cat)
 	return cat, nil
 }
 
-// policyTypeOID is the PostgreSQL type a declared column is presented as:
-// the type the proxy sends its values in (see policyType).
-func policyTypeOID(t string) int64 {
-	switch t {
-	case policies.TypeInteger:
-		return pgcatalog.OIDInt8
-	case policies.TypeReal:
-		return pgcatalog.OIDFloat8
-	case policies.TypeBoolean:
-		return pgcatalog.OIDBool
-	case policies.TypeDate:
-		return 1082
-	case policies.TypeTimestamp:
-		return 1114
-	case policies.TypeTimestampTZ:
-		return 1184
-	}
-	return pgcatalog.OIDText
-}
-
 // readsOnlyCatalog reports whether every relation st reads is a
-// PostgreSQL catalog relation (pg_catalog, information_schema, or an
-// unqualified pg_ name).
+// PostgreSQL catalog relation (catalog.IsCatalogRelation).
 func readsOnlyCatalog(st *ir.Statement) bool {
-	if len(st.Relations) == 0 {
-		return false
-	}
 	for _, r := range st.Relations {
-		s := strings.ToLower(r.Schema)
-		if s != "pg_catalog" && s != "information_schema" && !(s == "" && strings.HasPrefix(strings.ToLower(r.Name), "pg_")) {
+		if !catalog.IsCatalogRelation("postgres", r.Schema, r.Name) {
 			return false
 		}
 	}
-	return true
+	return len(st.Relations) > 0
 }
 
 // catalogAnswer answers a catalog query from the emulated catalog (a
@@ -279,7 +159,7 @@ func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir
 	if err != nil {
 		return Result{}, true, err
 	}
-	res, err := cat.Query(ctx, st.Text, args, pgcatalog.Env{
+	res, err := cat.Query(ctx, st.Text, args, emulated.Env{
 		Database: s.settings["database"], User: s.user.Name,
 		Setting: func(name string) (string, bool) { v, ok := s.settings[name]; return v, ok },
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -669,7 +670,7 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 	if len(t.ColumnNames) > 0 {
 		for _, cn := range t.ColumnNames {
 			c := t.Columns[cn]
-			d := colDesc{name: cn, typ: policyType(c.Type), sqlType: mysqlTypeName(c.Type)}
+			d := colDesc{name: cn, typ: policyType(c.Type), sqlType: emulated.MySQLTypeName(c.Type)}
 			var extra []string
 			if !t.Public && strings.EqualFold(cn, t.Unit) {
 				extra = append(extra, "privacy unit")
@@ -708,22 +709,6 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 		out = append(out, d)
 	}
 	return out, nil
-}
-
-func mysqlTypeName(policyType string) string {
-	switch policyType {
-	case policies.TypeInteger:
-		return "bigint"
-	case policies.TypeReal:
-		return "double"
-	case policies.TypeBoolean:
-		return "tinyint(1)"
-	case policies.TypeDate:
-		return "date"
-	case policies.TypeTimestamp, policies.TypeTimestampTZ:
-		return "datetime(6)"
-	}
-	return "text"
 }
 
 // FieldList answers COM_FIELD_LIST (the mysql CLI's column completion).

@@ -272,16 +272,12 @@ func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value) 
 		return Result{}, err
 	}
 	r := Result{Rows: rows, Tag: "SELECT " + strconv.Itoa(len(rows))}
-	for i, c := range cols {
+	for _, c := range cols {
 		r.Columns = append(r.Columns, Column{Name: c.Name, Type: backendType(c.Type)})
-		if catalog.IsStatistics(c.Name) {
-			// SELECT * FROM pg_class and the like: the column stays (clients
-			// expect it) but its statistics are blanked.
-			for _, row := range rows {
-				row[i] = ir.Null()
-			}
-		}
 	}
+	// SELECT * FROM pg_class and the like: the columns stay (clients
+	// expect them) but their statistics are blanked.
+	catalog.Blank(columnNames(r.Columns), rows)
 	s.hideUnexposed(&r)
 	return r, nil
 }

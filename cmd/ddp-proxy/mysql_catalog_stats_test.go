@@ -91,15 +91,23 @@ func catalogQuery(t *testing.T, db *sql.DB, q string, args ...any) catalogOutcom
 	return out
 }
 
-// TestMySQLCatalogStatisticsMariaDB runs the shared table of statistics
-// attacks (catalogtest.Cases) through the proxy's MySQL front end against
-// a real MariaDB, twice: with two private tables of LargeRows and
-// SmallRows rows (ANALYZEd, so TABLE_ROWS, CARDINALITY, DATA_LENGTH and
-// AUTO_INCREMENT are exact), then with their sizes swapped. Through the
-// proxy every attack is refused or answers the same in both runs; sent to
-// MariaDB directly, each one marked Ranks answers differently — the
-// attack is real, so the test can fail.
-func TestMySQLCatalogStatisticsMariaDB(t *testing.T) {
+// TestCatalogRules runs the one table of catalog safety rules
+// (catalogtest.Cases) against both dialects: each rule's MySQL form
+// through the MySQL front end against a real MariaDB, its PostgreSQL form
+// through the PostgreSQL front end against a real PostgreSQL. Each runs
+// twice: with two private tables of LargeRows and SmallRows rows
+// (ANALYZEd, so row counts, sizes and sequence positions are exact), then
+// with their sizes swapped. Through the proxy every rule is refused with
+// its code (42501 / 1142, or 0A000 / 1235 for what cannot be forwarded
+// faithfully) or answers the same in both runs (the statistics it reached
+// are blank); sent to the server directly, each one marked Ranks answers
+// differently — the attack is real, so the test can fail.
+func TestCatalogRules(t *testing.T) {
+	t.Run("mysql", catalogRulesMySQL)
+	t.Run("postgres", catalogRulesPostgres)
+}
+
+func catalogRulesMySQL(t *testing.T) {
 	dsn := mariaDSN(t)
 	cfg, err := gomysql.ParseDSN(dsn)
 	if err != nil {
@@ -195,7 +203,7 @@ func TestMySQLCatalogStatisticsMariaDB(t *testing.T) {
 			continue
 		}
 		p1 := proxied[1][c.Name]
-		wantErr := map[catalogtest.Want]uint16{catalogtest.Refused: 1142, catalogtest.Forwarded: 0, catalogtest.NotForwarded: 1235}[c.Want]
+		wantErr := map[catalogtest.Want]uint16{catalogtest.Refused: 1142, catalogtest.Forwarded: 0, catalogtest.NotForwarded: 1235}[c.MySQLWant]
 		if p0.errno != wantErr || p1.errno != wantErr {
 			t.Errorf("%s: errors %d, %d through the proxy, want %d", c.Name, p0.errno, p1.errno, wantErr)
 		}

@@ -1,4 +1,4 @@
-package planner
+package catalog
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -27,17 +27,17 @@ func isSizeFunction(name string) bool {
 type treeCheck struct {
 	// catalog: the statement reads PostgreSQL's catalog, so every check
 	// and rewrite below applies. Otherwise (a public table, or no
-	// relation) only system columns are refused and sizes blanked; its
-	// statistics names were refused by mentionsStatistics already.
+	// relation) statistics and system columns named are refused and
+	// sizes blanked.
 	catalog bool
 	// sizes: size functions become NULL::bigint.
 	sizes bool
 	// cols cuts the column catalogs to the declared columns (nil: no cut).
-	cols *declaredColumns
+	cols *DeclaredColumns
 	// rels describes the backend's catalog relations that hold statistics
-	// columns (catalog.Blanked and any other the server has). nil: a
-	// statement that reads a catalog.Blanked relation is refused.
-	rels *catalog.Relations
+	// columns (Blanked and any other the server has). nil: a
+	// statement that reads a Blanked relation is refused.
+	rels *Relations
 }
 
 // checkCatalogTree inspects a pass-through statement to PostgreSQL (one
@@ -58,7 +58,7 @@ type treeCheck struct {
 //     are refused;
 //   - system columns (xmin, xmax, cmin, cmax, ctid) are refused: they
 //     show transaction ids, hence other sessions' write rate;
-//   - statistics columns (catalog.IsStatistics) become NULL wherever they
+//   - statistics columns (IsStatistics) become NULL wherever they
 //     are named, keeping their output names, so pgjdbc's getIndexInfo
 //     gets a NULL CARDINALITY instead of an error; with sizes, size
 //     functions become NULL::bigint.
@@ -89,12 +89,26 @@ func checkCatalogTree(text string, tc treeCheck) (out string, err error) {
 	}
 	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
 		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
-			if name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval(); systemColumns[name] && refusal == nil {
+			name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+			if systemColumns[name] && refusal == nil {
 				refusal = sqlerr.New(sqlerr.InsufficientPrivilege,
 					"system column %s is not readable through the privacy proxy: transaction ids and row positions reveal other sessions' writes", name).
 					WithHint("select the catalog's ordinary columns (oid, relname, ...)")
 			}
+			// Outside a catalog query there is no derived table to
+			// blank a statistics column: naming one is refused (a
+			// catalog query's were replaced by NULL above).
+			if !tc.catalog && IsStatistics(name) && refusal == nil {
+				refusal = pgStatisticsRefused(name)
+			}
 			return
+		}
+		if ind := n.GetAIndirection(); ind != nil && !tc.catalog {
+			for _, x := range ind.Indirection {
+				if name := x.GetString_().GetSval(); IsStatistics(name) && refusal == nil {
+					refusal = pgStatisticsRefused(name)
+				}
+			}
 		}
 		if f := n.GetFuncCall(); f != nil && tc.sizes {
 			var parts []string
@@ -102,7 +116,7 @@ func checkCatalogTree(text string, tc treeCheck) (out string, err error) {
 				parts = append(parts, p.GetString_().GetSval())
 			}
 			if isSizeFunction(strings.Join(parts, ".")) {
-				n.Node = nullOf("int8").Node
+				n.Node = pgNullOf("int8").Node
 				changed = true
 			}
 		}
@@ -127,6 +141,11 @@ func checkCatalogTree(text string, tc treeCheck) (out string, err error) {
 	return out, nil
 }
 
+func pgStatisticsRefused(name string) error {
+	return sqlerr.New(sqlerr.InsufficientPrivilege,
+		"catalog column %s describes private data (row counts, sizes or value statistics) and is not readable through the privacy proxy", name)
+}
+
 // systemColumns are PostgreSQL's system columns that describe the
 // history of a row (the transactions that wrote it, its position). tableoid
 // is not among them: it is the table's own oid.
@@ -136,7 +155,7 @@ var systemColumns = map[string]bool{"xmin": true, "xmax": true, "cmin": true, "c
 // lists and positions over SELECT * in a catalog query, replaces named
 // statistics columns by NULL and cuts the column catalogs to the declared
 // columns. It reports whether it changed the tree.
-func checkImplicitReferences(tree *pg.ParseResult, cols *declaredColumns, refuse func(string, ...any)) bool {
+func checkImplicitReferences(tree *pg.ParseResult, cols *DeclaredColumns, refuse func(string, ...any)) bool {
 	// Pass 1: range names, and the stars that stand alone in a select list.
 	ranges := map[string]bool{}     // names of ranges of composite rows
 	qualifiers := map[string]bool{} // every name that can qualify a column
@@ -190,7 +209,7 @@ func checkImplicitReferences(tree *pg.ParseResult, cols *declaredColumns, refuse
 	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
 		if rt := n.GetResTarget(); rt != nil && rt.Name == "" {
 			if cr := rt.GetVal().GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
-				if name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval(); catalog.IsStatistics(name) {
+				if name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval(); IsStatistics(name) {
 					rt.Name = name
 				}
 			}
@@ -216,16 +235,16 @@ func checkImplicitReferences(tree *pg.ParseResult, cols *declaredColumns, refuse
 				refuse("a row value (x.* outside a select list) of a catalog query is not allowed through the privacy proxy")
 			case name != "" && ranges[name] && (len(f) == 1 || !qualifiers[f[len(f)-2].GetString_().GetSval()]):
 				refuse("a whole-row reference (%s) in a catalog query is not allowed through the privacy proxy", name)
-			case catalog.IsStatistics(name):
-				n.Node = nullOf(statisticsType[name]).Node
+			case IsStatistics(name):
+				n.Node = pgNullOf(statisticsType[name]).Node
 				changed = true
 			}
 			return
 		}
 		if ind := n.GetAIndirection(); ind != nil {
 			for _, x := range ind.Indirection {
-				if catalog.IsStatistics(x.GetString_().GetSval()) {
-					n.Node = nullOf(statisticsType[x.GetString_().GetSval()]).Node
+				if IsStatistics(x.GetString_().GetSval()) {
+					n.Node = pgNullOf(statisticsType[x.GetString_().GetSval()]).Node
 					changed = true
 					return
 				}
@@ -285,9 +304,9 @@ func selectStars(s *pg.SelectStmt, okStars map[*pg.ColumnRef]bool, refuse func(s
 //
 // Column references qualified with the schema (pg_catalog.pg_class.relname,
 // as SQLAlchemy writes them) lose the schema, since a derived table's name
-// cannot be qualified. With rels nil, a reference to a catalog.Blanked
+// cannot be qualified. With rels nil, a reference to a Blanked
 // relation is refused (fail closed). It reports whether it changed the tree.
-func blankRelations(tree *pg.ParseResult, rels *catalog.Relations) (bool, error) {
+func blankRelations(tree *pg.ParseResult, rels *Relations) (bool, error) {
 	ctes := map[string]bool{}
 	visitNodes(tree.ProtoReflect(), func(n *pg.Node) {
 		if c := n.GetCommonTableExpr(); c != nil {
@@ -319,7 +338,7 @@ func blankRelations(tree *pg.ParseResult, rels *catalog.Relations) (bool, error)
 		}
 		rel := rels.Lookup(schema, rv.Relname)
 		if rel == nil {
-			if rels == nil && catalog.PostgresRelation(schema, rv.Relname) == catalog.Blanked {
+			if rels == nil && PostgresRelation(schema, rv.Relname) == Blanked {
 				refusal = sqlerr.New(sqlerr.FeatureNotSupported,
 					"catalog relation %s.%s has statistics columns, and without the backend's description of its columns it cannot be read with them blanked", schema, rv.Relname).
 					WithHint("the proxy reads that description from the backend when it serves the query; an offline explain cannot")
@@ -330,7 +349,7 @@ func blankRelations(tree *pg.ParseResult, rels *catalog.Relations) (bool, error)
 		if alias == nil {
 			alias = &pg.Alias{Aliasname: rv.Relname}
 		}
-		n.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{Subquery: derivedTable(rel), Alias: alias}}
+		n.Node = &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{Subquery: pgDerivedTable(rel), Alias: alias}}
 		rewritten[rv.Relname] = true
 	})
 	if refusal != nil {
@@ -353,13 +372,13 @@ func blankRelations(tree *pg.ParseResult, rels *catalog.Relations) (bool, error)
 	return true, nil
 }
 
-// derivedTable is the SELECT that reads rel with its statistics columns
+// pgDerivedTable is the SELECT that reads rel with its statistics columns
 // replaced by NULLs of their own types (so that expressions over them
 // still resolve: round(reltuples), the UNION of two catalog queries).
-func derivedTable(rel *catalog.Relation) *pg.Node {
+func pgDerivedTable(rel *Relation) *pg.Node {
 	targets := make([]*pg.Node, 0, len(rel.Columns))
 	for _, c := range rel.Columns {
-		if catalog.IsStatistics(c.Name) {
+		if IsStatistics(c.Name) {
 			null := &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{
 				Arg:      &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true}}},
 				TypeName: &pg.TypeName{Names: []*pg.Node{pg.MakeStrNode(c.TypeSchema), pg.MakeStrNode(c.Type)}, Typemod: -1},
@@ -386,8 +405,8 @@ var statisticsType = map[string]string{
 	"relfrozenxid": "xid", "relminmxid": "xid", "datfrozenxid": "xid", "datminmxid": "xid", "last_value": "int8",
 }
 
-// nullOf is NULL, cast to the pg_catalog type t unless t is "".
-func nullOf(t string) *pg.Node {
+// pgNullOf is NULL, cast to the pg_catalog type t unless t is "".
+func pgNullOf(t string) *pg.Node {
 	null := &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Isnull: true}}}
 	if t == "" {
 		return null
@@ -422,23 +441,25 @@ func visitNodes(m protoreflect.Message, fn func(*pg.Node)) {
 	})
 }
 
-// declaredColumns lists, for each declared table with a column list, the
-// columns analysts may see.
-type declaredColumns struct {
+// DeclaredColumns lists, for each declared table with a column list, the
+// columns analysts may see: a PostgreSQL catalog pass-through reads
+// pg_attribute and information_schema.columns cut to them.
+type DeclaredColumns struct {
 	tables  [][]string // schema, table
 	columns [][]string // schema, table, column
 }
 
-func (p *Planner) declaredColumns() *declaredColumns {
-	d := &declaredColumns{}
-	for _, dn := range p.pol.DatasetNames {
-		for _, t := range p.pol.Datasets[dn].Tables {
+// Declared is pol's DeclaredColumns; nil when no table has a column list.
+func Declared(pol *policies.Policy) *DeclaredColumns {
+	d := &DeclaredColumns{}
+	for _, dn := range pol.DatasetNames {
+		for _, t := range pol.Datasets[dn].Tables {
 			if len(t.ColumnNames) == 0 {
 				continue // a public table without a list shows all its columns
 			}
 			schema := strings.ToLower(t.Schema)
 			if schema == "" {
-				schema = strings.ToLower(p.pol.DefaultSchema())
+				schema = strings.ToLower(pol.DefaultSchema())
 			}
 			d.tables = append(d.tables, []string{schema, t.Name})
 			for _, c := range t.ColumnNames {
@@ -476,7 +497,7 @@ func valuesList(rows [][]string) string {
 // filtered returns the subquery that replaces rv when rv names
 // pg_attribute or information_schema.columns, else nil. Lower-case
 // names: PostgreSQL folds the policy's unquoted identifiers the same way.
-func (d *declaredColumns) filtered(rv *pg.RangeVar) *pg.Node {
+func (d *DeclaredColumns) filtered(rv *pg.RangeVar) *pg.Node {
 	schema, name := strings.ToLower(rv.Schemaname), strings.ToLower(rv.Relname)
 	var sql string
 	switch {
@@ -494,7 +515,7 @@ func (d *declaredColumns) filtered(rv *pg.RangeVar) *pg.Node {
 	}
 	tree, err := pg.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
-		panic("planner: column filter does not parse: " + sql) // recovered: the statement is refused
+		panic("catalog: column filter does not parse: " + sql) // recovered: the statement is refused
 	}
 	alias := rv.Alias
 	if alias == nil {

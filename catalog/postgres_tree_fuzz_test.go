@@ -1,11 +1,9 @@
-package planner
+package catalog
 
 import (
 	"testing"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
-
-	"github.com/ddp-proxy/ddp-proxy/catalog"
 )
 
 // FuzzCheckCatalogTree: any statement is checked, rewritten or refused;
@@ -30,8 +28,8 @@ func FuzzCheckCatalogTree(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add("SELECT a.attname FROM pg_attribute a, information_schema.columns c WHERE a.attname = c.column_name")
-	cols := &declaredColumns{tables: [][]string{{"public", "people"}}, columns: [][]string{{"public", "people", "age"}}}
-	rels := SmallCatalog()
+	cols := &DeclaredColumns{tables: [][]string{{"public", "people"}}, columns: [][]string{{"public", "people", "age"}}}
+	rels := smallRelations()
 	f.Fuzz(func(t *testing.T, text string) {
 		out, err := checkCatalogTree(text, treeCheck{catalog: true, sizes: true, cols: cols, rels: rels})
 		if err != nil {
@@ -54,7 +52,7 @@ func FuzzCheckCatalogTree(f *testing.F) {
 // describes only as the single FROM item of a derived table that projects
 // exactly its columns with the statistics columns as NULLs, and names no
 // statistics column, system column or size function; else what is wrong.
-func blankedInvariant(tree *pg.ParseResult, rels *catalog.Relations) string {
+func blankedInvariant(tree *pg.ParseResult, rels *Relations) string {
 	safe := map[*pg.RangeVar]bool{}
 	msg := ""
 	var visitSelect func(s *pg.SelectStmt)
@@ -74,7 +72,7 @@ func blankedInvariant(tree *pg.ParseResult, rels *catalog.Relations) string {
 		}
 		for i, c := range rel.Columns {
 			rt := s.TargetList[i].GetResTarget()
-			if catalog.IsStatistics(c.Name) {
+			if IsStatistics(c.Name) {
 				tc := rt.GetVal().GetTypeCast()
 				if rt.Name != c.Name || tc == nil || !tc.GetArg().GetAConst().GetIsnull() {
 					return
@@ -107,7 +105,7 @@ func blankedInvariant(tree *pg.ParseResult, rels *catalog.Relations) string {
 		case *pg.Node_ColumnRef:
 			if f := x.ColumnRef.Fields; len(f) > 0 {
 				name := f[len(f)-1].GetString_().GetSval()
-				if catalog.IsStatistics(name) || systemColumns[name] {
+				if IsStatistics(name) || systemColumns[name] {
 					msg = "names column " + name
 				}
 			}

@@ -1,4 +1,4 @@
-package planner
+package catalog_test
 
 import (
 	"context"
@@ -197,7 +197,7 @@ func TestDerivedTablesAloneCloseWholeRowLeaks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if changed, err := blankRelations(tree, rels); err != nil || !changed {
+			if changed, err := catalog.BlankRelations(tree, rels); err != nil || !changed {
 				t.Fatalf("%s: rewrite %v %v", q, changed, err)
 			}
 			out, err := pg.Deparse(tree)

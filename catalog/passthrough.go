@@ -1,12 +1,22 @@
-package planner
+package catalog
 
 import (
 	"strings"
 
-	"github.com/ddp-proxy/ddp-proxy/catalog"
-	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
+
+// IsCatalogRelation reports whether schema.name is a relation of the
+// backend's catalog, which only catalog's rules let a statement read. On a
+// MySQL backend that is information_schema only: pg_catalog and pg_ names
+// mean nothing there, and a table called pg_people is a table like any
+// other, private unless the policy says otherwise.
+func IsCatalogRelation(backend, schema, name string) bool {
+	if backend == "mysql" {
+		return strings.EqualFold(schema, "information_schema")
+	}
+	return isCatalogSchema(schema) || schema == "" && isCatalogRelation(name)
+}
 
 // isCatalogSchema reports whether a schema holds only metadata.
 func isCatalogSchema(s string) bool {
@@ -23,34 +33,42 @@ func isCatalogRelation(name string) bool {
 	return strings.HasPrefix(strings.ToLower(name), "pg_")
 }
 
-// checkCatalogRelation refuses the catalog relations a pass-through
+// CheckRelation refuses the catalog relations (IsCatalogRelation) a
 // statement may not read. On a PostgreSQL backend this is the allow-list
-// catalog.PostgresRelation (fail closed); on the others, the relations
-// known to hold statistics or secrets are refused.
-func checkCatalogRelation(r ir.TableRef, backend string) error {
-	n := strings.ToLower(r.Name)
-	if backend == "postgres" {
+// PostgresRelation (fail closed); on a MySQL backend the
+// information_schema allow list; on the others (whose catalog queries the
+// emulation answers), the relations known to hold statistics or secrets
+// are refused.
+func CheckRelation(backend, schema, relation string) error {
+	n := strings.ToLower(relation)
+	switch backend {
+	case "postgres":
 		name := n
-		if r.Schema != "" {
-			name = strings.ToLower(r.Schema) + "." + n
+		if schema != "" {
+			name = strings.ToLower(schema) + "." + n
 		}
-		switch catalog.PostgresRelation(r.Schema, r.Name) {
-		case catalog.Definitions, catalog.Blanked:
+		switch PostgresRelation(schema, relation) {
+		case Definitions, Blanked:
 			return nil
-		case catalog.Statistics:
+		case Statistics:
 			return sqlerr.New(sqlerr.InsufficientPrivilege,
 				"catalog relation %s holds statistics about private data and is not readable through the privacy proxy", name).
 				WithHint("ask the proxy for a noisy COUNT(*) instead; table and column definitions are in pg_class and pg_attribute")
-		case catalog.Activity:
+		case Activity:
 			return sqlerr.New(sqlerr.InsufficientPrivilege,
 				"catalog relation %s describes other sessions' activity and is not readable through the privacy proxy", name)
-		case catalog.Secret:
+		case Secret:
 			return sqlerr.New(sqlerr.InsufficientPrivilege,
 				"catalog relation %s holds server secrets or data and is not readable through the privacy proxy", name)
 		}
 		return sqlerr.New(sqlerr.InsufficientPrivilege,
 			"catalog relation %s is not on the privacy proxy's list of catalog relations that hold only definitions", name).
 			WithHint("the proxy forwards the catalogs that psql, pgjdbc and SQLAlchemy read (pg_class, pg_attribute, pg_type, information_schema, ...)")
+	case "mysql":
+		if !MySQLInfoSchemaAllowed(relation) {
+			return mysqlTableRefused(relation)
+		}
+		return nil
 	}
 	// pg_statistic_ext itself is allowed: it holds only the definitions of
 	// extended statistics (columns, kinds), which psql's \d lists; their
@@ -150,35 +168,100 @@ func passthroughFunctionAllowed(name string) bool {
 	return passthroughFunctions[n]
 }
 
-// mentionsStatistics reports whether the statement text names a statistics
-// column (as an identifier, in any case, quoted or not).
-func mentionsStatistics(text string) string {
-	lower := strings.ToLower(text)
-	for _, c := range catalog.StatisticsColumns() {
-		for i := strings.Index(lower, c); i >= 0; {
-			before := i == 0 || !isIdentByte(lower[i-1])
-			after := i+len(c) >= len(lower) || !isIdentByte(lower[i+len(c)])
-			if before && after {
-				return c
-			}
-			j := strings.Index(lower[i+1:], c)
-			if j < 0 {
-				break
-			}
-			i += 1 + j
-		}
-	}
-	return ""
-}
-
-func isIdentByte(b byte) bool {
-	return b == '_' || b == '$' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z'
-}
-
 // secretCatalogs hold password hashes, server configuration or raw data
 // (large objects): never forwarded, whatever the backend user may read.
 var secretCatalogs = map[string]bool{
 	"pg_authid": true, "pg_shadow": true, "pg_user_mapping": true, "pg_user_mappings": true,
 	"pg_hba_file_rules": true, "pg_ident_file_mappings": true, "pg_file_settings": true,
 	"pg_largeobject": true, "pg_largeobject_metadata": true, "pg_subscription": true,
+}
+
+// Passthrough is a statement that reads no private table and is forwarded
+// to the backend (a catalog query, a public table, no relation at all):
+// what CheckPassthrough needs to know about it.
+type Passthrough struct {
+	// Text is the statement in the client's grammar; NumParams its
+	// number of parameter markers.
+	Text      string
+	NumParams int
+	// Client is the client's dialect ("postgres" or "mysql"), Backend the
+	// backend's driver ("postgres", "mysql", "sqlite").
+	Client, Backend string
+	// ReadsCatalog: some relation is a catalog relation
+	// (IsCatalogRelation), already checked with CheckRelation.
+	ReadsCatalog bool
+	// Functions are the functions the statement calls, as the parser
+	// lists them.
+	Functions []string
+	// Declared cuts PostgreSQL's column catalogs to what the policy
+	// declares (nil: no cut).
+	Declared *DeclaredColumns
+	// PGRelations describes a PostgreSQL backend's catalog relations
+	// with statistics columns; nil refuses statements that read them.
+	PGRelations *Relations
+	// MySQLInfo is a MySQL backend's information_schema column lists; nil
+	// refuses statements that read information_schema.
+	MySQLInfo *MySQLInfoSchema
+	// MySQLParse parses MySQL text (parser.MySQLTree).
+	MySQLParse MySQLParser
+}
+
+// CheckPassthrough applies every catalog safety rule to a pass-through
+// statement, on its syntax tree (pg_query's for PostgreSQL text, TiDB's
+// for MySQL text), and returns the text to forward: the client's, or the
+// tree rewritten with statistics blanked. The rules, for both dialects:
+//
+//   - a statistics column (IsStatistics) named anywhere is refused, or
+//     becomes NULL in a PostgreSQL catalog query;
+//   - statistics reached without naming them (*, t.*, positions over *,
+//     NATURAL/USING, whole-row values, set operations) read NULL through
+//     derived tables (PostgreSQL: blankRelations, MySQL: RewriteMySQL), and
+//     PostgreSQL's whole-row references and positions over * are refused
+//     besides;
+//   - functions are an allow list (passthroughFunctions); PostgreSQL's
+//     size functions become NULL.
+//
+// The relations were checked with CheckRelation when the statement was
+// classified.
+func CheckPassthrough(p Passthrough) (string, error) {
+	pgTree := p.Backend == "postgres" && p.Client != "mysql"
+	sizes := false
+	for _, f := range p.Functions {
+		if isSizeFunction(f) && pgTree {
+			sizes = true // blanked by checkCatalogTree
+			continue
+		}
+		if !passthroughFunctionAllowed(f) {
+			return "", refuseFunction(f)
+		}
+	}
+	switch {
+	case p.Backend == "mysql" && p.ReadsCatalog:
+		if p.MySQLInfo == nil {
+			return "", sqlerr.New(sqlerr.FeatureNotSupported, "information_schema queries need the backend's information_schema column lists, which were not read").
+				WithHint("run the query through the proxy (ddp-proxy serve), which reads them from the backend")
+		}
+		return RewriteMySQL(p.Text, p.MySQLParse, p.MySQLInfo, p.NumParams)
+	case p.Backend == "mysql":
+		// A public table on a MySQL backend: statistics live in
+		// information_schema only.
+		return p.Text, nil
+	case pgTree:
+		return checkCatalogTree(p.Text, treeCheck{catalog: p.ReadsCatalog, sizes: sizes, cols: p.Declared, rels: p.PGRelations})
+	case p.Client == "mysql":
+		// MySQL text to a backend of another dialect (SQLite; PostgreSQL
+		// only without relations): no catalog to blank, so a statistics
+		// name is refused.
+		if err := refuseMySQLStatistics(p.Text, p.MySQLParse); err != nil {
+			return "", err
+		}
+		return p.Text, nil
+	default:
+		// PostgreSQL text to a SQLite backend (public tables; its catalog
+		// queries are answered by the emulation).
+		if _, err := checkCatalogTree(p.Text, treeCheck{}); err != nil {
+			return "", err
+		}
+		return p.Text, nil
+	}
 }

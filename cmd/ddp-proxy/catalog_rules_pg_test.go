@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/catalogtest"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// catalogRulesPolicy declares the two tables of schema %s private.
+const catalogRulesPolicy = `
+version: 1
+backend: {driver: postgres, dsn: %q}
+listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
+ledger: {path: %q}
+users:
+  - name: analyst
+    scram_sha_256: "SCRAM-SHA-256$4096:ZGRwLXByb3h5LWRlbW8tc2FsdCE=$qAPd8V/SnKFcyDDCKp0IQLTsCwRJ/RRL6UQFwfbZ4M4=:NohECoZRG0EHMADxICmNaj7uHHXk9KtR7jVNv8Y7IE8="
+    budgets: {stats: {epsilon: 1}}
+datasets:
+  stats:
+    tables:
+      %s:
+        schema: %s
+        unit: id
+        columns:
+          v: {type: integer, bounds: [0, 10000]}
+      %s:
+        schema: %s
+        unit: id
+        columns:
+          v: {type: integer, bounds: [0, 10000]}
+`
+
+// pgOutcome runs q on conn and returns its rows as text, or its SQLSTATE.
+func pgOutcome(t *testing.T, conn *pgx.Conn, q string) (rows, sqlstate string) {
+	t.Helper()
+	rs, err := conn.Query(context.Background(), q)
+	if err == nil {
+		var out []string
+		for rs.Next() {
+			vals, err := rs.Values()
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			out = append(out, fmt.Sprint(vals...))
+		}
+		rs.Close()
+		err = rs.Err()
+		rows = strings.Join(out, "\n")
+	}
+	if err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return "", pe.Code
+	}
+	return rows, ""
+}
+
+// catalogRulesPostgres is TestCatalogRules's PostgreSQL half.
+func catalogRulesPostgres(t *testing.T) {
+	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL catalog rules")
+	}
+	ctx := context.Background()
+	raw, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %v", err)
+	}
+	defer raw.Close(ctx)
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	schema := "ddp_rules_" + hex.EncodeToString(rnd[:])
+	names := [2]string{"rules_a", "rules_b"}
+	if _, err := raw.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err == nil {
+			c.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+			c.Close(context.Background())
+		}
+	})
+	var db string
+	if err := raw.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	fx := catalogtest.Fixture{Database: schema, Tables: names}
+
+	type outcome struct{ rows, state string }
+	var proxied, direct [2]map[string]outcome
+	for run := range 2 {
+		sizes := [2]int{catalogtest.LargeRows, catalogtest.SmallRows}
+		if run == 1 {
+			sizes[0], sizes[1] = sizes[1], sizes[0]
+		}
+		for i, n := range names {
+			q := schema + "." + n
+			for _, s := range []string{
+				"DROP TABLE IF EXISTS " + q,
+				"CREATE TABLE " + q + " (id bigserial PRIMARY KEY, v bigint)",
+				fmt.Sprintf("INSERT INTO %s (v) SELECT g FROM generate_series(1, %d) g", q, sizes[i]),
+				"ANALYZE " + q,
+			} {
+				if _, err := raw.Exec(ctx, s); err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+			}
+		}
+		dir := t.TempDir()
+		path := filepath.Join(dir, "p.yaml")
+		yaml := fmt.Sprintf(catalogRulesPolicy, dsn, filepath.Join(dir, "ledger.db"), names[0], schema, names[1], schema)
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		pol, err := policies.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, stop := servePolicy(t, pol)
+		cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/%s?sslmode=disable", p.pgAddr, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+		proxy, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxied[run], direct[run] = map[string]outcome{}, map[string]outcome{}
+		for _, c := range catalogtest.Cases {
+			if c.Postgres == "" {
+				continue
+			}
+			q := fx.Expand(c.Postgres)
+			rows, state := pgOutcome(t, proxy, q)
+			proxied[run][c.Name] = outcome{rows, state}
+			if c.PostgresRanks {
+				rows, state := pgOutcome(t, raw, q)
+				direct[run][c.Name] = outcome{rows, state}
+			}
+		}
+		proxy.Close(ctx)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	wantState := map[catalogtest.Want]string{catalogtest.Refused: "42501", catalogtest.Forwarded: "", catalogtest.NotForwarded: "0A000"}
+	for _, c := range catalogtest.Cases {
+		p0, ok := proxied[0][c.Name]
+		if !ok {
+			continue
+		}
+		p1 := proxied[1][c.Name]
+		if want := wantState[c.PostgresWant]; p0.state != want || p1.state != want {
+			t.Errorf("%s: SQLSTATE %q, %q through the proxy, want %q", c.Name, p0.state, p1.state, want)
+		}
+		if p0 != p1 {
+			t.Errorf("%s: the proxy's answer depends on the tables' sizes:\n%s\n--- after swapping them:\n%s", c.Name, p0.rows, p1.rows)
+		}
+		if !c.PostgresRanks {
+			continue
+		}
+		d0, d1 := direct[0][c.Name], direct[1][c.Name]
+		if d0.state != "" || d1.state != "" || d0.rows == d1.rows {
+			t.Errorf("%s: sent straight to PostgreSQL the attack does not reveal the sizes (SQLSTATE %q, %q; %q, %q): the case proves nothing",
+				c.Name, d0.state, d1.state, d0.rows, d1.rows)
+		}
+	}
+}
