@@ -173,6 +173,9 @@ func mySelect(n ast.StmtNode) ir.Statement {
 		st.NotAggregate = msgSetOp
 		return st
 	}
+	if len(r.rels) == 0 {
+		st.Local = myLocal(s)
+	}
 	q, err := (&myQueryBuilder{params: params}).query(s)
 	if err != nil {
 		st.NotAggregate = err.Error()
@@ -245,7 +248,7 @@ func myShow(x *ast.ShowStmt) ir.Statement {
 		if x.DBName != "" {
 			s = append(s, ir.Setting{Name: "database", Value: x.DBName})
 		}
-		return sessionStmt(ir.SessionShow, s...)
+		return showFull(x.Full, s)
 	case ast.ShowColumns, ast.ShowIndex, ast.ShowCreateTable:
 		name := map[ast.ShowStmtType]string{ast.ShowColumns: "columns", ast.ShowIndex: "index", ast.ShowCreateTable: "create table"}[x.Tp]
 		s := []ir.Setting{{Name: name, Value: table}}
@@ -255,11 +258,18 @@ func myShow(x *ast.ShowStmt) ir.Statement {
 		if x.Column != nil {
 			s = append(s, ir.Setting{Name: "column", Value: x.Column.Name.O})
 		}
-		return sessionStmt(ir.SessionShow, s...)
+		return showFull(x.Full, s)
 	}
 	// SHOW TABLE STATUS, SHOW INDEX statistics and the like expose row
 	// counts and sizes, which are private: refuse everything not listed.
 	return refusedStmt(notSupported("this SHOW statement"))
+}
+
+// showFull is a SHOW statement with its FULL flag.
+func showFull(full bool, settings []ir.Setting) ir.Statement {
+	st := sessionStmt(ir.SessionShow, settings...)
+	st.Session.Full = full
+	return st
 }
 
 func mySet(x *ast.SetStmt) ir.Statement {
@@ -282,6 +292,8 @@ func mySet(x *ast.SetStmt) ir.Statement {
 		}
 		if _, ok := v.Value.(*ast.DefaultExpr); ok || v.Value == nil {
 			s.Default = true
+		} else if val, ok := mySetAppend(s, v.Value); ok {
+			s.Value, s.Append = val, true
 		} else {
 			val, ok := mySetValue(v.Value)
 			if !ok {
@@ -299,6 +311,30 @@ func mySet(x *ast.SetStmt) ir.Statement {
 		}
 	}
 	return sessionStmt(verb, settings...)
+}
+
+// mySetAppend reads SET x = CONCAT(@@x, 'constant'...), which Connector/J
+// and MariaDB Connector/J send for sql_mode on connect: the constants,
+// to be appended to the variable's current value. ok is false for any
+// other value.
+func mySetAppend(s ir.Setting, e ast.ExprNode) (string, bool) {
+	f, ok := e.(*ast.FuncCallExpr)
+	if !ok || f.FnName.L != "concat" || len(f.Args) < 2 || s.Scope == "user" {
+		return "", false
+	}
+	cur, ok := f.Args[0].(*ast.VariableExpr)
+	if !ok || !cur.IsSystem || cur.IsGlobal || cur.IsInstance || cur.Value != nil || !strings.EqualFold(cur.Name, s.Name) {
+		return "", false
+	}
+	var b strings.Builder
+	for _, a := range f.Args[1:] {
+		ve, ok := a.(*test_driver.ValueExpr)
+		if !ok || ve.Kind() != test_driver.KindString {
+			return "", false
+		}
+		b.WriteString(ve.GetString())
+	}
+	return b.String(), true
 }
 
 // mySetValue renders a constant SET value; ok is false for anything else.
