@@ -9,7 +9,9 @@ import (
 
 func TestLocalSelect(t *testing.T) {
 	fn := func(name, out string) ir.LocalItem { return ir.LocalItem{Kind: ir.LocalFunc, Name: name, Output: out} }
-	lit := func(v ir.Value, out string) ir.LocalItem { return ir.LocalItem{Kind: ir.LocalLiteral, Value: v, Output: out} }
+	lit := func(v ir.Value, out string) ir.LocalItem {
+		return ir.LocalItem{Kind: ir.LocalLiteral, Value: v, Output: out}
+	}
 	tests := []struct {
 		d    Dialect
 		sql  string
