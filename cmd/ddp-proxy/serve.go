@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/admin"
+	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/connect"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -213,7 +214,7 @@ type proxy struct {
 	my       *mysqlwire.Server
 	sessions *session.Proxy
 	reloadMu sync.Mutex
-	backend  connect.Backend
+	backend  backends.Backend
 	ledger   servedLedger
 	served   chan error
 	log      *slog.Logger
@@ -365,7 +366,7 @@ func (p *proxy) wait(ctx context.Context) error {
 // first query (it runs at startup and again on every reload, on the new
 // policy before it is swapped in): unique units (no bounding window needed) and, per model,
 // structures read once at load (never per query).
-func prepareBackend(ctx context.Context, pol *policies.Policy, be connect.Backend, log *slog.Logger) error {
+func prepareBackend(ctx context.Context, pol *policies.Policy, be backends.Backend, log *slog.Logger) error {
 	connect.MarkUniqueUnits(ctx, pol, be, log)
 	if err := verifyConstrainedDomains(ctx, pol, be); err != nil {
 		return err
