@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ddp-proxy/ddp-proxy/sensitivity"
 )
 
-// Secret graph kinds (as in the policy file).
+// Secret graph kinds (as in the policy file; sensitivity owns them).
 const (
-	SecretsFull      = "full"
-	SecretsAttribute = "attribute"
-	SecretsPartition = "partition"
-	SecretsDistance  = "distance"
+	SecretsFull      = sensitivity.SecretsFull
+	SecretsAttribute = sensitivity.SecretsAttribute
+	SecretsPartition = sensitivity.SecretsPartition
+	SecretsDistance  = sensitivity.SecretsDistance
 )
 
 // Secrets is a Blowfish secret graph G, restricted to the System's columns.

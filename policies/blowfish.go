@@ -169,12 +169,13 @@ type Condition struct {
 	Line   int       `json:"-"`
 }
 
-// Constraint kinds.
+// Constraint kinds (the spellings of a constraint's kind; constraints
+// owns them).
 const (
-	ConstraintTotal          = "total"
-	ConstraintMarginal       = "marginal"
-	ConstraintRowsAndColumns = "rows_and_columns"
-	ConstraintCount          = "count"
+	ConstraintTotal          = constraints.KindTotal
+	ConstraintMarginal       = constraints.KindMarginal
+	ConstraintRowsAndColumns = constraints.KindRowsAndColumns
+	ConstraintCount          = constraints.KindCount
 )
 
 // UnmarshalYAML decodes one constraint item.
