@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -13,16 +12,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/dependence"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
-
-// loadDependence reads the dependence structure of every ddp dataset
-// (serve, reload): all or nothing, so a proxy never answers a ddp dataset
-// without its structure.
-func loadDependence(ctx context.Context, pol *policies.Policy, be backends.Backend, log *slog.Logger) error {
-	if err := dependence.Load(ctx, pol, be, log); err != nil {
-		return fmt.Errorf("reading the dependence structure: %w", err)
-	}
-	return nil
-}
 
 // needsBackendForDependence reports whether a ddp dataset keeps its
 // dependence in the backend (groups or edges).

@@ -1,4 +1,4 @@
-package main
+package prepare
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
-// verifyConstrainedDomains checks, before serving, that every row of a
+// VerifyConstrainedDomains checks, before serving, that every row of a
 // blowfish or induced table with published constraints holds a declared
 // domain value (not NULL, not outside the domain) in each constrained
 // column. The load-time analysis models the table as counts over those
@@ -20,7 +20,7 @@ import (
 // and column sums of 2×3 with a NULL row: L1 6 > min(2r, 2c) = 4). The
 // check reads private data, but only the DBA sees its outcome: the proxy
 // refuses to start, and the message gives no count.
-func verifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be backends.Backend) error {
+func VerifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be backends.Backend) error {
 	for _, dn := range pol.DatasetNames {
 		ds := pol.Datasets[dn]
 		if ds.Analysis == nil || len(ds.Constraints) == 0 {
