@@ -58,6 +58,9 @@ type Statement struct {
 	// the session answers it itself when it knows every item. Nil for
 	// anything else.
 	Local []LocalItem
+	// PsqlList is set for psql's "List of relations" query (\dt, \d
+	// without a name, \dt pattern): the proxy answers it from the policy.
+	PsqlList *PsqlList
 
 	// For StmtSession.
 	Session *Session
@@ -145,4 +148,14 @@ type LocalItem struct {
 	// Output is the result column's name as the dialect names it: the
 	// alias, else PostgreSQL's function name or MySQL's item as written.
 	Output string
+}
+
+// PsqlList is psql's "List of relations" query over pg_class.
+type PsqlList struct {
+	// Relkinds are the relation kinds asked for ("r", "p", "v", ...).
+	Relkinds []string
+	// Pattern is the regular expression psql made of the name pattern
+	// (\dt peo* gives "^(peo.*)$"); HasPattern says there is one.
+	Pattern    string
+	HasPattern bool
 }

@@ -83,3 +83,35 @@ func TestMySQLSessionFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestPsqlList(t *testing.T) {
+	const head = `SELECT n.nspname as "Schema", c.relname as "Name", 'table' as "Type", pg_catalog.pg_get_userbyid(c.relowner) as "Owner"
+FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace `
+	tests := []struct {
+		sql  string
+		want *ir.PsqlList
+	}{
+		{head + `WHERE c.relkind IN ('r','p','') AND n.nspname <> 'pg_catalog' AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 1,2`,
+			&ir.PsqlList{Relkinds: []string{"r", "p", ""}}},
+		{head + `WHERE c.relkind IN ('v','m') AND c.relname OPERATOR(pg_catalog.~) '^(peo.*)$' COLLATE pg_catalog.default`,
+			&ir.PsqlList{Relkinds: []string{"v", "m"}, Pattern: "^(peo.*)$", HasPattern: true}},
+		// Comments and casing the old text patterns missed.
+		{head + `WHERE C.RelKind /* kinds */ In ('r') AND c.relname OPERATOR(pg_catalog.~) /* name */ '^x$'`,
+			&ir.PsqlList{Relkinds: []string{"r"}, Pattern: "^x$", HasPattern: true}},
+		// \dt+ shows sizes: not answered from the policy.
+		{`SELECT n.nspname as "Schema", c.relname as "Name", 'table' as "Type", 'x' as "Owner", 1 as "Size"
+FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r')`, nil},
+		// The words inside a string literal are not the query's columns.
+		{`SELECT relname FROM pg_catalog.pg_class c WHERE 'as "Schema" as "Name" as "Type" as "Owner"' <> '' AND c.relkind IN ('r')`, nil},
+		{head + `WHERE c.relkind IN ('r') AND c.oid IN (SELECT 1 FROM people)`, nil},
+	}
+	for _, tc := range tests {
+		sts, err := Parse(Postgres, tc.sql)
+		if err != nil || len(sts) != 1 {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if got := sts[0].PsqlList; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.sql, got, tc.want)
+		}
+	}
+}

@@ -123,6 +123,8 @@ func pgSelect(n *pg.Node, s *pg.SelectStmt) ir.Statement {
 	st := ir.Statement{Kind: ir.StmtSelect, Relations: r.rels, Functions: r.funcs, NumParams: r.params, OutputNames: pgOutputNames(s)}
 	if len(r.rels) == 0 {
 		st.Local = pgLocal(s)
+	} else {
+		st.PsqlList = pgPsqlList(s, r.rels)
 	}
 	q, err := pgQuery(s)
 	if err != nil {
