@@ -76,6 +76,12 @@ func TestMySQLSessionFlags(t *testing.T) {
 	if !reflect.DeepEqual(s.Settings, []ir.Setting{{Name: "sql_mode", Value: ",A", Append: true, Scope: "global"}}) {
 		t.Errorf("global concat: %+v", s.Settings)
 	}
+	if k := one("KILL /* c */ query 12"); k.Verb != ir.SessionKill || !reflect.DeepEqual(k.Settings, []ir.Setting{{Name: "query", Value: "12"}}) {
+		t.Errorf("KILL QUERY: %+v", k)
+	}
+	if k := one("kill connection 7"); k.Verb != ir.SessionKill || !reflect.DeepEqual(k.Settings, []ir.Setting{{Name: "connection", Value: "7"}}) {
+		t.Errorf("KILL CONNECTION: %+v", k)
+	}
 	for _, sql := range []string{"SET sql_mode = concat(@@time_zone, ',A')", "SET sql_mode = concat(@@sql_mode, x)", "SET @m = concat(@@sql_mode, ',A')"} {
 		sts, err := Parse(MySQL, sql)
 		if err != nil || sts[0].Kind != ir.StmtRefused {

@@ -107,6 +107,15 @@ func myStatement(n ast.StmtNode) ir.Statement {
 		return sessionStmt(ir.SessionOther, ir.Setting{Name: "savepoint", Value: x.Name})
 	case *ast.ReleaseSavepointStmt:
 		return sessionStmt(ir.SessionOther, ir.Setting{Name: "release savepoint", Value: x.Name})
+	case *ast.KillStmt:
+		if x.TiDBExtension || x.Expr != nil {
+			return refusedStmt(notSupported("KILL with an expression (write KILL [QUERY | CONNECTION] id)"))
+		}
+		what := "connection"
+		if x.Query {
+			what = "query"
+		}
+		return sessionStmt(ir.SessionKill, ir.Setting{Name: what, Value: strconv.FormatUint(x.ConnectionID, 10)})
 	case *ast.DeallocateStmt:
 		return sessionStmt(ir.SessionOther, ir.Setting{Name: "deallocate", Value: x.Name})
 	case *ast.InsertStmt:

@@ -124,10 +124,25 @@ func (ms *mySession) local(ctx context.Context, st *ir.Statement) (Result, error
 		return Result{}, ms.UseDatabase(name)
 	case ir.SessionReset:
 		return Result{}, nil
+	case ir.SessionKill:
+		return Result{}, killStatement(ctx, ss.Settings)
 	}
 	// BEGIN, COMMIT, ROLLBACK, SAVEPOINT...: nothing runs in a backend
 	// transaction, and every answer is read-only.
 	return Result{}, nil
+}
+
+// killStatement runs KILL [QUERY | CONNECTION] id through the front end,
+// which alone knows the connections.
+func killStatement(ctx context.Context, settings []ir.Setting) error {
+	if len(settings) != 1 {
+		return sqlerr.New(sqlerr.SyntaxError, "KILL needs a connection id")
+	}
+	id, err := strconv.ParseUint(settings[0].Value, 10, 32)
+	if err != nil {
+		return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %s", settings[0].Value)
+	}
+	return mysqlwire.Kill(ctx, uint32(id), settings[0].Name == "query")
 }
 
 func (ms *mySession) set(st ir.Setting) error {
