@@ -2,13 +2,13 @@ package session
 
 import (
 	"context"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -328,28 +328,10 @@ func (ms *mySession) evalLocal(it ir.LocalItem) (ir.Value, error) {
 	return ir.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s() is not supported here", it.Name)
 }
 
-// likeRegexp compiles a SQL LIKE pattern (case-insensitive, as SHOW
-// ... LIKE is on MySQL's default collations).
-func likeRegexp(p string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("(?is)^")
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '%':
-			b.WriteString(".*")
-		case '_':
-			b.WriteString(".")
-		case '\\':
-			if i+1 < len(p) {
-				i++
-				b.WriteString(regexp.QuoteMeta(string(p[i])))
-			}
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+// likeMatcher is SHOW ... LIKE 'pattern': case-insensitive, as on MySQL's
+// default collations.
+func likeMatcher(p string) func(string) bool {
+	return func(s string) bool { return exprtype.LikeMatch(s, p, true) }
 }
 
 func textColumns(names ...string) []Column {
@@ -374,8 +356,7 @@ func (ms *mySession) show(ctx context.Context, ss *ir.Session) (Result, error) {
 	}
 	var match func(string) bool = func(string) bool { return true }
 	if arg != "" && (what == "variables" || what == "status" || what == "tables" || what == "databases" || what == "collation" || what == "charset") {
-		re := likeRegexp(arg)
-		match = re.MatchString
+		match = likeMatcher(arg)
 	}
 	switch what {
 	case "warnings", "errors":
@@ -463,9 +444,9 @@ func (ms *mySession) show(ctx context.Context, ss *ir.Session) (Result, error) {
 		}
 		var like func(string) bool
 		if p, ok := opt["like"]; ok {
-			like = likeRegexp(p).MatchString
+			like = likeMatcher(p)
 		} else if c, ok := opt["column"]; ok {
-			like = likeRegexp(c).MatchString // DESCRIBE t col: a pattern too
+			like = likeMatcher(c) // DESCRIBE t col: a pattern too
 		}
 		for _, c := range cols {
 			if like != nil && !like(c.name) {

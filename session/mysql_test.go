@@ -164,7 +164,7 @@ func TestMySQLShowFull(t *testing.T) {
 	}
 }
 
-func TestLikeRegexp(t *testing.T) {
+func TestLikeMatcher(t *testing.T) {
 	for _, tc := range []struct {
 		pattern, s string
 		want       bool
@@ -178,7 +178,7 @@ func TestLikeRegexp(t *testing.T) {
 		{"a.c", "abc", false},
 		{"%", "", true},
 	} {
-		if got := likeRegexp(tc.pattern).MatchString(tc.s); got != tc.want {
+		if got := likeMatcher(tc.pattern)(tc.s); got != tc.want {
 			t.Errorf("%q LIKE %q = %v, want %v", tc.s, tc.pattern, got, tc.want)
 		}
 	}
