@@ -31,3 +31,27 @@ func TestLocalAnswersFromTheTree(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherStatementTags: statements accepted without effect get
+// PostgreSQL's command tag, named from the tree (a leading comment used to
+// become the tag).
+func TestOtherStatementTags(t *testing.T) {
+	f := sqliteFixture(t)
+	for sql, want := range map[string]string{
+		"/* c */ SAVEPOINT s1":                                 "SAVEPOINT",
+		"release savepoint s1":                                 "RELEASE",
+		"ROLLBACK TO s1":                                       "ROLLBACK",
+		"discard /* everything */ all":                         "DISCARD ALL",
+		"DEALLOCATE ALL":                                       "DEALLOCATE ALL",
+		"deallocate p1":                                        "DEALLOCATE",
+		"SET TRANSACTION ISOLATION LEVEL READ COMMITTED":       "SET",
+		"SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY": "SET",
+		"LISTEN ch":                                            "LISTEN",
+		"UNLISTEN *":                                           "UNLISTEN",
+	} {
+		rs := mustQuery(t, f.s, sql)
+		if len(rs) != 1 || rs[0].Tag != want {
+			t.Errorf("%s: %+v, want tag %s", sql, rs, want)
+		}
+	}
+}
