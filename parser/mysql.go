@@ -217,8 +217,18 @@ func myExplain(x *ast.ExplainStmt) ir.Statement {
 // table). Extra entries carry "database" (SHOW TABLES FROM db), "like"
 // (SHOW COLUMNS ... LIKE) and "column" (DESCRIBE t col).
 func myShow(x *ast.ShowStmt) ir.Statement {
+	var where []ir.Setting
 	if x.Where != nil {
-		return refusedStmt(notSupported("SHOW ... WHERE (use SHOW ... LIKE 'pattern')"))
+		// Connector/J 5.1 reads its variables with SHOW VARIABLES WHERE
+		// Variable_name = 'a' OR Variable_name = 'b' ...: conditions on
+		// the name become LIKE patterns; anything else is refused.
+		pats, ok := myNameConditions(x.Where)
+		if !ok || (x.Tp != ast.ShowVariables && x.Tp != ast.ShowStatus) {
+			return refusedStmt(notSupported("SHOW ... WHERE other than on Variable_name (use SHOW ... LIKE 'pattern')"))
+		}
+		for _, p := range pats {
+			where = append(where, ir.Setting{Name: "name like", Value: p})
+		}
 	}
 	pattern := ""
 	if x.Pattern != nil {
@@ -249,7 +259,7 @@ func myShow(x *ast.ShowStmt) ir.Statement {
 		ast.ShowCharset: "charset", ast.ShowDatabases: "databases",
 	}
 	if name, ok := simple[x.Tp]; ok {
-		return sessionStmt(ir.SessionShow, ir.Setting{Name: name, Value: pattern, Scope: scope})
+		return sessionStmt(ir.SessionShow, append([]ir.Setting{{Name: name, Value: pattern, Scope: scope}}, where...)...)
 	}
 	switch x.Tp {
 	case ast.ShowTables:
@@ -272,6 +282,62 @@ func myShow(x *ast.ShowStmt) ir.Statement {
 	// SHOW TABLE STATUS, SHOW INDEX statistics and the like expose row
 	// counts and sizes, which are private: refuse everything not listed.
 	return refusedStmt(notSupported("this SHOW statement"))
+}
+
+// myNameConditions reads a SHOW ... WHERE made of Variable_name = 'x',
+// Variable_name LIKE 'p' and Variable_name IN ('x', ...) joined by OR, as
+// LIKE patterns (case-insensitive, as the name's collation compares).
+func myNameConditions(e ast.ExprNode) ([]string, bool) {
+	isName := func(e ast.ExprNode) bool {
+		c, ok := e.(*ast.ColumnNameExpr)
+		return ok && c.Name.Table.O == "" && c.Name.Name.L == "variable_name"
+	}
+	str := func(e ast.ExprNode) (string, bool) {
+		v, ok := e.(*test_driver.ValueExpr)
+		if !ok || v.Kind() != test_driver.KindString {
+			return "", false
+		}
+		return v.GetString(), true
+	}
+	exact := func(s string) string {
+		return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
+	}
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		return myNameConditions(x.Expr)
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.LogicOr:
+			l, ok := myNameConditions(x.L)
+			if !ok {
+				return nil, false
+			}
+			r, ok := myNameConditions(x.R)
+			return append(l, r...), ok
+		case opcode.EQ:
+			if v, ok := str(x.R); ok && isName(x.L) {
+				return []string{exact(v)}, true
+			}
+		}
+	case *ast.PatternLikeOrIlikeExpr:
+		if v, ok := str(x.Pattern); ok && isName(x.Expr) && !x.Not && (x.Escape == '\\' || x.Escape == 0) {
+			return []string{v}, true
+		}
+	case *ast.PatternInExpr:
+		if x.Not || x.Sel != nil || !isName(x.Expr) {
+			return nil, false
+		}
+		var out []string
+		for _, it := range x.List {
+			v, ok := str(it)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, exact(v))
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // showFull is a SHOW statement with its FULL flag.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -357,6 +358,20 @@ func (ms *mySession) show(ctx context.Context, ss *ir.Session) (Result, error) {
 	var match func(string) bool = func(string) bool { return true }
 	if arg != "" && (what == "variables" || what == "status" || what == "tables" || what == "databases" || what == "collation" || what == "charset") {
 		match = likeMatcher(arg)
+	}
+	// SHOW VARIABLES WHERE Variable_name = 'a' OR ...: any of the
+	// parser's patterns.
+	var where []func(string) bool
+	for _, s := range settings[1:] {
+		if s.Name == "name like" {
+			where = append(where, likeMatcher(s.Value))
+		}
+	}
+	if len(where) > 0 {
+		like := match
+		match = func(n string) bool {
+			return like(n) && slices.ContainsFunc(where, func(m func(string) bool) bool { return m(n) })
+		}
 	}
 	switch what {
 	case "warnings", "errors":

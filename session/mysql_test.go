@@ -183,3 +183,24 @@ func TestLikeMatcher(t *testing.T) {
 		}
 	}
 }
+
+// TestMySQLShowVariablesWhere: Connector/J 5.1's SHOW VARIABLES WHERE
+// Variable_name = ... OR ... lists exactly the named variables; other
+// WHERE clauses are refused.
+func TestMySQLShowVariablesWhere(t *testing.T) {
+	my := mySQLSession(t)
+	r := myQuery(t, my, "SHOW VARIABLES WHERE Variable_name ='language' OR Variable_name = 'net_write_timeout' OR (VARIABLE_NAME IN ('wait_timeout', 'max_allowed_packet') OR variable_name LIKE 'character\\_set\\_c%')")
+	var got []string
+	for _, row := range r.Rows {
+		got = append(got, row[0].Str+"="+row[1].Str)
+	}
+	want := "character_set_client=utf8mb4 character_set_connection=utf8mb4 language= max_allowed_packet=4194304 net_write_timeout=60 wait_timeout=28800"
+	if strings.Join(got, " ") != want {
+		t.Errorf("rows %v\nwant %s", got, want)
+	}
+	for _, sql := range []string{"SHOW VARIABLES WHERE Value = '1'", "SHOW VARIABLES WHERE Variable_name = 'a' AND Variable_name = 'b'", "SHOW TABLES WHERE Tables_in_test = 'people'"} {
+		if _, err := my.Query(context.Background(), sql); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+}
