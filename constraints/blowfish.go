@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/ddp-proxy/ddp-proxy/sensitivity"
 )
 
-// Secret graph kinds (as in the policy file; sensitivity owns them).
+// Secret graph kinds (as in the policy file). They are defined here
+// only: sensitivity and policies re-export them.
 const (
-	SecretsFull      = sensitivity.SecretsFull
-	SecretsAttribute = sensitivity.SecretsAttribute
-	SecretsPartition = sensitivity.SecretsPartition
-	SecretsDistance  = sensitivity.SecretsDistance
+	SecretsFull      = "full"
+	SecretsAttribute = "attribute"
+	SecretsPartition = "partition"
+	SecretsDistance  = "distance"
 )
 
 // Secrets is a Blowfish secret graph G, restricted to the System's columns.

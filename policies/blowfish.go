@@ -50,8 +50,8 @@ type Secrets struct {
 	Line int `yaml:"-" json:"-"`
 }
 
-// Secret graph kinds (the spellings of the secrets key; sensitivity owns
-// them, as the leaf package every model's calculus shares).
+// Secret graph kinds (the spellings of the secrets key; constraints owns
+// them, sensitivity re-exports them).
 const (
 	SecretsFull      = sensitivity.SecretsFull      // complete graph: plain DP on tuples
 	SecretsAttribute = sensitivity.SecretsAttribute // change one attribute of a tuple
