@@ -181,7 +181,32 @@ func (ms *mySession) set(st ir.Setting) error {
 			ms.vars[v] = cs
 		}
 		return nil
-	case "version", "version_comment", "read_only", "transaction_read_only", "tx_read_only", "have_ssl", "hostname", "port", "license",
+	case "read_only", "transaction_read_only", "tx_read_only":
+		// SET SESSION TRANSACTION READ ONLY (JDBC's setReadOnly(true))
+		// asks for what every session already is.
+		switch strings.ToLower(st.Value) {
+		case "1", "on", "true":
+			if !st.Default {
+				return nil
+			}
+		}
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "variable %s cannot be changed through the privacy proxy: every session is read-only", st.Name)
+	case "transaction_isolation", "tx_isolation":
+		// One setting under MySQL's and MariaDB's names (SET SESSION
+		// TRANSACTION ISOLATION LEVEL sets tx_isolation). Nothing runs
+		// in a backend transaction, so it is reported, not applied.
+		v := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(st.Value), " ", "-"))
+		if st.Default {
+			v = defaultMySQLVars(ms.p.current().maxPacket, ms.p.exactTableNames())["transaction_isolation"]
+		}
+		switch v {
+		case "READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE":
+		default:
+			return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, st.Value)
+		}
+		ms.vars["transaction_isolation"], ms.vars["tx_isolation"] = v, v
+		return nil
+	case "version", "version_comment", "have_ssl", "hostname", "port", "license",
 		// The front end enforces max_allowed_packet: reporting another
 		// value would mislead connectors.
 		"max_allowed_packet":

@@ -103,7 +103,10 @@ func TestMySQLHandshakeSets(t *testing.T) {
 		{"SET SESSION ddp_epsilon = 0.25", "SELECT @@ddp_epsilon", ir.Float(0.25)},
 		{"/*!40101 SET NAMES utf8 */", "SELECT @@character_set_client", ir.String("utf8")},
 		{"set /* c */ AUTOCOMMIT = off", "SELECT @@autocommit", ir.Int(0)},
-		{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SELECT @@transaction_isolation", ir.String("REPEATABLE-READ")},
+		{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SELECT @@transaction_isolation", ir.String("READ-COMMITTED")},
+		{"SET @@session.tx_isolation = 'serializable'", "SELECT @@transaction_isolation", ir.String("SERIALIZABLE")},
+		{"SET SESSION TRANSACTION READ ONLY", "SELECT @@transaction_read_only", ir.Int(1)},
+		{"set session transaction_read_only = ON", "SELECT @@tx_read_only", ir.Int(1)},
 		{"SET sql_mode = 'A'", "SELECT @@sql_mode", ir.String("A")},
 		// Connector/J's and MariaDB Connector/J's sql_mode: appended to
 		// the current value.
@@ -124,6 +127,8 @@ func TestMySQLHandshakeSets(t *testing.T) {
 		{"SET sql_mode = concat(@@time_zone, ',X')", sqlerr.FeatureNotSupported},
 		{"SET @@global.sql_mode = concat(@@sql_mode, ',X')", sqlerr.InsufficientPrivilege},
 		{"SET @ddp_epsilon = 100", sqlerr.InvalidParameterValue},
+		{"SET SESSION TRANSACTION READ WRITE", sqlerr.InsufficientPrivilege},
+		{"SET transaction_isolation = 'sometimes'", sqlerr.InvalidParameterValue},
 	} {
 		if _, err := my.Query(context.Background(), tc.sql); !sqlerr.HasCode(err, tc.code) {
 			t.Errorf("%s: %v, want %s", tc.sql, err, tc.code.Name)
