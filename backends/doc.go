@@ -3,7 +3,8 @@
 // driver values into ir.Value, and Engine, the database/sql runner that
 // renders an ir.BackendQuery (through sqlrender), runs it on a pooled
 // connection under a statement timeout and maps every failure onto the
-// error codes of planner.Backend.
+// error codes of Backend (backend.go), the one interface every driver
+// implements and the planner, sessions and commands use.
 //
 // The drivers live in sub-packages, one per database: postgres (lib/pq),
 // sqlite (ncruces/go-sqlite3) and mysql (go-sql-driver/mysql, MySQL 8 and
@@ -15,7 +16,7 @@
 //
 // This package and its sub-packages must never import the planner, the
 // privacy code (sensitivity, constraints, noise, ledger) or the wire front
-// ends: the planner consumes backends through its own Backend interface,
+// ends: the planner consumes backends through Backend, defined here,
 // and the backends know nothing about budgets or noise. Only the error
 // codes they return carry that knowledge (BackendUnavailable is the only
 // refundable one), so the code choice is conservative throughout.

@@ -21,7 +21,7 @@ import (
 type Classifier func(err error) (timeout bool, driverCode string)
 
 // Engine runs statements of one dialect on a database/sql pool. It
-// implements every method of planner.Backend; the driver packages wrap it.
+// implements every method of Backend; the driver packages wrap it.
 //
 // Each call checks out a connection and, for a network database, checks
 // without a round trip that the server has not closed it (socket.stale);

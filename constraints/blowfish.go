@@ -6,7 +6,8 @@ import (
 	"slices"
 )
 
-// Secret graph kinds (as in the policy file).
+// Secret graph kinds (as in the policy file). They are defined here
+// only: sensitivity and policies re-export them.
 const (
 	SecretsFull      = "full"
 	SecretsAttribute = "attribute"

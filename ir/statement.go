@@ -52,6 +52,15 @@ type Statement struct {
 	// OutputNames are the result column names when the parser can tell
 	// them without the catalog (nil otherwise, e.g. for SELECT *).
 	OutputNames []string
+	// Local is set for a SELECT that reads no table and whose every item
+	// is a literal, a variable or a session function called without
+	// arguments (a connector's connect-time probes, a pool's SELECT 1):
+	// the session answers it itself when it knows every item. Nil for
+	// anything else.
+	Local []LocalItem
+	// PsqlList is set for psql's "List of relations" query (\dt, \d
+	// without a name, \dt pattern): the proxy answers it from the policy.
+	PsqlList *PsqlList
 
 	// For StmtSession.
 	Session *Session
@@ -76,6 +85,9 @@ const (
 	SessionRollback
 	SessionUse   // USE db (MySQL)
 	SessionOther // DISCARD, DEALLOCATE, SAVEPOINT, ...: accepted without effect
+	// SessionKill is KILL [QUERY | CONNECTION] id (MySQL): Settings[0] is
+	// {Name: "query" or "connection", Value: the decimal id}.
+	SessionKill
 )
 
 // Session is a statement that only touches session state.
@@ -85,6 +97,9 @@ type Session struct {
 	// for RESET and SHOW it holds one entry with only Name set
 	// ("all" for RESET ALL / SHOW ALL). For USE, Name is the database.
 	Settings []Setting
+	// Full is SHOW FULL TABLES / SHOW FULL COLUMNS (MySQL), whose extra
+	// columns clients index by position (SQLAlchemy reads Table_type).
+	Full bool
 }
 
 // Setting is one assignment or name of a session statement.
@@ -99,4 +114,48 @@ type Setting struct {
 	Default bool
 	// Scope is "" (session), "local", "global" or "user" (MySQL @var).
 	Scope string
+	// Append says Value is appended to the setting's current value:
+	// SET sql_mode = CONCAT(@@sql_mode, ',STRICT_TRANS_TABLES'), which
+	// Connector/J and MariaDB Connector/J send on connect.
+	Append bool
+}
+
+// LocalItemKind is the kind of one item of a local SELECT.
+type LocalItemKind uint8
+
+const (
+	// LocalLiteral is a constant: Value.
+	LocalLiteral LocalItemKind = iota
+	// LocalSysVar is @@name, @@session.name or @@global.name (MySQL).
+	LocalSysVar
+	// LocalUserVar is @name (MySQL).
+	LocalUserVar
+	// LocalFunc is a function called without arguments, or one of SQL's
+	// argument-less keywords (CURRENT_USER, CURRENT_TIMESTAMP, ...).
+	LocalFunc
+)
+
+// LocalItem is one select-list item of a local SELECT.
+type LocalItem struct {
+	Kind LocalItemKind
+	// Name is the lower-case variable or function name, without scope or
+	// schema ("version_comment", "ddp_epsilon", "version").
+	Name string
+	// Global is set for @@global.name.
+	Global bool
+	// Value is a LocalLiteral's value (a decimal literal is a Float).
+	Value Value
+	// Output is the result column's name as the dialect names it: the
+	// alias, else PostgreSQL's function name or MySQL's item as written.
+	Output string
+}
+
+// PsqlList is psql's "List of relations" query over pg_class.
+type PsqlList struct {
+	// Relkinds are the relation kinds asked for ("r", "p", "v", ...).
+	Relkinds []string
+	// Pattern is the regular expression psql made of the name pattern
+	// (\dt peo* gives "^(peo.*)$"); HasPattern says there is one.
+	Pattern    string
+	HasPattern bool
 }

@@ -107,6 +107,15 @@ func myStatement(n ast.StmtNode) ir.Statement {
 		return sessionStmt(ir.SessionOther, ir.Setting{Name: "savepoint", Value: x.Name})
 	case *ast.ReleaseSavepointStmt:
 		return sessionStmt(ir.SessionOther, ir.Setting{Name: "release savepoint", Value: x.Name})
+	case *ast.KillStmt:
+		if x.TiDBExtension || x.Expr != nil {
+			return refusedStmt(notSupported("KILL with an expression (write KILL [QUERY | CONNECTION] id)"))
+		}
+		what := "connection"
+		if x.Query {
+			what = "query"
+		}
+		return sessionStmt(ir.SessionKill, ir.Setting{Name: what, Value: strconv.FormatUint(x.ConnectionID, 10)})
 	case *ast.DeallocateStmt:
 		return sessionStmt(ir.SessionOther, ir.Setting{Name: "deallocate", Value: x.Name})
 	case *ast.InsertStmt:
@@ -173,6 +182,9 @@ func mySelect(n ast.StmtNode) ir.Statement {
 		st.NotAggregate = msgSetOp
 		return st
 	}
+	if len(r.rels) == 0 {
+		st.Local = myLocal(s)
+	}
 	q, err := (&myQueryBuilder{params: params}).query(s)
 	if err != nil {
 		st.NotAggregate = err.Error()
@@ -205,8 +217,18 @@ func myExplain(x *ast.ExplainStmt) ir.Statement {
 // table). Extra entries carry "database" (SHOW TABLES FROM db), "like"
 // (SHOW COLUMNS ... LIKE) and "column" (DESCRIBE t col).
 func myShow(x *ast.ShowStmt) ir.Statement {
+	var where []ir.Setting
 	if x.Where != nil {
-		return refusedStmt(notSupported("SHOW ... WHERE (use SHOW ... LIKE 'pattern')"))
+		// Connector/J 5.1 reads its variables with SHOW VARIABLES WHERE
+		// Variable_name = 'a' OR Variable_name = 'b' ...: conditions on
+		// the name become LIKE patterns; anything else is refused.
+		pats, ok := myNameConditions(x.Where)
+		if !ok || (x.Tp != ast.ShowVariables && x.Tp != ast.ShowStatus) {
+			return refusedStmt(notSupported("SHOW ... WHERE other than on Variable_name (use SHOW ... LIKE 'pattern')"))
+		}
+		for _, p := range pats {
+			where = append(where, ir.Setting{Name: "name like", Value: p})
+		}
 	}
 	pattern := ""
 	if x.Pattern != nil {
@@ -237,7 +259,7 @@ func myShow(x *ast.ShowStmt) ir.Statement {
 		ast.ShowCharset: "charset", ast.ShowDatabases: "databases",
 	}
 	if name, ok := simple[x.Tp]; ok {
-		return sessionStmt(ir.SessionShow, ir.Setting{Name: name, Value: pattern, Scope: scope})
+		return sessionStmt(ir.SessionShow, append([]ir.Setting{{Name: name, Value: pattern, Scope: scope}}, where...)...)
 	}
 	switch x.Tp {
 	case ast.ShowTables:
@@ -245,7 +267,7 @@ func myShow(x *ast.ShowStmt) ir.Statement {
 		if x.DBName != "" {
 			s = append(s, ir.Setting{Name: "database", Value: x.DBName})
 		}
-		return sessionStmt(ir.SessionShow, s...)
+		return showFull(x.Full, s)
 	case ast.ShowColumns, ast.ShowIndex, ast.ShowCreateTable:
 		name := map[ast.ShowStmtType]string{ast.ShowColumns: "columns", ast.ShowIndex: "index", ast.ShowCreateTable: "create table"}[x.Tp]
 		s := []ir.Setting{{Name: name, Value: table}}
@@ -255,11 +277,74 @@ func myShow(x *ast.ShowStmt) ir.Statement {
 		if x.Column != nil {
 			s = append(s, ir.Setting{Name: "column", Value: x.Column.Name.O})
 		}
-		return sessionStmt(ir.SessionShow, s...)
+		return showFull(x.Full, s)
 	}
 	// SHOW TABLE STATUS, SHOW INDEX statistics and the like expose row
 	// counts and sizes, which are private: refuse everything not listed.
 	return refusedStmt(notSupported("this SHOW statement"))
+}
+
+// myNameConditions reads a SHOW ... WHERE made of Variable_name = 'x',
+// Variable_name LIKE 'p' and Variable_name IN ('x', ...) joined by OR, as
+// LIKE patterns (case-insensitive, as the name's collation compares).
+func myNameConditions(e ast.ExprNode) ([]string, bool) {
+	isName := func(e ast.ExprNode) bool {
+		c, ok := e.(*ast.ColumnNameExpr)
+		return ok && c.Name.Table.O == "" && c.Name.Name.L == "variable_name"
+	}
+	str := func(e ast.ExprNode) (string, bool) {
+		v, ok := e.(*test_driver.ValueExpr)
+		if !ok || v.Kind() != test_driver.KindString {
+			return "", false
+		}
+		return v.GetString(), true
+	}
+	exact := func(s string) string {
+		return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
+	}
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		return myNameConditions(x.Expr)
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.LogicOr:
+			l, ok := myNameConditions(x.L)
+			if !ok {
+				return nil, false
+			}
+			r, ok := myNameConditions(x.R)
+			return append(l, r...), ok
+		case opcode.EQ:
+			if v, ok := str(x.R); ok && isName(x.L) {
+				return []string{exact(v)}, true
+			}
+		}
+	case *ast.PatternLikeOrIlikeExpr:
+		if v, ok := str(x.Pattern); ok && isName(x.Expr) && !x.Not && (x.Escape == '\\' || x.Escape == 0) {
+			return []string{v}, true
+		}
+	case *ast.PatternInExpr:
+		if x.Not || x.Sel != nil || !isName(x.Expr) {
+			return nil, false
+		}
+		var out []string
+		for _, it := range x.List {
+			v, ok := str(it)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, exact(v))
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// showFull is a SHOW statement with its FULL flag.
+func showFull(full bool, settings []ir.Setting) ir.Statement {
+	st := sessionStmt(ir.SessionShow, settings...)
+	st.Session.Full = full
+	return st
 }
 
 func mySet(x *ast.SetStmt) ir.Statement {
@@ -282,6 +367,8 @@ func mySet(x *ast.SetStmt) ir.Statement {
 		}
 		if _, ok := v.Value.(*ast.DefaultExpr); ok || v.Value == nil {
 			s.Default = true
+		} else if val, ok := mySetAppend(s, v.Value); ok {
+			s.Value, s.Append = val, true
 		} else {
 			val, ok := mySetValue(v.Value)
 			if !ok {
@@ -299,6 +386,30 @@ func mySet(x *ast.SetStmt) ir.Statement {
 		}
 	}
 	return sessionStmt(verb, settings...)
+}
+
+// mySetAppend reads SET x = CONCAT(@@x, 'constant'...), which Connector/J
+// and MariaDB Connector/J send for sql_mode on connect: the constants,
+// to be appended to the variable's current value. ok is false for any
+// other value.
+func mySetAppend(s ir.Setting, e ast.ExprNode) (string, bool) {
+	f, ok := e.(*ast.FuncCallExpr)
+	if !ok || f.FnName.L != "concat" || len(f.Args) < 2 || s.Scope == "user" {
+		return "", false
+	}
+	cur, ok := f.Args[0].(*ast.VariableExpr)
+	if !ok || !cur.IsSystem || cur.IsGlobal || cur.IsInstance || cur.Value != nil || !strings.EqualFold(cur.Name, s.Name) {
+		return "", false
+	}
+	var b strings.Builder
+	for _, a := range f.Args[1:] {
+		ve, ok := a.(*test_driver.ValueExpr)
+		if !ok || ve.Kind() != test_driver.KindString {
+			return "", false
+		}
+		b.WriteString(ve.GetString())
+	}
+	return b.String(), true
 }
 
 // mySetValue renders a constant SET value; ok is false for anything else.

@@ -121,6 +121,11 @@ func pgSelect(n *pg.Node, s *pg.SelectStmt) ir.Statement {
 		return refusedStmt(r.refused)
 	}
 	st := ir.Statement{Kind: ir.StmtSelect, Relations: r.rels, Functions: r.funcs, NumParams: r.params, OutputNames: pgOutputNames(s)}
+	if len(r.rels) == 0 {
+		st.Local = pgLocal(s)
+	} else {
+		st.PsqlList = pgPsqlList(s, r.rels)
+	}
 	q, err := pgQuery(s)
 	if err != nil {
 		st.NotAggregate = err.Error()

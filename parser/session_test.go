@@ -212,8 +212,8 @@ func TestRefused(t *testing.T) {
 		{"mysql set password", MySQL, "SET PASSWORD = 'x'", sqlerr.ReadOnly, "SET PWD"},
 		{"mysql show table status", MySQL, "SHOW TABLE STATUS", sqlerr.FeatureNotSupported, "SHOW"},
 		{"mysql show processlist", MySQL, "SHOW PROCESSLIST", sqlerr.FeatureNotSupported, "SHOW"},
-		{"mysql show where", MySQL, "SHOW VARIABLES WHERE Variable_name = 'x'", sqlerr.FeatureNotSupported, "LIKE"},
-		{"mysql kill", MySQL, "KILL 1", sqlerr.FeatureNotSupported, "KILL"},
+		{"mysql show where", MySQL, "SHOW VARIABLES WHERE Value = 'x'", sqlerr.FeatureNotSupported, "LIKE"},
+		{"mysql kill tidb", MySQL, "KILL TIDB 1", sqlerr.FeatureNotSupported, "KILL"},
 		{"mysql flush", MySQL, "FLUSH TABLES", sqlerr.ReadOnly, "FLUSH"},
 	}
 	for _, tt := range tests {

@@ -50,8 +50,8 @@ type Secrets struct {
 	Line int `yaml:"-" json:"-"`
 }
 
-// Secret graph kinds (the spellings of the secrets key; sensitivity owns
-// them, as the leaf package every model's calculus shares).
+// Secret graph kinds (the spellings of the secrets key; constraints owns
+// them, sensitivity re-exports them).
 const (
 	SecretsFull      = sensitivity.SecretsFull      // complete graph: plain DP on tuples
 	SecretsAttribute = sensitivity.SecretsAttribute // change one attribute of a tuple
@@ -169,12 +169,13 @@ type Condition struct {
 	Line   int       `json:"-"`
 }
 
-// Constraint kinds.
+// Constraint kinds (the spellings of a constraint's kind; constraints
+// owns them).
 const (
-	ConstraintTotal          = "total"
-	ConstraintMarginal       = "marginal"
-	ConstraintRowsAndColumns = "rows_and_columns"
-	ConstraintCount          = "count"
+	ConstraintTotal          = constraints.KindTotal
+	ConstraintMarginal       = constraints.KindMarginal
+	ConstraintRowsAndColumns = constraints.KindRowsAndColumns
+	ConstraintCount          = constraints.KindCount
 )
 
 // UnmarshalYAML decodes one constraint item.

@@ -261,7 +261,7 @@ type Table struct {
 	// UnitUnique is set when the backend's schema guarantees at most one
 	// row per unit (the unit column is NOT NULL with a unique index); the
 	// backend then needs no per-unit bounding window. Set by
-	// connect.MarkUniqueUnits at startup, never from the policy file.
+	// prepare.MarkUniqueUnits at startup, never from the policy file.
 	UnitUnique bool `yaml:"-"`
 }
 

@@ -1,6 +1,10 @@
 package sensitivity
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ddp-proxy/ddp-proxy/constraints"
+)
 
 // Reach says what one tuple change can do to a query's rows: the Blowfish
 // calculus (DESIGN.md model 2) works per change. A change is an edge (x, y)
@@ -169,12 +173,12 @@ func Induced(b InducedBounds, agg Aggregate) (int64, error) {
 	return 0, fmt.Errorf("sensitivity: aggregate kind %v: %w", agg.Kind, ErrInvalid)
 }
 
-// Secret graph kinds, as in the policy file.
+// Secret graph kinds, as in the policy file (constraints owns them).
 const (
-	SecretsFull      = "full"
-	SecretsAttribute = "attribute"
-	SecretsPartition = "partition"
-	SecretsDistance  = "distance"
+	SecretsFull      = constraints.SecretsFull
+	SecretsAttribute = constraints.SecretsAttribute
+	SecretsPartition = constraints.SecretsPartition
+	SecretsDistance  = constraints.SecretsDistance
 )
 
 // Secrets describes a secret graph G by the columns its edges can change.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/ddp-proxy/ddp-proxy/catalog"
@@ -17,47 +17,26 @@ import (
 )
 
 // psql's \dt and \d (without a table name) list relations with one query
-// over pg_class. A backend that is not PostgreSQL has no pg_class, so the
-// proxy answers that query from the policy: every declared table, private
-// or public, and nothing else.
-var (
-	psqlListRelkinds = regexp.MustCompile(`(?i)c\.relkind\s+IN\s*\(([^)]*)\)`)
-	psqlListPattern  = regexp.MustCompile(`(?i)c\.relname\s+OPERATOR\(pg_catalog\.~\)\s+'([^']*)'`)
-)
+// over pg_class (the parser recognises it: ir.Statement.PsqlList). A
+// backend that is not PostgreSQL has no pg_class, so the proxy answers
+// that query from the policy: every declared table, private or public,
+// and nothing else.
 
 // psqlListRelations answers psql's "List of relations" query, or returns
-// ok false when text is not that query.
+// ok false when st is not that query.
 func (s *Session) psqlListRelations(st *ir.Statement) (Result, bool) {
-	text := st.Text
-	for _, r := range st.Relations {
-		if !strings.EqualFold(r.Schema, "pg_catalog") {
-			return Result{}, false
-		}
-		switch strings.ToLower(r.Name) {
-		case "pg_class", "pg_namespace", "pg_am":
-		default:
-			return Result{}, false
-		}
-	}
-	for _, alias := range []string{`as "Schema"`, `as "Name"`, `as "Type"`, `as "Owner"`} {
-		if !strings.Contains(text, alias) {
-			return Result{}, false
-		}
-	}
-	if strings.Contains(text, `as "Size"`) || strings.Contains(text, `as "Description"`) {
-		return Result{}, false // \dt+ wants sizes: not answered (they would leak row counts anyway)
-	}
-	m := psqlListRelkinds.FindStringSubmatch(text)
-	if m == nil {
+	l := st.PsqlList
+	if l == nil {
 		return Result{}, false
 	}
-	if !strings.Contains(m[1], "'r'") {
+	if !slices.Contains(l.Relkinds, "r") {
 		// Only views, sequences or indexes were asked for: there are none.
 		return listResult(nil), true
 	}
 	var nameRE *regexp.Regexp
-	if pm := psqlListPattern.FindStringSubmatch(text); pm != nil {
-		re, err := regexp.Compile(pm[1])
+	if l.HasPattern {
+		// psql's pattern is a POSIX regular expression over names.
+		re, err := regexp.Compile(l.Pattern)
 		if err != nil {
 			return Result{}, false
 		}

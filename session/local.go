@@ -1,40 +1,26 @@
 package session
 
 import (
-	"regexp"
-	"strings"
-
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
-// localItem matches one select-list item the proxy can answer itself:
-// a session-information function with an optional alias.
-var localItem = regexp.MustCompile(`^(?i)(?:pg_catalog\.)?(version|current_database|current_schema|current_user|session_user|current_catalog|user)\s*(\(\s*\))?(?:\s+(?:as\s+)?("?[a-z_][a-z0-9_]*"?))?$`)
-
-var localSelect = regexp.MustCompile(`^(?is)select\s+(.*?)\s*;?\s*$`)
-
 // localAnswer answers SELECT version(), current_database() and friends
 // when the backend cannot (a backend of another dialect): clients send
-// them on connect. ok is false when the statement is not such a query.
-func (s *Session) localAnswer(text string) (Result, bool) {
-	m := localSelect.FindStringSubmatch(strings.TrimSpace(text))
-	if m == nil {
+// them on connect. ok is false when the statement is not such a query
+// (the parser's ir.Statement.Local lists its items; every one must be a
+// session function named here).
+func (s *Session) localAnswer(st *ir.Statement) (Result, bool) {
+	if len(st.Local) == 0 {
 		return Result{}, false
 	}
 	var r Result
-	var row []ir.Value
-	for _, item := range strings.Split(m[1], ",") {
-		im := localItem.FindStringSubmatch(strings.TrimSpace(item))
-		if im == nil {
+	row := make([]ir.Value, 0, len(st.Local))
+	for _, it := range st.Local {
+		if it.Kind != ir.LocalFunc {
 			return Result{}, false
 		}
-		fn := strings.ToLower(im[1])
-		name := fn
-		if im[3] != "" {
-			name = strings.Trim(im[3], `"`)
-		}
 		var v string
-		switch fn {
+		switch it.Name {
 		case "version":
 			v = "PostgreSQL " + ServerVersion + " (ddp-proxy privacy proxy)"
 		case "current_database", "current_catalog":
@@ -44,10 +30,12 @@ func (s *Session) localAnswer(text string) (Result, bool) {
 			}
 		case "current_schema":
 			v = "public"
-		default:
+		case "current_user", "session_user", "user":
 			v = s.user.Name
+		default:
+			return Result{}, false
 		}
-		r.Columns = append(r.Columns, Column{Name: name, Type: TypeText})
+		r.Columns = append(r.Columns, Column{Name: it.Output, Type: TypeText})
 		row = append(row, ir.String(v))
 	}
 	r.Rows = [][]ir.Value{row}

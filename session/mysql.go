@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/hex"
-	"regexp"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -110,7 +109,6 @@ func (ms *mySession) UseDatabase(name string) error {
 
 // Query runs one statement (mysqlwire splits multi-statements).
 func (ms *mySession) Query(ctx context.Context, sql string) (mysqlwire.Result, error) {
-	sql = ms.rewriteSQLMode(sql)
 	stmts, err := ms.p.cache.Parse(parser.MySQL, sql)
 	if err != nil {
 		ms.s.parseFailed(err)
@@ -158,21 +156,6 @@ func (ms *mySession) exec(ctx context.Context, st *ir.Statement, prep *Prepared,
 		}
 	}
 	return toMy(r), nil
-}
-
-// sqlModeConcat is what MariaDB Connector/J and Connector/J send on
-// connect: SET ... sql_mode = concat(@@sql_mode, ',STRICT_TRANS_TABLES').
-// The parser accepts constant SET values only (a function could read
-// data), so this one form is evaluated here first.
-var sqlModeConcat = regexp.MustCompile(`(?i)\bsql_mode\s*=\s*concat\s*\(\s*@@(?:session\.)?sql_mode\s*,\s*'([^'\\]*)'\s*\)`)
-
-func (ms *mySession) rewriteSQLMode(sql string) string {
-	m := sqlModeConcat.FindStringSubmatchIndex(sql)
-	if m == nil {
-		return sql
-	}
-	v := ms.vars["sql_mode"] + sql[m[2]:m[3]]
-	return sql[:m[0]] + "sql_mode = '" + strings.ReplaceAll(v, "'", "''") + "'" + sql[m[1]:]
 }
 
 // fail records err for SHOW WARNINGS / SHOW ERRORS, as MySQL does.

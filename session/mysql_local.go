@@ -2,7 +2,7 @@ package session
 
 import (
 	"context"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -74,8 +75,7 @@ func keepsWarnings(st *ir.Statement) bool {
 	if st.Kind == ir.StmtSelect && len(st.Relations) == 0 {
 		// Statements that use no table keep the diagnostics, as in
 		// MySQL: SELECT @@warning_count reads them.
-		_, ok := parseLocalSelect(st.Text)
-		return ok
+		return answersLocally(st.Local)
 	}
 	if st.Kind != ir.StmtSession || st.Session.Verb != ir.SessionShow || len(st.Session.Settings) == 0 {
 		return false
@@ -90,10 +90,7 @@ func (ms *mySession) handledLocally(st *ir.Statement) bool {
 	case ir.StmtSession:
 		return true
 	case ir.StmtSelect:
-		if len(st.Relations) == 0 {
-			_, ok := parseLocalSelect(st.Text)
-			return ok
-		}
+		return len(st.Relations) == 0 && answersLocally(st.Local)
 	}
 	return false
 }
@@ -108,13 +105,12 @@ func (ms *mySession) tryLocal(ctx context.Context, st *ir.Statement) (Result, bo
 
 func (ms *mySession) local(ctx context.Context, st *ir.Statement) (Result, error) {
 	if st.Kind == ir.StmtSelect {
-		items, _ := parseLocalSelect(st.Text)
-		return ms.selectLocal(items)
+		return ms.selectLocal(st.Local)
 	}
 	ss := st.Session
 	switch ss.Verb {
 	case ir.SessionShow:
-		return ms.show(ctx, ss.Settings, st.Text)
+		return ms.show(ctx, ss)
 	case ir.SessionSet:
 		for _, set := range ss.Settings {
 			if err := ms.set(set); err != nil {
@@ -130,10 +126,25 @@ func (ms *mySession) local(ctx context.Context, st *ir.Statement) (Result, error
 		return Result{}, ms.UseDatabase(name)
 	case ir.SessionReset:
 		return Result{}, nil
+	case ir.SessionKill:
+		return Result{}, killStatement(ctx, ss.Settings)
 	}
 	// BEGIN, COMMIT, ROLLBACK, SAVEPOINT...: nothing runs in a backend
 	// transaction, and every answer is read-only.
 	return Result{}, nil
+}
+
+// killStatement runs KILL [QUERY | CONNECTION] id through the front end,
+// which alone knows the connections.
+func killStatement(ctx context.Context, settings []ir.Setting) error {
+	if len(settings) != 1 {
+		return sqlerr.New(sqlerr.SyntaxError, "KILL needs a connection id")
+	}
+	id, err := strconv.ParseUint(settings[0].Value, 10, 32)
+	if err != nil {
+		return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %s", settings[0].Value)
+	}
+	return mysqlwire.Kill(ctx, uint32(id), settings[0].Name == "query")
 }
 
 func (ms *mySession) set(st ir.Setting) error {
@@ -171,7 +182,32 @@ func (ms *mySession) set(st ir.Setting) error {
 			ms.vars[v] = cs
 		}
 		return nil
-	case "version", "version_comment", "read_only", "transaction_read_only", "tx_read_only", "have_ssl", "hostname", "port", "license",
+	case "read_only", "transaction_read_only", "tx_read_only":
+		// SET SESSION TRANSACTION READ ONLY (JDBC's setReadOnly(true))
+		// asks for what every session already is.
+		switch strings.ToLower(st.Value) {
+		case "1", "on", "true":
+			if !st.Default {
+				return nil
+			}
+		}
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "variable %s cannot be changed through the privacy proxy: every session is read-only", st.Name)
+	case "transaction_isolation", "tx_isolation":
+		// One setting under MySQL's and MariaDB's names (SET SESSION
+		// TRANSACTION ISOLATION LEVEL sets tx_isolation). Nothing runs
+		// in a backend transaction, so it is reported, not applied.
+		v := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(st.Value), " ", "-"))
+		if st.Default {
+			v = defaultMySQLVars(ms.p.current().maxPacket, ms.p.exactTableNames())["transaction_isolation"]
+		}
+		switch v {
+		case "READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE":
+		default:
+			return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, st.Value)
+		}
+		ms.vars["transaction_isolation"], ms.vars["tx_isolation"] = v, v
+		return nil
+	case "version", "version_comment", "have_ssl", "hostname", "port", "license",
 		// The front end enforces max_allowed_packet: reporting another
 		// value would mislead connectors.
 		"max_allowed_packet":
@@ -184,6 +220,9 @@ func (ms *mySession) set(st ir.Setting) error {
 		return nil
 	}
 	v := st.Value
+	if st.Append { // SET sql_mode = CONCAT(@@sql_mode, ',X')
+		v = ms.vars[name] + v
+	}
 	if onOffVars[name] {
 		switch strings.ToLower(v) {
 		case "on", "1", "true":
@@ -233,43 +272,16 @@ func (ms *mySession) sysVar(name string) (ir.Value, bool) {
 	return literalValue(v), true
 }
 
-// myLocalItem is one select-list item the MySQL layer evaluates.
-type myLocalItem struct {
-	expr, alias string
-}
-
-var (
-	leadingComments = regexp.MustCompile(`^(?s)(\s*/\*.*?\*/)*\s*`)
-	selectPrefix    = regexp.MustCompile(`(?is)^select\s+(.*?)(?:\s+from\s+dual)?(?:\s+limit\s+\d+)?\s*;?\s*$`)
-	localExpr       = `@@(?:(?:session|local|global)\.)?[a-z_][a-z0-9_]*|@[a-z_][a-z0-9_.$]*|[a-z_]+\s*\(\s*\)|[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*"|null|true|false|current_timestamp|current_date|current_user|utc_timestamp`
-	localItemRE     = regexp.MustCompile("(?is)^(" + localExpr + ")(?:\\s+(?:as\\s+)?(`[^`]+`|'[^']*'|\"[^\"]*\"|[a-z_][a-z0-9_]*))?$")
-)
-
-// parseLocalSelect recognises SELECT lists of variables, session
-// functions and literals (connectors' connect-time queries, SELECT 1 as
-// a pool's validation query). ok is false for anything else.
-func parseLocalSelect(text string) ([]myLocalItem, bool) {
-	t := leadingComments.ReplaceAllString(text, "")
-	m := selectPrefix.FindStringSubmatch(t)
-	if m == nil {
-		return nil, false
-	}
-	parts, ok := splitTopLevel(m[1])
-	if !ok {
-		return nil, false
-	}
-	items := make([]myLocalItem, 0, len(parts))
-	for _, p := range parts {
-		im := localItemRE.FindStringSubmatch(strings.TrimSpace(p))
-		if im == nil {
-			return nil, false
+// answersLocally reports whether the MySQL layer evaluates every item of
+// a local SELECT (the parser's ir.Statement.Local): variables, literals
+// and the session functions of localFuncs.
+func answersLocally(items []ir.LocalItem) bool {
+	for _, it := range items {
+		if it.Kind == ir.LocalFunc && !localFuncs[it.Name] {
+			return false
 		}
-		if strings.HasSuffix(im[1], ")") && !localFuncs[strings.ToLower(strings.TrimSpace(im[1][:strings.IndexByte(im[1], '(')]))] {
-			return nil, false
-		}
-		items = append(items, myLocalItem{expr: im[1], alias: unquoteAlias(im[2])})
 	}
-	return items, len(items) > 0
+	return len(items) > 0
 }
 
 var localFuncs = map[string]bool{
@@ -278,56 +290,15 @@ var localFuncs = map[string]bool{
 	"now": true, "current_timestamp": true, "sysdate": true, "utc_timestamp": true, "curdate": true, "current_date": true,
 }
 
-// splitTopLevel splits on commas outside quotes and parentheses.
-func splitTopLevel(s string) ([]string, bool) {
-	var out []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"' || c == '`':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == ',' && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	if quote != 0 || depth != 0 {
-		return nil, false
-	}
-	return append(out, s[start:]), true
-}
-
-func unquoteAlias(a string) string {
-	if len(a) >= 2 && (a[0] == '`' || a[0] == '\'' || a[0] == '"') {
-		return a[1 : len(a)-1]
-	}
-	return a
-}
-
-func (ms *mySession) selectLocal(items []myLocalItem) (Result, error) {
+func (ms *mySession) selectLocal(items []ir.LocalItem) (Result, error) {
 	var r Result
 	row := make([]ir.Value, len(items))
 	for i, it := range items {
-		v, err := ms.evalLocal(it.expr)
+		v, err := ms.evalLocal(it)
 		if err != nil {
 			return Result{}, err
 		}
-		name := it.alias
-		if name == "" {
-			name = it.expr
-		}
+		name := it.Output
 		t := TypeText
 		switch v.Kind {
 		case ir.KindInt:
@@ -343,50 +314,24 @@ func (ms *mySession) selectLocal(items []myLocalItem) (Result, error) {
 	return r, nil
 }
 
-func (ms *mySession) evalLocal(e string) (ir.Value, error) {
-	le := strings.ToLower(e)
-	switch {
-	case strings.HasPrefix(le, "@@"):
-		name := le[2:]
-		for _, p := range []string{"session.", "local.", "global."} {
-			name = strings.TrimPrefix(name, p)
-		}
-		v, ok := ms.sysVar(name)
+func (ms *mySession) evalLocal(it ir.LocalItem) (ir.Value, error) {
+	switch it.Kind {
+	case ir.LocalSysVar:
+		v, ok := ms.sysVar(it.Name)
 		if !ok {
-			return ir.Value{}, sqlerr.New(sqlerr.UndefinedObject, "Unknown system variable '%s'", name)
+			return ir.Value{}, sqlerr.New(sqlerr.UndefinedObject, "Unknown system variable '%s'", it.Name)
 		}
 		return v, nil
-	case strings.HasPrefix(le, "@"):
-		name := le[1:]
-		if isEpsilonName(name) {
+	case ir.LocalUserVar:
+		if isEpsilonName(it.Name) {
 			return ir.Float(ms.s.currentEpsilon()), nil
 		}
-		return ms.userVars[name], nil // NULL when unset, as in MySQL
-	case le == "null":
-		return ir.Null(), nil
-	case le == "true":
-		return ir.Int(1), nil
-	case le == "false":
-		return ir.Int(0), nil
-	case e[0] == '\'' || e[0] == '"':
-		q := e[0]
-		s := e[1 : len(e)-1]
-		s = strings.ReplaceAll(s, string([]byte{q, q}), string(q))
-		s = strings.NewReplacer(`\\`, `\`, `\'`, `'`, `\"`, `"`, `\n`, "\n", `\t`, "\t", `\0`, "\x00").Replace(s)
-		return ir.String(s), nil
-	}
-	if n, err := strconv.ParseInt(e, 10, 64); err == nil {
-		return ir.Int(n), nil
-	}
-	if f, err := strconv.ParseFloat(e, 64); err == nil {
-		return ir.Float(f), nil
-	}
-	fn := strings.TrimSpace(le)
-	if i := strings.IndexByte(fn, '('); i >= 0 {
-		fn = strings.TrimSpace(fn[:i])
+		return ms.userVars[it.Name], nil // NULL when unset, as in MySQL
+	case ir.LocalLiteral:
+		return it.Value, nil
 	}
 	now := time.Now().UTC()
-	switch fn {
+	switch it.Name {
 	case "database", "schema":
 		if ms.database == "" {
 			return ir.Null(), nil
@@ -407,31 +352,13 @@ func (ms *mySession) evalLocal(e string) (ir.Value, error) {
 	case "curdate", "current_date":
 		return ir.String(now.Format(time.DateOnly)), nil
 	}
-	return ir.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported here", e)
+	return ir.Value{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s() is not supported here", it.Name)
 }
 
-// likeRegexp compiles a SQL LIKE pattern (case-insensitive, as SHOW
-// ... LIKE is on MySQL's default collations).
-func likeRegexp(p string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("(?is)^")
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '%':
-			b.WriteString(".*")
-		case '_':
-			b.WriteString(".")
-		case '\\':
-			if i+1 < len(p) {
-				i++
-				b.WriteString(regexp.QuoteMeta(string(p[i])))
-			}
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+// likeMatcher is SHOW ... LIKE 'pattern': case-insensitive, as on MySQL's
+// default collations.
+func likeMatcher(p string) func(string) bool {
+	return func(s string) bool { return exprtype.LikeMatch(s, p, true) }
 }
 
 func textColumns(names ...string) []Column {
@@ -442,12 +369,10 @@ func textColumns(names ...string) []Column {
 	return cs
 }
 
-// showFull recognises SHOW FULL TABLES / SHOW FULL COLUMNS, whose extra
-// columns clients index by position (SQLAlchemy reads Table_type).
-var showFull = regexp.MustCompile(`(?is)^\s*show\s+full\s+`)
-
-func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text string) (Result, error) {
-	full := showFull.MatchString(text)
+func (ms *mySession) show(ctx context.Context, ss *ir.Session) (Result, error) {
+	// SHOW FULL TABLES / COLUMNS: clients index the extra columns by
+	// position (SQLAlchemy reads Table_type).
+	full, settings := ss.Full, ss.Settings
 	if len(settings) == 0 {
 		return Result{}, sqlerr.New(sqlerr.SyntaxError, "SHOW needs an object")
 	}
@@ -458,8 +383,21 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text strin
 	}
 	var match func(string) bool = func(string) bool { return true }
 	if arg != "" && (what == "variables" || what == "status" || what == "tables" || what == "databases" || what == "collation" || what == "charset") {
-		re := likeRegexp(arg)
-		match = re.MatchString
+		match = likeMatcher(arg)
+	}
+	// SHOW VARIABLES WHERE Variable_name = 'a' OR ...: any of the
+	// parser's patterns.
+	var where []func(string) bool
+	for _, s := range settings[1:] {
+		if s.Name == "name like" {
+			where = append(where, likeMatcher(s.Value))
+		}
+	}
+	if len(where) > 0 {
+		like := match
+		match = func(n string) bool {
+			return like(n) && slices.ContainsFunc(where, func(m func(string) bool) bool { return m(n) })
+		}
 	}
 	switch what {
 	case "warnings", "errors":
@@ -547,9 +485,9 @@ func (ms *mySession) show(ctx context.Context, settings []ir.Setting, text strin
 		}
 		var like func(string) bool
 		if p, ok := opt["like"]; ok {
-			like = likeRegexp(p).MatchString
+			like = likeMatcher(p)
 		} else if c, ok := opt["column"]; ok {
-			like = likeRegexp(c).MatchString // DESCRIBE t col: a pattern too
+			like = likeMatcher(c) // DESCRIBE t col: a pattern too
 		}
 		for _, c := range cols {
 			if like != nil && !like(c.name) {

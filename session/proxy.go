@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"log/slog"
 	"sync/atomic"
 
@@ -14,12 +13,8 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/release"
 )
 
-// Backend is the backend as sessions use it: the planner's interface plus
-// pass-through results with their column descriptions.
-type Backend interface {
-	planner.Backend
-	Result(ctx context.Context, text string, args []ir.Value) ([]backends.ColumnInfo, [][]ir.Value, error)
-}
+// Backend is the backend as sessions use it (backends.Backend).
+type Backend = backends.Backend
 
 // Config is what a Proxy needs.
 type Config struct {

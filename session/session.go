@@ -125,7 +125,7 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 		return Result{}, st.Refused
 	case ir.StmtSession:
 		tr.class = ClassSession
-		return s.sessionStatement(ctx, st.Session, st.Text)
+		return s.sessionStatement(ctx, st.Session)
 	case ir.StmtExplain:
 		tr.class = ClassExplain
 		return s.explain(ctx, st.Explain, args)
@@ -142,7 +142,7 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 	}
 	if s.dialect.String() != s.p.pol.Backend.Driver {
 		if len(st.Relations) == 0 {
-			if r, ok := s.localAnswer(st.Text); ok {
+			if r, ok := s.localAnswer(st); ok {
 				return r, nil
 			}
 		}

@@ -65,7 +65,7 @@ var readOnlySettings = map[string]bool{
 // sessionStatement answers SET, RESET, SHOW, BEGIN, COMMIT... locally:
 // nothing is forwarded, so a client can never change the backend session
 // (its role, its read-only mode, its search path).
-func (s *Session) sessionStatement(ctx context.Context, ss *ir.Session, text string) (Result, error) {
+func (s *Session) sessionStatement(ctx context.Context, ss *ir.Session) (Result, error) {
 	switch ss.Verb {
 	case ir.SessionBegin:
 		s.inTx = true
@@ -98,11 +98,36 @@ func (s *Session) sessionStatement(ctx context.Context, ss *ir.Session, text str
 	case ir.SessionUse:
 		return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "USE is not supported: connect to the database you need")
 	}
-	tag := strings.ToUpper(strings.Join(strings.Fields(text), " "))
-	if i := strings.IndexByte(tag, ' '); i > 0 && !strings.HasPrefix(tag, "DISCARD") {
-		tag = tag[:i]
+	return Result{Tag: otherTag(ss)}, nil
+}
+
+// otherTag is PostgreSQL's command tag for a statement accepted without
+// effect (SAVEPOINT, DISCARD ALL, ...), named from the parser's tree.
+func otherTag(ss *ir.Session) string {
+	if len(ss.Settings) == 0 {
+		return "SET"
 	}
-	return Result{Tag: tag}, nil
+	st := ss.Settings[0]
+	switch st.Name {
+	case "savepoint":
+		return "SAVEPOINT"
+	case "release savepoint":
+		return "RELEASE"
+	case "rollback to savepoint":
+		return "ROLLBACK"
+	case "discard":
+		return "DISCARD " + strings.ToUpper(st.Value)
+	case "deallocate":
+		if st.Value == "all" {
+			return "DEALLOCATE ALL"
+		}
+		return "DEALLOCATE"
+	case "listen":
+		return "LISTEN"
+	case "unlisten":
+		return "UNLISTEN"
+	}
+	return "SET" // SET TRANSACTION, SET SESSION CHARACTERISTICS
 }
 
 // normalizeName maps spellings onto one key.

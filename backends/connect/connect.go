@@ -13,27 +13,18 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
-	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-// Backend is what every backend offers: the planner's interface plus
-// pass-through results with column descriptions.
-type Backend interface {
-	planner.Backend
-	Result(ctx context.Context, text string, args []ir.Value) ([]backends.ColumnInfo, [][]ir.Value, error)
-}
-
 var (
-	_ Backend = (*postgres.Backend)(nil)
-	_ Backend = (*sqlite.Backend)(nil)
-	_ Backend = (*mysql.Backend)(nil)
+	_ backends.Backend = (*postgres.Backend)(nil)
+	_ backends.Backend = (*sqlite.Backend)(nil)
+	_ backends.Backend = (*mysql.Backend)(nil)
 )
 
 // Open connects to the policy's backend and checks that it answers.
-func Open(ctx context.Context, cfg policies.Backend, log *slog.Logger) (Backend, error) {
+func Open(ctx context.Context, cfg policies.Backend, log *slog.Logger) (backends.Backend, error) {
 	opts := backends.Options{
 		StatementTimeout: cfg.StatementTimeout.Duration,
 		ConnectTimeout:   cfg.ConnectTimeout.Duration,
@@ -59,36 +50,4 @@ func sqlitePath(dsn string) string {
 		p = p[:i]
 	}
 	return filepath.Clean(p)
-}
-
-// uniqueChecker is implemented by backends that can read unique indexes.
-type uniqueChecker interface {
-	UniqueNotNull(ctx context.Context, schema, table, column string) (bool, error)
-}
-
-// MarkUniqueUnits sets Table.UnitUnique for every private table whose unit
-// column the backend's schema declares NOT NULL and unique, so the planner
-// can skip the per-unit bounding window (a large saving on big tables). It
-// reads the schema only. A failure leaves the flag unset (bounding stays).
-func MarkUniqueUnits(ctx context.Context, pol *policies.Policy, be Backend, log *slog.Logger) {
-	uc, ok := be.(uniqueChecker)
-	if !ok {
-		return
-	}
-	for _, dn := range pol.DatasetNames {
-		ds := pol.Datasets[dn]
-		for _, t := range ds.Tables {
-			if t == nil || t.Public || t.Unit == "" {
-				continue
-			}
-			u, err := uc.UniqueNotNull(ctx, t.Schema, t.Name, t.Unit)
-			if err != nil {
-				if log != nil {
-					log.Warn("could not read the unit's unique index; bounding every query", "table", t.Name, "err", err)
-				}
-				continue
-			}
-			t.UnitUnique = u
-		}
-	}
 }

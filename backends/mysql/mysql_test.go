@@ -13,11 +13,10 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/internal/backendtest"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-var _ planner.Backend = (*Backend)(nil)
+var _ backends.Backend = (*Backend)(nil)
 
 const dsnEnv = "DDP_TEST_MYSQL_DSN"
 

@@ -6,6 +6,6 @@
 // introspection helper.
 //
 // It must never import the planner or any privacy package; the
-// compile-time check that *Backend satisfies planner.Backend lives in the
-// tests so the driver does not pull in the planner.
+// compile-time check that *Backend satisfies backends.Backend is in
+// backends/connect and the tests.
 package postgres

@@ -14,11 +14,10 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/internal/backendtest"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-var _ planner.Backend = (*Backend)(nil)
+var _ backends.Backend = (*Backend)(nil)
 
 // newDB creates a database file with setup run on it, and opens the backend.
 func newDB(t *testing.T, opts backends.Options, setup func(*sql.DB) error) *Backend {

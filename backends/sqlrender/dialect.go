@@ -20,7 +20,7 @@ const (
 // fresh value each time, so callers may adjust a copy without affecting
 // anyone else.
 type Dialect struct {
-	// Name is what planner.Backend.Dialect returns.
+	// Name is what backends.Backend.Dialect returns.
 	Name string
 	// IdentQuote encloses identifiers (" or `).
 	IdentQuote   byte

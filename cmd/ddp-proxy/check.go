@@ -12,6 +12,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/prepare"
 )
 
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
@@ -187,7 +188,7 @@ func checkAgainstBackend(ctx context.Context, pol *policies.Policy, noteOut io.W
 		}
 	}
 	if len(probs) == 0 { // the tables exist: constrained columns must hold only their domains
-		if err := verifyConstrainedDomains(ctx, pol, be); err != nil {
+		if err := prepare.VerifyConstrainedDomains(ctx, pol, be); err != nil {
 			probs = append(probs, err.Error())
 		}
 	}

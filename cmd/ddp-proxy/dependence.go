@@ -4,24 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/connect"
 	"github.com/ddp-proxy/ddp-proxy/dependence"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
-
-// loadDependence reads the dependence structure of every ddp dataset
-// (serve, reload): all or nothing, so a proxy never answers a ddp dataset
-// without its structure.
-func loadDependence(ctx context.Context, pol *policies.Policy, be connect.Backend, log *slog.Logger) error {
-	if err := dependence.Load(ctx, pol, be, log); err != nil {
-		return fmt.Errorf("reading the dependence structure: %w", err)
-	}
-	return nil
-}
 
 // needsBackendForDependence reports whether a ddp dataset keeps its
 // dependence in the backend (groups or edges).
@@ -78,7 +68,7 @@ func explainDependence(ctx context.Context, pol *policies.Policy, stderr io.Writ
 // checkDependence reads every ddp structure (check --connect) and returns
 // a problem per dataset that cannot be read and a summary line per dataset
 // that can.
-func checkDependence(ctx context.Context, pol *policies.Policy, be connect.Backend) (probs, notes []string) {
+func checkDependence(ctx context.Context, pol *policies.Policy, be backends.Backend) (probs, notes []string) {
 	for _, dn := range pol.DatasetNames {
 		ds := pol.Datasets[dn]
 		if ds.Model != policies.ModelDDP || ds.Dependence == nil {

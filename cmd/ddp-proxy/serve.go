@@ -17,10 +17,11 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/admin"
-	"github.com/ddp-proxy/ddp-proxy/backends/connect"
+	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/prepare"
 	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/session"
 	"github.com/ddp-proxy/ddp-proxy/wire/mysqlwire"
@@ -136,7 +137,7 @@ func (p *proxy) reload(ctx context.Context, path string) error {
 	for _, w := range restartOnly(old, pol) {
 		log.Warn("policy reload: this setting takes effect only after a restart", "setting", w)
 	}
-	if err := prepareBackend(ctx, pol, p.backend, log); err != nil {
+	if err := prepare.Backend(ctx, pol, p.backend, log); err != nil {
 		log.Error("policy reload failed while preparing the backend; keeping the policy in force", "err", err)
 		return err
 	}
@@ -213,7 +214,7 @@ type proxy struct {
 	my       *mysqlwire.Server
 	sessions *session.Proxy
 	reloadMu sync.Mutex
-	backend  connect.Backend
+	backend  backends.Backend
 	ledger   servedLedger
 	served   chan error
 	log      *slog.Logger
@@ -225,12 +226,8 @@ type proxy struct {
 
 // startProxy opens the backend and the ledger and starts the front ends.
 func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*proxy, error) {
-	be, err := connect.Open(ctx, pol.Backend, log.With("component", "backend"))
+	be, err := prepare.Open(ctx, pol, log)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the %s backend: %w", pol.Backend.Driver, err)
-	}
-	if err := prepareBackend(ctx, pol, be, log); err != nil {
-		be.Close()
 		return nil, err
 	}
 	metrics := admin.NewMetrics(admin.MetricsOptions{PerUser: pol.Metrics.PerUser})
@@ -359,16 +356,4 @@ func (p *proxy) wait(ctx context.Context) error {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil
-}
-
-// prepareBackend derives from the backend what the policy needs before the
-// first query (it runs at startup and again on every reload, on the new
-// policy before it is swapped in): unique units (no bounding window needed) and, per model,
-// structures read once at load (never per query).
-func prepareBackend(ctx context.Context, pol *policies.Policy, be connect.Backend, log *slog.Logger) error {
-	connect.MarkUniqueUnits(ctx, pol, be, log)
-	if err := verifyConstrainedDomains(ctx, pol, be); err != nil {
-		return err
-	}
-	return loadDependence(ctx, pol, be, log)
 }

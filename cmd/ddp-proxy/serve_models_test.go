@@ -11,6 +11,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/backends/connect"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/prepare"
 )
 
 // TestVerifyConstrainedDomains: serve refuses a constrained column holding
@@ -67,7 +68,7 @@ datasets:
 				t.Fatal(err)
 			}
 			defer be.Close()
-			err = verifyConstrainedDomains(context.Background(), pol, be)
+			err = prepare.VerifyConstrainedDomains(context.Background(), pol, be)
 			if c.ok != (err == nil) {
 				t.Fatalf("err = %v, want ok %v", err, c.ok)
 			}
@@ -93,8 +94,8 @@ func TestVerifyConstrainedTextExactly(t *testing.T) {
 		{"declared values equal under the collation", "[F, f, M]", "(1, 'F'), (2, 'M')", false},
 		{"NULL", "[F, M]", "(1, 'F'), (2, NULL)", false},
 	}
-	run := func(t *testing.T, driver, dsn, create string, prepare func(stmts ...string), c tc) {
-		prepare("DROP TABLE IF EXISTS review_vt", create, "INSERT INTO review_vt VALUES "+c.rows)
+	run := func(t *testing.T, driver, dsn, create string, setup func(stmts ...string), c tc) {
+		setup("DROP TABLE IF EXISTS review_vt", create, "INSERT INTO review_vt VALUES "+c.rows)
 		pol, err := policies.LoadBytes(filepath.Join(t.TempDir(), "p.yaml"), []byte(fmt.Sprintf(`version: 1
 backend: {driver: %s, dsn: %q}
 datasets:
@@ -115,7 +116,7 @@ datasets:
 			t.Fatal(err)
 		}
 		defer be.Close()
-		err = verifyConstrainedDomains(context.Background(), pol, be)
+		err = prepare.VerifyConstrainedDomains(context.Background(), pol, be)
 		if c.ok != (err == nil) {
 			t.Fatalf("err = %v, want ok %v", err, c.ok)
 		}

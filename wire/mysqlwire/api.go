@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // Handler is what the front end needs from the rest of the proxy.
@@ -85,4 +86,21 @@ type Column struct {
 	Name  string
 	Type  Type
 	Table string // origin table, when there is one (COM_FIELD_LIST)
+}
+
+// killerKey carries the front end's kill function in a statement's context.
+type killerKey struct{}
+
+type killer func(id uint32, queryOnly bool) error
+
+// Kill runs KILL [QUERY | CONNECTION] id for the statement of ctx: the
+// session reads the statement (the parser), and only the front end knows
+// the connections, so it puts its kill function in every statement's
+// context. A user may end only their own connections' statements.
+func Kill(ctx context.Context, id uint32, queryOnly bool) error {
+	k, ok := ctx.Value(killerKey{}).(killer)
+	if !ok {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "KILL is answered only through the MySQL front end")
+	}
+	return k(id, queryOnly)
 }

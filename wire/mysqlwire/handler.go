@@ -120,16 +120,6 @@ func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, send f
 	if err != nil {
 		return sqlError(err)
 	}
-	if m := killQuery.FindStringSubmatch(query); m != nil {
-		id, err := strconv.ParseUint(m[2], 10, 32)
-		if err != nil {
-			return sqlError(sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %s", m[2]))
-		}
-		if err := h.s.kill(c, uint32(id), strings.EqualFold(strings.TrimSpace(m[1]), "query")); err != nil {
-			return sqlError(err)
-		}
-		return send(toResult(Result{}))
-	}
 	ctx, end := h.s.begin(ctx, c)
 	defer end()
 	if m := fieldListQuery.FindStringSubmatch(query); m != nil {
@@ -145,10 +135,6 @@ func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, send f
 	}
 	return send(toResult(r))
 }
-
-// killQuery is KILL [QUERY | CONNECTION] id, handled by the front end
-// because it concerns connections, not data.
-var killQuery = regexp.MustCompile(`(?i)^\s*KILL\s+(QUERY\s+|CONNECTION\s+)?(\d+)\s*;?\s*$`)
 
 // fieldListQuery is the text Vitess builds for COM_FIELD_LIST (the mysql
 // CLI's column completion). It is answered with the table's columns and

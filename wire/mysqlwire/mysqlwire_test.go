@@ -54,6 +54,11 @@ var kindsResult = Result{
 
 func (s *fakeSession) Query(ctx context.Context, q string) (Result, error) {
 	s.warnings = 0
+	// The real session reads KILL with its parser and calls Kill.
+	var id uint32
+	if _, err := fmt.Sscanf(q, "KILL QUERY %d", &id); err == nil {
+		return Result{}, Kill(ctx, id, true)
+	}
 	switch strings.TrimSpace(strings.TrimSuffix(q, ";")) {
 	case "SELECT sleep":
 		select {

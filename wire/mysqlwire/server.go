@@ -193,6 +193,8 @@ func (s *Server) begin(ctx context.Context, c *mysql.Conn) (context.Context, fun
 		st.busy, st.cancel = true, cancel
 	}
 	s.mu.Unlock()
+	// KILL is read by the session's parser and run here (Kill).
+	qctx = context.WithValue(qctx, killerKey{}, killer(func(id uint32, queryOnly bool) error { return s.kill(c, id, queryOnly) }))
 	return qctx, func() {
 		s.mu.Lock()
 		if st := s.conns[c]; st != nil {

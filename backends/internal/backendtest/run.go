@@ -11,7 +11,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
-// Aggregator is the part of planner.Backend the harness needs.
+// Aggregator is the part of backends.Backend the harness needs.
 type Aggregator interface {
 	Aggregate(ctx context.Context, q *ir.BackendQuery, fn func(ir.BackendRow) error) error
 }

@@ -1,4 +1,4 @@
-package main
+package prepare
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ddp-proxy/ddp-proxy/backends/connect"
+	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
-// verifyConstrainedDomains checks, before serving, that every row of a
+// VerifyConstrainedDomains checks, before serving, that every row of a
 // blowfish or induced table with published constraints holds a declared
 // domain value (not NULL, not outside the domain) in each constrained
 // column. The load-time analysis models the table as counts over those
@@ -20,7 +20,7 @@ import (
 // and column sums of 2×3 with a NULL row: L1 6 > min(2r, 2c) = 4). The
 // check reads private data, but only the DBA sees its outcome: the proxy
 // refuses to start, and the message gives no count.
-func verifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be connect.Backend) error {
+func VerifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be backends.Backend) error {
 	for _, dn := range pol.DatasetNames {
 		ds := pol.Datasets[dn]
 		if ds.Analysis == nil || len(ds.Constraints) == 0 {
@@ -87,7 +87,7 @@ func verifyConstrainedDomains(ctx context.Context, pol *policies.Policy, be conn
 // swapping a values between two units keeps the marginal and changes it).
 // It compares the row count with the count after that bounding; a unit
 // the schema declares unique (and NOT NULL) needs no check.
-func verifyOneRowPerUnit(ctx context.Context, dn string, ds *policies.Dataset, t *policies.Table, be connect.Backend) error {
+func verifyOneRowPerUnit(ctx context.Context, dn string, ds *policies.Dataset, t *policies.Table, be backends.Backend) error {
 	if t.UnitUnique || t.Unit == "" {
 		return nil
 	}
@@ -128,7 +128,7 @@ func verifyOneRowPerUnit(ctx context.Context, dn string, ds *policies.Dataset, t
 // exact spellings present (grouped by the exact text key, as queries
 // group) and requires each to be declared, then, for each declared value
 // v, that WHERE col = v selects only rows spelled v.
-func verifyTextDomain(ctx context.Context, dn string, ds *policies.Dataset, t *policies.Table, col *policies.Column, ref ir.ColumnRef, be connect.Backend) error {
+func verifyTextDomain(ctx context.Context, dn string, ds *policies.Dataset, t *policies.Table, col *policies.Column, ref ir.ColumnRef, be backends.Backend) error {
 	exact := ir.Cast{X: ref, To: ir.CastText}
 	// each streams the exact spellings WHERE where selects and stops at
 	// the first one ok refuses (a column of many undeclared values is
