@@ -23,7 +23,7 @@ import (
 // pass-through results with column descriptions.
 type Backend interface {
 	planner.Backend
-	Result(ctx context.Context, text string, args []ir.Value) ([]backends.ColumnInfo, [][]ir.Value, error)
+	Stream(ctx context.Context, text string, args []ir.Value, start func([]backends.ColumnInfo) func([]ir.Value) error) error
 }
 
 var (

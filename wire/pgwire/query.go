@@ -15,24 +15,19 @@ func (c *conn) simpleQuery(sql string) {
 	c.dropStatement("")
 	delete(c.portals, "")
 
+	w := &queryWriter{c: c}
 	ctx, end := c.beginQuery()
-	results, err := c.sess.Query(ctx, sql)
+	err := c.sess.Query(ctx, sql, w)
 	userCanceled := end()
 
-	sent := 0
-	for _, r := range results {
-		if serr := c.sendResult(r); serr != nil {
-			c.logErr("encoding result", serr)
-			c.sendError(serr)
-			err = nil // one error per query: the encoding failure stands
-			sent = -1
-			break
-		}
-		sent++
-	}
-	if err != nil {
+	switch {
+	case w.encodeErr != nil:
+		// One error per query: the encoding failure stands.
+		c.logErr("encoding result", w.encodeErr)
+		c.sendError(w.encodeErr)
+	case err != nil:
 		c.sendError(c.queryErr(err, userCanceled))
-	} else if sent == 0 {
+	case w.completed == 0:
 		// No statement and no error: an empty query string.
 		c.send(&pgproto3.EmptyQueryResponse{})
 	}
@@ -40,25 +35,43 @@ func (c *conn) simpleQuery(sql string) {
 	c.readyForQuery()
 }
 
-// sendResult sends one statement's result in text format.
-func (c *conn) sendResult(r Result) error {
-	if r.Empty {
-		c.send(&pgproto3.EmptyQueryResponse{})
+// queryWriter encodes a simple query's answers in text format as the
+// session writes them (ir.RowWriter).
+type queryWriter struct {
+	c         *conn
+	cols      []ir.Column
+	completed int
+	encodeErr error
+}
+
+func (w *queryWriter) Columns(cols []ir.Column) error {
+	w.cols = cols
+	w.c.send(rowDescription(cols, nil))
+	return nil
+}
+
+func (w *queryWriter) Row(row []ir.Value) error {
+	if err := w.c.sendRows(w.cols, nil, [][]ir.Value{row}); err != nil {
+		w.encodeErr = err
+		return err
+	}
+	return nil
+}
+
+func (w *queryWriter) Complete(done ir.Completion) error {
+	w.completed++
+	w.cols = nil
+	if done.Empty {
+		w.c.send(&pgproto3.EmptyQueryResponse{})
 		return nil
 	}
-	if r.Columns != nil {
-		c.send(rowDescription(r.Columns, nil))
-		if err := c.sendRows(r.Columns, nil, r.Rows); err != nil {
-			return err
-		}
-	}
-	c.sendNotices(r.Notices)
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(r.Tag)})
+	w.c.sendNotices(done.Cost.Notices)
+	w.c.send(&pgproto3.CommandComplete{CommandTag: []byte(done.Tag)})
 	return nil
 }
 
 // sendRows sends DataRows, flushing as output piles up.
-func (c *conn) sendRows(cols []Column, formats []int16, rows [][]ir.Value) error {
+func (c *conn) sendRows(cols []ir.Column, formats []int16, rows [][]ir.Value) error {
 	for _, row := range rows {
 		var err error
 		if c.wbuf, err = appendDataRow(c.wbuf, cols, formats, row); err != nil {
@@ -74,15 +87,13 @@ func (c *conn) sendRows(cols []Column, formats []int16, rows [][]ir.Value) error
 	return nil
 }
 
-func (c *conn) sendNotices(ns []Notice) {
+func (c *conn) sendNotices(ns []string) {
 	for _, n := range ns {
 		c.send(&pgproto3.NoticeResponse{
 			Severity:            "NOTICE",
 			SeverityUnlocalized: "NOTICE",
 			Code:                "00000",
-			Message:             n.Message,
-			Detail:              n.Detail,
-			Hint:                n.Hint,
+			Message:             n,
 		})
 	}
 }
