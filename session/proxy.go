@@ -31,7 +31,7 @@ type Config struct {
 	Engine  *release.Engine
 	Logger  *slog.Logger
 	// InfoSchema answers MySQL information_schema queries on a backend
-	// that is not MySQL (session/mysqlcatalog.Query); nil refuses them.
+	// that is not MySQL (catalog/emulated.QueryMySQL); nil refuses them.
 	InfoSchema InfoSchemaFunc
 	// Observer is told about every statement (nil: nobody).
 	Observer Observer
@@ -72,7 +72,7 @@ type generation struct {
 	*Proxy
 	pol     *policies.Policy
 	planner *planner.Planner
-	catalog emulated // the PostgreSQL catalog for backends without one (catalog.go)
+	catalog emulatedPG // the PostgreSQL catalog for backends without one (catalog.go)
 }
 
 // newGeneration builds the generation of pol.
