@@ -169,8 +169,8 @@ func TestHundredThousandGroupsAreNotHeldTwice(t *testing.T) {
 
 type discard struct{}
 
-func (discard) Columns([]Column) error        { return nil }
-func (discard) Row([]ir.Value) error          { return nil }
+func (discard) Columns([]Column) error       { return nil }
+func (discard) Row([]ir.Value) error         { return nil }
 func (discard) Complete(ir.Completion) error { return nil }
 
 // countingBackend counts the rows its backend has produced.
