@@ -166,8 +166,11 @@ type spool struct {
 	// time: binary rows are decoded with them.
 	described []ir.Column
 	types     []fieldType
-	batch     [][]sqltypes.Value
-	started   bool
+	// fields go with every batch: Vitess lays binary rows out by them
+	// (the NULL bitmap's size is the number of fields).
+	fields  []*querypb.Field
+	batch   [][]sqltypes.Value
+	started bool
 }
 
 // spoolBatch is how many rows go to Vitess in one callback.
@@ -182,7 +185,8 @@ func (s *spool) Columns(cols []ir.Column) error {
 		s.types[i] = mysqlType(c.Type)
 	}
 	s.started = true
-	return s.send(&sqltypes.Result{Fields: fields(cols, "")})
+	s.fields = fields(cols, "")
+	return s.send(&sqltypes.Result{Fields: s.fields})
 }
 
 func (s *spool) Row(row []ir.Value) error {
@@ -212,7 +216,7 @@ func (s *spool) flush() error {
 	}
 	b := s.batch
 	s.batch = nil
-	return s.send(&sqltypes.Result{Rows: b})
+	return s.send(&sqltypes.Result{Fields: s.fields, Rows: b})
 }
 
 func (s *spool) Complete(ir.Completion) error {

@@ -118,6 +118,13 @@ func (s *fakeSession) Prepare(_ context.Context, q string) (*Prepared, error) {
 	if strings.HasPrefix(q, "SELECT budget") {
 		return nil, sqlerr.New(sqlerr.BudgetExhausted, "budget exhausted")
 	}
+	if strings.HasPrefix(q, "SELECT wide") {
+		cols := make([]ir.Column, 10)
+		for i := range cols {
+			cols[i] = ir.Column{Name: fmt.Sprintf("c%d", i), Type: ir.TypeInt8}
+		}
+		return &Prepared{NumParams: n, Columns: cols, State: "wide"}, nil
+	}
 	return &Prepared{NumParams: n, Columns: []ir.Column{{Name: "n", Type: ir.TypeInt8}}, State: "count"}, nil
 }
 
@@ -135,6 +142,13 @@ func (s *fakeSession) execute(_ context.Context, p *Prepared, args []ir.Value) (
 	s.h.mu.Unlock()
 	if p.State == "kinds" {
 		return kindsResult, nil
+	}
+	if p.State == "wide" {
+		row := make([]ir.Value, len(p.Columns))
+		for i := range row {
+			row[i] = ir.Int(int64(i))
+		}
+		return Result{Columns: p.Columns, Rows: [][]ir.Value{row}}, nil
 	}
 	return Result{Columns: p.Columns, Rows: [][]ir.Value{{ir.Int(int64(len(args)))}}}, nil
 }

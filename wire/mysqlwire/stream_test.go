@@ -55,8 +55,8 @@ func TestSpoolHandsVitessBatches(t *testing.T) {
 	}
 	got := 0
 	for i, c := range calls[1:] {
-		if len(c.Rows) > spoolBatch || len(c.Rows) == 0 {
-			t.Fatalf("callback %d carries %d rows", i+1, len(c.Rows))
+		if len(c.Rows) > spoolBatch || len(c.Rows) == 0 || len(c.Fields) != 2 {
+			t.Fatalf("callback %d carries %d rows and %d fields", i+1, len(c.Rows), len(c.Fields))
 		}
 		for _, r := range c.Rows {
 			if v := r[0].ToString(); v != strconv.Itoa(got) {
@@ -107,5 +107,31 @@ func TestStreamedRowsThroughTheClient(t *testing.T) {
 	}
 	if i != 100_000 {
 		t.Fatalf("%d rows, want 100000", i)
+	}
+}
+
+// A prepared statement's rows (binary protocol) arrive whole when they
+// come in a later callback than the fields: with more than 6 columns the
+// NULL bitmap takes two bytes, laid out by the batch's fields.
+func TestWidePreparedRows(t *testing.T) {
+	addr, _ := startFake(t, Config{})
+	db := open(t, fmt.Sprintf("trusted:x@tcp(%s)/?interpolateParams=false", addr))
+	st, err := db.Prepare("SELECT wide FROM t WHERE a = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	vs := make([]any, 10)
+	ptrs := make([]any, 10)
+	for i := range vs {
+		ptrs[i] = &vs[i]
+	}
+	if err := st.QueryRow(1).Scan(ptrs...); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vs {
+		if fmt.Sprint(v) != strconv.Itoa(i) {
+			t.Fatalf("column %d holds %v", i, v)
+		}
 	}
 }
