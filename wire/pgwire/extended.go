@@ -349,7 +349,7 @@ func (w *portalWriter) Row(row []ir.Value) error {
 		w.p.rows = append(w.p.rows, row)
 		return nil
 	}
-	if err := w.c.sendRows(w.p.stmt.prep.Columns, w.p.formats, [][]ir.Value{row}); err != nil {
+	if err := w.c.sendRow(w.p.stmt.prep.Columns, w.p.formats, row); err != nil {
 		w.encodeErr = err
 		return err
 	}

@@ -51,7 +51,7 @@ func (w *queryWriter) Columns(cols []ir.Column) error {
 }
 
 func (w *queryWriter) Row(row []ir.Value) error {
-	if err := w.c.sendRows(w.cols, nil, [][]ir.Value{row}); err != nil {
+	if err := w.c.sendRow(w.cols, nil, row); err != nil {
 		w.encodeErr = err
 		return err
 	}
@@ -73,15 +73,24 @@ func (w *queryWriter) Complete(done ir.Completion) error {
 // sendRows sends DataRows, flushing as output piles up.
 func (c *conn) sendRows(cols []ir.Column, formats []int16, rows [][]ir.Value) error {
 	for _, row := range rows {
-		var err error
-		if c.wbuf, err = appendDataRow(c.wbuf, cols, formats, row); err != nil {
+		if err := c.sendRow(cols, formats, row); err != nil {
 			return err
 		}
-		if len(c.wbuf) >= flushThreshold {
-			if err := c.flush(); err != nil {
-				// The client is gone; the next read says so.
-				return nil
-			}
+	}
+	return nil
+}
+
+// sendRow sends one DataRow, flushing when the output buffer is full: a
+// streamed answer is never held whole in the buffer either.
+func (c *conn) sendRow(cols []ir.Column, formats []int16, row []ir.Value) error {
+	var err error
+	if c.wbuf, err = appendDataRow(c.wbuf, cols, formats, row); err != nil {
+		return err
+	}
+	if len(c.wbuf) >= flushThreshold {
+		if err := c.flush(); err != nil {
+			// The client is gone; the next read says so.
+			return nil
 		}
 	}
 	return nil
