@@ -160,7 +160,7 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 		return budgetColumns, nil
 	}
 	nulls := make([]ir.Value, nParams)
-	if s.dialect.String() != s.p.pol.Backend.Driver {
+	if s.foreign() {
 		if r, ok, err := s.catalogAnswer(ctx, st, nulls); ok {
 			return r.Columns, err
 		}

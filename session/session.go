@@ -194,7 +194,7 @@ func (s *Session) own(ctx context.Context, st *ir.Statement, args []ir.Value, tr
 	if r, ok := s.psqlListRelations(st); ok {
 		return r, true, nil
 	}
-	if !s.emulated() {
+	if !s.foreign() {
 		return Result{}, false, nil
 	}
 	if len(st.Relations) == 0 {
@@ -205,9 +205,9 @@ func (s *Session) own(ctx context.Context, st *ir.Statement, args []ir.Value, tr
 	return s.catalogAnswer(ctx, st, args)
 }
 
-// emulated reports whether the client speaks another dialect than the
+// foreign reports whether the client speaks another dialect than the
 // backend: its catalog and its server functions are then the proxy's.
-func (s *Session) emulated() bool { return s.dialect.String() != s.p.pol.Backend.Driver }
+func (s *Session) foreign() bool { return s.dialect.String() != s.p.pol.Backend.Driver }
 
 // planBound binds st's parameters and plans it.
 func (s *Session) planBound(ctx context.Context, st *ir.Statement, args []ir.Value) (*planner.Plan, error) {
