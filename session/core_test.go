@@ -403,3 +403,115 @@ func TestPreparedPrivateStatementStreams(t *testing.T) {
 		t.Fatalf("columns %+v, %d rows, cost %+v", w.cols, len(w.rows), cost)
 	}
 }
+
+// The MySQL adapter writes through the same core: a private answer's
+// cost notes become SHOW WARNINGS rows, a refusal becomes an Error row,
+// USE changes what DATABASE() says, and a reset forgets it all.
+func TestMySQLAdapterOverTheCore(t *testing.T) {
+	p, _, _ := groupsFixture(t)
+	h := p.MySQLHandler()
+	if a, ok := h.LookupUser("alice"); !ok || a.Password != "pw" {
+		t.Fatalf("LookupUser(alice) = %+v, %v", a, ok)
+	}
+	if _, ok := h.LookupUser("mallory"); ok {
+		t.Fatal("an unknown user was found")
+	}
+	if _, err := h.NewSession(context.Background(), 7, "mallory", ""); !sqlerr.HasCode(err, sqlerr.InvalidAuthorization) {
+		t.Fatalf("NewSession(mallory): %v", err)
+	}
+	ws, err := h.NewSession(context.Background(), 7, "alice", "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ctx := context.Background()
+	w := &recorder{t: t}
+	if err := ws.Query(ctx, "SELECT COUNT(*) FROM visits", w); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.rows) != 1 || len(w.done) != 1 || !w.done[0].Cost.Private {
+		t.Fatalf("private answer: %d rows, %+v", len(w.rows), w.done)
+	}
+	if ws.Warnings() == 0 {
+		t.Fatal("the cost notes should be warnings")
+	}
+	var c Collector
+	if err := ws.Query(ctx, "SHOW WARNINGS", &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Results) != 1 || len(c.Results[0].Rows) != int(ws.Warnings()) || !strings.Contains(c.Results[0].Rows[0][2].Str, "spent ε") {
+		t.Fatalf("SHOW WARNINGS after a private answer: %+v", c.Results)
+	}
+	if err := ws.Query(ctx, "SELECT id FROM visits", &recorder{t: t}); err == nil {
+		t.Fatal("reading the unit column should be refused")
+	}
+	c = Collector{}
+	if err := ws.Query(ctx, "SHOW WARNINGS", &c); err != nil {
+		t.Fatal(err)
+	}
+	if ws.Warnings() != 1 || c.Results[0].Rows[0][0].Str != "Error" {
+		t.Fatalf("SHOW WARNINGS after a refusal: %+v", c.Results)
+	}
+	if err := ws.UseDatabase("other"); err != nil {
+		t.Fatal(err)
+	}
+	c = Collector{}
+	if err := ws.Query(ctx, "SELECT DATABASE()", &c); err != nil || c.Results[0].Rows[0][0].Str != "other" {
+		t.Fatalf("DATABASE() after USE: %+v %v", c.Results, err)
+	}
+	ws.Reset()
+	if ws.Warnings() != 0 {
+		t.Fatal("a reset keeps the warnings")
+	}
+	// Prepared: described at prepare time, written at execute.
+	prep, err := ws.Prepare(ctx, "SELECT COUNT(*) FROM visits WHERE k < ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prep.NumParams != 1 || len(prep.Columns) != 1 {
+		t.Fatalf("prepared %+v", prep)
+	}
+	w = &recorder{t: t}
+	if err := ws.Execute(ctx, prep, []ir.Value{ir.Int(500)}, w); err != nil || len(w.rows) != 1 {
+		t.Fatalf("execute: %v, %d rows", err, len(w.rows))
+	}
+	if err := ws.Query(ctx, "SELECT 1; SELECT 2", &recorder{t: t}); !sqlerr.HasCode(err, sqlerr.SyntaxError) {
+		t.Fatalf("two statements without CLIENT_MULTI_STATEMENTS: %v", err)
+	}
+}
+
+// The PostgreSQL adapter passes the front end's writer to the core and
+// reports the session's startup parameters and transaction state.
+func TestPostgresAdapterOverTheCore(t *testing.T) {
+	p, _, _ := groupsFixture(t)
+	h := p.PGHandler()
+	if a, ok := h.LookupUser("alice"); !ok || a.Password != "pw" {
+		t.Fatalf("LookupUser(alice) = %+v, %v", a, ok)
+	}
+	ps, err := h.NewSession(context.Background(), "alice", map[string]string{"application_name": "core-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	if st := ps.ParameterStatus(); st["application_name"] != "core-test" || st["server_version"] == "" {
+		t.Fatalf("parameter status %v", st)
+	}
+	ctx := context.Background()
+	if err := ps.Query(ctx, "BEGIN", &recorder{t: t}); err != nil || ps.TxStatus() != 'T' {
+		t.Fatalf("BEGIN: %v, status %c", err, ps.TxStatus())
+	}
+	if err := ps.Query(ctx, "COMMIT", &recorder{t: t}); err != nil || ps.TxStatus() != 'I' {
+		t.Fatalf("COMMIT: %v, status %c", err, ps.TxStatus())
+	}
+	prep, err := ps.Prepare(ctx, "SELECT COUNT(*) FROM visits WHERE k < $1", []ir.ColType{ir.TypeUnknown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prep.ParamTypes) != 1 || prep.ParamTypes[0] != ir.TypeInt8 || len(prep.Columns) != 1 {
+		t.Fatalf("prepared %+v", prep)
+	}
+	w := &recorder{t: t}
+	if err := ps.Execute(ctx, prep, []ir.Value{ir.String("500")}, w); err != nil || len(w.rows) != 1 || len(w.done[0].Cost.Notices) != 1 {
+		t.Fatalf("execute: %v, %d rows, %+v", err, len(w.rows), w.done)
+	}
+}
