@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -349,11 +350,11 @@ func (w *portalWriter) Row(row []ir.Value) error {
 		w.p.rows = append(w.p.rows, row)
 		return nil
 	}
-	if err := w.c.sendRow(w.p.stmt.prep.Columns, w.p.formats, row); err != nil {
+	err := w.c.sendRow(w.p.stmt.prep.Columns, w.p.formats, row)
+	if err != nil && !errors.Is(err, errClientGone) {
 		w.encodeErr = err
-		return err
 	}
-	return nil
+	return err
 }
 
 func (w *portalWriter) Complete(done ir.Completion) error {

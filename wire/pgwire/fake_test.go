@@ -38,6 +38,7 @@ import (
 //	echoany N        (extended) N untyped parameters; one row of text
 //	                 columns "kind:text" describing each decoded argument
 //	mismatch         (extended) describes 1 column, returns 2
+//	endless          (simple) rows of fakeColumns until the writer fails
 const fakeSecret = "backend said: salary of bob is 123456"
 
 // Test users. The verifier is PostgreSQL's for the password "secret".
@@ -114,6 +115,10 @@ type fakeHandler struct {
 	// fake's own panics as server bugs.
 	fuzzing bool
 
+	// endless receives how many rows "endless" wrote before its writer
+	// failed.
+	endless chan int
+
 	mu       sync.Mutex
 	sessions int // open sessions
 	prepares int // Prepare calls, to prove the extended protocol was used
@@ -128,6 +133,7 @@ func newFakeHandler() *fakeHandler {
 			"nopass": {},
 		},
 		started: make(chan string, 16),
+		endless: make(chan int, 1),
 	}
 }
 
@@ -196,6 +202,9 @@ func (s *fakeSession) Query(ctx context.Context, sql string, w ir.RowWriter) err
 			continue
 		}
 		n++
+		if strings.TrimSpace(stmt) == "endless" {
+			return s.endlessRows(ctx, w)
+		}
 		r, err := s.run(ctx, stmt, nil)
 		if err != nil {
 			return err
@@ -545,6 +554,27 @@ func (rc *rawConn) until(t *testing.T, typ byte) []string {
 		got = append(got, d)
 		if d[0] == typ {
 			return got
+		}
+	}
+}
+
+// endlessRows writes rows until the writer fails (or the server shuts
+// down), and reports how many.
+func (s *fakeSession) endlessRows(ctx context.Context, w ir.RowWriter) error {
+	if err := w.Columns(fakeColumns); err != nil {
+		return err
+	}
+	for i := 1; ; i++ {
+		err := w.Row(fakeRow(i))
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			select {
+			case s.h.endless <- i - 1:
+			default:
+			}
+			return err
 		}
 	}
 }

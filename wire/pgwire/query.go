@@ -1,9 +1,12 @@
 package pgwire
 
 import (
+	"errors"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // simpleQuery runs a Query message: every statement's result in text
@@ -51,11 +54,11 @@ func (w *queryWriter) Columns(cols []ir.Column) error {
 }
 
 func (w *queryWriter) Row(row []ir.Value) error {
-	if err := w.c.sendRow(w.cols, nil, row); err != nil {
+	err := w.c.sendRow(w.cols, nil, row)
+	if err != nil && !errors.Is(err, errClientGone) {
 		w.encodeErr = err
-		return err
 	}
-	return nil
+	return err
 }
 
 func (w *queryWriter) Complete(done ir.Completion) error {
@@ -70,15 +73,20 @@ func (w *queryWriter) Complete(done ir.Completion) error {
 	return nil
 }
 
-// sendRows sends DataRows, flushing as output piles up.
+// sendRows sends rows a portal kept, flushing as output piles up. A
+// client that is gone is noticed by the next read.
 func (c *conn) sendRows(cols []ir.Column, formats []int16, rows [][]ir.Value) error {
 	for _, row := range rows {
-		if err := c.sendRow(cols, formats, row); err != nil {
+		if err := c.sendRow(cols, formats, row); err != nil && !errors.Is(err, errClientGone) {
 			return err
 		}
 	}
 	return nil
 }
+
+// errClientGone stops a streamed answer whose client can no longer be
+// written to: the session stops reading the backend's rows too.
+var errClientGone = sqlerr.New(sqlerr.QueryCanceled, "canceling statement: the client connection is gone")
 
 // sendRow sends one DataRow, flushing when the output buffer is full: a
 // streamed answer is never held whole in the buffer either.
@@ -89,8 +97,7 @@ func (c *conn) sendRow(cols []ir.Column, formats []int16, row []ir.Value) error 
 	}
 	if len(c.wbuf) >= flushThreshold {
 		if err := c.flush(); err != nil {
-			// The client is gone; the next read says so.
-			return nil
+			return errClientGone
 		}
 	}
 	return nil
