@@ -515,3 +515,99 @@ func TestPostgresAdapterOverTheCore(t *testing.T) {
 		t.Fatalf("execute: %v, %d rows, %+v", err, len(w.rows), w.done)
 	}
 }
+
+// Session statements change only the session: each answer, and the
+// state it leaves, checked statement by statement.
+func TestSessionSettings(t *testing.T) {
+	_, s, _ := groupsFixture(t)
+	ctx := context.Background()
+	steps := []struct {
+		sql  string
+		code sqlerr.Code // zero: success
+		show string      // SHOW of this setting follows, when set
+		want string
+	}{
+		{sql: "SET TIME ZONE 'Europe/Paris'", show: "timezone", want: "Europe/Paris"},
+		{sql: "RESET timezone", show: "timezone", want: "UTC"},
+		{sql: "SET application_name = 'x'", show: "application_name", want: "x"},
+		{sql: "RESET ALL", show: "application_name", want: ""},
+		{sql: "SET ddp.epsilon = 0.3", show: "ddp.epsilon", want: "0.3"},
+		{sql: "RESET ddp.epsilon", show: "ddp.epsilon", want: "0.1"},
+		{sql: "SET ddp.epsilon = 2", code: sqlerr.InvalidParameterValue},
+		{sql: "SET ddp.epsilon = -1", code: sqlerr.InvalidParameterValue},
+		{sql: "SET ddp.budget = 100", code: sqlerr.InsufficientPrivilege},
+		{sql: "SET server_version = '1'", code: sqlerr.InsufficientPrivilege},
+		{sql: "SET NAMES 'UTF8'", show: "client_encoding", want: "UTF8"},
+		{sql: "SET client_encoding = 'LATIN1'", code: sqlerr.FeatureNotSupported},
+		{sql: "SHOW no_such_setting", code: sqlerr.UndefinedObject},
+	}
+	for _, st := range steps {
+		var c Collector
+		err := s.Query(ctx, st.sql, &c)
+		if st.code != (sqlerr.Code{}) {
+			if !sqlerr.HasCode(err, st.code) {
+				t.Errorf("%s: %v, want %s", st.sql, err, st.code.SQLState)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", st.sql, err)
+		}
+		c = Collector{}
+		if err := s.Query(ctx, "SHOW "+st.show, &c); err != nil {
+			t.Fatalf("SHOW %s: %v", st.show, err)
+		}
+		if got := c.Results[0].Rows[0][0].Str; got != st.want {
+			t.Errorf("after %s: %s = %q, want %q", st.sql, st.show, got, st.want)
+		}
+	}
+	var c Collector
+	if err := s.Query(ctx, "SHOW ALL", &c); err != nil || len(c.Results[0].Columns) != 2 || c.Results[0].Rows[0][0].Str != "ddp.epsilon" {
+		t.Fatalf("SHOW ALL: %+v %v", c.Results, err)
+	}
+	c = Collector{}
+	if err := s.Query(ctx, "SHOW ddp.budget", &c); err != nil || len(c.Results[0].Rows) != 1 || c.Results[0].Rows[0][0].Str != "census" {
+		t.Fatalf("SHOW ddp.budget: %+v %v", c.Results, err)
+	}
+	c = Collector{}
+	if err := s.Query(ctx, "ROLLBACK; DISCARD ALL", &c); err != nil || c.Results[0].Tag != "ROLLBACK" || c.Results[1].Tag != "DISCARD ALL" {
+		t.Fatalf("ROLLBACK; DISCARD ALL: %+v %v", c.Results, err)
+	}
+}
+
+// Parameters of date and time types are read as the type, or refused
+// with the SQLSTATE of the problem before anything runs.
+func TestTimeParameters(t *testing.T) {
+	tests := []struct {
+		in   ir.Value
+		t    ColType
+		want ir.Value
+		code sqlerr.Code
+	}{
+		{ir.String("2024-01-02"), TypeDate, ir.Date(19724), sqlerr.Code{}},
+		{ir.String("2024-01-01 00:00:01"), TypeTimestamp, ir.Timestamp(19723*ir.MicrosPerDay + 1_000_000), sqlerr.Code{}},
+		{ir.Date(19723), TypeTimestamp, ir.Timestamp(19723 * ir.MicrosPerDay), sqlerr.Code{}},
+		{ir.String("soon"), TypeDate, ir.Value{}, sqlerr.InvalidDatetimeFormat},
+		{ir.String("2024-13-45"), TypeDate, ir.Value{}, sqlerr.DatetimeFieldOverflow},
+		{ir.String(" 42 "), TypeInt8, ir.Int(42), sqlerr.Code{}},
+		{ir.String("2.5"), TypeFloat8, ir.Float(2.5), sqlerr.Code{}},
+		{ir.String("yes"), TypeBool, ir.Bool(true), sqlerr.Code{}},
+		{ir.String("off"), TypeBool, ir.Bool(false), sqlerr.Code{}},
+		{ir.Int(3), TypeText, ir.Int(3), sqlerr.Code{}},
+	}
+	for _, tc := range tests {
+		got, err := coerce(tc.in, tc.t)
+		if tc.code != (sqlerr.Code{}) {
+			if !sqlerr.HasCode(err, tc.code) {
+				t.Errorf("coerce(%v, %d): %v, want %s", tc.in, tc.t, err, tc.code.SQLState)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("coerce(%v, %d) = %v, %v; want %v", tc.in, tc.t, got, err, tc.want)
+		}
+	}
+	if _, err := coerce(ir.String("maybe"), TypeBool); err == nil {
+		t.Error("a boolean parameter 'maybe' was accepted")
+	}
+}
