@@ -153,13 +153,14 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// spool is the ir.RowWriter of one statement: it hands Vitess the
-// fields first, then the rows in batches of spoolBatch, encoded as they
-// come, so that a large answer is never converted whole (Vitess writes
-// each batch before the callback returns). A statement without columns
-// is an OK packet. The Vitess callback must not see an error after the
-// fields went out (it can only cut the connection then), so rows whose
-// encoding fails do not exist: value maps every ir.Value.
+// spool is the ir.RowWriter of one statement: it hands Vitess the rows
+// in batches of spoolBatch, encoded as they come, so that a large answer
+// is never converted whole (Vitess writes each batch before the callback
+// returns). The fields go with the first batch, not before: Vitess cannot
+// report an error once it has written them (it can only cut the
+// connection), so an answer that fails within its first batch — a
+// backend failing early — still reaches the client as an error packet.
+// A statement without columns is an OK packet.
 type spool struct {
 	send func(*sqltypes.Result) error
 	// described, when set, are the types the client was told at prepare
@@ -168,9 +169,9 @@ type spool struct {
 	types     []fieldType
 	// fields go with every batch: Vitess lays binary rows out by them
 	// (the NULL bitmap's size is the number of fields).
-	fields  []*querypb.Field
-	batch   [][]sqltypes.Value
-	started bool
+	fields []*querypb.Field
+	batch  [][]sqltypes.Value
+	sent   bool // a batch (and so the fields) went to Vitess
 }
 
 // spoolBatch is how many rows go to Vitess in one callback.
@@ -184,9 +185,8 @@ func (s *spool) Columns(cols []ir.Column) error {
 	for i, c := range cols {
 		s.types[i] = mysqlType(c.Type)
 	}
-	s.started = true
 	s.fields = fields(cols, "")
-	return s.send(&sqltypes.Result{Fields: s.fields})
+	return nil
 }
 
 func (s *spool) Row(row []ir.Value) error {
@@ -211,20 +211,19 @@ func (s *spool) Row(row []ir.Value) error {
 // flush hands the batch to Vitess. A new batch is allocated after: with a
 // server-side cursor Vitess reads the rows on another goroutine.
 func (s *spool) flush() error {
-	if len(s.batch) == 0 {
-		return nil
-	}
 	b := s.batch
-	s.batch = nil
+	s.batch, s.sent = nil, true
 	return s.send(&sqltypes.Result{Fields: s.fields, Rows: b})
 }
 
 func (s *spool) Complete(ir.Completion) error {
-	if !s.started {
-		s.started = true
+	switch {
+	case s.fields == nil:
 		return s.send(&sqltypes.Result{}) // no columns: an OK packet
+	case len(s.batch) > 0 || !s.sent:
+		return s.flush()
 	}
-	return s.flush()
+	return nil
 }
 
 // argValue decodes one bound parameter of COM_STMT_EXECUTE.
