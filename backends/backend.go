@@ -33,9 +33,10 @@ type Backend interface {
 	// placeholders) over public or catalog tables only, and calls fn per row
 	// with the column names first seen in cols.
 	Rows(ctx context.Context, sql string, args []ir.Value, fn func(cols []string, row []ir.Value) error) error
-	// Result runs a public/catalog pass-through statement like Rows and
-	// returns its whole result with the column descriptions.
-	Result(ctx context.Context, text string, args []ir.Value) ([]ColumnInfo, [][]ir.Value, error)
+	// Stream runs a public/catalog pass-through statement like Rows:
+	// start is called once with the column descriptions, and the function
+	// it returns once per row, as the backend produces them.
+	Stream(ctx context.Context, text string, args []ir.Value, start func([]ColumnInfo) func([]ir.Value) error) error
 	// Close releases the connection pool.
 	Close() error
 }

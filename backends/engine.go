@@ -431,10 +431,17 @@ func (e *Engine) withDeadline(ctx context.Context) (context.Context, context.Can
 	return context.WithTimeout(ctx, e.deadline)
 }
 
-// Result runs a public or catalog query and returns its columns (with the
-// backend's type names) and all its rows. It is for pass-through results,
-// which are small; unlike Rows it reports the columns of an empty result,
-// which clients need to describe it.
+// Stream runs a public or catalog query: start is called once with its
+// columns (with the backend's type names; also for an empty result, which
+// clients need to describe), and the function it returns once per row, as
+// the rows arrive. A pass-through answer goes to the client this way
+// without being held; an error from the row function stops the query.
+func (e *Engine) Stream(ctx context.Context, text string, args []ir.Value, start func([]ColumnInfo) func([]ir.Value) error) error {
+	return e.scan(ctx, text, args, start)
+}
+
+// Result runs a public or catalog query and returns its columns and all
+// its rows (Stream, held whole).
 func (e *Engine) Result(ctx context.Context, text string, args []ir.Value) ([]ColumnInfo, [][]ir.Value, error) {
 	var cols []ColumnInfo
 	var out [][]ir.Value

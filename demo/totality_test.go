@@ -35,14 +35,14 @@ func TestDemoOverflowProbe(t *testing.T) {
 	p := session.New(session.Config{Policy: pol, Backend: be, Ledger: l, Engine: release.New(be, l, release.Options{})})
 	s := p.Open(pol.User(demo.DemoUser), parser.Postgres, nil)
 
-	_, err = s.Query(ctx, "SELECT COUNT(*) FROM people WHERE abs(age - 90 - 9223372036854775807 - 1) > 0")
+	err = s.Query(ctx, "SELECT COUNT(*) FROM people WHERE abs(age - 90 - 9223372036854775807 - 1) > 0", &session.Collector{})
 	if !sqlerr.HasCode(err, sqlerr.NumericValueOutOfRange) || !strings.Contains(err.Error(), `"age"`) || !strings.Contains(err.Error(), "-9223372036854775808") {
 		t.Fatalf("the probe: %v, want 22003 naming the expression and the int64 limit", err)
 	}
 	if spent, _ := l.Spent(demo.DemoUser, "census"); spent.Epsilon != 0 {
 		t.Fatalf("the refused probe was charged %+v", spent)
 	}
-	if _, err := s.Query(ctx, "SELECT COUNT(*) FROM people WHERE age + 1 > 30 AND abs(capital_gain - 5000) < 1000"); err != nil {
+	if err := s.Query(ctx, "SELECT COUNT(*) FROM people WHERE age + 1 > 30 AND abs(capital_gain - 5000) < 1000", &session.Collector{}); err != nil {
 		t.Fatalf("legitimate arithmetic: %v", err)
 	}
 }

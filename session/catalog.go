@@ -62,7 +62,7 @@ func (s *Session) psqlListRelations(st *ir.Statement) (Result, bool) {
 }
 
 func listResult(rows [][]ir.Value) Result {
-	r := Result{Columns: []Column{{"Schema", TypeName}, {"Name", TypeName}, {"Type", TypeText}, {"Owner", TypeName}}, Rows: rows}
+	r := Result{Columns: []Column{{Name: "Schema", Type: TypeName}, {Name: "Name", Type: TypeName}, {Name: "Type", Type: TypeText}, {Name: "Owner", Type: TypeName}}, Rows: rows}
 	r.Tag = "SELECT " + itoa(len(rows))
 	return r
 }
@@ -91,7 +91,7 @@ type emulatedPG struct {
 	cat *emulated.Catalog
 }
 
-func (p *Proxy) emulatedCatalog(ctx context.Context) (*emulated.Catalog, error) {
+func (p *generation) emulatedCatalog(ctx context.Context) (*emulated.Catalog, error) {
 	p.catalog.mu.Lock()
 	defer p.catalog.mu.Unlock()
 	if p.catalog.cat != nil {

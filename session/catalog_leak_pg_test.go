@@ -137,7 +137,7 @@ func (f *leakFixture) direct(t *testing.T, q string) string {
 // proxied runs q through the proxy and returns its rows as text, or the
 // refusal.
 func (f *leakFixture) proxied(q string) (string, error) {
-	rs, err := f.s.Query(context.Background(), q)
+	rs, err := query(f.s, context.Background(), q)
 	if err != nil {
 		return "", err
 	}
@@ -249,7 +249,7 @@ func TestCatalogRowCountLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{fmt.Sprint(leakRows), fmt.Sprint(leakRows + 1)} {
-		if r, err := f.s.Execute(context.Background(), p, []ir.Value{ir.String(k)}); err != nil || len(r.Rows) != 0 {
+		if r, err := execute(f.s, context.Background(), p, []ir.Value{ir.String(k)}); err != nil || len(r.Rows) != 0 {
 			t.Fatalf("prepared natural join with %s: %+v, %v", k, r.Rows, err)
 		}
 	}
@@ -315,7 +315,7 @@ func TestCatalogOtherSessionsActivity(t *testing.T) {
 		"SELECT d.* FROM pg_catalog.pg_database d NATURAL JOIN (SELECT datname FROM pg_database) x WHERE datname = current_database()",
 		f.expand("SELECT * FROM pg_class WHERE relname = 'people' AND relnamespace = '{S}'::regnamespace", 0),
 	} {
-		rs, err := f.s.Query(context.Background(), q)
+		rs, err := query(f.s, context.Background(), q)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

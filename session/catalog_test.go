@@ -40,7 +40,7 @@ func TestEmulatedCatalogOnSQLite(t *testing.T) {
 	if len(p.Columns) != 2 || p.Columns[0].Name != "column_name" || p.Columns[1].Type != TypeInt4 {
 		t.Fatalf("described %+v", p.Columns)
 	}
-	r, err := f.s.Execute(ctx, p, []ir.Value{ir.String("people")})
+	r, err := execute(f.s, ctx, p, []ir.Value{ir.String("people")})
 	if err != nil || !slices.Equal(colText(r, 0), []string{"age", "sex"}) {
 		t.Fatalf("execute %+v %v", r, err)
 	}
@@ -50,11 +50,11 @@ func TestEmulatedCatalogOnSQLite(t *testing.T) {
 		t.Fatalf("hstore probe %+v", rs[0])
 	}
 	// Statistics catalogs and anything unemulated: a clear refusal.
-	if _, err := f.s.Query(ctx, "SELECT * FROM pg_stats"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
+	if _, err := query(f.s, ctx, "SELECT * FROM pg_stats"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
 		t.Fatalf("pg_stats: %v", err)
 	}
 	// A private table next to a catalog relation is not a catalog query.
-	if _, err := f.s.Query(ctx, "SELECT * FROM people, pg_class"); sqlerr.HasCode(err, sqlerr.FeatureNotSupported) || err == nil {
+	if _, err := query(f.s, ctx, "SELECT * FROM people, pg_class"); sqlerr.HasCode(err, sqlerr.FeatureNotSupported) || err == nil {
 		t.Fatalf("mixed query: %v", err)
 	}
 }

@@ -103,12 +103,12 @@ func (ms *mySession) Warnings() uint16 { return uint16(min(len(ms.warnings), 655
 // (policies.Policy.Resolve).
 func (ms *mySession) UseDatabase(name string) error {
 	ms.database = name
-	ms.s.settings["database"] = name
+	ms.s.SetDatabase(name)
 	return nil
 }
 
 // Query runs one statement (mysqlwire splits multi-statements).
-func (ms *mySession) Query(ctx context.Context, sql string) (mysqlwire.Result, error) {
+func (ms *mySession) Query(ctx context.Context, sql string, w ir.RowWriter) error {
 	stmts, err := ms.p.cache.Parse(parser.MySQL, sql)
 	if err != nil {
 		ms.s.parseFailed(err)
@@ -117,56 +117,92 @@ func (ms *mySession) Query(ctx context.Context, sql string) (mysqlwire.Result, e
 	if len(stmts) != 1 {
 		return ms.fail(sqlerr.New(sqlerr.SyntaxError, "multiple statements in one query need the client's CLIENT_MULTI_STATEMENTS option"))
 	}
-	return ms.exec(ctx, &stmts[0], nil, nil)
+	return ms.exec(ctx, &stmts[0], nil, nil, w)
 }
 
-// exec runs one parsed statement; prep is set for a prepared one.
-func (ms *mySession) exec(ctx context.Context, st *ir.Statement, prep *Prepared, args []ir.Value) (mysqlwire.Result, error) {
+// exec runs one parsed statement; prep is set for a prepared one. The
+// statements MySQL has and PostgreSQL has not are answered here; the
+// rest goes to the session core through myWriter, which blanks MySQL's
+// statistics columns row by row and keeps the cost notes for SHOW
+// WARNINGS.
+func (ms *mySession) exec(ctx context.Context, st *ir.Statement, prep *Prepared, args []ir.Value, w ir.RowWriter) error {
 	if keepsWarnings(st) {
 		r, err := ms.local(ctx, st)
-		return toMy(r), err
+		if err != nil {
+			return err
+		}
+		_, err = r.write(w)
+		return err
 	}
 	ms.warnings = nil
 	if r, ok, err := ms.tryLocal(ctx, st); ok {
 		if err != nil {
 			return ms.fail(err)
 		}
-		return toMy(r), nil
+		_, err = r.write(w)
+		return err
 	}
 	if err := ms.checkCatalog(st); err != nil {
 		return ms.fail(err)
 	}
-	var r Result
+	mw := &myWriter{ms: ms, w: w}
 	var err error
 	switch {
 	case ms.infoSchemaLocal(st):
-		r, err = ms.runInfoSchema(ctx, st, args)
+		var r Result
+		if r, err = ms.runInfoSchema(ctx, st, args); err == nil {
+			_, err = r.write(mw)
+		}
 	case prep != nil:
-		r, err = ms.s.Execute(ctx, prep, args)
+		_, err = ms.s.Execute(ctx, prep, args, mw)
 	default:
-		r, err = ms.s.Exec(ctx, st, nil)
+		_, err = ms.s.Exec(ctx, st, nil, mw)
 	}
 	if err != nil {
 		return ms.fail(err)
 	}
-	ms.blankMySQLStatistics(&r)
-	for _, n := range r.Notices {
+	return nil
+}
+
+// myWriter is the MySQL adapter's RowWriter around the front end's.
+type myWriter struct {
+	ms  *mySession
+	w   ir.RowWriter
+	one Result // the row being filtered, as blankMySQLStatistics takes it
+}
+
+func (mw *myWriter) Columns(cols []Column) error {
+	mw.one = Result{Columns: cols, Rows: make([][]ir.Value, 0, 1)}
+	return mw.w.Columns(cols)
+}
+
+func (mw *myWriter) Row(row []ir.Value) error {
+	mw.one.Rows = append(mw.one.Rows[:0], row)
+	mw.ms.blankMySQLStatistics(&mw.one)
+	if len(mw.one.Rows) == 0 {
+		return nil // a column the policy hides
+	}
+	return mw.w.Row(mw.one.Rows[0])
+}
+
+func (mw *myWriter) Complete(done ir.Completion) error {
+	for _, n := range done.Cost.Notices {
 		for _, part := range strings.Split(n, "; ") {
-			ms.warnings = append(ms.warnings, warning{"Note", codeDDPNote, part})
+			mw.ms.warnings = append(mw.ms.warnings, warning{"Note", codeDDPNote, part})
 		}
 	}
-	return toMy(r), nil
+	return mw.w.Complete(done)
 }
 
 // fail records err for SHOW WARNINGS / SHOW ERRORS, as MySQL does.
-func (ms *mySession) fail(err error) (mysqlwire.Result, error) {
+func (ms *mySession) fail(err error) error {
 	e := sqlerr.As(err)
 	msg := e.Message
 	if e.Hint != "" {
 		msg += " (hint: " + e.Hint + ")"
 	}
 	ms.warnings = []warning{{"Error", e.Code.MySQLErrno, msg}}
-	return mysqlwire.Result{}, err
+	return err
 }
 
 // Prepare parses one statement for COM_STMT_PREPARE. Statements the
@@ -196,7 +232,7 @@ func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepar
 		if err != nil {
 			return nil, err
 		}
-		out.Columns = myColumns(r.Columns)
+		out.Columns = r.Columns
 		return out, nil
 	}
 	if err := ms.checkCatalog(st); err != nil {
@@ -207,7 +243,7 @@ func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepar
 		if err != nil {
 			return nil, err
 		}
-		return &mysqlwire.Prepared{NumParams: st.NumParams, Columns: myColumns(r.Columns), State: &Prepared{Stmt: st}}, nil
+		return &mysqlwire.Prepared{NumParams: st.NumParams, Columns: r.Columns, State: &Prepared{Stmt: st}}, nil
 	}
 	p, err := ms.s.Prepare(ctx, sql, nil)
 	if err != nil {
@@ -217,52 +253,16 @@ func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepar
 	if st.Kind == ir.StmtExplain && st.Explain != nil {
 		n = max(n, st.Explain.NumParams) // the ? of EXPLAIN's statement
 	}
-	out := &mysqlwire.Prepared{NumParams: n, State: p}
-	if p.Columns != nil {
-		out.Columns = myColumns(p.Columns)
-	}
-	return out, nil
+	return &mysqlwire.Prepared{NumParams: n, State: p, Columns: p.Columns}, nil
 }
 
 // Execute runs a prepared statement.
-func (ms *mySession) Execute(ctx context.Context, p *mysqlwire.Prepared, args []ir.Value) (mysqlwire.Result, error) {
+func (ms *mySession) Execute(ctx context.Context, p *mysqlwire.Prepared, args []ir.Value, w ir.RowWriter) error {
 	switch st := p.State.(type) {
 	case *ir.Statement:
-		return ms.exec(ctx, st, nil, nil)
+		return ms.exec(ctx, st, nil, nil, w)
 	case *Prepared:
-		return ms.exec(ctx, st.Stmt, st, args)
+		return ms.exec(ctx, st.Stmt, st, args, w)
 	}
-	return mysqlwire.Result{}, sqlerr.New(sqlerr.Internal, "internal error: statement prepared elsewhere")
-}
-
-func myType(t ColType) mysqlwire.Type {
-	switch t {
-	case TypeInt8, TypeInt4, TypeOID:
-		return mysqlwire.TypeLongLong
-	case TypeFloat8:
-		return mysqlwire.TypeDouble
-	case TypeBool:
-		return mysqlwire.TypeTiny
-	case TypeDate:
-		return mysqlwire.TypeDate
-	case TypeTimestamp, TypeTimestampTZ:
-		return mysqlwire.TypeDatetime
-	}
-	return mysqlwire.TypeVarChar
-}
-
-func myColumns(cs []Column) []mysqlwire.Column {
-	out := make([]mysqlwire.Column, len(cs))
-	for i, c := range cs {
-		out[i] = mysqlwire.Column{Name: c.Name, Type: myType(c.Type)}
-	}
-	return out
-}
-
-func toMy(r Result) mysqlwire.Result {
-	out := mysqlwire.Result{Rows: r.Rows}
-	if r.Columns != nil {
-		out.Columns = myColumns(r.Columns)
-	}
-	return out
+	return sqlerr.New(sqlerr.Internal, "internal error: statement prepared elsewhere")
 }

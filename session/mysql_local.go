@@ -401,7 +401,7 @@ func (ms *mySession) show(ctx context.Context, ss *ir.Session) (Result, error) {
 	}
 	switch what {
 	case "warnings", "errors":
-		r := Result{Columns: []Column{{"Level", TypeText}, {"Code", TypeInt8}, {"Message", TypeText}}}
+		r := Result{Columns: []Column{{Name: "Level", Type: TypeText}, {Name: "Code", Type: TypeInt8}, {Name: "Message", Type: TypeText}}}
 		for _, w := range ms.warnings {
 			if what == "errors" && w.level != "Error" {
 				continue
@@ -436,13 +436,13 @@ func (ms *mySession) show(ctx context.Context, ss *ir.Session) (Result, error) {
 		r.Rows = [][]ir.Value{{ir.String("InnoDB"), ir.String("DEFAULT"), ir.String("read-only through ddp-proxy"), ir.String("YES"), ir.String("NO"), ir.String("NO")}}
 		return r, nil
 	case "charset":
-		r := Result{Columns: []Column{{"Charset", TypeText}, {"Description", TypeText}, {"Default collation", TypeText}, {"Maxlen", TypeInt8}}}
+		r := Result{Columns: []Column{{Name: "Charset", Type: TypeText}, {Name: "Description", Type: TypeText}, {Name: "Default collation", Type: TypeText}, {Name: "Maxlen", Type: TypeInt8}}}
 		if match("utf8mb4") {
 			r.Rows = [][]ir.Value{{ir.String("utf8mb4"), ir.String("UTF-8 Unicode"), ir.String("utf8mb4_general_ci"), ir.Int(4)}}
 		}
 		return r, nil
 	case "collation":
-		r := Result{Columns: []Column{{"Collation", TypeText}, {"Charset", TypeText}, {"Id", TypeInt8}, {"Default", TypeText}, {"Compiled", TypeText}, {"Sortlen", TypeInt8}}}
+		r := Result{Columns: []Column{{Name: "Collation", Type: TypeText}, {Name: "Charset", Type: TypeText}, {Name: "Id", Type: TypeInt8}, {Name: "Default", Type: TypeText}, {Name: "Compiled", Type: TypeText}, {Name: "Sortlen", Type: TypeInt8}}}
 		if match("utf8mb4_general_ci") {
 			r.Rows = [][]ir.Value{{ir.String("utf8mb4_general_ci"), ir.String("utf8mb4"), ir.Int(45), ir.String("Yes"), ir.String("Yes"), ir.Int(1)}}
 		}
@@ -462,7 +462,7 @@ func (ms *mySession) show(ctx context.Context, ss *ir.Session) (Result, error) {
 		}
 		r := Result{Columns: textColumns("Tables_in_" + db)}
 		if full {
-			r.Columns = append(r.Columns, Column{"Table_type", TypeText})
+			r.Columns = append(r.Columns, Column{Name: "Table_type", Type: TypeText})
 		}
 		for _, t := range ms.tables(db) {
 			if match(t.Name) {
@@ -650,14 +650,14 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 }
 
 // FieldList answers COM_FIELD_LIST (the mysql CLI's column completion).
-func (ms *mySession) FieldList(ctx context.Context, table string) ([]mysqlwire.Column, error) {
+func (ms *mySession) FieldList(ctx context.Context, table string) ([]Column, error) {
 	cols, err := ms.describe(ctx, table)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]mysqlwire.Column, len(cols))
+	out := make([]Column, len(cols))
 	for i, c := range cols {
-		out[i] = mysqlwire.Column{Name: c.name, Type: myType(c.typ), Table: table}
+		out[i] = Column{Name: c.name, Type: c.typ}
 	}
 	return out, nil
 }

@@ -22,13 +22,19 @@ func mySQLSession(t *testing.T) mysqlwire.Session {
 	return my
 }
 
-func myQuery(t *testing.T, my mysqlwire.Session, sql string) mysqlwire.Result {
+// myResult is what a MySQL statement sent to the recorder.
+type myResult struct {
+	Columns []Column
+	Rows    [][]ir.Value
+}
+
+func myQuery(t *testing.T, my mysqlwire.Session, sql string) myResult {
 	t.Helper()
-	r, err := my.Query(context.Background(), sql)
-	if err != nil {
+	rec := &recorder{t: t}
+	if err := my.Query(context.Background(), sql, rec); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
-	return r
+	return myResult{rec.cols, rec.rows}
 }
 
 // TestMySQLLocalSelects: connectors' connect-time SELECTs are answered by
@@ -73,13 +79,13 @@ func TestMySQLLocalSelects(t *testing.T) {
 			}
 		}
 	}
-	if _, err := my.Query(context.Background(), "SELECT @@no_such_variable"); !sqlerr.HasCode(err, sqlerr.UndefinedObject) {
+	if err := my.Query(context.Background(), "SELECT @@no_such_variable", &Collector{}); !sqlerr.HasCode(err, sqlerr.UndefinedObject) {
 		t.Errorf("unknown system variable: %v", err)
 	}
 	// Not local: a function the MySQL layer does not know goes on to the
 	// planner, which refuses it (nothing answered as a session value).
-	if r, err := my.Query(context.Background(), "SELECT SLEEP(1)"); err == nil {
-		t.Errorf("SELECT SLEEP(1) answered: %+v", r)
+	if c := (&Collector{}); my.Query(context.Background(), "SELECT SLEEP(1)", c) == nil {
+		t.Errorf("SELECT SLEEP(1) answered: %+v", c)
 	}
 }
 
@@ -130,7 +136,7 @@ func TestMySQLHandshakeSets(t *testing.T) {
 		{"SET SESSION TRANSACTION READ WRITE", sqlerr.InsufficientPrivilege},
 		{"SET transaction_isolation = 'sometimes'", sqlerr.InvalidParameterValue},
 	} {
-		if _, err := my.Query(context.Background(), tc.sql); !sqlerr.HasCode(err, tc.code) {
+		if err := my.Query(context.Background(), tc.sql, &Collector{}); !sqlerr.HasCode(err, tc.code) {
 			t.Errorf("%s: %v, want %s", tc.sql, err, tc.code.Name)
 		}
 	}
@@ -204,7 +210,7 @@ func TestMySQLShowVariablesWhere(t *testing.T) {
 		t.Errorf("rows %v\nwant %s", got, want)
 	}
 	for _, sql := range []string{"SHOW VARIABLES WHERE Value = '1'", "SHOW VARIABLES WHERE Variable_name = 'a' AND Variable_name = 'b'", "SHOW TABLES WHERE Tables_in_test = 'people'"} {
-		if _, err := my.Query(context.Background(), sql); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
+		if err := my.Query(context.Background(), sql, &Collector{}); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
 			t.Errorf("%s: %v", sql, err)
 		}
 	}

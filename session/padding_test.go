@@ -17,12 +17,12 @@ import (
 func TestMinResponsePadsPrivateAnswers(t *testing.T) {
 	const pad = 300 * time.Millisecond
 	f := sqliteFixture(t)
-	f.p.pol.Listen.MinResponseMS = int(pad / time.Millisecond)
+	f.p.current().pol.Listen.MinResponseMS = int(pad / time.Millisecond)
 	ctx := context.Background()
 	timed := func(sql string) (time.Duration, error) {
 		t.Helper()
 		start := time.Now()
-		_, err := f.s.Query(ctx, sql)
+		_, err := query(f.s, ctx, sql)
 		return time.Since(start), err
 	}
 
@@ -78,13 +78,13 @@ func TestMinResponsePadsPrivateAnswers(t *testing.T) {
 func TestMinResponseCancel(t *testing.T) {
 	const pad = 300 * time.Millisecond
 	f := sqliteFixture(t)
-	f.p.pol.Listen.MinResponseMS = int(pad / time.Millisecond)
+	f.p.current().pol.Listen.MinResponseMS = int(pad / time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	// The SQLite answer is ready within milliseconds; the cancel comes
 	// while it is held.
 	time.AfterFunc(pad/3, cancel)
 	start := time.Now()
-	_, err := f.s.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 25")
+	_, err := query(f.s, ctx, "SELECT COUNT(*) FROM people WHERE age > 25")
 	if d := time.Since(start); d < pad {
 		t.Errorf("answered after %v, want at least %v", d, pad)
 	}
@@ -104,7 +104,7 @@ func TestMinResponseCancel(t *testing.T) {
 func TestMinResponseBothFrontEnds(t *testing.T) {
 	const pad = 300 * time.Millisecond
 	f := sqliteFixture(t)
-	f.p.pol.Listen.MinResponseMS = int(pad / time.Millisecond)
+	f.p.current().pol.Listen.MinResponseMS = int(pad / time.Millisecond)
 	ctx := context.Background()
 	held := func(name string, run func() error) {
 		t.Helper()
@@ -122,7 +122,7 @@ func TestMinResponseBothFrontEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	held("pg simple", func() error {
-		_, err := pg.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 33")
+		err := pg.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 33", &Collector{})
 		return err
 	})
 	prep, err := pg.Prepare(ctx, "SELECT COUNT(*) FROM people WHERE age > $1", nil)
@@ -130,7 +130,7 @@ func TestMinResponseBothFrontEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	held("pg prepared", func() error {
-		_, err := pg.Execute(ctx, prep, []ir.Value{ir.Int(34)})
+		err := pg.Execute(ctx, prep, []ir.Value{ir.Int(34)}, &Collector{})
 		return err
 	})
 
@@ -139,7 +139,7 @@ func TestMinResponseBothFrontEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	held("mysql simple", func() error {
-		_, err := my.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 35")
+		err := my.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 35", &Collector{})
 		return err
 	})
 	mprep, err := my.Prepare(ctx, "SELECT COUNT(*) FROM people WHERE age > ?")
@@ -147,7 +147,7 @@ func TestMinResponseBothFrontEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	held("mysql prepared", func() error {
-		_, err := my.Execute(ctx, mprep, []ir.Value{ir.Int(36)})
+		err := my.Execute(ctx, mprep, []ir.Value{ir.Int(36)}, &Collector{})
 		return err
 	})
 }

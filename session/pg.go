@@ -50,43 +50,29 @@ func (h PG) NewSession(_ context.Context, user string, params map[string]string)
 	return &pgSession{s: h.p.Open(u, parser.Postgres, params)}, nil
 }
 
+// pgSession is the PostgreSQL adapter of a Session: the front end's
+// RowWriter goes to the session core as it is.
 type pgSession struct{ s *Session }
 
-func (ps *pgSession) Query(ctx context.Context, sql string) ([]pgwire.Result, error) {
-	rs, err := ps.s.Query(ctx, sql)
-	out := make([]pgwire.Result, len(rs))
-	for i, r := range rs {
-		out[i] = toPG(r)
-	}
-	return out, err
+func (ps *pgSession) Query(ctx context.Context, sql string, w ir.RowWriter) error {
+	return ps.s.Query(ctx, sql, w)
 }
 
-func (ps *pgSession) Prepare(ctx context.Context, sql string, paramTypes []uint32) (*pgwire.Prepared, error) {
-	declared := make([]ColType, len(paramTypes))
-	for i, oid := range paramTypes {
-		declared[i] = typeOfOID(oid)
-	}
+func (ps *pgSession) Prepare(ctx context.Context, sql string, declared []ir.ColType) (*pgwire.Prepared, error) {
 	p, err := ps.s.Prepare(ctx, sql, declared)
 	if err != nil {
 		return nil, err
 	}
-	out := &pgwire.Prepared{SQL: sql, State: p}
-	for _, t := range p.ParamTypes {
-		out.ParamTypes = append(out.ParamTypes, pgType(t))
-	}
-	if p.Columns != nil {
-		out.Columns = pgColumns(p.Columns)
-	}
-	return out, nil
+	return &pgwire.Prepared{SQL: sql, State: p, ParamTypes: p.ParamTypes, Columns: p.Columns}, nil
 }
 
-func (ps *pgSession) Execute(ctx context.Context, p *pgwire.Prepared, args []ir.Value) (pgwire.Result, error) {
+func (ps *pgSession) Execute(ctx context.Context, p *pgwire.Prepared, args []ir.Value, w ir.RowWriter) error {
 	prep, ok := p.State.(*Prepared)
 	if !ok {
-		return pgwire.Result{}, sqlerr.New(sqlerr.Internal, "internal error: statement prepared elsewhere")
+		return sqlerr.New(sqlerr.Internal, "internal error: statement prepared elsewhere")
 	}
-	r, err := ps.s.Execute(ctx, prep, args)
-	return toPG(r), err
+	_, err := ps.s.Execute(ctx, prep, args, w)
+	return err
 }
 
 func (ps *pgSession) ParameterStatus() map[string]string { return ps.s.ParameterStatus() }
@@ -99,70 +85,4 @@ func (ps *pgSession) TxStatus() byte {
 		return pgwire.TxInBlock
 	}
 	return pgwire.TxIdle
-}
-
-// typeOfOID maps a client-declared parameter OID.
-func typeOfOID(oid uint32) ColType {
-	switch oid {
-	case 20, 21:
-		return TypeInt8
-	case 23:
-		return TypeInt4
-	case 700, 701, 1700:
-		return TypeFloat8
-	case 16:
-		return TypeBool
-	case 25, 1043, 19:
-		return TypeText
-	case 1082:
-		return TypeDate
-	case 1114:
-		return TypeTimestamp
-	case 1184:
-		return TypeTimestampTZ
-	}
-	return TypeUnknown
-}
-
-func pgType(t ColType) pgwire.Type {
-	switch t {
-	case TypeInt8:
-		return pgwire.TypeInt8
-	case TypeInt4:
-		return pgwire.TypeInt4
-	case TypeFloat8:
-		return pgwire.TypeFloat8
-	case TypeBool:
-		return pgwire.TypeBool
-	case TypeName:
-		return pgwire.TypeName
-	case TypeOID:
-		return pgwire.TypeOID
-	case TypeDate:
-		return pgwire.TypeDate
-	case TypeTimestamp:
-		return pgwire.TypeTimestamp
-	case TypeTimestampTZ:
-		return pgwire.TypeTimestampTZ
-	}
-	return pgwire.TypeText
-}
-
-func pgColumns(cs []Column) []pgwire.Column {
-	out := make([]pgwire.Column, len(cs))
-	for i, c := range cs {
-		out[i] = pgwire.Column{Name: c.Name, Type: pgType(c.Type)}
-	}
-	return out
-}
-
-func toPG(r Result) pgwire.Result {
-	out := pgwire.Result{Rows: r.Rows, Tag: r.Tag, Empty: r.Empty}
-	if r.Columns != nil {
-		out.Columns = pgColumns(r.Columns)
-	}
-	for _, n := range r.Notices {
-		out.Notices = append(out.Notices, pgwire.Notice{Message: n})
-	}
-	return out
 }

@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // TypeUnknown marks a parameter whose type the client did not declare.
-const TypeUnknown ColType = 255
+const TypeUnknown = ir.TypeUnknown
 
 // Prepared is a statement prepared for the extended protocol.
 type Prepared struct {
@@ -22,7 +23,7 @@ type Prepared struct {
 	// Columns describes the result; nil when the statement returns no rows.
 	Columns []Column
 	// gen is the policy generation Columns were described under.
-	gen *Proxy
+	gen *generation
 }
 
 // Prepare parses one statement, infers its parameter types and describes
@@ -63,9 +64,10 @@ func (s *Session) Prepare(ctx context.Context, sql string, declared []ColType) (
 	return p, nil
 }
 
-// Execute runs a prepared statement. Text arguments are converted to the
-// parameter's inferred type first, so `age > $1` compares numbers.
-func (s *Session) Execute(ctx context.Context, p *Prepared, args []ir.Value) (Result, error) {
+// Execute runs a prepared statement, its answer written to w as Exec
+// does. Text arguments are converted to the parameter's inferred type
+// first, so `age > $1` compares numbers.
+func (s *Session) Execute(ctx context.Context, p *Prepared, args []ir.Value, w ir.RowWriter) (ir.Cost, error) {
 	conv := make([]ir.Value, len(args))
 	for i, a := range args {
 		t := TypeText
@@ -74,30 +76,30 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, args []ir.Value) (Re
 		}
 		v, err := coerce(a, t)
 		if se, ok := err.(*sqlerr.Error); ok {
-			return Result{}, se
+			return ir.Cost{}, se
 		}
 		if err != nil {
-			return Result{}, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d: %v", i+1, err)
+			return ir.Cost{}, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d: %v", i+1, err)
 		}
 		conv[i] = v
 	}
 	if err := s.refresh(); err != nil {
-		return Result{}, err
+		return ir.Cost{}, err
 	}
 	if p.gen != nil && p.gen != s.p {
 		// The policy was reloaded since Prepare: the client was told the
 		// result's columns then, and must not get rows of another shape.
 		cols, err := s.describe(ctx, p.Stmt, len(p.ParamTypes))
 		if err != nil {
-			return Result{}, err
+			return ir.Cost{}, err
 		}
 		if !slices.Equal(cols, p.Columns) {
-			return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type: the policy was reloaded since this statement was prepared").
+			return ir.Cost{}, sqlerr.New(sqlerr.FeatureNotSupported, "cached plan must not change result type: the policy was reloaded since this statement was prepared").
 				WithHint("prepare the statement again")
 		}
 		p.gen = s.p
 	}
-	return s.Exec(ctx, p.Stmt, conv)
+	return s.Exec(ctx, p.Stmt, conv, w)
 }
 
 func coerce(v ir.Value, t ColType) (ir.Value, error) {
@@ -149,7 +151,7 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 		case "ddp.budget":
 			return budgetColumns, nil
 		case "all":
-			return []Column{{"name", TypeText}, {"setting", TypeText}}, nil
+			return []Column{{Name: "name", Type: TypeText}, {Name: "setting", Type: TypeText}}, nil
 		default:
 			return []Column{{Name: n, Type: TypeText}}, nil
 		}
@@ -158,7 +160,7 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 		return budgetColumns, nil
 	}
 	nulls := make([]ir.Value, nParams)
-	if s.dialect.String() != s.p.pol.Backend.Driver {
+	if s.foreign() {
 		if r, ok, err := s.catalogAnswer(ctx, st, nulls); ok {
 			return r.Columns, err
 		}
@@ -176,15 +178,12 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 	}
 	// Public or catalog data: running it with NULL parameters describes
 	// it (and reads nothing private).
-	cols, _, err := s.p.backend.Result(ctx, pl.SQL, nulls)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Column, len(cols))
-	for i, c := range cols {
-		out[i] = Column{Name: c.Name, Type: backendType(c.Type)}
-	}
-	return out, nil
+	var out []Column
+	err = s.p.backend.Stream(ctx, pl.SQL, nulls, func(cols []backends.ColumnInfo) func([]ir.Value) error {
+		out = backendColumns(cols)
+		return func([]ir.Value) error { return nil }
+	})
+	return out, err
 }
 
 // inferParams gives each parameter compared with a declared column that

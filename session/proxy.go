@@ -34,14 +34,14 @@ type Config struct {
 	MaxAllowedPacket int
 }
 
-// Proxy is shared by all sessions. A policy reload (SetPolicy) makes a new
-// generation — a copy with the new policy and planner — and publishes it in
-// live; sessions move to the newest generation before each statement, so a
-// statement sees one policy from start to end.
+// Proxy is what all sessions share for the life of the process: backend,
+// ledger, engine, parse cache, logger. What is derived from the policy
+// lives in a generation; a policy reload (SetPolicy) builds a new
+// generation and swaps the one pointer live. Sessions move to the newest
+// generation before each statement, so a statement sees one policy from
+// start to end.
 type Proxy struct {
-	live     *atomic.Pointer[Proxy]
-	pol      *policies.Policy
-	planner  *planner.Planner
+	live     atomic.Pointer[generation]
 	backend  Backend
 	ledger   release.Ledger
 	engine   *release.Engine
@@ -50,12 +50,27 @@ type Proxy struct {
 	log      *slog.Logger
 	info     InfoSchemaFunc
 	observer Observer
-	catalog  emulatedPG // the PostgreSQL catalog for backends without one (catalog.go)
 	// maxPacket is max_allowed_packet for MySQL sessions.
 	maxPacket int
 	// infoCols: a MySQL backend's information_schema columns, shared by
 	// every generation (mysql_infoschema.go).
 	infoCols *infoSchemaColumns
+}
+
+// generation is one policy and everything built from it. It embeds the
+// Proxy, so a session reaches the shared parts through it too; a field
+// derived from the policy belongs here, and SetPolicy needs no change
+// when one is added.
+type generation struct {
+	*Proxy
+	pol     *policies.Policy
+	planner *planner.Planner
+	catalog emulatedPG // the PostgreSQL catalog for backends without one (catalog.go)
+}
+
+// newGeneration builds the generation of pol.
+func (p *Proxy) newGeneration(pol *policies.Policy) *generation {
+	return &generation{Proxy: p, pol: pol, planner: planner.NewWith(pol, PlannerOptions(pol.Backend.Driver))}
 }
 
 // New returns a Proxy.
@@ -65,17 +80,14 @@ func New(cfg Config) *Proxy {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Proxy{
-		pol:      cfg.Policy,
-		planner:  planner.NewWith(cfg.Policy, PlannerOptions(cfg.Policy.Backend.Driver)),
-		backend:  cfg.Backend,
-		ledger:   cfg.Ledger,
-		engine:   cfg.Engine,
-		cache:    parser.NewCache(4096),
-		log:      log,
-		info:     cfg.InfoSchema,
-		infoCols: &infoSchemaColumns{},
-		observer: cfg.Observer,
-
+		backend:   cfg.Backend,
+		ledger:    cfg.Ledger,
+		engine:    cfg.Engine,
+		cache:     parser.NewCache(4096),
+		log:       log,
+		info:      cfg.InfoSchema,
+		infoCols:  &infoSchemaColumns{},
+		observer:  cfg.Observer,
 		maxPacket: cfg.MaxAllowedPacket,
 	}
 	if p.maxPacket <= 0 {
@@ -84,8 +96,7 @@ func New(cfg Config) *Proxy {
 	if d := sqlrender.ByName(cfg.Policy.Backend.Driver); d != nil {
 		p.render = d.Preview
 	}
-	p.live = new(atomic.Pointer[Proxy])
-	p.live.Store(p)
+	p.live.Store(p.newGeneration(cfg.Policy))
 	return p
 }
 
@@ -111,7 +122,7 @@ func PlannerOptions(driver string) planner.Options {
 }
 
 // current returns the newest generation.
-func (p *Proxy) current() *Proxy { return p.live.Load() }
+func (p *Proxy) current() *generation { return p.live.Load() }
 
 // Policy returns the policy in force.
 func (p *Proxy) Policy() *policies.Policy { return p.current().pol }
@@ -120,29 +131,9 @@ func (p *Proxy) Policy() *policies.Policy { return p.current().pol }
 // the next statement of open ones. The caller has validated pol and
 // prepared the backend for it; backend, ledger and engine stay. Open
 // sessions whose user is no longer in pol get an error on every statement.
-//
 // Everything derived from the policy (planner, emulated catalog) starts
-// afresh in the new generation; a field added to Proxy must be carried
-// over here or rebuilt.
-func (p *Proxy) SetPolicy(pol *policies.Policy) {
-	cur := p.current()
-	p.live.Store(&Proxy{
-		live:     cur.live,
-		pol:      pol,
-		planner:  planner.NewWith(pol, PlannerOptions(pol.Backend.Driver)),
-		backend:  cur.backend,
-		ledger:   cur.ledger,
-		engine:   cur.engine,
-		cache:    cur.cache,
-		render:   cur.render,
-		log:      cur.log,
-		info:     cur.info,
-		infoCols: cur.infoCols,
-		observer: cur.observer,
-
-		maxPacket: cur.maxPacket,
-	})
-}
+// afresh in the new generation.
+func (p *Proxy) SetPolicy(pol *policies.Policy) { p.live.Store(p.newGeneration(pol)) }
 
 // Open starts a session for an authenticated user speaking dialect d.
 func (p *Proxy) Open(user *policies.User, d parser.Dialect, params map[string]string) *Session {

@@ -49,7 +49,7 @@ func TestReloadAppliesToOpenSessions(t *testing.T) {
 	reloadPolicy(t, f, func(s string) string {
 		return strings.Replace(s, "census: {epsilon: 5}", "census: {epsilon: 0.15}", 1)
 	})
-	if _, err := f.s.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 30"); !sqlerr.HasCode(err, sqlerr.BudgetExhausted) {
+	if _, err := query(f.s, ctx, "SELECT COUNT(*) FROM people WHERE age > 30"); !sqlerr.HasCode(err, sqlerr.BudgetExhausted) {
 		t.Fatalf("after lowering the budget: %v, want budget exhausted", err)
 	}
 
@@ -57,16 +57,16 @@ func TestReloadAppliesToOpenSessions(t *testing.T) {
 	reloadPolicy(t, f, func(s string) string {
 		return strings.Replace(s, "age: {type: integer", "age: {type: real", 1)
 	})
-	if _, err := f.s.Execute(ctx, sum, nil); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) || !strings.Contains(err.Error(), "cached plan must not change result type") {
+	if _, err := execute(f.s, ctx, sum, nil); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) || !strings.Contains(err.Error(), "cached plan must not change result type") {
 		t.Fatalf("prepared SUM after its type changed: %v, want 0A000", err)
 	}
-	if _, err := f.s.Execute(ctx, same, nil); err != nil {
+	if _, err := execute(f.s, ctx, same, nil); err != nil {
 		t.Fatalf("prepared COUNT after an unrelated change: %v", err)
 	}
 
 	// 3. alice is removed: every statement of her open session fails.
 	reloadPolicy(t, f, func(s string) string { return strings.Replace(s, "name: alice", "name: bob", 1) })
-	if _, err := f.s.Query(ctx, "SHOW ddp.budget"); !sqlerr.HasCode(err, sqlerr.InvalidAuthorization) {
+	if _, err := query(f.s, ctx, "SHOW ddp.budget"); !sqlerr.HasCode(err, sqlerr.InvalidAuthorization) {
 		t.Fatalf("removed user: %v, want 28000", err)
 	}
 	if _, ok := f.p.PGHandler().LookupUser("alice"); ok {

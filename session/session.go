@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"math"
 	"sort"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
+	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -20,29 +21,32 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-// ColType is a result column type, independent of the wire protocol.
-type ColType uint8
-
-const (
-	TypeText ColType = iota
-	TypeInt8
-	TypeFloat8
-	TypeBool
-	TypeInt4
-	TypeName
-	TypeOID
-	TypeDate
-	TypeTimestamp
-	TypeTimestampTZ
+// The result vocabulary is ir's (ir.Column, ir.ColType): one mapping of
+// column types, which each wire front end maps to its protocol once. The
+// names below keep session's callers short.
+type (
+	ColType = ir.ColType
+	Column  = ir.Column
 )
 
-// Column is a result column.
-type Column struct {
-	Name string
-	Type ColType
-}
+const (
+	TypeText        = ir.TypeText
+	TypeInt8        = ir.TypeInt8
+	TypeFloat8      = ir.TypeFloat8
+	TypeBool        = ir.TypeBool
+	TypeInt4        = ir.TypeInt4
+	TypeName        = ir.TypeName
+	TypeOID         = ir.TypeOID
+	TypeDate        = ir.TypeDate
+	TypeTimestamp   = ir.TypeTimestamp
+	TypeTimestampTZ = ir.TypeTimestampTZ
+)
 
-// Result is the outcome of one statement.
+// Result is an answer the proxy computes itself — a session statement,
+// EXPLAIN, the budget view, a local or emulated-catalog answer — small
+// and held whole; write sends it to a RowWriter. Private and pass-through
+// answers are never built as a Result: their rows go to the writer as
+// they come.
 type Result struct {
 	Columns []Column // nil: no rows (a command)
 	Rows    [][]ir.Value
@@ -51,9 +55,29 @@ type Result struct {
 	Notices []string
 }
 
-// Session is one connection's state. It is used by one goroutine at a time.
+// write sends r to w and returns its cost (none: the proxy's own answers
+// read no private row).
+func (r Result) write(w ir.RowWriter) (ir.Cost, error) {
+	cost := ir.Cost{Notices: r.Notices}
+	if r.Columns != nil {
+		if err := w.Columns(r.Columns); err != nil {
+			return cost, err
+		}
+		for _, row := range r.Rows {
+			if err := w.Row(row); err != nil {
+				return cost, err
+			}
+		}
+	}
+	return cost, w.Complete(ir.Completion{Tag: r.Tag, Empty: r.Empty, Cost: cost})
+}
+
+// Session is one connection's state: who, in which dialect, and what it
+// has SET. What the policy decides (the planner, the emulated catalog)
+// is in the policy generation p, which the session leaves for the newest
+// one before each statement. It is used by one goroutine at a time.
 type Session struct {
-	p        *Proxy
+	p        *generation
 	user     *policies.User
 	dialect  parser.Dialect
 	epsilon  float64 // 0: the user's default
@@ -67,22 +91,23 @@ func (s *Session) User() *policies.User { return s.user }
 // InTransaction reports whether a BEGIN is open (for ReadyForQuery).
 func (s *Session) InTransaction() bool { return s.inTx }
 
-// Query runs every statement of sql in order, stopping at the first error.
-func (s *Session) Query(ctx context.Context, sql string) ([]Result, error) {
+// SetDatabase records the client's current database (MySQL's USE).
+func (s *Session) SetDatabase(name string) { s.settings["database"] = name }
+
+// Query runs every statement of sql in order, each answer written to w,
+// stopping at the first error.
+func (s *Session) Query(ctx context.Context, sql string, w ir.RowWriter) error {
 	stmts, err := s.p.cache.Parse(s.dialect, sql)
 	if err != nil {
 		s.parseFailed(err)
-		return nil, err
+		return err
 	}
-	var out []Result
 	for i := range stmts {
-		r, err := s.Exec(ctx, &stmts[i], nil)
-		if err != nil {
-			return out, err
+		if _, err := s.Exec(ctx, &stmts[i], nil, w); err != nil {
+			return err
 		}
-		out = append(out, r)
 	}
-	return out, nil
+	return nil
 }
 
 // refresh moves the session to the newest policy generation (after a
@@ -102,68 +127,102 @@ func (s *Session) refresh() error {
 	return nil
 }
 
-// Exec runs one parsed statement with bound arguments (for its $n / ?).
-func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
+// Exec runs one parsed statement with bound arguments (for its $n / ?),
+// writing its answer to w as it is produced, and returns what it cost.
+// On an error nothing more is written; rows already written stay written
+// (a backend that fails in the middle of a pass-through result).
+func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value, w ir.RowWriter) (ir.Cost, error) {
 	tr := trace{start: time.Now(), class: ClassRefused}
-	r, err := s.exec(ctx, st, args, &tr)
+	cost, err := s.exec(ctx, st, args, w, &tr)
 	s.observe(ctx, st, &tr, err)
-	return r, err
+	return cost, err
 }
 
 // exec is Exec; it records in tr what the statement turned out to be.
-func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, tr *trace) (Result, error) {
-	received := tr.start
+// A statement is answered by the proxy itself (own), else planned: a
+// pass-through plan streams from the backend, a private one is released.
+func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, w ir.RowWriter, tr *trace) (ir.Cost, error) {
 	if err := s.refresh(); err != nil {
-		return Result{}, err
+		return ir.Cost{}, err
 	}
+	if r, ok, err := s.own(ctx, st, args, tr); ok {
+		if err != nil {
+			return ir.Cost{}, err
+		}
+		return r.write(w)
+	}
+	tr.class = ClassRefused
+	s.privateStatement(st, tr)
+	pl, err := s.planBound(ctx, st, args)
+	if err != nil {
+		return ir.Cost{}, err
+	}
+	if pl.Class == planner.ClassPassthrough {
+		tr.class = ClassPassthrough
+		return ir.Cost{}, s.passthrough(ctx, pl.SQL, args, w)
+	}
+	return s.private(ctx, st, pl, w, tr)
+}
+
+// own answers the statements the proxy answers itself, without the
+// planner: ok is false for the others.
+func (s *Session) own(ctx context.Context, st *ir.Statement, args []ir.Value, tr *trace) (r Result, ok bool, err error) {
 	switch st.Kind {
 	case ir.StmtEmpty:
 		tr.class = ClassEmpty
-		return Result{Empty: true}, nil
+		return Result{Empty: true}, true, nil
 	case ir.StmtRefused:
 		s.privateStatement(st, tr)
-		return Result{}, st.Refused
+		return Result{}, true, st.Refused
 	case ir.StmtSession:
 		tr.class = ClassSession
-		return s.sessionStatement(ctx, st.Session)
+		r, err = s.sessionStatement(ctx, st.Session)
+		return r, true, err
 	case ir.StmtExplain:
 		tr.class = ClassExplain
-		return s.explain(ctx, st.Explain, args)
+		r, err = s.explain(ctx, st.Explain, args)
+		return r, true, err
 	}
 	if isBudgetView(st) {
 		tr.class = ClassBudget
-		return s.budgetView(ctx)
+		r, err = s.budgetView(ctx)
+		return r, true, err
 	}
 	tr.class = ClassCatalog
 	// psql's \dt is answered from the policy on every backend, so that
 	// tables the policy does not expose are never listed.
 	if r, ok := s.psqlListRelations(st); ok {
-		return r, nil
+		return r, true, nil
 	}
-	if s.dialect.String() != s.p.pol.Backend.Driver {
-		if len(st.Relations) == 0 {
-			if r, ok := s.localAnswer(st); ok {
-				return r, nil
-			}
-		}
-		if r, ok, err := s.catalogAnswer(ctx, st, args); ok {
-			return r, err
+	if !s.foreign() {
+		return Result{}, false, nil
+	}
+	if len(st.Relations) == 0 {
+		if r, ok := s.localAnswer(st); ok {
+			return r, true, nil
 		}
 	}
-	tr.class = ClassRefused
-	s.privateStatement(st, tr)
+	return s.catalogAnswer(ctx, st, args)
+}
+
+// foreign reports whether the client speaks another dialect than the
+// backend: its catalog and its server functions are then the proxy's.
+func (s *Session) foreign() bool { return s.dialect.String() != s.p.pol.Backend.Driver }
+
+// planBound binds st's parameters and plans it.
+func (s *Session) planBound(ctx context.Context, st *ir.Statement, args []ir.Value) (*planner.Plan, error) {
 	bound, err := bindStatement(st, args)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	pl, err := s.plan(ctx, bound)
-	if err != nil {
-		return Result{}, err
-	}
-	if pl.Class == planner.ClassPassthrough {
-		tr.class = ClassPassthrough
-		return s.passthrough(ctx, pl.SQL, args)
-	}
+	return s.plan(ctx, bound)
+}
+
+// private runs a private plan through the release engine and writes the
+// released rows. The release holds the noisy rows (post-processing —
+// HAVING, windows, ORDER BY — needs them all); they go to w from there,
+// not copied into another result first.
+func (s *Session) private(ctx context.Context, st *ir.Statement, pl *planner.Plan, w ir.RowWriter, tr *trace) (ir.Cost, error) {
 	tr.class, tr.plan = ClassPrivate, pl
 	// One fingerprint for the audit entry and the log line.
 	d, text := s.dialect, st.Text
@@ -171,12 +230,22 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 	res, err := s.p.engine.RunQuery(ctx, s.user, pl, release.Query{Text: text, Fingerprint: tr.fingerprint})
 	tr.res = res
 	if pad := s.p.pol.Listen.MinResponse(); pad > 0 {
-		err = holdPrivateAnswer(ctx, received.Add(pad), err)
+		err = holdPrivateAnswer(ctx, tr.start.Add(pad), err)
 	}
 	if err != nil {
-		return Result{}, err
+		return ir.Cost{}, err
 	}
-	return s.privateResult(pl, res), nil
+	cost := ir.Cost{Private: true, Cached: res.Cached, Epsilon: res.Charged.Epsilon, Delta: res.Charged.Delta,
+		Notices: []string{costNotice(pl, res)}}
+	if err := w.Columns(privateColumns(pl)); err != nil {
+		return cost, err
+	}
+	for _, row := range res.Rows {
+		if err := w.Row(row); err != nil {
+			return cost, err
+		}
+	}
+	return cost, w.Complete(ir.Completion{Tag: "SELECT " + strconv.Itoa(len(res.Rows)), Cost: cost})
 }
 
 // catalogDescriber is implemented by backends whose catalog has relations
@@ -266,20 +335,65 @@ func bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
 	return &c, nil
 }
 
-func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value) (Result, error) {
-	cols, rows, err := s.p.backend.Result(ctx, sql, args)
-	if err != nil {
-		return Result{}, err
+// passthrough streams a public or catalog query's rows from the backend
+// to w, each row filtered on the way (statistics blanked, relations the
+// policy does not expose dropped): nothing is held.
+func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value, w ir.RowWriter) error {
+	n := 0
+	var werr error
+	err := s.p.backend.Stream(ctx, sql, args, func(bcols []backends.ColumnInfo) func([]ir.Value) error {
+		cols := backendColumns(bcols)
+		keep := s.passthroughFilter(cols)
+		if werr = w.Columns(cols); werr != nil {
+			return func([]ir.Value) error { return werr }
+		}
+		return func(row []ir.Value) error {
+			if !keep(row) {
+				return nil
+			}
+			n++
+			werr = w.Row(row)
+			return werr
+		}
+	})
+	switch {
+	case werr != nil:
+		return werr // the client went away: the backend's error is ours
+	case err != nil:
+		return err
 	}
-	r := Result{Rows: rows, Tag: "SELECT " + strconv.Itoa(len(rows))}
-	for _, c := range cols {
-		r.Columns = append(r.Columns, Column{Name: c.Name, Type: backendType(c.Type)})
+	return w.Complete(ir.Completion{Tag: "SELECT " + strconv.Itoa(n)})
+}
+
+// passthroughFilter returns the per-row filter of a pass-through result:
+// statistics columns (SELECT * FROM pg_class and the like) stay, since
+// clients expect them, but are blanked; rows naming relations the policy
+// does not expose are dropped (hideUnexposed).
+func (s *Session) passthroughFilter(cols []Column) func(row []ir.Value) bool {
+	var stats []int
+	for i, c := range cols {
+		if catalog.IsStatistics(c.Name) {
+			stats = append(stats, i)
+		}
 	}
-	// SELECT * FROM pg_class and the like: the columns stay (clients
-	// expect them) but their statistics are blanked.
-	catalog.Blank(columnNames(r.Columns), rows)
-	s.hideUnexposed(&r)
-	return r, nil
+	one := Result{Columns: cols, Rows: make([][]ir.Value, 1)}
+	return func(row []ir.Value) bool {
+		for _, i := range stats {
+			row[i] = ir.Null()
+		}
+		one.Rows = append(one.Rows[:0], row)
+		s.hideUnexposed(&one)
+		return len(one.Rows) == 1
+	}
+}
+
+// backendColumns maps a backend's column descriptions to result columns.
+func backendColumns(bcols []backends.ColumnInfo) []Column {
+	cols := make([]Column, len(bcols))
+	for i, c := range bcols {
+		cols[i] = Column{Name: c.Name, Type: backendType(c.Type)}
+	}
+	return cols
 }
 
 // backendType maps a backend's type name to a result type; anything
@@ -328,12 +442,6 @@ func privateColumns(pl *planner.Plan) []Column {
 		cols[i] = Column{Name: o.Name, Type: policyType(o.Type)}
 	}
 	return cols
-}
-
-func (s *Session) privateResult(pl *planner.Plan, res *release.Result) Result {
-	r := Result{Columns: privateColumns(pl), Rows: res.Rows, Tag: "SELECT " + strconv.Itoa(len(res.Rows))}
-	r.Notices = append(r.Notices, costNotice(pl, res))
-	return r
 }
 
 // costNotice states what an answer cost and how noisy each column is
@@ -447,8 +555,8 @@ func isBudgetView(st *ir.Statement) bool {
 }
 
 var budgetColumns = []Column{
-	{"dataset", TypeText}, {"epsilon_total", TypeFloat8}, {"epsilon_spent", TypeFloat8}, {"epsilon_left", TypeFloat8},
-	{"delta_total", TypeFloat8}, {"delta_spent", TypeFloat8}, {"delta_left", TypeFloat8},
+	{Name: "dataset", Type: TypeText}, {Name: "epsilon_total", Type: TypeFloat8}, {Name: "epsilon_spent", Type: TypeFloat8}, {Name: "epsilon_left", Type: TypeFloat8},
+	{Name: "delta_total", Type: TypeFloat8}, {Name: "delta_spent", Type: TypeFloat8}, {Name: "delta_left", Type: TypeFloat8},
 }
 
 // budgetView lists the user's datasets with spent and remaining budget.
@@ -511,4 +619,37 @@ func (s *Session) names() policies.Names {
 		n.ExactTableNames = s.p.exactTableNames()
 	}
 	return n
+}
+
+// Collector is a RowWriter that holds every answer whole, in order: for
+// tests and tools, never on the way from the backend to a client.
+type Collector struct {
+	Results []Result
+	open    *Result
+}
+
+// Columns starts an answer with rows.
+func (c *Collector) Columns(cols []Column) error {
+	c.open = &Result{Columns: cols, Rows: [][]ir.Value{}}
+	return nil
+}
+
+// Row adds a row to the open answer.
+func (c *Collector) Row(row []ir.Value) error {
+	if c.open == nil {
+		return sqlerr.New(sqlerr.Internal, "internal error: a row before its columns")
+	}
+	c.open.Rows = append(c.open.Rows, row)
+	return nil
+}
+
+// Complete ends the answer.
+func (c *Collector) Complete(done ir.Completion) error {
+	r := Result{Tag: done.Tag, Empty: done.Empty, Notices: done.Cost.Notices}
+	if c.open != nil {
+		r.Columns, r.Rows = c.open.Columns, c.open.Rows
+	}
+	c.open = nil
+	c.Results = append(c.Results, r)
+	return nil
 }

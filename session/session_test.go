@@ -94,7 +94,7 @@ func sqliteFixture(t *testing.T) *fixture {
 
 func mustQuery(t *testing.T, s *Session, sql string) []Result {
 	t.Helper()
-	rs, err := s.Query(context.Background(), sql)
+	rs, err := query(s, context.Background(), sql)
 	if err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
@@ -120,7 +120,7 @@ func TestEpsilonSettingAndNotice(t *testing.T) {
 		t.Fatalf("spent %+v", spent)
 	}
 	// Above max_epsilon: refused, the session keeps its ε and still works.
-	if _, err := f.s.Query(context.Background(), "SET ddp.epsilon = 2"); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) {
+	if _, err := query(f.s, context.Background(), "SET ddp.epsilon = 2"); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) {
 		t.Fatalf("ε above max: %v", err)
 	}
 	rs = mustQuery(t, f.s, "SHOW ddp.epsilon")
@@ -135,20 +135,20 @@ func TestEpsilonSettingAndNotice(t *testing.T) {
 
 func TestErrorsStopTheBatchButNotTheSession(t *testing.T) {
 	f := sqliteFixture(t)
-	rs, err := f.s.Query(context.Background(), "SET application_name = 'x'; SELECT * FROM people; SET ddp.epsilon = 0.5")
+	rs, err := query(f.s, context.Background(), "SET application_name = 'x'; SELECT * FROM people; SET ddp.epsilon = 0.5")
 	if !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) || len(rs) != 1 {
 		t.Fatalf("got %d results, %v", len(rs), err)
 	}
 	if rs := mustQuery(t, f.s, "SHOW ddp.epsilon"); rs[0].Rows[0][0].Str != "0.1" {
 		t.Fatal("the statement after the error ran")
 	}
-	if _, err := f.s.Query(context.Background(), "DELETE FROM people"); !sqlerr.HasCode(err, sqlerr.ReadOnly) {
+	if _, err := query(f.s, context.Background(), "DELETE FROM people"); !sqlerr.HasCode(err, sqlerr.ReadOnly) {
 		t.Fatalf("DELETE: %v", err)
 	}
-	if _, err := f.s.Query(context.Background(), "SET client_encoding = 'LATIN1'"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
+	if _, err := query(f.s, context.Background(), "SET client_encoding = 'LATIN1'"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
 		t.Fatalf("LATIN1: %v", err)
 	}
-	if _, err := f.s.Query(context.Background(), "SET session_authorization = 'postgres'"); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
+	if _, err := query(f.s, context.Background(), "SET session_authorization = 'postgres'"); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
 		t.Fatalf("SET session_authorization: %v", err)
 	}
 	rs = mustQuery(t, f.s, "BEGIN; SET extra_float_digits = 3; COMMIT")
@@ -193,14 +193,14 @@ func TestPreparedStatements(t *testing.T) {
 	if len(p.ParamTypes) != 2 || p.ParamTypes[0] != TypeInt8 || p.ParamTypes[1] != TypeText {
 		t.Fatalf("param types %v, want the columns' types", p.ParamTypes)
 	}
-	if len(p.Columns) != 2 || p.Columns[0] != (Column{"sex", TypeText}) || p.Columns[1] != (Column{"n", TypeInt8}) {
+	if len(p.Columns) != 2 || p.Columns[0] != (Column{Name: "sex", Type: TypeText}) || p.Columns[1] != (Column{Name: "n", Type: TypeInt8}) {
 		t.Fatalf("columns %+v", p.Columns)
 	}
 	if spent, _ := f.led.Spent("alice", "census"); spent.Epsilon != 0 {
 		t.Fatalf("Prepare spent %+v", spent)
 	}
 	// Text parameters are converted to the column types.
-	r, err := f.s.Execute(ctx, p, []ir.Value{ir.String("30"), ir.String("F")})
+	r, err := execute(f.s, ctx, p, []ir.Value{ir.String("30"), ir.String("F")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestPreparedStatements(t *testing.T) {
 	if len(r.Rows) != 1 || r.Tag != "SELECT 1" || r.Rows[0][0].Str != "F" {
 		t.Fatalf("rows %v", r.Rows)
 	}
-	if _, err := f.s.Execute(ctx, p, []ir.Value{ir.String("thirty"), ir.String("F")}); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) {
+	if _, err := execute(f.s, ctx, p, []ir.Value{ir.String("thirty"), ir.String("F")}); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) {
 		t.Fatalf("bad integer parameter: %v", err)
 	}
 	if _, err := f.s.Prepare(ctx, "SELECT * FROM people WHERE age > $1", nil); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
@@ -243,11 +243,11 @@ func TestPostgresPassthrough(t *testing.T) {
 	if len(p.Columns) != 1 || p.Columns[0].Name != "relname" || p.Columns[0].Type != TypeName {
 		t.Fatalf("described %+v", p.Columns)
 	}
-	r, err = f.s.Execute(context.Background(), p, []ir.Value{ir.String("pg_class")})
+	r, err = execute(f.s, context.Background(), p, []ir.Value{ir.String("pg_class")})
 	if err != nil || len(r.Rows) != 1 || r.Rows[0][0].Str != "pg_class" {
 		t.Fatalf("execute: %+v %v", r, err)
 	}
-	if _, err := f.s.Query(context.Background(), "SELECT * FROM pg_stats"); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
+	if _, err := query(f.s, context.Background(), "SELECT * FROM pg_stats"); !sqlerr.HasCode(err, sqlerr.InsufficientPrivilege) {
 		t.Fatalf("pg_stats: %v", err)
 	}
 	// Tables the policy does not declare are not listed.
@@ -306,7 +306,7 @@ func TestLocalAnswersOnAForeignBackend(t *testing.T) {
 	if rs[1].Columns[0].Name != "db" || rs[1].Rows[0][1].Str != "alice" {
 		t.Fatalf("current_database/current_user: %+v", rs[1])
 	}
-	if _, err := f.s.Query(context.Background(), "SELECT now()"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) ||
+	if _, err := query(f.s, context.Background(), "SELECT now()"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) ||
 		!strings.Contains(err.Error(), "sqlite backend") {
 		t.Fatalf("SELECT now() on SQLite: %v", err)
 	}
@@ -365,7 +365,24 @@ func TestEmptyCatalogOnForeignBackend(t *testing.T) {
 		t.Fatalf("hstore probe: %+v", r)
 	}
 	// A catalog query mixed with a private table is still planned (and refused).
-	if _, err := f.s.Query(context.Background(), "SELECT age FROM people, pg_catalog.pg_class"); err == nil {
+	if _, err := query(f.s, context.Background(), "SELECT age FROM people, pg_catalog.pg_class"); err == nil {
 		t.Fatal("a query over a private table was answered as an empty catalog query")
 	}
+}
+
+// query runs sql and returns its answers held whole.
+func query(s *Session, ctx context.Context, sql string) ([]Result, error) {
+	var c Collector
+	err := s.Query(ctx, sql, &c)
+	return c.Results, err
+}
+
+// execute runs a prepared statement and returns its answer held whole.
+func execute(s *Session, ctx context.Context, p *Prepared, args []ir.Value) (Result, error) {
+	var c Collector
+	_, err := s.Execute(ctx, p, args, &c)
+	if len(c.Results) == 0 {
+		return Result{}, err
+	}
+	return c.Results[0], err
 }

@@ -197,7 +197,7 @@ func (s *Session) show(ctx context.Context, name string) (Result, error) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		r := Result{Columns: []Column{{"name", TypeText}, {"setting", TypeText}}, Tag: "SHOW"}
+		r := Result{Columns: []Column{{Name: "name", Type: TypeText}, {Name: "setting", Type: TypeText}}, Tag: "SHOW"}
 		r.Rows = append(r.Rows, []ir.Value{ir.String("ddp.epsilon"), ir.String(strconv.FormatFloat(s.currentEpsilon(), 'g', -1, 64))})
 		for _, k := range keys {
 			r.Rows = append(r.Rows, []ir.Value{ir.String(k), ir.String(s.settings[k])})

@@ -216,7 +216,7 @@ func (f *totalityFixture) run(t *testing.T, pr probe) (Result, error, float64) {
 	var err error
 	if pr.args == nil {
 		var rs []Result
-		rs, err = s.Query(ctx, text)
+		rs, err = query(s, ctx, text)
 		if err == nil {
 			res = rs[0]
 		}
@@ -224,7 +224,7 @@ func (f *totalityFixture) run(t *testing.T, pr probe) (Result, error, float64) {
 		var p *Prepared
 		p, err = s.Prepare(ctx, text, nil)
 		if err == nil {
-			res, err = s.Execute(ctx, p, pr.args)
+			res, err = execute(s, ctx, p, pr.args)
 		}
 	}
 	after, _ := f.led.Spent("eve", "hr")

@@ -12,9 +12,14 @@
 //
 // Each front end defines, next to its server, the small interface it
 // calls (pgwire.Handler and pgwire.Session, mysqlwire.Handler and
-// mysqlwire.Session): who may log in, and a session
-// that runs statements and returns rows of ir.Values. The session package
-// implements those interfaces; the front ends never see it.
+// mysqlwire.Session): who may log in, and a session that runs statements
+// and writes each answer to an ir.RowWriter the front end implements
+// (columns, rows of ir.Values, a completion with the cost), so rows are
+// encoded as the session produces them and never held whole here. Result
+// column types are ir.ColType; each front end maps them to its protocol
+// in one place (pgwire: oidOf/typeOfOID; mysqlwire: mysqlType). The
+// session package implements those interfaces; the front ends never see
+// it.
 //
 // Subpackages:
 //

@@ -31,19 +31,23 @@ type UserAuth struct {
 }
 
 // Session is one client connection's state. Its methods are called from
-// the connection's goroutine only.
+// the connection's goroutine only. Answers are written to an
+// ir.RowWriter the front end implements: rows are encoded and handed to
+// Vitess as the session produces them; a statement that writes no
+// columns is answered with an OK packet.
 type Session interface {
 	// Query runs one statement of the client's text (Vitess splits
-	// multi-statements before calling).
-	Query(ctx context.Context, sql string) (Result, error)
+	// multi-statements before calling), writing its answer to w.
+	Query(ctx context.Context, sql string, w ir.RowWriter) error
 	// Prepare parses one statement for COM_STMT_PREPARE.
 	Prepare(ctx context.Context, sql string) (*Prepared, error)
-	// Execute runs a prepared statement with its bound arguments.
-	Execute(ctx context.Context, p *Prepared, args []ir.Value) (Result, error)
+	// Execute runs a prepared statement with its bound arguments,
+	// writing its answer to w.
+	Execute(ctx context.Context, p *Prepared, args []ir.Value, w ir.RowWriter) error
 	// UseDatabase handles COM_INIT_DB.
 	UseDatabase(name string) error
 	// FieldList describes table's columns for COM_FIELD_LIST.
-	FieldList(ctx context.Context, table string) ([]Column, error)
+	FieldList(ctx context.Context, table string) ([]ir.Column, error)
 	// Reset handles COM_RESET_CONNECTION: session state back to defaults.
 	Reset()
 	// Warnings is the warning count of the last statement.
@@ -55,37 +59,9 @@ type Session interface {
 type Prepared struct {
 	NumParams int
 	// Columns describes the result (nil: an OK packet, no rows).
-	Columns []Column
+	Columns []ir.Column
 	// State belongs to the Session.
 	State any
-}
-
-// Result is the outcome of one statement. Columns nil means an OK packet
-// (SET, USE, BEGIN...) with AffectedRows.
-type Result struct {
-	Columns      []Column
-	Rows         [][]ir.Value
-	AffectedRows uint64
-	Info         string
-}
-
-// Type is a result column's MySQL type.
-type Type uint8
-
-const (
-	TypeVarChar Type = iota
-	TypeLongLong
-	TypeDouble
-	TypeTiny // booleans, as MySQL reports them (TINYINT(1))
-	TypeDate
-	TypeDatetime // DATETIME(6): timestamps, and timestamptz in UTC
-)
-
-// Column describes a result column.
-type Column struct {
-	Name  string
-	Type  Type
-	Table string // origin table, when there is one (COM_FIELD_LIST)
 }
 
 // killerKey carries the front end's kill function in a statement's context.

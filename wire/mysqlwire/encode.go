@@ -21,18 +21,50 @@ const (
 	flagUnsigned = 32
 )
 
-func field(c Column) *querypb.Field {
-	f := &querypb.Field{Name: c.Name, OrgName: c.Name, Table: c.Table, OrgTable: c.Table}
-	switch c.Type {
-	case TypeLongLong:
+// fieldType is a result column's MySQL type.
+type fieldType uint8
+
+const (
+	typeVarChar fieldType = iota
+	typeLongLong
+	typeDouble
+	typeTiny // booleans, as MySQL reports them (TINYINT(1))
+	typeDate
+	typeDatetime // DATETIME(6): timestamps, and timestamptz in UTC
+)
+
+// mysqlType is the MySQL type of a result column type: the one mapping
+// of ir.ColType to MySQL. Anything without a MySQL counterpart is text.
+func mysqlType(t ir.ColType) fieldType {
+	switch t {
+	case ir.TypeInt8, ir.TypeInt4, ir.TypeOID:
+		return typeLongLong
+	case ir.TypeFloat8:
+		return typeDouble
+	case ir.TypeBool:
+		return typeTiny
+	case ir.TypeDate:
+		return typeDate
+	case ir.TypeTimestamp, ir.TypeTimestampTZ:
+		return typeDatetime
+	}
+	return typeVarChar
+}
+
+// field describes column c of table ("" when the result has no origin
+// table).
+func field(c ir.Column, table string) *querypb.Field {
+	f := &querypb.Field{Name: c.Name, OrgName: c.Name, Table: table, OrgTable: table}
+	switch mysqlType(c.Type) {
+	case typeLongLong:
 		f.Type, f.Charset, f.ColumnLength, f.Flags = querypb.Type_INT64, mysql.CharacterSetBinary, 20, flagBinary|flagNum
-	case TypeDouble:
+	case typeDouble:
 		f.Type, f.Charset, f.ColumnLength, f.Decimals, f.Flags = querypb.Type_FLOAT64, mysql.CharacterSetBinary, 22, 31, flagBinary|flagNum
-	case TypeTiny:
+	case typeTiny:
 		f.Type, f.Charset, f.ColumnLength, f.Flags = querypb.Type_INT8, mysql.CharacterSetBinary, 1, flagBinary|flagNum
-	case TypeDate:
+	case typeDate:
 		f.Type, f.Charset, f.ColumnLength, f.Flags = querypb.Type_DATE, mysql.CharacterSetBinary, 10, flagBinary
-	case TypeDatetime:
+	case typeDatetime:
 		f.Type, f.Charset, f.ColumnLength, f.Decimals, f.Flags = querypb.Type_DATETIME, mysql.CharacterSetBinary, 26, 6, flagBinary
 	default:
 		f.Type, f.Charset, f.ColumnLength = querypb.Type_VARCHAR, mysql.CharacterSetUtf8mb4, 1024
@@ -40,10 +72,10 @@ func field(c Column) *querypb.Field {
 	return f
 }
 
-func fields(cs []Column) []*querypb.Field {
+func fields(cs []ir.Column, table string) []*querypb.Field {
 	out := make([]*querypb.Field, len(cs))
 	for i, c := range cs {
-		out[i] = field(c)
+		out[i] = field(c, table)
 	}
 	return out
 }
@@ -51,12 +83,12 @@ func fields(cs []Column) []*querypb.Field {
 // value encodes v for a column of type t. A value of another kind than
 // the column's (a private count is always an int) is converted so that
 // the binary protocol, which trusts the column type, stays well-formed.
-func value(v ir.Value, t Type) sqltypes.Value {
+func value(v ir.Value, t fieldType) sqltypes.Value {
 	if v.Kind == ir.KindNull {
 		return sqltypes.NULL
 	}
 	switch t {
-	case TypeLongLong:
+	case typeLongLong:
 		switch v.Kind {
 		case ir.KindInt:
 			return sqltypes.NewInt64(v.Int)
@@ -71,7 +103,7 @@ func value(v ir.Value, t Type) sqltypes.Value {
 			return sqltypes.NewInt64(n)
 		}
 		return sqltypes.NULL
-	case TypeTiny:
+	case typeTiny:
 		switch v.Kind {
 		case ir.KindBool:
 			return sqltypes.MakeTrusted(querypb.Type_INT8, strconv.AppendInt(nil, b2i(v.Bool), 10))
@@ -81,7 +113,7 @@ func value(v ir.Value, t Type) sqltypes.Value {
 			}
 		}
 		return sqltypes.NULL
-	case TypeDouble:
+	case typeDouble:
 		if f, ok := v.AsFloat(); ok {
 			return sqltypes.NewFloat64(f)
 		}
@@ -89,12 +121,12 @@ func value(v ir.Value, t Type) sqltypes.Value {
 			return sqltypes.NewFloat64(f)
 		}
 		return sqltypes.NULL
-	case TypeDate:
+	case typeDate:
 		if tv := ir.AsTime(v, ir.KindDate); tv.Kind == ir.KindDate {
 			return sqltypes.MakeTrusted(querypb.Type_DATE, []byte(tv.Text()))
 		}
 		return sqltypes.NULL
-	case TypeDatetime:
+	case typeDatetime:
 		// MySQL spells DATETIME(6) with six fractional digits; a
 		// timestamptz is shown in UTC, the session's time_zone.
 		k := v.Kind
@@ -121,25 +153,77 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-func toResult(r Result) *sqltypes.Result {
-	out := &sqltypes.Result{RowsAffected: r.AffectedRows, Info: r.Info}
-	if r.Columns == nil {
-		return out
+// spool is the ir.RowWriter of one statement: it hands Vitess the rows
+// in batches of spoolBatch, encoded as they come, so that a large answer
+// is never converted whole (Vitess writes each batch before the callback
+// returns). The fields go with the first batch, not before: Vitess cannot
+// report an error once it has written them (it can only cut the
+// connection), so an answer that fails within its first batch — a
+// backend failing early — still reaches the client as an error packet.
+// A statement without columns is an OK packet.
+type spool struct {
+	send func(*sqltypes.Result) error
+	// described, when set, are the types the client was told at prepare
+	// time: binary rows are decoded with them.
+	described []ir.Column
+	types     []fieldType
+	// fields go with every batch: Vitess lays binary rows out by them
+	// (the NULL bitmap's size is the number of fields).
+	fields []*querypb.Field
+	batch  [][]sqltypes.Value
+	sent   bool // a batch (and so the fields) went to Vitess
+}
+
+// spoolBatch is how many rows go to Vitess in one callback.
+const spoolBatch = 256
+
+func (s *spool) Columns(cols []ir.Column) error {
+	if s.described != nil {
+		cols = s.described
 	}
-	out.Fields = fields(r.Columns)
-	out.Rows = make([][]sqltypes.Value, len(r.Rows))
-	for i, row := range r.Rows {
-		vals := make([]sqltypes.Value, len(r.Columns))
-		for j := range r.Columns {
-			if j < len(row) {
-				vals[j] = value(row[j], r.Columns[j].Type)
-			} else {
-				vals[j] = sqltypes.NULL
-			}
+	s.types = make([]fieldType, len(cols))
+	for i, c := range cols {
+		s.types[i] = mysqlType(c.Type)
+	}
+	s.fields = fields(cols, "")
+	return nil
+}
+
+func (s *spool) Row(row []ir.Value) error {
+	vals := make([]sqltypes.Value, len(s.types))
+	for j, t := range s.types {
+		if j < len(row) {
+			vals[j] = value(row[j], t)
+		} else {
+			vals[j] = sqltypes.NULL
 		}
-		out.Rows[i] = vals
 	}
-	return out
+	if s.batch == nil {
+		s.batch = make([][]sqltypes.Value, 0, spoolBatch)
+	}
+	s.batch = append(s.batch, vals)
+	if len(s.batch) < spoolBatch {
+		return nil
+	}
+	return s.flush()
+}
+
+// flush hands the batch to Vitess. A new batch is allocated after: with a
+// server-side cursor Vitess reads the rows on another goroutine.
+func (s *spool) flush() error {
+	b := s.batch
+	s.batch, s.sent = nil, true
+	return s.send(&sqltypes.Result{Fields: s.fields, Rows: b})
+}
+
+func (s *spool) Complete(ir.Completion) error {
+	switch {
+	case s.fields == nil:
+		return s.send(&sqltypes.Result{}) // no columns: an OK packet
+	case len(s.batch) > 0 || !s.sent:
+		return s.flush()
+	}
+	return nil
 }
 
 // argValue decodes one bound parameter of COM_STMT_EXECUTE.

@@ -123,17 +123,17 @@ func (h *handler) query(ctx context.Context, c *mysql.Conn, query string, send f
 	ctx, end := h.s.begin(ctx, c)
 	defer end()
 	if m := fieldListQuery.FindStringSubmatch(query); m != nil {
-		cols, err := st.sess.FieldList(ctx, strings.ReplaceAll(m[1], "``", "`"))
+		table := strings.ReplaceAll(m[1], "``", "`")
+		cols, err := st.sess.FieldList(ctx, table)
 		if err != nil {
 			return sqlError(err)
 		}
-		return send(toResult(Result{Columns: cols}))
+		return send(&sqltypes.Result{Fields: fields(cols, table)})
 	}
-	r, err := st.sess.Query(ctx, query)
-	if err != nil {
+	if err := st.sess.Query(ctx, query, &spool{send: send}); err != nil {
 		return sqlError(err)
 	}
-	return send(toResult(r))
+	return nil
 }
 
 // fieldListQuery is the text Vitess builds for COM_FIELD_LIST (the mysql
@@ -170,7 +170,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	if p.Columns == nil {
 		return nil, nil
 	}
-	return fields(p.Columns), nil
+	return fields(p.Columns, ""), nil
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prep *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
@@ -195,16 +195,12 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prep *mysql
 	}
 	ctx, end := h.s.begin(ctx, c)
 	defer end()
-	r, err := st.sess.Execute(ctx, p, args)
-	if err != nil {
+	// The client decodes binary rows with the types it was told at
+	// prepare time.
+	if err := st.sess.Execute(ctx, p, args, &spool{send: callback, described: p.Columns}); err != nil {
 		return sqlError(err)
 	}
-	if p.Columns != nil && r.Columns != nil {
-		// The client decodes binary rows with the types it was told at
-		// prepare time.
-		r.Columns = p.Columns
-	}
-	return callback(toResult(r))
+	return nil
 }
 
 func (h *handler) WarningCount(c *mysql.Conn) uint16 {

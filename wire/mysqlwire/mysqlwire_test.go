@@ -47,12 +47,43 @@ type fakeSession struct {
 	db       string
 }
 
+// Result is one fake answer, held whole and written by write.
+type Result struct {
+	Columns []ir.Column
+	Rows    [][]ir.Value
+}
+
+func (r Result) write(w ir.RowWriter) error {
+	if r.Columns != nil {
+		if err := w.Columns(r.Columns); err != nil {
+			return err
+		}
+		for _, row := range r.Rows {
+			if err := w.Row(row); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Complete(ir.Completion{})
+}
+
 var kindsResult = Result{
-	Columns: []Column{{"i", TypeLongLong, ""}, {"f", TypeDouble, ""}, {"s", TypeVarChar, ""}, {"b", TypeTiny, ""}, {"n", TypeLongLong, ""}},
+	Columns: []ir.Column{{Name: "i", Type: ir.TypeInt8}, {Name: "f", Type: ir.TypeFloat8}, {Name: "s", Type: ir.TypeText}, {Name: "b", Type: ir.TypeBool}, {Name: "n", Type: ir.TypeInt8}},
 	Rows:    [][]ir.Value{{ir.Int(-42), ir.Float(2.5), ir.String("héllo"), ir.Bool(true), ir.Null()}},
 }
 
-func (s *fakeSession) Query(ctx context.Context, q string) (Result, error) {
+func (s *fakeSession) Query(ctx context.Context, q string, w ir.RowWriter) error {
+	if n, ok := strings.CutPrefix(q, "SELECT many "); ok {
+		return s.many(n, w)
+	}
+	r, err := s.query(ctx, q)
+	if err != nil {
+		return err
+	}
+	return r.write(w)
+}
+
+func (s *fakeSession) query(ctx context.Context, q string) (Result, error) {
 	s.warnings = 0
 	// The real session reads KILL with its parser and calls Kill.
 	var id uint32
@@ -68,9 +99,9 @@ func (s *fakeSession) Query(ctx context.Context, q string) (Result, error) {
 			return Result{}, nil
 		}
 	case "SELECT 1":
-		return Result{Columns: []Column{{"1", TypeLongLong, ""}}, Rows: [][]ir.Value{{ir.Int(1)}}}, nil
+		return Result{Columns: []ir.Column{{Name: "1", Type: ir.TypeInt8}}, Rows: [][]ir.Value{{ir.Int(1)}}}, nil
 	case "SELECT 2":
-		return Result{Columns: []Column{{"2", TypeLongLong, ""}}, Rows: [][]ir.Value{{ir.Int(2)}}}, nil
+		return Result{Columns: []ir.Column{{Name: "2", Type: ir.TypeInt8}}, Rows: [][]ir.Value{{ir.Int(2)}}}, nil
 	case "SELECT kinds":
 		s.warnings = 2
 		return kindsResult, nil
@@ -79,7 +110,7 @@ func (s *fakeSession) Query(ctx context.Context, q string) (Result, error) {
 	case "SELECT internal":
 		return Result{}, errors.New("driver said: secret value 1234")
 	case "SELECT db":
-		return Result{Columns: []Column{{"db", TypeVarChar, ""}}, Rows: [][]ir.Value{{ir.String(s.db)}}}, nil
+		return Result{Columns: []ir.Column{{Name: "db", Type: ir.TypeText}}, Rows: [][]ir.Value{{ir.String(s.db)}}}, nil
 	}
 	return Result{}, nil
 }
@@ -92,22 +123,44 @@ func (s *fakeSession) Prepare(_ context.Context, q string) (*Prepared, error) {
 	if strings.HasPrefix(q, "SELECT budget") {
 		return nil, sqlerr.New(sqlerr.BudgetExhausted, "budget exhausted")
 	}
-	return &Prepared{NumParams: n, Columns: []Column{{"n", TypeLongLong, ""}}, State: "count"}, nil
+	if strings.HasPrefix(q, "SELECT wide") {
+		cols := make([]ir.Column, 10)
+		for i := range cols {
+			cols[i] = ir.Column{Name: fmt.Sprintf("c%d", i), Type: ir.TypeInt8}
+		}
+		return &Prepared{NumParams: n, Columns: cols, State: "wide"}, nil
+	}
+	return &Prepared{NumParams: n, Columns: []ir.Column{{Name: "n", Type: ir.TypeInt8}}, State: "count"}, nil
 }
 
-func (s *fakeSession) Execute(_ context.Context, p *Prepared, args []ir.Value) (Result, error) {
+func (s *fakeSession) Execute(ctx context.Context, p *Prepared, args []ir.Value, w ir.RowWriter) error {
+	r, err := s.execute(ctx, p, args)
+	if err != nil {
+		return err
+	}
+	return r.write(w)
+}
+
+func (s *fakeSession) execute(_ context.Context, p *Prepared, args []ir.Value) (Result, error) {
 	s.h.mu.Lock()
 	s.h.args = append(s.h.args, args)
 	s.h.mu.Unlock()
 	if p.State == "kinds" {
 		return kindsResult, nil
 	}
+	if p.State == "wide" {
+		row := make([]ir.Value, len(p.Columns))
+		for i := range row {
+			row[i] = ir.Int(int64(i))
+		}
+		return Result{Columns: p.Columns, Rows: [][]ir.Value{row}}, nil
+	}
 	return Result{Columns: p.Columns, Rows: [][]ir.Value{{ir.Int(int64(len(args)))}}}, nil
 }
 
 func (s *fakeSession) UseDatabase(name string) error { s.db = name; return nil }
-func (s *fakeSession) FieldList(context.Context, string) ([]Column, error) {
-	return []Column{{"a", TypeLongLong, "t"}}, nil
+func (s *fakeSession) FieldList(context.Context, string) ([]ir.Column, error) {
+	return []ir.Column{{Name: "a", Type: ir.TypeInt8}}, nil
 }
 func (s *fakeSession) Reset()           {}
 func (s *fakeSession) Warnings() uint16 { return s.warnings }

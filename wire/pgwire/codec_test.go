@@ -70,7 +70,7 @@ func TestBinaryEncodingMatchesPgtype(t *testing.T) {
 			if tc.wantErr {
 				return
 			}
-			want, err := m.Encode(tc.typ.OID(), pgtype.BinaryFormatCode, tc.ref, nil)
+			want, err := m.Encode(oidOf(tc.typ), pgtype.BinaryFormatCode, tc.ref, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestBinaryEncodingMatchesPgtype(t *testing.T) {
 }
 
 func TestAppendDataRow(t *testing.T) {
-	cols := []Column{{"a", TypeInt8}, {"b", TypeText}, {"c", TypeFloat8}}
+	cols := []Column{{Name: "a", Type: TypeInt8}, {Name: "b", Type: TypeText}, {Name: "c", Type: TypeFloat8}}
 	buf, err := appendDataRow([]byte("prefix"), cols, []int16{1, 0, 0},
 		[]ir.Value{ir.Int(258), ir.Null(), ir.Float(2.5)})
 	if err != nil {

@@ -18,16 +18,16 @@ import (
 // Binary parameters are laid out by their wire type: the OID the client
 // declared in Parse, or the session's type (both are what Describe
 // reported). Text parameters are parsed as the session's type when it is
-// not text; when the session left the type open (TypeText), the client's
+// not text; when the session left the type open (ir.TypeText), the client's
 // declared OID decides, and an undeclared parameter stays an ir.String —
 // the session knows best what a string literal means in its statement.
-func decodeParam(n int, data []byte, format int16, declared uint32, want Type) (ir.Value, error) {
+func decodeParam(n int, data []byte, format int16, declared uint32, want ir.ColType) (ir.Value, error) {
 	if data == nil {
 		return ir.Null(), nil
 	}
 	wireOID := declared
 	if wireOID == 0 {
-		wireOID = want.OID()
+		wireOID = oidOf(want)
 	}
 	switch format {
 	case formatBinary:
@@ -42,8 +42,8 @@ func decodeParam(n int, data []byte, format int16, declared uint32, want Type) (
 	}
 	s := string(data)
 	textOID := declared
-	if want != TypeText {
-		textOID = want.OID()
+	if want != ir.TypeText {
+		textOID = oidOf(want)
 	}
 	switch textOID {
 	case oidInt2:

@@ -43,50 +43,75 @@ const (
 	formatBinary int16 = 1
 )
 
-// OID returns the PostgreSQL type OID of t; unknown Types are text.
-func (t Type) OID() uint32 {
+// oidOf is the PostgreSQL type OID of a result or parameter type: the
+// one mapping of ir.ColType to PostgreSQL (typeOfOID is its inverse).
+func oidOf(t ir.ColType) uint32 {
 	switch t {
-	case TypeInt8:
+	case ir.TypeInt8:
 		return oidInt8
-	case TypeFloat8:
+	case ir.TypeFloat8:
 		return oidFloat8
-	case TypeBool:
+	case ir.TypeBool:
 		return oidBool
-	case TypeInt4:
+	case ir.TypeInt4:
 		return oidInt4
-	case TypeName:
+	case ir.TypeName:
 		return oidName
-	case TypeOID:
+	case ir.TypeOID:
 		return oidOID
-	case TypeDate:
+	case ir.TypeDate:
 		return oidDate
-	case TypeTimestamp:
+	case ir.TypeTimestamp:
 		return oidTS
-	case TypeTimestampTZ:
+	case ir.TypeTimestampTZ:
 		return oidTSTZ
 	}
 	return oidText
 }
 
+// typeOfOID is the type of a parameter the client declared by OID in
+// Parse (ir.TypeUnknown for 0 or a type the proxy has no name for).
+func typeOfOID(oid uint32) ir.ColType {
+	switch oid {
+	case oidInt8, oidInt2:
+		return ir.TypeInt8
+	case oidInt4:
+		return ir.TypeInt4
+	case oidFloat4, oidFloat8, oidNumeric:
+		return ir.TypeFloat8
+	case oidBool:
+		return ir.TypeBool
+	case oidText, oidVarchar, oidName:
+		return ir.TypeText
+	case oidDate:
+		return ir.TypeDate
+	case oidTS:
+		return ir.TypeTimestamp
+	case oidTSTZ:
+		return ir.TypeTimestampTZ
+	}
+	return ir.TypeUnknown
+}
+
 // size is pg_type.typlen, reported in RowDescription (-1: variable).
-func (t Type) size() int16 {
+func sizeOf(t ir.ColType) int16 {
 	switch t {
-	case TypeInt8, TypeFloat8:
+	case ir.TypeInt8, ir.TypeFloat8:
 		return 8
-	case TypeBool:
+	case ir.TypeBool:
 		return 1
-	case TypeInt4, TypeOID, TypeDate:
+	case ir.TypeInt4, ir.TypeOID, ir.TypeDate:
 		return 4
-	case TypeTimestamp, TypeTimestampTZ:
+	case ir.TypeTimestamp, ir.TypeTimestampTZ:
 		return 8
-	case TypeName:
+	case ir.TypeName:
 		return 64
 	}
 	return -1
 }
 
 // rowDescription describes cols with one format per column (nil: text).
-func rowDescription(cols []Column, formats []int16) *pgproto3.RowDescription {
+func rowDescription(cols []ir.Column, formats []int16) *pgproto3.RowDescription {
 	fields := make([]pgproto3.FieldDescription, len(cols))
 	for i, c := range cols {
 		f := formatText
@@ -95,8 +120,8 @@ func rowDescription(cols []Column, formats []int16) *pgproto3.RowDescription {
 		}
 		fields[i] = pgproto3.FieldDescription{
 			Name:         []byte(c.Name),
-			DataTypeOID:  c.Type.OID(),
-			DataTypeSize: c.Type.size(),
+			DataTypeOID:  oidOf(c.Type),
+			DataTypeSize: sizeOf(c.Type),
 			TypeModifier: -1,
 			Format:       f,
 		}
@@ -107,7 +132,7 @@ func rowDescription(cols []Column, formats []int16) *pgproto3.RowDescription {
 // appendDataRow appends one DataRow message. It writes the bytes itself
 // rather than building a pgproto3.DataRow so that a row costs no
 // allocation beyond the growth of the output buffer.
-func appendDataRow(buf []byte, cols []Column, formats []int16, row []ir.Value) ([]byte, error) {
+func appendDataRow(buf []byte, cols []ir.Column, formats []int16, row []ir.Value) ([]byte, error) {
 	if len(row) != len(cols) {
 		return buf, sqlerr.Wrap(sqlerr.Internal,
 			fmt.Errorf("pgwire: row has %d values, result has %d columns", len(row), len(cols)), "internal error")
@@ -169,33 +194,33 @@ func appendText(buf []byte, v ir.Value) []byte {
 // appendBinary appends v in the binary format of type t. A value whose
 // kind differs from the column type is converted when that is exact
 // (an integral float in an int8 column, a numeric string), else refused.
-func appendBinary(buf []byte, t Type, v ir.Value) ([]byte, error) {
+func appendBinary(buf []byte, t ir.ColType, v ir.Value) ([]byte, error) {
 	switch t {
-	case TypeInt8:
+	case ir.TypeInt8:
 		n, err := asInt(v, math.MinInt64, math.MaxInt64)
 		if err != nil {
 			return buf, err
 		}
 		return binary.BigEndian.AppendUint64(buf, uint64(n)), nil
-	case TypeInt4:
+	case ir.TypeInt4:
 		n, err := asInt(v, math.MinInt32, math.MaxInt32)
 		if err != nil {
 			return buf, err
 		}
 		return binary.BigEndian.AppendUint32(buf, uint32(int32(n))), nil
-	case TypeOID:
+	case ir.TypeOID:
 		n, err := asInt(v, 0, math.MaxUint32)
 		if err != nil {
 			return buf, err
 		}
 		return binary.BigEndian.AppendUint32(buf, uint32(n)), nil
-	case TypeFloat8:
+	case ir.TypeFloat8:
 		f, err := asFloat(v)
 		if err != nil {
 			return buf, err
 		}
 		return binary.BigEndian.AppendUint64(buf, math.Float64bits(f)), nil
-	case TypeBool:
+	case ir.TypeBool:
 		b, err := asBool(v)
 		if err != nil {
 			return buf, err
@@ -204,8 +229,8 @@ func appendBinary(buf []byte, t Type, v ir.Value) ([]byte, error) {
 			return append(buf, 1), nil
 		}
 		return append(buf, 0), nil
-	case TypeDate, TypeTimestamp, TypeTimestampTZ:
-		k := map[Type]ir.Kind{TypeDate: ir.KindDate, TypeTimestamp: ir.KindTimestamp, TypeTimestampTZ: ir.KindTimestampTZ}[t]
+	case ir.TypeDate, ir.TypeTimestamp, ir.TypeTimestampTZ:
+		k := map[ir.ColType]ir.Kind{ir.TypeDate: ir.KindDate, ir.TypeTimestamp: ir.KindTimestamp, ir.TypeTimestampTZ: ir.KindTimestampTZ}[t]
 		tv := ir.AsTime(v, k)
 		if tv.Kind != k {
 			return buf, fmt.Errorf("cannot encode %v as %v", v.Kind, k)

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -23,7 +24,9 @@ type statement struct {
 }
 
 // portal is a bound statement. The session executes it once, on the first
-// Execute; its rows are kept here so that row-limited Executes continue
+// Execute. An Execute without a row limit streams the rows to the client
+// as the session writes them; a row-limited one keeps them here (the
+// session's own rows, not copies) so that the next Executes continue
 // where the last one stopped.
 type portal struct {
 	stmt    *statement
@@ -66,7 +69,11 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 		return err
 	}
 	ctx, end := c.beginQuery()
-	prep, err := c.sess.Prepare(ctx, m.Query, m.ParameterOIDs)
+	declared := make([]ir.ColType, len(m.ParameterOIDs))
+	for i, oid := range m.ParameterOIDs {
+		declared[i] = typeOfOID(oid)
+	}
+	prep, err := c.sess.Prepare(ctx, m.Query, declared)
 	userCanceled := end()
 	if err != nil {
 		return c.queryErr(err, userCanceled)
@@ -80,7 +87,7 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	for i := range n {
 		st.oids[i] = st.declared[i]
 		if st.oids[i] == 0 {
-			st.oids[i] = paramType(prep, i).OID()
+			st.oids[i] = oidOf(paramType(prep, i))
 		}
 	}
 	// The unnamed statement is simply replaced.
@@ -120,11 +127,11 @@ func (c *conn) dropStatement(name string) {
 
 // paramType is the session's type for parameter i (text when the
 // session did not say).
-func paramType(p *Prepared, i int) Type {
+func paramType(p *Prepared, i int) ir.ColType {
 	if i < len(p.ParamTypes) {
 		return p.ParamTypes[i]
 	}
-	return TypeText
+	return ir.TypeText
 }
 
 func (c *conn) lookupStatement(name string) (*statement, error) {
@@ -243,7 +250,7 @@ func (c *conn) describe(m *pgproto3.Describe) error {
 	return nil
 }
 
-func (c *conn) describeRows(cols []Column, formats []int16) {
+func (c *conn) describeRows(cols []ir.Column, formats []int16) {
 	if cols == nil {
 		c.send(&pgproto3.NoData{})
 		return
@@ -258,9 +265,13 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 	}
 	if !p.executed {
 		p.executed = true
-		if err := c.run(p); err != nil {
+		streamed, err := c.run(p, m.MaxRows == 0)
+		if err != nil {
 			delete(c.portals, m.Portal) // a failed portal cannot be resumed
 			return err
+		}
+		if streamed {
+			return nil
 		}
 	}
 	if p.empty {
@@ -284,30 +295,79 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 	return nil
 }
 
-// run executes a portal's statement in the session and keeps the result.
-// The notices go out now, before the first row: a client that reads only
-// part of the rows still learns what the answer cost.
-func (c *conn) run(p *portal) error {
+// run executes a portal's statement in the session. With stream set
+// (an Execute without a row limit) the rows go to the client as they
+// come and the command is complete when run returns (streamed). Else
+// they are kept in the portal and the notices go out now, before the
+// first row: a client that reads only part of the rows still learns what
+// the answer cost.
+func (c *conn) run(p *portal, stream bool) (streamed bool, err error) {
+	w := &portalWriter{c: c, p: p, stream: stream}
 	ctx, end := c.beginQuery()
-	res, err := c.sess.Execute(ctx, p.stmt.prep, p.args)
+	err = c.sess.Execute(ctx, p.stmt.prep, p.args, w)
 	userCanceled := end()
-	if err != nil {
-		return c.queryErr(err, userCanceled)
+	switch {
+	case w.encodeErr != nil:
+		c.logErr("encoding result", w.encodeErr)
+		return false, w.encodeErr
+	case w.shapeErr != nil:
+		c.log.Error("session result does not match its prepared statement", "err", w.shapeErr)
+		return false, sqlerr.Wrap(sqlerr.Internal, w.shapeErr, "internal error")
+	case err != nil:
+		return false, c.queryErr(err, userCanceled)
 	}
-	if res.Empty {
-		p.empty = true
+	return w.done && stream, nil
+}
+
+// portalWriter receives a portal's answer (ir.RowWriter).
+type portalWriter struct {
+	c      *conn
+	p      *portal
+	stream bool
+	done   bool
+	// encodeErr: a value could not be encoded; shapeErr: the session's
+	// columns are not those the client was told in RowDescription.
+	encodeErr, shapeErr error
+}
+
+func (w *portalWriter) Columns(cols []ir.Column) error {
+	if want := w.p.stmt.prep.Columns; want != nil && len(cols) != len(want) {
+		w.shapeErr = fmt.Errorf("pgwire: session result has %d columns, prepared statement described %d", len(cols), len(want))
+		return w.shapeErr
+	}
+	return nil
+}
+
+func (w *portalWriter) Row(row []ir.Value) error {
+	if w.p.stmt.prep.Columns == nil {
+		// The client was told NoData: a row cannot be described.
+		w.shapeErr = fmt.Errorf("pgwire: session result has rows, prepared statement described none")
+	}
+	if w.shapeErr != nil {
+		return w.shapeErr
+	}
+	if !w.stream {
+		w.p.rows = append(w.p.rows, row)
 		return nil
 	}
-	cols := p.stmt.prep.Columns
-	if (cols == nil && len(res.Rows) > 0) || (res.Columns != nil && len(res.Columns) != len(cols)) {
-		// The client was told a different shape in RowDescription.
-		err := fmt.Errorf("pgwire: session result has %d columns, prepared statement described %d",
-			len(res.Columns), len(cols))
-		c.log.Error("session result does not match its prepared statement", "err", err)
-		return sqlerr.Wrap(sqlerr.Internal, err, "internal error")
+	err := w.c.sendRow(w.p.stmt.prep.Columns, w.p.formats, row)
+	if err != nil && !errors.Is(err, errClientGone) {
+		w.encodeErr = err
 	}
-	c.sendNotices(res.Notices)
-	p.rows, p.tag = res.Rows, res.Tag
+	return err
+}
+
+func (w *portalWriter) Complete(done ir.Completion) error {
+	if done.Empty {
+		w.p.empty = true
+		return nil
+	}
+	w.c.sendNotices(done.Cost.Notices)
+	w.p.tag = done.Tag
+	if w.stream {
+		w.c.send(&pgproto3.CommandComplete{CommandTag: []byte(done.Tag)})
+	}
+	w.done = true
 	return nil
 }
 

@@ -38,6 +38,7 @@ import (
 //	echoany N        (extended) N untyped parameters; one row of text
 //	                 columns "kind:text" describing each decoded argument
 //	mismatch         (extended) describes 1 column, returns 2
+//	endless          (simple) rows of fakeColumns until the writer fails
 const fakeSecret = "backend said: salary of bob is 123456"
 
 // Test users. The verifier is PostgreSQL's for the password "secret".
@@ -46,13 +47,55 @@ const (
 	testVerifier  = "SCRAM-SHA-256$4096:MDEyMzQ1Njc4OWFiY2RlZg==$bpSY5Ze9NUH+I35LC3gVq+DpBfK46iXBxvhAKqVu9pE=:VpYlBuxyzeCI1KnctrefdljpB1mk3Gp7sBI/t11+NkQ="
 )
 
+// The tests name the result vocabulary briefly.
+type (
+	Column = ir.Column
+	Type   = ir.ColType
+)
+
+const (
+	TypeText        = ir.TypeText
+	TypeInt8        = ir.TypeInt8
+	TypeFloat8      = ir.TypeFloat8
+	TypeBool        = ir.TypeBool
+	TypeInt4        = ir.TypeInt4
+	TypeName        = ir.TypeName
+	TypeOID         = ir.TypeOID
+	TypeDate        = ir.TypeDate
+	TypeTimestamp   = ir.TypeTimestamp
+	TypeTimestampTZ = ir.TypeTimestampTZ
+)
+
+// Result is one fake answer, held whole and written by write.
+type Result struct {
+	Columns []Column
+	Rows    [][]ir.Value
+	Tag     string
+	Empty   bool
+	Notices []string
+}
+
+func (r Result) write(w ir.RowWriter) error {
+	if r.Columns != nil {
+		if err := w.Columns(r.Columns); err != nil {
+			return err
+		}
+		for _, row := range r.Rows {
+			if err := w.Row(row); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Complete(ir.Completion{Tag: r.Tag, Empty: r.Empty, Cost: ir.Cost{Notices: r.Notices}})
+}
+
 var fakeColumns = []Column{
-	{"i", TypeInt8}, {"label", TypeText}, {"half", TypeFloat8}, {"even", TypeBool},
-	{"small", TypeInt4}, {"nm", TypeName}, {"o", TypeOID},
+	{Name: "i", Type: TypeInt8}, {Name: "label", Type: TypeText}, {Name: "half", Type: TypeFloat8}, {Name: "even", Type: TypeBool},
+	{Name: "small", Type: TypeInt4}, {Name: "nm", Type: TypeName}, {Name: "o", Type: TypeOID},
 }
 
 var (
-	oneColumns = []Column{{"i", TypeInt8}, {"label", TypeText}}
+	oneColumns = []Column{{Name: "i", Type: TypeInt8}, {Name: "label", Type: TypeText}}
 	oneRows    = [][]ir.Value{{ir.Int(1), ir.String("one")}}
 )
 
@@ -72,6 +115,10 @@ type fakeHandler struct {
 	// fake's own panics as server bugs.
 	fuzzing bool
 
+	// endless receives how many rows "endless" wrote before its writer
+	// failed.
+	endless chan int
+
 	mu       sync.Mutex
 	sessions int // open sessions
 	prepares int // Prepare calls, to prove the extended protocol was used
@@ -86,6 +133,7 @@ func newFakeHandler() *fakeHandler {
 			"nopass": {},
 		},
 		started: make(chan string, 16),
+		endless: make(chan int, 1),
 	}
 }
 
@@ -147,25 +195,31 @@ func (s *fakeSession) Close() {
 	s.h.mu.Unlock()
 }
 
-func (s *fakeSession) Query(ctx context.Context, sql string) ([]Result, error) {
-	var out []Result
+func (s *fakeSession) Query(ctx context.Context, sql string, w ir.RowWriter) error {
+	n := 0
 	for stmt := range strings.SplitSeq(sql, ";") {
 		if strings.TrimSpace(stmt) == "" {
 			continue
 		}
+		n++
+		if strings.TrimSpace(stmt) == "endless" {
+			return s.endlessRows(ctx, w)
+		}
 		r, err := s.run(ctx, stmt, nil)
 		if err != nil {
-			return out, err
+			return err
 		}
-		out = append(out, r)
+		if err := r.write(w); err != nil {
+			return err
+		}
 	}
-	if out == nil {
-		return []Result{{Empty: true}}, nil
+	if n == 0 {
+		return Result{Empty: true}.write(w)
 	}
-	return out, nil
+	return nil
 }
 
-func (s *fakeSession) Prepare(_ context.Context, sql string, oids []uint32) (*Prepared, error) {
+func (s *fakeSession) Prepare(_ context.Context, sql string, _ []ir.ColType) (*Prepared, error) {
 	s.h.mu.Lock()
 	s.h.prepares++
 	s.h.mu.Unlock()
@@ -195,13 +249,13 @@ func (s *fakeSession) Prepare(_ context.Context, sql string, oids []uint32) (*Pr
 	case "rows":
 		p.Columns = fakeColumns
 	case "notice":
-		p.Columns = []Column{{"n", TypeInt8}}
+		p.Columns = []Column{{Name: "n", Type: TypeInt8}}
 	case "one":
 		p.Columns = oneColumns
 	case "wait":
-		p.Columns = []Column{{"ms", TypeInt8}}
+		p.Columns = []Column{{Name: "ms", Type: TypeInt8}}
 	case "mismatch":
-		p.Columns = []Column{{"a", TypeInt8}}
+		p.Columns = []Column{{Name: "a", Type: TypeInt8}}
 	}
 	return p, nil
 }
@@ -211,7 +265,15 @@ var fakeTypes = map[string]Type{
 	"text": TypeText, "name": TypeName, "oid": TypeOID,
 }
 
-func (s *fakeSession) Execute(ctx context.Context, p *Prepared, args []ir.Value) (Result, error) {
+func (s *fakeSession) Execute(ctx context.Context, p *Prepared, args []ir.Value, w ir.RowWriter) error {
+	r, err := s.execute(ctx, p, args)
+	if err != nil {
+		return err
+	}
+	return r.write(w)
+}
+
+func (s *fakeSession) execute(ctx context.Context, p *Prepared, args []ir.Value) (Result, error) {
 	f := strings.Fields(strings.Trim(p.SQL, "; "))
 	if len(f) > 0 {
 		switch f[0] {
@@ -224,7 +286,7 @@ func (s *fakeSession) Execute(ctx context.Context, p *Prepared, args []ir.Value)
 			}
 			return Result{Columns: p.Columns, Rows: [][]ir.Value{row}, Tag: "SELECT 1"}, nil
 		case "mismatch":
-			return Result{Columns: []Column{{"a", TypeInt8}, {"b", TypeInt8}},
+			return Result{Columns: []Column{{Name: "a", Type: TypeInt8}, {Name: "b", Type: TypeInt8}},
 				Rows: [][]ir.Value{{ir.Int(1), ir.Int(2)}}, Tag: "SELECT 1"}, nil
 		}
 	}
@@ -264,8 +326,8 @@ func (s *fakeSession) run(ctx context.Context, stmt string, _ []ir.Value) (Resul
 		return Result{Columns: oneColumns, Rows: oneRows, Tag: "SELECT 1"}, nil
 	case "notice":
 		return Result{
-			Columns: []Column{{"n", TypeInt8}}, Rows: [][]ir.Value{{ir.Int(1)}}, Tag: "SELECT 1",
-			Notices: []Notice{{Message: "epsilon spent 0.5", Detail: "left 9.5", Hint: "h"}},
+			Columns: []Column{{Name: "n", Type: TypeInt8}}, Rows: [][]ir.Value{{ir.Int(1)}}, Tag: "SELECT 1",
+			Notices: []string{"epsilon spent 0.5"},
 		}, nil
 	case "fail":
 		return Result{}, fakeErr(f[1])
@@ -291,7 +353,7 @@ func (s *fakeSession) run(ctx context.Context, stmt string, _ []ir.Value) (Resul
 				return Result{}, ctx.Err()
 			}
 		}
-		return Result{Columns: []Column{{"ms", TypeInt8}}, Rows: [][]ir.Value{{ir.Int(int64(ms))}}, Tag: "SELECT 1"}, nil
+		return Result{Columns: []Column{{Name: "ms", Type: TypeInt8}}, Rows: [][]ir.Value{{ir.Int(int64(ms))}}, Tag: "SELECT 1"}, nil
 	case "begin":
 		s.tx = true
 		return Result{Tag: "BEGIN"}, nil
@@ -492,6 +554,27 @@ func (rc *rawConn) until(t *testing.T, typ byte) []string {
 		got = append(got, d)
 		if d[0] == typ {
 			return got
+		}
+	}
+}
+
+// endlessRows writes rows until the writer fails (or the server shuts
+// down), and reports how many.
+func (s *fakeSession) endlessRows(ctx context.Context, w ir.RowWriter) error {
+	if err := w.Columns(fakeColumns); err != nil {
+		return err
+	}
+	for i := 1; ; i++ {
+		err := w.Row(fakeRow(i))
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			select {
+			case s.h.endless <- i - 1:
+			default:
+			}
+			return err
 		}
 	}
 }

@@ -32,23 +32,26 @@ type UserAuth struct {
 
 // Session executes statements for one connection. It is used by one
 // goroutine at a time; ctx is cancelled by a CancelRequest for this
-// connection or by server shutdown.
+// connection or by server shutdown. Answers are written to an
+// ir.RowWriter the server implements, so rows are encoded as the session
+// produces them: Columns (RowDescription), Row (DataRow), Complete
+// (notices, then CommandComplete or EmptyQueryResponse).
 type Session interface {
-	// Query runs a simple-protocol query string: one Result per statement,
-	// in order. When a statement fails, Query returns the results of the
-	// statements before it and the error (an *sqlerr.Error); the rest is
-	// not run.
-	Query(ctx context.Context, sql string) ([]Result, error)
+	// Query runs a simple-protocol query string, writing each
+	// statement's answer to w in order. When a statement fails, Query
+	// returns the error (an *sqlerr.Error) after the answers of the
+	// statements before it; the rest is not run.
+	Query(ctx context.Context, sql string, w ir.RowWriter) error
 	// Prepare parses and plans one statement for the extended protocol.
-	// paramTypes are the parameter type OIDs the client sent with Parse (0
-	// = unspecified).
-	Prepare(ctx context.Context, sql string, paramTypes []uint32) (*Prepared, error)
+	// paramTypes are the parameter types the client declared with Parse
+	// (ir.TypeUnknown = unspecified or a type without a name here).
+	Prepare(ctx context.Context, sql string, paramTypes []ir.ColType) (*Prepared, error)
 	// Execute runs a prepared statement with bound arguments (decoded by
 	// the server according to Prepared.ParamTypes and the client's
-	// declared OIDs). The result's rows must match Prepared.Columns
-	// (same number of columns; values are encoded as the Prepared column
-	// types, which is what the client was told in RowDescription).
-	Execute(ctx context.Context, p *Prepared, args []ir.Value) (Result, error)
+	// declared OIDs), writing its answer to w. Its columns must match
+	// Prepared.Columns (values are encoded as the Prepared column types,
+	// which is what the client was told in RowDescription).
+	Execute(ctx context.Context, p *Prepared, args []ir.Value, w ir.RowWriter) error
 	// ParameterStatus lists the settings reported to the client at
 	// startup (server_version, client_encoding, DateStyle, ...).
 	ParameterStatus() map[string]string
@@ -67,55 +70,13 @@ const (
 	TxFailed  byte = 'E' // in a failed transaction block (until ROLLBACK)
 )
 
-// Type is a result or parameter type, mapped to a PostgreSQL OID by the
-// server.
-type Type uint8
-
-const (
-	TypeText        Type = iota // text (25); also used for unknown types
-	TypeInt8                    // bigint (20)
-	TypeFloat8                  // double precision (701)
-	TypeBool                    // boolean (16)
-	TypeInt4                    // integer (23)
-	TypeName                    // name (19), catalog columns
-	TypeOID                     // oid (26), catalog columns
-	TypeDate                    // date (1082)
-	TypeTimestamp               // timestamp without time zone (1114)
-	TypeTimestampTZ             // timestamp with time zone (1184), in UTC
-)
-
-// Column is a result column.
-type Column struct {
-	Name string
-	Type Type
-}
-
-// Notice is a NoticeResponse sent before the result's CommandComplete.
-type Notice struct {
-	Message string
-	Detail  string
-	Hint    string
-}
-
-// Result is the outcome of one statement.
-type Result struct {
-	// Columns is nil for a statement that returns no rows (SET, BEGIN).
-	Columns []Column
-	Rows    [][]ir.Value
-	// Tag is the CommandComplete tag ("SELECT 3", "SET", "BEGIN", "SHOW").
-	Tag string
-	// Empty marks an empty query (EmptyQueryResponse instead of a tag).
-	Empty   bool
-	Notices []Notice
-}
-
 // Prepared is a statement prepared for the extended protocol.
 type Prepared struct {
 	SQL string
 	// ParamTypes has one entry per $n parameter.
-	ParamTypes []Type
+	ParamTypes []ir.ColType
 	// Columns describes the result (nil: the statement returns no rows).
-	Columns []Column
+	Columns []ir.Column
 	// State belongs to the session.
 	State any
 }

@@ -1,9 +1,12 @@
 package pgwire
 
 import (
+	"errors"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // simpleQuery runs a Query message: every statement's result in text
@@ -15,24 +18,19 @@ func (c *conn) simpleQuery(sql string) {
 	c.dropStatement("")
 	delete(c.portals, "")
 
+	w := &queryWriter{c: c}
 	ctx, end := c.beginQuery()
-	results, err := c.sess.Query(ctx, sql)
+	err := c.sess.Query(ctx, sql, w)
 	userCanceled := end()
 
-	sent := 0
-	for _, r := range results {
-		if serr := c.sendResult(r); serr != nil {
-			c.logErr("encoding result", serr)
-			c.sendError(serr)
-			err = nil // one error per query: the encoding failure stands
-			sent = -1
-			break
-		}
-		sent++
-	}
-	if err != nil {
+	switch {
+	case w.encodeErr != nil:
+		// One error per query: the encoding failure stands.
+		c.logErr("encoding result", w.encodeErr)
+		c.sendError(w.encodeErr)
+	case err != nil:
 		c.sendError(c.queryErr(err, userCanceled))
-	} else if sent == 0 {
+	case w.completed == 0:
 		// No statement and no error: an empty query string.
 		c.send(&pgproto3.EmptyQueryResponse{})
 	}
@@ -40,49 +38,78 @@ func (c *conn) simpleQuery(sql string) {
 	c.readyForQuery()
 }
 
-// sendResult sends one statement's result in text format.
-func (c *conn) sendResult(r Result) error {
-	if r.Empty {
-		c.send(&pgproto3.EmptyQueryResponse{})
+// queryWriter encodes a simple query's answers in text format as the
+// session writes them (ir.RowWriter).
+type queryWriter struct {
+	c         *conn
+	cols      []ir.Column
+	completed int
+	encodeErr error
+}
+
+func (w *queryWriter) Columns(cols []ir.Column) error {
+	w.cols = cols
+	w.c.send(rowDescription(cols, nil))
+	return nil
+}
+
+func (w *queryWriter) Row(row []ir.Value) error {
+	err := w.c.sendRow(w.cols, nil, row)
+	if err != nil && !errors.Is(err, errClientGone) {
+		w.encodeErr = err
+	}
+	return err
+}
+
+func (w *queryWriter) Complete(done ir.Completion) error {
+	w.completed++
+	w.cols = nil
+	if done.Empty {
+		w.c.send(&pgproto3.EmptyQueryResponse{})
 		return nil
 	}
-	if r.Columns != nil {
-		c.send(rowDescription(r.Columns, nil))
-		if err := c.sendRows(r.Columns, nil, r.Rows); err != nil {
-			return err
-		}
-	}
-	c.sendNotices(r.Notices)
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(r.Tag)})
+	w.c.sendNotices(done.Cost.Notices)
+	w.c.send(&pgproto3.CommandComplete{CommandTag: []byte(done.Tag)})
 	return nil
 }
 
-// sendRows sends DataRows, flushing as output piles up.
-func (c *conn) sendRows(cols []Column, formats []int16, rows [][]ir.Value) error {
+// sendRows sends rows a portal kept, flushing as output piles up. A
+// client that is gone is noticed by the next read.
+func (c *conn) sendRows(cols []ir.Column, formats []int16, rows [][]ir.Value) error {
 	for _, row := range rows {
-		var err error
-		if c.wbuf, err = appendDataRow(c.wbuf, cols, formats, row); err != nil {
+		if err := c.sendRow(cols, formats, row); err != nil && !errors.Is(err, errClientGone) {
 			return err
-		}
-		if len(c.wbuf) >= flushThreshold {
-			if err := c.flush(); err != nil {
-				// The client is gone; the next read says so.
-				return nil
-			}
 		}
 	}
 	return nil
 }
 
-func (c *conn) sendNotices(ns []Notice) {
+// errClientGone stops a streamed answer whose client can no longer be
+// written to: the session stops reading the backend's rows too.
+var errClientGone = sqlerr.New(sqlerr.QueryCanceled, "canceling statement: the client connection is gone")
+
+// sendRow sends one DataRow, flushing when the output buffer is full: a
+// streamed answer is never held whole in the buffer either.
+func (c *conn) sendRow(cols []ir.Column, formats []int16, row []ir.Value) error {
+	var err error
+	if c.wbuf, err = appendDataRow(c.wbuf, cols, formats, row); err != nil {
+		return err
+	}
+	if len(c.wbuf) >= flushThreshold {
+		if err := c.flush(); err != nil {
+			return errClientGone
+		}
+	}
+	return nil
+}
+
+func (c *conn) sendNotices(ns []string) {
 	for _, n := range ns {
 		c.send(&pgproto3.NoticeResponse{
 			Severity:            "NOTICE",
 			SeverityUnlocalized: "NOTICE",
 			Code:                "00000",
-			Message:             n.Message,
-			Detail:              n.Detail,
-			Hint:                n.Hint,
+			Message:             n,
 		})
 	}
 }
