@@ -59,10 +59,10 @@ func groupCommitAttempt(t *testing.T) (txs int64, ops int) {
 			mu.Unlock()
 		}()
 	}
-	before := h.l.writes.txs.Load()
+	before := h.l.wal.syncs.Load()
 	close(start)
 	wg.Wait()
-	txs = h.l.writes.txs.Load() - before
+	txs = h.l.wal.syncs.Load() - before
 	if ok != 40 {
 		t.Fatalf("%d reservations succeeded, want exactly 40", ok)
 	}
