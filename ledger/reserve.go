@@ -51,33 +51,19 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 
 // Charge durably charges c.Cost to (c.User, c.Dataset) if the total spent
 // stays within limit for both ε and δ, records a pending reservation and
-// the charge's audit entry (audit.go), all in one transaction. When the
-// file is fsynced and Charge returns, the charge survives any crash.
+// the charge's audit entry (audit.go), all in one log record. When the
+// log is fsynced and Charge returns, the charge survives any crash. With
+// c.Overlap, Charge returns once the charge is decided and its log write
+// has started; Commit and CommitDeferred wait for that write.
 //
 // If the budget would be exceeded, Charge charges nothing and returns a
 // *sqlerr.Error with code sqlerr.BudgetExhausted that says what is left and
 // what was asked. Costs and limits must be finite and ≥ 0; they are read as
 // exact decimals (see ExactDecimal).
 func (l *Ledger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
-	r, err := l.reserve(ctx, c, limit, false)
+	r, err := l.reserve(ctx, c, limit, c.Overlap)
 	if err != nil {
 		return nil, err // not a typed nil in the interface
-	}
-	return r, nil
-}
-
-// ChargeEarly is Charge returning before the charge is durable: the
-// caller may start the private computation while the log write runs. The
-// charge is decided (the budget check is exact) and in the log's next
-// write when it returns; Commit and CommitDeferred wait until it is
-// durable before they return, so the caller must send nothing derived
-// from private data before one of them returned. If the write fails they
-// fail and the charge stays (fail closed); a crash before the write only
-// loses a charge whose answer never left. Refund needs no wait.
-func (l *Ledger) ChargeEarly(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
-	r, err := l.reserve(ctx, c, limit, true)
-	if err != nil {
-		return nil, err
 	}
 	return r, nil
 }
@@ -221,7 +207,7 @@ func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
 
 // CommitDeferred is Commit without waiting for its own record to be
 // durable: the charge is (CommitDeferred waits for it when the reservation
-// was made by ChargeEarly), so the answer may be sent as soon as this
+// was made with budget.Charge.Overlap), so the answer may be sent as soon as this
 // returns. The record (charge final, release stored under cacheKey) rides
 // with the next group of log writes — usually the next charge's — or is
 // written by itself after Options.SettleDelay, so a fresh answer pays one

@@ -241,3 +241,43 @@ func TestLogOfAnotherLedgerRefused(t *testing.T) {
 		t.Fatal("opened a ledger with another ledger's log")
 	}
 }
+
+// TestOverlapWaitsForTheCharge: a charge made with Overlap returns before
+// its log write, but settling it waits for that write, so when the write
+// fails no answer can be sent: CommitDeferred and Commit fail, the charge
+// stays (fail closed) and nothing is released. Without Overlap, Charge
+// itself fails.
+func TestOverlapWaitsForTheCharge(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	ro, err := os.Open(logPath(h.path)) // read-only: every log write fails
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.l.wal.io.Lock()
+	rw := h.l.wal.f
+	h.l.wal.f = ro
+	h.l.wal.io.Unlock()
+	t.Cleanup(func() { rw.Close() })
+
+	c := budget.Charge{User: "ann", Dataset: "census", Cost: eps(0.25), Overlap: true}
+	r, err := h.l.Charge(ctx, c, eps(1))
+	if err != nil {
+		t.Fatalf("Charge with Overlap = %v, want it to return before the write", err)
+	}
+	if out, err := r.CommitDeferred("k", []byte("noisy")); err == nil {
+		t.Fatalf("CommitDeferred = %q after the charge's write failed, want an error", out)
+	}
+	if s, _ := h.l.Spent("ann", "census"); s.Epsilon != 0.25 {
+		t.Errorf("spent %v after the failed write, want 0.25 (fail closed)", s.Epsilon)
+	}
+	if _, ok, _ := h.l.Lookup("k"); ok {
+		t.Error("the release is served though its charge never became durable")
+	}
+	c.Overlap = false
+	if _, err := h.l.Charge(ctx, c, eps(1)); err == nil {
+		t.Error("Charge without Overlap succeeded though the log cannot be written")
+	}
+	_ = h.l.Close() // fails: the log cannot be written
+	h.l = nil
+}
