@@ -334,6 +334,15 @@ func (l *Ledger) settledRelease(cacheKey string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if lsn > 0 && l.retention.MaxBytes > 0 {
+		// The bytes bound is applied as releases reach the bbolt file:
+		// get it there first, so a release the bound evicts is never
+		// served.
+		if err := l.checkpoint(); err != nil {
+			return nil, err
+		}
+		return l.settledRelease(cacheKey)
+	}
 	if lsn > 0 {
 		if err := l.wal.syncThrough(lsn); err != nil {
 			return nil, err
