@@ -115,6 +115,7 @@ type pending struct {
 	cost       exact
 	time       time.Time
 	replica    string
+	raw        []byte // the record as stored (set when it is known)
 }
 
 func (p pending) encode() ([]byte, error) {

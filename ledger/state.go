@@ -64,48 +64,90 @@ func (l *Ledger) storedRelease(key string) ([]byte, uint64, error) {
 	return out, 0, err
 }
 
-// applyRecord makes one logged change in the bbolt file: the same
-// arithmetic the in-memory state did when it was decided (no budget check:
-// the decision was made, and logged, before).
-func (l *Ledger) applyRecord(tx *bolt.Tx, r *logRecord) error {
-	pb := tx.Bucket(bucketPending)
-	id := idKey(r.id)
+// applyLogged writes recs (LSNs consecutive, up to last) into the bbolt
+// file in one durable transaction that also records last as applied: the
+// same arithmetic the in-memory state did when each change was decided
+// (no budget check: the decision was made, and logged, before). Each
+// account is written once per batch, and a reservation charged and
+// settled within the batch never enters the pending bucket.
+func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return l.writes.update(func(tx *bolt.Tx) error {
+		b := batch{l: l, tx: tx, accounts: map[string]*account{}, fresh: map[uint64]pending{}}
+		for _, r := range recs {
+			if err := b.apply(r); err != nil {
+				return fmt.Errorf("change %d: %w", r.lsn, err)
+			}
+		}
+		return b.finish(last)
+	})
+}
+
+// batch is one checkpoint's transaction.
+type batch struct {
+	l        *Ledger
+	tx       *bolt.Tx
+	accounts map[string]*account // loaded from tx, written by finish
+	keys     [][]byte            // of accounts, in first-touch order
+	fresh    map[uint64]pending  // reserved in this batch, not settled yet
+	seq      uint64
+}
+
+func (b *batch) account(key []byte) (*account, error) {
+	if a, ok := b.accounts[string(key)]; ok {
+		return a, nil
+	}
+	a, err := b.l.memo.getAccount(b.tx.Bucket(bucketAccounts), key)
+	if err != nil {
+		return nil, err
+	}
+	b.accounts[string(key)] = &a
+	b.keys = append(b.keys, key)
+	return &a, nil
+}
+
+func (b *batch) apply(r *logRecord) error {
+	tx := b.tx
 	if r.kind == logReserve {
 		p, err := decodePending(r.pending)
 		if err != nil {
 			return err
 		}
-		a, err := l.memo.getAccount(tx.Bucket(bucketAccounts), p.accountKey)
+		a, err := b.account(p.accountKey)
 		if err != nil {
 			return err
 		}
 		a.spent = a.spent.add(p.cost)
 		a.queries++
 		a.lastCharge = r.time
-		if err := l.memo.putAccount(tx, p.accountKey, a); err != nil {
-			return err
-		}
-		if err := budgetPut(tx, bucketPending, id, r.pending); err != nil {
-			return err
-		}
+		p.raw = r.pending
+		b.fresh[r.id] = p
+		b.seq = max(b.seq, r.id)
 		ab := tx.Bucket(bucketAudit)
 		if ab == nil {
 			return errors.New("the audit bucket is missing")
 		}
-		if err := ab.Put(id, r.audit); err != nil {
+		return ab.Put(idKey(r.id), r.audit)
+	}
+	p, ok := b.fresh[r.id]
+	if ok {
+		delete(b.fresh, r.id)
+	} else {
+		v := tx.Bucket(bucketPending).Get(idKey(r.id))
+		if v == nil {
+			return fmt.Errorf("reservation %d is not pending", r.id)
+		}
+		var err error
+		if p, err = decodePending(v); err != nil {
 			return err
 		}
-		return pb.SetSequence(max(pb.Sequence(), r.id))
+		if err := budgetDelete(tx, bucketPending, idKey(r.id)); err != nil {
+			return err
+		}
 	}
-	v := pb.Get(id)
-	if v == nil {
-		return fmt.Errorf("change %d: reservation %d is not pending", r.lsn, r.id)
-	}
-	p, err := decodePending(v)
-	if err != nil {
-		return err
-	}
-	a, err := l.memo.getAccount(tx.Bucket(bucketAccounts), p.accountKey)
+	a, err := b.account(p.accountKey)
 	if err != nil {
 		return err
 	}
@@ -113,42 +155,38 @@ func (l *Ledger) applyRecord(tx *bolt.Tx, r *logRecord) error {
 	case logCommit:
 		a.committed = a.committed.add(p.cost)
 		if len(r.key) > 0 && tx.Bucket(bucketReleases).Get(r.key) == nil {
-			if err := l.putRelease(tx, r.key, r.release, r.time); err != nil {
-				return err
-			}
+			return b.l.putRelease(tx, r.key, r.release, r.time)
 		}
+		return nil
 	case logRefund:
 		a.spent = a.spent.sub(p.cost)
 		a.queries--
 		if a.spent.negative() {
-			return fmt.Errorf("change %d: refund would make the spent budget negative", r.lsn)
+			return errors.New("refund would make the spent budget negative")
 		}
-		if err := markRefunded(tx, r.id, r.time); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("change %d: unknown kind %d", r.lsn, r.kind)
+		return markRefunded(tx, r.id, r.time)
 	}
-	if err := budgetDelete(tx, bucketPending, id); err != nil {
-		return err
-	}
-	return l.memo.putAccount(tx, p.accountKey, a)
+	return fmt.Errorf("unknown kind %d", r.kind)
 }
 
-// applyLogged writes recs (LSNs consecutive, up to last) into the bbolt
-// file in one durable transaction that also records last as applied.
-func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	return l.writes.update(func(tx *bolt.Tx) error {
-		for _, r := range recs {
-			if err := l.applyRecord(tx, r); err != nil {
-				return err
-			}
+// finish writes the batch's accounts and still-pending reservations.
+func (b *batch) finish(last uint64) error {
+	for id, p := range b.fresh {
+		if err := budgetPut(b.tx, bucketPending, idKey(id), p.raw); err != nil {
+			return err
 		}
-		return setApplied(tx, last)
-	})
+	}
+	for _, k := range b.keys {
+		if err := b.l.memo.putAccount(b.tx, k, *b.accounts[string(k)]); err != nil {
+			return err
+		}
+	}
+	if pb := b.tx.Bucket(bucketPending); b.seq > pb.Sequence() {
+		if err := pb.SetSequence(b.seq); err != nil {
+			return err
+		}
+	}
+	return setApplied(b.tx, last)
 }
 
 // checkpoint makes every change so far durable and copies it into the
