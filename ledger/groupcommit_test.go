@@ -21,7 +21,7 @@ func TestGroupCommitMergesConcurrentCharges(t *testing.T) {
 	const attempts = 5
 	for a := 1; a <= attempts; a++ {
 		txs, ops := groupCommitAttempt(t)
-		t.Logf("attempt %d: %d write transactions for %d operations", a, txs, ops)
+		t.Logf("attempt %d: %d log writes for %d operations", a, txs, ops)
 		if txs < int64(ops) {
 			return
 		}

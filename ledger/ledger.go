@@ -36,9 +36,9 @@ type Options struct {
 	// a durable write to ride on before it is committed by itself
 	// (0 = DefaultSettleDelay).
 	SettleDelay time.Duration
-	// OnCommit, when set, is called after every write transaction with
-	// the number of writes it carried (group commit) and how long it took,
-	// fsync included (metrics). It must not block.
+	// OnCommit, when set, is called after every write of the change log
+	// with the number of changes it carried (group commit) and how long
+	// it took, fdatasync included (metrics). It must not block.
 	OnCommit func(writes int, took time.Duration)
 	// Retention bounds the stored releases (zero: kept forever).
 	Retention Retention
@@ -56,8 +56,8 @@ func DefaultReplica() string {
 	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
-// Ledger is an open budget ledger. It is safe for concurrent use: bbolt
-// serialises writers, and every charge is one read-check-write transaction.
+// Ledger is an open budget ledger. It is safe for concurrent use: every
+// change is decided under one mutex, in the order of the change log.
 type Ledger struct {
 	db      *bolt.DB
 	writes  *groupCommit // every charge, commit and refund goes through it
@@ -126,7 +126,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 	if delay <= 0 {
 		delay = DefaultSettleDelay
 	}
-	l.writes = &groupCommit{db: db, delay: delay}
+	l.writes = &groupCommit{db: db}
 	if err := guard(l.verify); err != nil {
 		_ = db.Close()
 		return nil, openError(path, timeout, err)

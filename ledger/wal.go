@@ -66,6 +66,11 @@ var (
 	crcTable      = crc32.MakeTable(crc32.Castagnoli)
 )
 
+// DefaultSettleDelay bounds how long a record nobody waits for (the
+// commit of CommitDeferred) waits for a log write to ride on before it is
+// written by itself.
+const DefaultSettleDelay = 20 * time.Millisecond
+
 // logPath is where the change log of the ledger at path lives.
 func logPath(path string) string { return path + ".log" }
 
