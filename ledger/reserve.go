@@ -242,7 +242,12 @@ func (r *Reservation) commit(cacheKey string, release []byte, wait bool) ([]byte
 	rec := &logRecord{kind: logCommit, id: r.ID, time: l.now()}
 	st := &l.state
 	st.mu.Lock()
-	prev, prevLSN, err := l.storedRelease(cacheKey)
+	a, err := l.loadAccount(r.accountKey)
+	var prev []byte
+	var prevLSN uint64
+	if err == nil {
+		prev, prevLSN, err = l.storedRelease(cacheKey)
+	}
 	if cacheKey != "" && err == nil && prev == nil {
 		rec.key, rec.release = []byte(cacheKey), bytes.Clone(release)
 	}
@@ -254,7 +259,6 @@ func (r *Reservation) commit(cacheKey string, release []byte, wait bool) ([]byte
 		st.mu.Unlock()
 		return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
 	}
-	a := st.accounts[string(r.accountKey)]
 	a.committed = a.committed.add(r.cost)
 	if rec.key != nil {
 		st.releases[cacheKey] = logged{data: rec.release, lsn: rec.lsn}
@@ -292,7 +296,11 @@ func (r *Reservation) Refund() error {
 	l := r.l
 	st := &l.state
 	st.mu.Lock()
-	a := st.accounts[string(r.accountKey)]
+	a, err := l.loadAccount(r.accountKey)
+	if err != nil {
+		st.mu.Unlock()
+		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, err)
+	}
 	spent := a.spent.sub(r.cost)
 	if spent.negative() {
 		st.mu.Unlock()

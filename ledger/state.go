@@ -316,6 +316,11 @@ func (l *Ledger) closeLog() error {
 	if closed {
 		return nil
 	}
+	// No change may be logged after the last checkpoint: the log is
+	// emptied below.
+	l.wal.mu.Lock()
+	l.wal.closing = true
+	l.wal.mu.Unlock()
 	close(l.wal.stopped)
 	<-l.ckDone
 	err := l.checkpoint()

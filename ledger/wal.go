@@ -214,6 +214,7 @@ type wal struct {
 	running bool
 	timer   *time.Timer
 	err     error        // sticky: after a failed write nothing more is acknowledged
+	closing bool         // Close began: no more records
 	written uint64       // LSN of the last durable record (updated under io and mu)
 	recs    []*logRecord // durable or buffered, not yet in bbolt, in LSN order
 	logged  int64        // bytes of recs
@@ -231,6 +232,9 @@ func (w *wal) append(rec *logRecord, urgent bool) (*flush, error) {
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return nil, w.err
+	}
+	if w.closing {
+		return nil, errClosed
 	}
 	rec.lsn = w.next
 	b, err := rec.appendFrame(w.buf)

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -280,4 +282,36 @@ func TestOverlapWaitsForTheCharge(t *testing.T) {
 	}
 	_ = h.l.Close() // fails: the log cannot be written
 	h.l = nil
+}
+
+// TestChargesDuringCloseSurvive: charges acknowledged while Close runs
+// are in the file after it (Close empties the log, so none may be logged
+// after its last checkpoint).
+func TestChargesDuringCloseSurvive(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if _, err := h.l.Reserve(ctx, "ann", "census", eps(0.001), eps(1e6)); err != nil {
+					return
+				}
+				ok.Add(1)
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := h.l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	h.open()
+	want := new(big.Rat).Mul(big.NewRat(ok.Load(), 1), big.NewRat(1, 1000))
+	if got := h.spentExact("ann", "census"); got.eps.Cmp(want) != 0 {
+		t.Fatalf("spent %s after close and reopen, want %s (%d acknowledged charges)", got.eps.RatString(), want.RatString(), ok.Load())
+	}
 }
