@@ -337,10 +337,18 @@ func (r *Reservation) take() error {
 // if none), first waiting for its log record to be durable.
 func (l *Ledger) settledRelease(cacheKey string) ([]byte, error) {
 	l.state.mu.Lock()
-	out, lsn, err := l.storedRelease(cacheKey)
+	r, ok := l.state.releases[cacheKey]
 	l.state.mu.Unlock()
-	if err != nil {
-		return nil, err
+	out, lsn := r.data, r.lsn
+	if !ok {
+		// Not in the log since the last checkpoint: in the file or
+		// nowhere. Read outside the state's lock (cached answers must
+		// not queue behind charges); a release a checkpoint moves into
+		// the file meanwhile was committed after this lookup began.
+		var err error
+		if out, err = l.fileRelease(cacheKey); err != nil {
+			return nil, err
+		}
 	}
 	if lsn > 0 && l.retention.MaxBytes > 0 {
 		// The bytes bound is applied as releases reach the bbolt file:

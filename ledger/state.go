@@ -48,12 +48,18 @@ func (l *Ledger) loadAccount(key []byte) (*account, error) {
 	return &a, nil
 }
 
-// release returns the release stored under key, in the log or the file,
-// and the LSN of its log record (0: in the file). l.state.mu held.
+// storedRelease returns the release stored under key, in the log or the
+// file, and the LSN of its log record (0: in the file). l.state.mu held.
 func (l *Ledger) storedRelease(key string) ([]byte, uint64, error) {
 	if r, ok := l.state.releases[key]; ok {
 		return r.data, r.lsn, nil
 	}
+	out, err := l.fileRelease(key)
+	return out, 0, err
+}
+
+// fileRelease returns the release stored under key in the bbolt file.
+func (l *Ledger) fileRelease(key string) ([]byte, error) {
 	var out []byte
 	err := l.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketReleases).Get([]byte(key)); v != nil {
@@ -61,7 +67,7 @@ func (l *Ledger) storedRelease(key string) ([]byte, uint64, error) {
 		}
 		return nil
 	})
-	return out, 0, err
+	return out, err
 }
 
 // applyLogged writes recs (LSNs consecutive, up to last) into the bbolt
