@@ -315,3 +315,43 @@ func TestChargesDuringCloseSurvive(t *testing.T) {
 		t.Fatalf("spent %s after close and reopen, want %s (%d acknowledged charges)", got.eps.RatString(), want.RatString(), ok.Load())
 	}
 }
+
+// TestOpenUpgradesVersion3: a version 3 file (no change log) is marked 4
+// at Open, gets a log, and keeps every charge.
+func TestOpenUpgradesVersion3(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.l.Reserve(context.Background(), "ann", "census", eps(0.25), eps(1)); err != nil {
+		t.Fatal(err)
+	}
+	h.checkAndClose()
+	h.l = nil
+	boltUpdate(t, h.path, func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if err := m.Delete(keyLogID); err != nil {
+			return err
+		}
+		if err := m.Delete(keyLogApplied); err != nil {
+			return err
+		}
+		return m.Put(keyVersion, []byte(formatVersion3))
+	})
+	if err := os.Remove(logPath(h.path)); err != nil {
+		t.Fatal(err)
+	}
+	h.open()
+	if err := h.l.db.View(func(tx *bolt.Tx) error {
+		if v := string(tx.Bucket(bucketMeta).Get(keyVersion)); v != formatVersion {
+			t.Errorf("version %q after opening a version 3 file, want %q", v, formatVersion)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.l.Reserve(context.Background(), "ann", "census", eps(0.5), eps(1)); err != nil {
+		t.Fatal(err)
+	}
+	h.reopen()
+	if got := h.spentExact("ann", "census"); got.eps.Cmp(big.NewRat(3, 4)) != 0 {
+		t.Fatalf("spent %s after the upgrade, want 3/4", got.eps.RatString())
+	}
+}
