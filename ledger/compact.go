@@ -47,7 +47,8 @@ func Compact(path string, opts Options) (CompactResult, error) {
 	if res.Evicted, err = src.Evict(context.Background()); err != nil {
 		return res, err
 	}
-	if err := src.Sync(); err != nil {
+	// Everything into the bbolt file, which is what is copied.
+	if err := src.checkpoint(); err != nil {
 		return res, err
 	}
 	fi, err := os.Stat(path)
