@@ -26,9 +26,18 @@ type Charge struct {
 	// parameters are not part of it). It may hold literals the analyst
 	// typed: the audit history is for the DBA only.
 	Query string
+	// Overlap lets the ledger return before the charge is durable, so the
+	// caller's private computation runs while the charge is written. The
+	// caller promises to send nothing before it settled the reservation:
+	// Commit and CommitDeferred then return only once the charge is
+	// durable (or fail, and the charge stays: nothing may be sent), so a
+	// crash can lose only a charge whose answer never left. A ledger whose
+	// charges are durable at once ignores it. Not part of the audit.
+	Overlap bool
 }
 
-// Reservation is a durable charge waiting for its answer. It is
+// Reservation is a durable charge waiting for its answer (see
+// Charge.Overlap for one made durable while the answer is computed). It is
 // one-shot: exactly one Commit, CommitDeferred or Refund takes effect.
 //
 // Commit makes the charge final and stores release under cacheKey (""

@@ -143,6 +143,10 @@ const auditPage = 512
 // Audit calls fn for every entry f selects, in charge order (reservation
 // id), until fn returns an error (returned as is).
 func (l *Ledger) Audit(ctx context.Context, f budget.AuditFilter, fn func(budget.AuditEntry) error) error {
+	// The entries of the latest charges may be in the log only.
+	if err := l.checkpoint(); err != nil {
+		return fmt.Errorf("ledger audit: %w", err)
+	}
 	var after []byte
 	for {
 		if err := ctx.Err(); err != nil {

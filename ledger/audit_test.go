@@ -31,15 +31,15 @@ func auditAll(t *testing.T, l *Ledger, f budget.AuditFilter) []budget.AuditEntry
 func TestAuditEntryPerCharge(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	before := h.l.writes.txs.Load()
+	before := h.l.wal.syncs.Load()
 	c := budget.Charge{User: "ann", Dataset: "census", Cost: budget.Budget{Epsilon: 0.1, Delta: 1e-6},
 		Release: "key1", Fingerprint: "fp1", Query: "SELECT COUNT(*) FROM people WHERE age > 40"}
 	r, err := h.l.Charge(ctx, c, budget.Budget{Epsilon: 1, Delta: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := h.l.writes.txs.Load() - before; n != 1 {
-		t.Errorf("Charge ran %d write transactions, want 1 (the audit entry rides on the charge)", n)
+	if n := h.l.wal.syncs.Load() - before; n != 1 {
+		t.Errorf("Charge ran %d log writes, want 1 (the audit entry rides on the charge)", n)
 	}
 	if _, err := r.Commit("key1", []byte("rows")); err != nil {
 		t.Fatal(err)
@@ -181,6 +181,9 @@ func TestAuditQueryCut(t *testing.T) {
 func TestAuditOldFile(t *testing.T) {
 	h := newHarness(t)
 	if _, err := h.l.Reserve(context.Background(), "ann", "census", eps(0.1), eps(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.l.checkpoint(); err != nil { // the charge into the bbolt file
 		t.Fatal(err)
 	}
 	if err := h.l.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketAudit) }); err != nil {

@@ -30,6 +30,14 @@ import (
 // so in a read transaction a commit running concurrently (a deferred
 // group commit) would show its freed pages as "reachable freed".
 func (l *Ledger) Check() error {
+	if err := l.checkpoint(); err != nil {
+		return fmt.Errorf("ledger check: %w", err)
+	}
+	return l.checkNoCheckpoint()
+}
+
+// checkNoCheckpoint is Check of the bbolt file as it is.
+func (l *Ledger) checkNoCheckpoint() error {
 	var errs []error
 	err := l.db.Update(func(tx *bolt.Tx) error {
 		if err := checkMeta(tx); err != nil {

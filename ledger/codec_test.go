@@ -73,6 +73,9 @@ func TestOpenReadsJSONRecords(t *testing.T) {
 	if _, err := h.l.Reserve(context.Background(), "ann", "census", eps(1e-9), eps(1)); err == nil {
 		t.Fatal("charged beyond a limit of 1 after 2/5 (JSON) + 3/5 (binary)")
 	}
+	if err := h.l.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.l.db.View(func(tx *bolt.Tx) error {
 		// Marked version 3 by Open: a ddp-proxy that reads only
 		// version 2 now refuses it by version, not as damaged.

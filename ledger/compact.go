@@ -47,7 +47,8 @@ func Compact(path string, opts Options) (CompactResult, error) {
 	if res.Evicted, err = src.Evict(context.Background()); err != nil {
 		return res, err
 	}
-	if err := src.Sync(); err != nil {
+	// Everything into the bbolt file, which is what is copied.
+	if err := src.checkpoint(); err != nil {
 		return res, err
 	}
 	fi, err := os.Stat(path)
@@ -64,6 +65,7 @@ func Compact(path string, opts Options) (CompactResult, error) {
 	_ = tmp.Close()
 	_ = os.Remove(name) // bbolt initialises a missing file
 	defer os.Remove(name)
+	defer os.Remove(logPath(name)) // sameLedger opens the copy, which creates its log
 	dst, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		return res, fmt.Errorf("compact ledger: %w", err)

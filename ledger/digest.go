@@ -148,5 +148,5 @@ func upgradeV2(tx *bolt.Tx) error {
 	if string(meta.Get(keyVersion)) != formatVersion2 {
 		return nil
 	}
-	return meta.Put(keyVersion, []byte(formatVersion))
+	return meta.Put(keyVersion, []byte(formatVersion3))
 }

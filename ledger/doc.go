@@ -1,29 +1,37 @@
 // Package ledger owns privacy-budget accounting and the release cache of
 // ddp-proxy: one bbolt file that records, per (user, dataset), how much ε and
 // δ has been charged, the reservations still in flight, and every released
-// answer keyed by the caller's cache key.
+// answer keyed by the caller's cache key — and, next to it, the change log
+// (wal.go) that makes each change durable before the bbolt file has it.
 //
 // # Protocol
 //
 // Every private answer goes through the same four steps (DESIGN.md, "Budget
 // ledger"):
 //
-//	r, err := l.Charge(ctx, charge, limit)                // durable charge + audit entry (fsynced)
+//	r, err := l.Charge(ctx, charge, limit)                // charge + audit entry, one log record (fdatasynced)
 //	rows, err := backend.Run(...)                          // the private computation
 //	out, err := r.CommitDeferred(cacheKey, release)       // charge final + released rows, fsync deferred
 //	send(out)                                              // only now does a noisy byte leave
 //
 // Reserve charges before the backend runs, so a crash at any later point
 // leaves the budget charged: a crash never yields an uncharged answer.
-// That fsync is the only one a fresh answer waits for: CommitDeferred's
-// record rides on the next durable write (usually the next Reserve, or
-// the group commit it joins) or a short timer (Options.SettleDelay), and
+// The charge is decided in memory (exactly, under one mutex) and made
+// durable by one append to the change log and one fdatasync, shared by
+// every charge that arrives while the previous write runs (group commit).
+// With Charge.Overlap the caller does not wait for that write before the
+// backend runs; CommitDeferred and Commit wait for it instead, so it
+// still precedes every byte sent. That fsync is the only one a fresh
+// answer waits for: CommitDeferred's record rides with the next log write
+// (usually the next charge's) or a short timer (Options.SettleDelay), and
 // Close writes what is left. A crash before the record is durable leaves
 // the reservation pending — charged — and loses the release, so a repeat
 // is charged and drawn afresh; Lookup serves only durable releases (it
-// waits for a deferred record of its key). Commit is the fully durable
-// variant (two fsyncs per answer). Concurrent writers share fsyncs (group
-// commit).
+// waits for a deferred record of its key). Commit is the variant that
+// waits for its own record. Checkpoints (every second, or when the log
+// holds 8 MiB or 8,192 changes, and before the DBA's reads) copy the
+// log's changes into the bbolt file in one fsynced transaction and start
+// the log over; Open replays what only the log holds.
 // Reservations a crash leaves behind stay charged and are listed by Pending
 // (fail closed). Refund returns the cost and is only for failures that cannot
 // depend on private data (no connection, backend down before the query ran);
@@ -38,15 +46,17 @@
 //
 // Each charge leaves an entry (audit.go): time, user, dataset, ε, δ, the
 // statement's fingerprint and text, the release's cache key and the
-// replica (Options.Replica). It is written by the charging transaction, so
-// it costs no fsync and is exactly as durable as the charge; a refund
-// marks it. Audit reads it in pages, never holding a read transaction
+// replica (Options.Replica). It is in the charge's log record, so it
+// costs no fsync and is exactly as durable as the charge; a refund marks
+// it. Audit (like Pending, All and Export) checkpoints first. Audit reads it in pages, never holding a read transaction
 // while its caller works.
 //
 // # Retention
 //
 // Releases are kept until Options.Retention evicts them (retention.go): by
-// age, and oldest first past a byte bound. An evicted release is gone: the
+// age, and oldest first past a byte bound (applied as releases reach the
+// bbolt file: a release still only in the log is checkpointed before it
+// is served when a byte bound is set). An evicted release is gone: the
 // repeat of its query is charged and drawn afresh. Compact rewrites the
 // file offline to give freed pages back.
 //

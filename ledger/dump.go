@@ -157,7 +157,7 @@ func (d *Dump) Check() error {
 // Export returns the whole ledger as a dump, read in one transaction
 // after making deferred commits durable.
 func (l *Ledger) Export() (*Dump, error) {
-	if err := l.Sync(); err != nil {
+	if err := l.checkpoint(); err != nil {
 		return nil, err
 	}
 	d := &Dump{Format: DumpFormat, Version: DumpVersion}
@@ -236,6 +236,13 @@ func (l *Ledger) Import(d *Dump) error {
 		return fmt.Errorf("ledger import: %w", err)
 	}
 	now := l.now()
+	if err := l.checkpoint(); err != nil {
+		return fmt.Errorf("ledger import: %w", err)
+	}
+	// The import writes the bbolt file directly: no charge may be decided
+	// meanwhile, and what the state loaded before is stale after it.
+	l.state.mu.Lock()
+	defer l.state.mu.Unlock()
 	err := l.writes.update(func(tx *bolt.Tx) error {
 		for _, name := range dataBuckets {
 			if k, _ := tx.Bucket(name).Cursor().First(); k != nil {
@@ -311,8 +318,15 @@ func (l *Ledger) Import(d *Dump) error {
 		}
 		return nil
 	})
+	clear(l.state.accounts)
+	if err == nil {
+		err = l.db.View(func(tx *bolt.Tx) error {
+			l.state.seq = tx.Bucket(bucketPending).Sequence()
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("ledger import: %w", err)
 	}
-	return l.Check()
+	return l.checkNoCheckpoint()
 }

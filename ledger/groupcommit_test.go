@@ -21,7 +21,7 @@ func TestGroupCommitMergesConcurrentCharges(t *testing.T) {
 	const attempts = 5
 	for a := 1; a <= attempts; a++ {
 		txs, ops := groupCommitAttempt(t)
-		t.Logf("attempt %d: %d write transactions for %d operations", a, txs, ops)
+		t.Logf("attempt %d: %d log writes for %d operations", a, txs, ops)
 		if txs < int64(ops) {
 			return
 		}
@@ -59,10 +59,10 @@ func groupCommitAttempt(t *testing.T) (txs int64, ops int) {
 			mu.Unlock()
 		}()
 	}
-	before := h.l.writes.txs.Load()
+	before := h.l.wal.syncs.Load()
 	close(start)
 	wg.Wait()
-	txs = h.l.writes.txs.Load() - before
+	txs = h.l.wal.syncs.Load() - before
 	if ok != 40 {
 		t.Fatalf("%d reservations succeeded, want exactly 40", ok)
 	}

@@ -36,9 +36,9 @@ type Options struct {
 	// a durable write to ride on before it is committed by itself
 	// (0 = DefaultSettleDelay).
 	SettleDelay time.Duration
-	// OnCommit, when set, is called after every write transaction with
-	// the number of writes it carried (group commit) and how long it took,
-	// fsync included (metrics). It must not block.
+	// OnCommit, when set, is called after every write of the change log
+	// with the number of changes it carried (group commit) and how long
+	// it took, fdatasync included (metrics). It must not block.
 	OnCommit func(writes int, took time.Duration)
 	// Retention bounds the stored releases (zero: kept forever).
 	Retention Retention
@@ -56,8 +56,8 @@ func DefaultReplica() string {
 	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
-// Ledger is an open budget ledger. It is safe for concurrent use: bbolt
-// serialises writers, and every charge is one read-check-write transaction.
+// Ledger is an open budget ledger. It is safe for concurrent use: every
+// change is decided under one mutex, in the order of the change log.
 type Ledger struct {
 	db      *bolt.DB
 	writes  *groupCommit // every charge, commit and refund goes through it
@@ -69,10 +69,14 @@ type Ledger struct {
 	stopEvict chan struct{} // closed by Close; nil without an age bound
 	evictDone chan struct{}
 
-	// unsettled counts, per cache key, deferred commits whose release is
-	// not yet durable (see CommitDeferred and Lookup).
-	relMu     sync.Mutex
-	unsettled map[string]int
+	// wal is the change log that makes charges durable (wal.go); state
+	// decides them (state.go); ckMu runs one checkpoint at a time.
+	wal    *wal
+	state  state
+	ckMu   sync.Mutex
+	ckDone chan struct{} // closed when the checkpointer has stopped
+
+	logClosed bool // by Close (closeLog)
 
 	memo *memo // exact decimals and decoded accounts (memo.go)
 }
@@ -95,7 +99,8 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 // ledger is refused with ErrDamaged, never adopted as a new ledger, because
 // a ledger that starts afresh forgets every charge.
 func Open(path string, opts Options) (*Ledger, error) {
-	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, unsettled: map[string]int{}, memo: newMemo()}
+	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, memo: newMemo(),
+		state: state{accounts: map[string]*account{}, releases: map[string]logged{}}}
 	if l.replica == "" {
 		l.replica = DefaultReplica()
 	}
@@ -121,11 +126,13 @@ func Open(path string, opts Options) (*Ledger, error) {
 	if delay <= 0 {
 		delay = DefaultSettleDelay
 	}
-	l.writes = &groupCommit{db: db, delay: delay, observe: opts.OnCommit}
+	l.writes = &groupCommit{db: db}
 	if err := guard(l.verify); err != nil {
 		_ = db.Close()
 		return nil, openError(path, timeout, err)
 	}
+	var logID []byte
+	var applied uint64
 	if err := db.Update(func(tx *bolt.Tx) error {
 		if err := upgradeV1(tx); err != nil {
 			return err
@@ -138,13 +145,21 @@ func Open(path string, opts Options) (*Ledger, error) {
 		if _, err := tx.CreateBucketIfNotExists(bucketAudit); err != nil {
 			return err
 		}
+		var err error
+		if logID, applied, err = upgradeV3(tx); err != nil {
+			return err
+		}
 		return ensureReleaseIndex(tx, l.now())
 	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)
 	}
-	if p, err := l.Pending(); err != nil {
+	if err := l.openLog(path, logID, applied, delay, opts.OnCommit); err != nil {
 		_ = db.Close()
+		return nil, openError(path, timeout, err)
+	}
+	if p, err := l.Pending(); err != nil {
+		_ = l.Close()
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	} else if len(p) > 0 {
 		// Left by a crash between reserve and commit. They stay charged:
@@ -154,8 +169,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 	}
 	if l.retention.bounded() {
 		if _, err := l.Evict(context.Background()); err != nil {
-			_ = l.writes.close()
-			_ = db.Close()
+			_ = l.Close()
 			return nil, fmt.Errorf("open ledger %s: %w", path, err)
 		}
 	}
@@ -386,7 +400,7 @@ func checkMeta(tx *bolt.Tx) error {
 		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
 	switch v := string(meta.Get(keyVersion)); v {
-	case formatVersion, formatVersion2, formatVersion1:
+	case formatVersion, formatVersion3, formatVersion2, formatVersion1:
 	default:
 		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s to %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}
@@ -406,8 +420,8 @@ func (l *Ledger) Close() error {
 		<-l.evictDone
 		l.stopEvict = nil
 	}
-	serr := l.writes.close()
-	if err := errors.Join(serr, l.db.Close()); err != nil {
+	serr := l.closeLog()
+	if err := errors.Join(serr, l.writes.close(), l.db.Close()); err != nil {
 		return fmt.Errorf("close ledger: %w", err)
 	}
 	return nil
@@ -416,7 +430,7 @@ func (l *Ledger) Close() error {
 // Sync makes every commit deferred so far durable (one fsync shared with
 // any concurrent writer).
 func (l *Ledger) Sync() error {
-	if err := l.writes.sync(); err != nil {
+	if err := l.wal.sync(); err != nil {
 		return fmt.Errorf("ledger sync: %w", err)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/budget"
 )
 
 // BenchmarkReserveCommit measures one charged answer: two fsynced
@@ -110,4 +112,39 @@ func BenchmarkReserveCommit(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkFreshAnswers64 is the ledger's part of a fresh answer (charge,
+// deferred commit) from 64 concurrent clients, as at pgbench's 64: the
+// log's group commit shares each fdatasync among the clients waiting.
+// Reports the fdatasyncs per answer.
+func BenchmarkFreshAnswers64(b *testing.B) {
+	l, err := Open(filepath.Join(b.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	limit := eps(1e9)
+	release := make([]byte, 200)
+	var next atomic.Int64
+	b.SetParallelism(32) // × GOMAXPROCS goroutines
+	b.ReportAllocs()
+	syncs := l.wal.syncs.Load()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			i := next.Add(1)
+			r, err := l.Charge(ctx, budget.Charge{User: fmt.Sprintf("user%d", i%8), Dataset: "census", Cost: eps(0.01),
+				Query: "SELECT sex, COUNT(*) FROM people WHERE age <> 42 GROUP BY sex", Overlap: true}, limit)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := r.CommitDeferred(fmt.Sprintf("q%d", i), release); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(l.wal.syncs.Load()-syncs)/float64(b.N), "fdatasyncs/answer")
 }

@@ -19,7 +19,7 @@ func (l *Ledger) Lookup(cacheKey string) ([]byte, bool, error) {
 	if cacheKey == "" {
 		return nil, false, nil
 	}
-	out, err := l.settledRelease(cacheKey, false)
+	out, err := l.settledRelease(cacheKey)
 	if err != nil {
 		return nil, false, fmt.Errorf("ledger lookup: %w", err)
 	}
@@ -51,16 +51,13 @@ func (l *Ledger) Left(user, dataset string, limit budget.Budget) (budget.Budget,
 }
 
 func (l *Ledger) account(user, dataset string) (account, error) {
-	var a account
-	err := l.db.View(func(tx *bolt.Tx) error {
-		var err error
-		a, err = l.memo.getAccount(tx.Bucket(bucketAccounts), accountKey(user, dataset))
-		return err
-	})
+	l.state.mu.Lock()
+	defer l.state.mu.Unlock()
+	a, err := l.loadAccount(accountKey(user, dataset))
 	if err != nil {
 		return account{}, fmt.Errorf("ledger account: %w", err)
 	}
-	return a, nil
+	return *a, nil
 }
 
 // Account is one (user, dataset) line of the budget view.
@@ -68,6 +65,9 @@ type Account = budget.Account
 
 // All returns every account, sorted by user then dataset.
 func (l *Ledger) All() ([]Account, error) {
+	if err := l.checkpoint(); err != nil {
+		return nil, fmt.Errorf("ledger accounts: %w", err)
+	}
 	var out []Account
 	err := l.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketAccounts).ForEach(func(k, v []byte) error {
@@ -100,6 +100,9 @@ type PendingReservation = budget.Pending
 
 // Pending lists pending reservations by ID.
 func (l *Ledger) Pending() ([]PendingReservation, error) {
+	if err := l.checkpoint(); err != nil {
+		return nil, fmt.Errorf("ledger pending: %w", err)
+	}
 	var out []PendingReservation
 	err := l.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {

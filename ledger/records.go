@@ -36,7 +36,10 @@ const (
 	// that an older ddp-proxy refuses the file by its version instead of
 	// calling it damaged. Open upgrades a version 1 or 2 file in place
 	// (its JSON records are still read, and rewritten when they change).
-	formatVersion  = "3"
+	// Version 4 adds the change log (wal.go): a version 3 binary would
+	// ignore the log and lose the changes in it, so it must refuse the file.
+	formatVersion  = "4"
+	formatVersion3 = "3"
 	formatVersion2 = "2"
 	formatVersion1 = "1"
 )
@@ -112,6 +115,7 @@ type pending struct {
 	cost       exact
 	time       time.Time
 	replica    string
+	raw        []byte // the record as stored (set when it is known)
 }
 
 func (p pending) encode() ([]byte, error) {

@@ -33,9 +33,10 @@ type Reservation struct {
 	l          *Ledger
 	accountKey []byte
 	cost       exact
-	// record is the pending record as written: resolving compares the
-	// stored bytes with it instead of decoding them.
+	// record is the pending record as logged.
 	record []byte
+	// logged is the log group of the charge (see durable).
+	logged *flush
 
 	mu   sync.Mutex
 	done bool
@@ -45,27 +46,29 @@ type Reservation struct {
 // query's audit details (for tests and tools; serving code charges
 // through Charge, the release.Ledger method).
 func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit budget.Budget) (*Reservation, error) {
-	return l.reserve(ctx, budget.Charge{User: user, Dataset: dataset, Cost: cost}, limit)
+	return l.reserve(ctx, budget.Charge{User: user, Dataset: dataset, Cost: cost}, limit, false)
 }
 
 // Charge durably charges c.Cost to (c.User, c.Dataset) if the total spent
 // stays within limit for both ε and δ, records a pending reservation and
-// the charge's audit entry (audit.go), all in one transaction. When the
-// file is fsynced and Charge returns, the charge survives any crash.
+// the charge's audit entry (audit.go), all in one log record. When the
+// log is fsynced and Charge returns, the charge survives any crash. With
+// c.Overlap, Charge returns once the charge is decided and its log write
+// has started; Commit and CommitDeferred wait for that write.
 //
 // If the budget would be exceeded, Charge charges nothing and returns a
 // *sqlerr.Error with code sqlerr.BudgetExhausted that says what is left and
 // what was asked. Costs and limits must be finite and ≥ 0; they are read as
 // exact decimals (see ExactDecimal).
 func (l *Ledger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
-	r, err := l.reserve(ctx, c, limit)
+	r, err := l.reserve(ctx, c, limit, c.Overlap)
 	if err != nil {
 		return nil, err // not a typed nil in the interface
 	}
 	return r, nil
 }
 
-func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Budget) (*Reservation, error) {
+func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Budget, early bool) (*Reservation, error) {
 	user, dataset, cost := ch.User, ch.Dataset, ch.Cost
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -86,58 +89,72 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 	}
 	r := &Reservation{User: user, Dataset: dataset, Cost: cost, l: l, accountKey: key, cost: c}
 	now := l.now()
-	err = l.writes.update(func(tx *bolt.Tx) error {
-		// Waiting for the writer lock can take a while under load; a
-		// client that gave up meanwhile must not be charged.
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		accts := tx.Bucket(bucketAccounts)
-		a, err := l.memo.getAccount(accts, key)
-		if err != nil {
-			return err
-		}
-		spent := a.spent.add(c)
-		if err := checkLimit(dataset, a.spent, c, spent, lim); err != nil {
-			return err
-		}
-		a.spent = spent
-		a.queries++
-		a.lastCharge = now
-		if err := l.memo.putAccount(tx, key, a); err != nil {
-			return err
-		}
-		pb := tx.Bucket(bucketPending)
-		id, err := pb.NextSequence()
-		if err != nil {
-			return err
-		}
-		v, err := pending{accountKey: key, cost: c, time: now, replica: l.replica}.encode()
-		if err != nil {
-			return err
-		}
-		if err := budgetPut(tx, bucketPending, idKey(id), v); err != nil {
-			return err
-		}
-		r.record = v
-		if err := putAudit(tx, id, auditOf(ch, key, c, now, l.replica)); err != nil {
-			return err
-		}
-		r.ID = id
-		r.Left = lim.sub(spent).clampZero().budget()
-		return nil
-	})
+	// The records are encoded before the decision: no work under the lock
+	// that does not need it.
+	pend, err := pending{accountKey: key, cost: c, time: now, replica: l.replica}.encode()
 	if err != nil {
-		var se *sqlerr.Error
-		if errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, sqlerr.Wrap(sqlerr.Internal, fmt.Errorf("ledger reserve: %w", err), "internal error: the charge could not be recorded")
+	}
+	audit, err := auditOf(ch, key, c, now, l.replica).encode()
+	if err != nil {
+		return nil, sqlerr.Wrap(sqlerr.Internal, fmt.Errorf("ledger reserve: %w", err), "internal error: the charge could not be recorded")
+	}
+	st := &l.state
+	st.mu.Lock()
+	a, err := l.loadAccount(key)
+	if err != nil {
+		st.mu.Unlock()
+		return nil, unavailable(fmt.Errorf("ledger reserve: %w", err))
+	}
+	spent := a.spent.add(c)
+	if err := checkLimit(dataset, a.spent, c, spent, lim); err != nil {
+		st.mu.Unlock()
+		return nil, err
+	}
+	id := st.seq + 1
+	g, err := l.wal.append(&logRecord{kind: logReserve, id: id, time: now, pending: pend, audit: audit}, true)
+	if err != nil {
+		st.mu.Unlock()
+		return nil, unavailable(fmt.Errorf("ledger reserve: %w", err))
+	}
+	// Decided and logged: from here the charge stands in memory whatever
+	// happens to the log write (fail closed).
+	st.seq = id
+	a.spent = spent
+	a.queries++
+	a.lastCharge = now
+	r.ID, r.record = id, pend
+	r.Left = lim.sub(spent).clampZero().budget()
+	st.mu.Unlock()
+	r.logged = g
+	if !early {
+		if err := r.durable(); err != nil {
 			return nil, err
 		}
-		return nil, sqlerr.Wrap(sqlerr.Internal, fmt.Errorf("ledger reserve: %w", err),
-			"the privacy budget ledger is unavailable, so the query was not run; try again or ask the DBA")
 	}
 	l.log.Debug("budget reserved", "user", user, "dataset", dataset, "reservation", r.ID,
 		"epsilon", cost.Epsilon, "delta", cost.Delta)
 	return r, nil
+}
+
+// unavailable is the error of a ledger that cannot record a charge.
+func unavailable(err error) error {
+	return sqlerr.Wrap(sqlerr.Internal, err,
+		"the privacy budget ledger is unavailable, so the query was not run; try again or ask the DBA")
+}
+
+// durable waits until the reservation's charge is in the log on disk.
+// Every way of settling it except Refund waits for it first: nothing the
+// caller sends after settling may leave before the charge is durable.
+func (r *Reservation) durable() error {
+	g := r.logged
+	if g == nil {
+		return nil
+	}
+	if err := g.wait(); err != nil {
+		return unavailable(fmt.Errorf("ledger reserve: %w", err))
+	}
+	return nil
 }
 
 // checkAccount validates the names and returns the account key.
@@ -173,17 +190,40 @@ func checkLimit(dataset string, spent, cost, newSpent, lim exact) error {
 	return nil
 }
 
-// Commit makes the charge final and stores release under cacheKey, in one
-// fsynced transaction. It returns the release to send: normally release
-// itself, but if an identical query (same cacheKey) committed first, the
-// release stored then, so that every client sees the same answer and
-// repeating a query cannot average the noise away. An empty cacheKey stores
-// nothing (for answers that must not be reused).
+// Commit makes the charge final and stores release under cacheKey,
+// durably (its log record is fsynced before Commit returns). It returns
+// the release to send: normally release itself, but if an identical query
+// (same cacheKey) committed first, the release stored then, so that every
+// client sees the same answer and repeating a query cannot average the
+// noise away. An empty cacheKey stores nothing (for answers that must not
+// be reused).
 //
 // Only send after Commit returned nil. If Commit fails, the reservation stays
 // charged (fail closed) and nothing may be sent; it cannot be committed or
 // refunded again.
 func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
+	return r.commit(cacheKey, release, true)
+}
+
+// CommitDeferred is Commit without waiting for its own record to be
+// durable: the charge is (CommitDeferred waits for it when the reservation
+// was made with budget.Charge.Overlap), so the answer may be sent as soon as this
+// returns. The record (charge final, release stored under cacheKey) rides
+// with the next group of log writes — usually the next charge's — or is
+// written by itself after Options.SettleDelay, so a fresh answer pays one
+// fsync, shared with concurrent charges.
+//
+// A crash before the record is durable leaves the reservation pending —
+// still charged (fail closed) — and the release is forgotten, so a repeat
+// of the query is charged again and drawn afresh. Lookup never serves a
+// release that is not durable: it waits for the record first. The
+// returned release follows Commit's rule (an identical query's release
+// wins).
+func (r *Reservation) CommitDeferred(cacheKey string, release []byte) ([]byte, error) {
+	return r.commit(cacheKey, release, false)
+}
+
+func (r *Reservation) commit(cacheKey string, release []byte, wait bool) ([]byte, error) {
 	if len(cacheKey) > bolt.MaxKeySize {
 		return nil, fmt.Errorf("ledger commit: cache key of %d bytes exceeds %d", len(cacheKey), bolt.MaxKeySize)
 	}
@@ -191,31 +231,58 @@ func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
 		// An empty value would be indistinguishable from a miss.
 		return nil, errors.New("ledger commit: empty release")
 	}
-	out := release
-	now := r.l.now()
-	err := r.resolve(func(tx *bolt.Tx, a *account, p pending) error {
-		a.committed = a.committed.add(p.cost)
-		if cacheKey == "" {
-			return nil
-		}
-		rb := tx.Bucket(bucketReleases)
-		if prev := rb.Get([]byte(cacheKey)); prev != nil {
-			out = append([]byte(nil), prev...)
-			return nil
-		}
-		// bbolt may keep referencing the value until the transaction
-		// ends; the caller's slice is not ours to pin.
-		return r.l.putRelease(tx, []byte(cacheKey), append([]byte(nil), release...), now)
-	})
-	if err != nil {
+	if err := r.take(); err != nil {
+		return nil, err
+	}
+	if err := r.durable(); err != nil {
 		return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
 	}
-	r.l.log.Debug("budget committed", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
+	l := r.l
+	out := release
+	rec := &logRecord{kind: logCommit, id: r.ID, time: l.now()}
+	st := &l.state
+	st.mu.Lock()
+	a, err := l.loadAccount(r.accountKey)
+	var prev []byte
+	var prevLSN uint64
+	if err == nil {
+		prev, prevLSN, err = l.storedRelease(cacheKey)
+	}
+	if cacheKey != "" && err == nil && prev == nil {
+		rec.key, rec.release = []byte(cacheKey), bytes.Clone(release)
+	}
+	var g *flush
+	if err == nil {
+		g, err = l.wal.append(rec, wait)
+	}
+	if err != nil {
+		st.mu.Unlock()
+		return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
+	}
+	a.committed = a.committed.add(r.cost)
+	if rec.key != nil {
+		st.releases[cacheKey] = logged{data: rec.release, lsn: rec.lsn}
+	}
+	st.mu.Unlock()
+	if prev != nil {
+		// An identical query was released first: answer with it, once
+		// it is durable (its record precedes ours in the log).
+		out = prev
+		if err := l.wal.syncThrough(prevLSN); err != nil {
+			return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
+		}
+	}
+	if wait {
+		if err := g.wait(); err != nil {
+			return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
+		}
+	}
+	l.log.Debug("budget committed", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
 	return out, nil
 }
 
-// Refund returns the reserved cost and forgets the reservation, in one
-// fsynced transaction.
+// Refund returns the reserved cost and forgets the reservation; the
+// refund is durable when it returns.
 //
 // PRIVACY: call Refund only when the failure cannot depend on private data:
 // no backend connection, or the backend failed before the query started.
@@ -223,172 +290,79 @@ func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
 // stay charged: a query that fails only for some data would otherwise probe
 // the data for free (DESIGN.md, "Safety rules").
 func (r *Reservation) Refund() error {
-	now := r.l.now()
-	err := r.resolve(func(tx *bolt.Tx, a *account, p pending) error {
-		a.spent = a.spent.sub(p.cost)
-		a.queries--
-		if a.spent.negative() {
-			return errors.New("refund would make the spent budget negative")
-		}
-		return markRefunded(tx, r.ID, now)
-	})
+	if err := r.take(); err != nil {
+		return err
+	}
+	l := r.l
+	st := &l.state
+	st.mu.Lock()
+	a, err := l.loadAccount(r.accountKey)
 	if err != nil {
+		st.mu.Unlock()
 		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, err)
 	}
-	r.l.log.Debug("budget refunded", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
+	spent := a.spent.sub(r.cost)
+	if spent.negative() {
+		st.mu.Unlock()
+		return fmt.Errorf("ledger refund reservation %d: refund would make the spent budget negative", r.ID)
+	}
+	g, err := l.wal.append(&logRecord{kind: logRefund, id: r.ID, time: l.now()}, true)
+	if err != nil {
+		st.mu.Unlock()
+		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, err)
+	}
+	a.spent = spent
+	a.queries--
+	st.mu.Unlock()
+	if err := g.wait(); err != nil {
+		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, err)
+	}
+	l.log.Debug("budget refunded", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
 	return nil
 }
 
-// CommitDeferred is Commit without waiting for an fsync: the charge was
-// made durable by Reserve, so the answer may be sent as soon as this
-// returns. The commit record (charge final, release stored under cacheKey)
-// rides on the next durable ledger write — usually the next Reserve — or
-// is committed by itself after Options.SettleDelay, so a fresh answer pays
-// one fsync instead of two.
-//
-// A crash before the record is durable leaves the reservation pending:
-// still charged (fail closed), and the release is forgotten, so a repeat
-// of the query is charged again and drawn afresh. Lookup never serves a
-// release that is not durable: it waits for the record first. The
-// returned release follows Commit's rule (an identical query's durable
-// release wins). Commit errors that show up only when the record is
-// written are logged; the reservation then stays charged.
-func (r *Reservation) CommitDeferred(cacheKey string, release []byte) ([]byte, error) {
-	if len(cacheKey) > bolt.MaxKeySize {
-		return nil, fmt.Errorf("ledger commit: cache key of %d bytes exceeds %d", len(cacheKey), bolt.MaxKeySize)
-	}
-	if cacheKey != "" && len(release) == 0 {
-		return nil, errors.New("ledger commit: empty release")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.done {
-		return nil, ErrResolved
-	}
-	r.done = true
-	l := r.l
-	out := release
-	store := cacheKey != ""
-	if store {
-		prev, err := l.settledRelease(cacheKey, true)
-		if err != nil {
-			return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
-		}
-		if prev != nil {
-			// An identical query was released first: answer with it and
-			// only settle the charge.
-			out, store = prev, false
-			l.relMu.Unlock()
-		} else {
-			l.unsettled[cacheKey]++
-			l.relMu.Unlock()
-		}
-	}
-	key := []byte(cacheKey)
-	val := append([]byte(nil), release...)
-	now := l.now()
-	fn := r.resolveTx(func(tx *bolt.Tx, a *account, p pending) error {
-		a.committed = a.committed.add(p.cost)
-		if !store {
-			return nil
-		}
-		rb := tx.Bucket(bucketReleases)
-		if rb.Get(key) != nil {
-			return nil
-		}
-		return l.putRelease(tx, key, val, now)
-	})
-	settled := func() {
-		if store {
-			l.relMu.Lock()
-			if l.unsettled[cacheKey]--; l.unsettled[cacheKey] <= 0 {
-				delete(l.unsettled, cacheKey)
-			}
-			l.relMu.Unlock()
-		}
-	}
-	after := func(err error) {
-		settled()
-		if err != nil {
-			l.log.Error("deferred commit failed; the reservation stays charged", "reservation", r.ID, "err", err)
-			return
-		}
-		l.log.Debug("budget committed", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
-	}
-	if err := l.writes.later(fn, after); err != nil {
-		settled() // nothing was queued
-		return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
-	}
-	return out, nil
-}
-
-// settledRelease returns the durable release stored under cacheKey (nil
-// if none), first waiting for deferred commits of that key. It returns
-// with l.relMu held when hold is set (and err is nil), so the caller can
-// register a new deferred commit before anyone else looks.
-func (l *Ledger) settledRelease(cacheKey string, hold bool) ([]byte, error) {
-	l.relMu.Lock()
-	for l.unsettled[cacheKey] > 0 {
-		l.relMu.Unlock()
-		if err := l.Sync(); err != nil {
-			return nil, err
-		}
-		l.relMu.Lock()
-	}
-	var out []byte
-	err := l.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketReleases).Get([]byte(cacheKey)); v != nil {
-			// v lives in the mmap only for the transaction.
-			out = append([]byte(nil), v...)
-		}
-		return nil
-	})
-	if err != nil || !hold {
-		l.relMu.Unlock()
-	}
-	return out, err
-}
-
-// resolve runs the common part of Commit and Refund in one durable
-// transaction. The reservation is spent once a transaction was attempted,
-// whatever its outcome: a failed Commit must not be followed by a Refund.
-func (r *Reservation) resolve(apply func(tx *bolt.Tx, a *account, p pending) error) error {
+// take spends the reservation's one settlement: whatever the outcome of
+// the attempt, a failed Commit must not be followed by a Refund.
+func (r *Reservation) take() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
 		return ErrResolved
 	}
 	r.done = true
-	return r.l.writes.update(r.resolveTx(apply))
+	return nil
 }
 
-// resolveTx is the transaction of a commit or refund: load and delete the
-// pending record, let apply update the account, store it.
-func (r *Reservation) resolveTx(apply func(tx *bolt.Tx, a *account, p pending) error) func(*bolt.Tx) error {
-	return func(tx *bolt.Tx) error {
-		pb := tx.Bucket(bucketPending)
-		id := idKey(r.ID)
-		v := pb.Get(id)
-		if v == nil {
-			return errors.New("reservation is not pending")
+// settledRelease returns the durable release stored under cacheKey (nil
+// if none), first waiting for its log record to be durable.
+func (l *Ledger) settledRelease(cacheKey string) ([]byte, error) {
+	l.state.mu.Lock()
+	r, ok := l.state.releases[cacheKey]
+	l.state.mu.Unlock()
+	out, lsn := r.data, r.lsn
+	if !ok {
+		// Not in the log since the last checkpoint: in the file or
+		// nowhere. Read outside the state's lock (cached answers must
+		// not queue behind charges); a release a checkpoint moves into
+		// the file meanwhile was committed after this lookup began.
+		var err error
+		if out, err = l.fileRelease(cacheKey); err != nil {
+			return nil, err
 		}
-		// The record this reservation wrote, byte for byte: its key and
-		// cost are then the reservation's own (no decoding).
-		if !bytes.Equal(v, r.record) {
-			return errors.New("stored reservation does not match")
-		}
-		p := pending{accountKey: r.accountKey, cost: r.cost}
-		accts := tx.Bucket(bucketAccounts)
-		a, err := r.l.memo.getAccount(accts, p.accountKey)
-		if err != nil {
-			return err
-		}
-		if err := apply(tx, &a, p); err != nil {
-			return err
-		}
-		if err := budgetDelete(tx, bucketPending, id); err != nil {
-			return err
-		}
-		return r.l.memo.putAccount(tx, p.accountKey, a)
 	}
+	if lsn > 0 && l.retention.MaxBytes > 0 {
+		// The bytes bound is applied as releases reach the bbolt file:
+		// get it there first, so a release the bound evicts is never
+		// served.
+		if err := l.checkpoint(); err != nil {
+			return nil, err
+		}
+		return l.settledRelease(cacheKey)
+	}
+	if lsn > 0 {
+		if err := l.wal.syncThrough(lsn); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -216,6 +216,10 @@ func (l *Ledger) Evict(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	// The releases still only in the log count too.
+	if err := l.checkpoint(); err != nil {
+		return 0, fmt.Errorf("ledger evict: %w", err)
+	}
 	now := l.now()
 	cutoff := now.Add(-l.retention.MaxAge).UnixNano()
 	var n int

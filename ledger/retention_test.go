@@ -45,6 +45,11 @@ func (h *harness) store(key string, size int, deferred bool) {
 
 func (h *harness) has(key string) bool {
 	h.t.Helper()
+	// The bytes bound is applied when the log's changes reach the bbolt
+	// file.
+	if err := h.l.checkpoint(); err != nil {
+		h.t.Fatal(err)
+	}
 	_, ok, err := h.l.Lookup(key)
 	if err != nil {
 		h.t.Fatal(err)
@@ -105,7 +110,7 @@ func TestRetentionIndexBuiltAtOpen(t *testing.T) {
 	h := newHarness(t)
 	h.store("a", 100, false)
 	h.store("b", 200, true)
-	if err := h.l.Sync(); err != nil {
+	if err := h.l.checkpoint(); err != nil {
 		t.Fatal(err)
 	}
 	err := h.l.db.Update(func(tx *bolt.Tx) error {

@@ -186,7 +186,12 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 		return nil, err
 	}
 
-	res, err := e.ledger.Charge(ctx, q.charge(user.Name, pl.Dataset.Name, pl.CacheKey, pl.Budget), limit)
+	// The charge is made durable while the backend runs (Overlap): every
+	// way out below settles the reservation before anything is returned,
+	// and settling waits for the charge (failed, keep, publish).
+	c := q.charge(user.Name, pl.Dataset.Name, pl.CacheKey, pl.Budget)
+	c.Overlap = true
+	res, err := e.ledger.Charge(ctx, c, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +281,7 @@ func (e *Engine) failed(res budget.Reservation, err error) error {
 		return err
 	}
 	if _, cerr := res.Commit("", nil); cerr != nil {
-		e.log.Error("settling a failed release", "err", cerr)
+		return e.unsettled(cerr, err)
 	}
 	se := sqlerr.As(err)
 	e.log.Warn("private query failed after it reached the backend; the budget stays charged", "code", se.Code.Name, "err", err)

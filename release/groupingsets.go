@@ -210,7 +210,7 @@ func widen(r storedRow, set []int, nKeys, release int) storedRow {
 // query of it ran: the charge stays, whatever the error.
 func (e *Engine) keep(res budget.Reservation, err error) error {
 	if _, cerr := res.Commit("", nil); cerr != nil {
-		e.log.Error("settling a failed release", "err", cerr)
+		return e.unsettled(cerr, err)
 	}
 	se := sqlerr.As(err)
 	if se.Code == sqlerr.BackendUnavailable {
@@ -218,4 +218,13 @@ func (e *Engine) keep(res budget.Reservation, err error) error {
 	}
 	e.log.Warn("private query failed after it reached the backend; the budget stays charged", "code", se.Code.Name, "err", err)
 	return se
+}
+
+// unsettled is the error of a failed release whose reservation could not
+// be settled: the charge may not be durable (Charge.Overlap), so the
+// failure, which may depend on private data, is not returned; the
+// reservation stays charged.
+func (e *Engine) unsettled(cerr, err error) error {
+	e.log.Error("settling a failed release; the budget stays charged", "err", cerr, "failure", err)
+	return sqlerr.Wrap(sqlerr.Internal, cerr, "the privacy budget ledger failed; nothing was returned, and the budget stays charged")
 }

@@ -1,0 +1,356 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// state is what decides charges: the accounts charged since Open (each
+// loaded from the bbolt file when first touched, then kept here, where
+// every change is made first, in log order), the last reservation id, and
+// the releases committed since the last checkpoint (not in the bbolt file
+// yet). The log makes each change durable; checkpoints copy them into the
+// bbolt file.
+type state struct {
+	mu       sync.Mutex
+	accounts map[string]*account
+	seq      uint64
+	releases map[string]logged // cache key → release, until a checkpoint applies it
+}
+
+type logged struct {
+	data []byte
+	lsn  uint64
+}
+
+// loadAccount returns the account of key, reading it from the bbolt file
+// the first time (l.state.mu held). An account not in the map has had no
+// change since Open, so the file's record is current.
+func (l *Ledger) loadAccount(key []byte) (*account, error) {
+	if a, ok := l.state.accounts[string(key)]; ok {
+		return a, nil
+	}
+	var a account
+	err := l.db.View(func(tx *bolt.Tx) error {
+		var err error
+		a, err = l.memo.getAccount(tx.Bucket(bucketAccounts), key)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.state.accounts[string(key)] = &a
+	return &a, nil
+}
+
+// storedRelease returns the release stored under key, in the log or the
+// file, and the LSN of its log record (0: in the file). l.state.mu held.
+func (l *Ledger) storedRelease(key string) ([]byte, uint64, error) {
+	if r, ok := l.state.releases[key]; ok {
+		return r.data, r.lsn, nil
+	}
+	out, err := l.fileRelease(key)
+	return out, 0, err
+}
+
+// fileRelease returns the release stored under key in the bbolt file.
+func (l *Ledger) fileRelease(key string) ([]byte, error) {
+	var out []byte
+	err := l.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketReleases).Get([]byte(key)); v != nil {
+			out = bytes.Clone(v) // v lives in the mmap only for the transaction
+		}
+		return nil
+	})
+	return out, err
+}
+
+// applyLogged writes recs (LSNs consecutive, up to last) into the bbolt
+// file in one durable transaction that also records last as applied: the
+// same arithmetic the in-memory state did when each change was decided
+// (no budget check: the decision was made, and logged, before). Each
+// account is written once per batch, and a reservation charged and
+// settled within the batch never enters the pending bucket.
+func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return l.writes.update(func(tx *bolt.Tx) error {
+		b := batch{l: l, tx: tx, accounts: map[string]*account{}, fresh: map[uint64]pending{}}
+		for _, r := range recs {
+			if err := b.apply(r); err != nil {
+				return fmt.Errorf("change %d: %w", r.lsn, err)
+			}
+		}
+		return b.finish(last)
+	})
+}
+
+// batch is one checkpoint's transaction.
+type batch struct {
+	l        *Ledger
+	tx       *bolt.Tx
+	accounts map[string]*account // loaded from tx, written by finish
+	keys     [][]byte            // of accounts, in first-touch order
+	fresh    map[uint64]pending  // reserved in this batch, not settled yet
+	seq      uint64
+}
+
+func (b *batch) account(key []byte) (*account, error) {
+	if a, ok := b.accounts[string(key)]; ok {
+		return a, nil
+	}
+	a, err := b.l.memo.getAccount(b.tx.Bucket(bucketAccounts), key)
+	if err != nil {
+		return nil, err
+	}
+	b.accounts[string(key)] = &a
+	b.keys = append(b.keys, key)
+	return &a, nil
+}
+
+func (b *batch) apply(r *logRecord) error {
+	tx := b.tx
+	if r.kind == logReserve {
+		p, err := decodePending(r.pending)
+		if err != nil {
+			return err
+		}
+		a, err := b.account(p.accountKey)
+		if err != nil {
+			return err
+		}
+		a.spent = a.spent.add(p.cost)
+		a.queries++
+		a.lastCharge = r.time
+		p.raw = r.pending
+		b.fresh[r.id] = p
+		b.seq = max(b.seq, r.id)
+		ab := tx.Bucket(bucketAudit)
+		if ab == nil {
+			return errors.New("the audit bucket is missing")
+		}
+		return ab.Put(idKey(r.id), r.audit)
+	}
+	p, ok := b.fresh[r.id]
+	if ok {
+		delete(b.fresh, r.id)
+	} else {
+		v := tx.Bucket(bucketPending).Get(idKey(r.id))
+		if v == nil {
+			return fmt.Errorf("reservation %d is not pending", r.id)
+		}
+		var err error
+		if p, err = decodePending(v); err != nil {
+			return err
+		}
+		if err := budgetDelete(tx, bucketPending, idKey(r.id)); err != nil {
+			return err
+		}
+	}
+	a, err := b.account(p.accountKey)
+	if err != nil {
+		return err
+	}
+	switch r.kind {
+	case logCommit:
+		a.committed = a.committed.add(p.cost)
+		if len(r.key) > 0 && tx.Bucket(bucketReleases).Get(r.key) == nil {
+			return b.l.putRelease(tx, r.key, r.release, r.time)
+		}
+		return nil
+	case logRefund:
+		a.spent = a.spent.sub(p.cost)
+		a.queries--
+		if a.spent.negative() {
+			return errors.New("refund would make the spent budget negative")
+		}
+		return markRefunded(tx, r.id, r.time)
+	}
+	return fmt.Errorf("unknown kind %d", r.kind)
+}
+
+// finish writes the batch's accounts and still-pending reservations.
+func (b *batch) finish(last uint64) error {
+	for id, p := range b.fresh {
+		if err := budgetPut(b.tx, bucketPending, idKey(id), p.raw); err != nil {
+			return err
+		}
+	}
+	for _, k := range b.keys {
+		if err := b.l.memo.putAccount(b.tx, k, *b.accounts[string(k)]); err != nil {
+			return err
+		}
+	}
+	if pb := b.tx.Bucket(bucketPending); b.seq > pb.Sequence() {
+		if err := pb.SetSequence(b.seq); err != nil {
+			return err
+		}
+	}
+	return setApplied(b.tx, last)
+}
+
+// checkpoint makes every change so far durable and copies it into the
+// bbolt file, then starts the log over. The log keeps taking changes
+// meanwhile, except while the last few are applied and the log reset.
+func (l *Ledger) checkpoint() error {
+	l.ckMu.Lock()
+	defer l.ckMu.Unlock()
+	if l.logClosed {
+		return nil // Close checkpointed everything
+	}
+	w := l.wal
+	if err := w.sync(); err != nil {
+		return err
+	}
+	recs, last := w.durable()
+	if err := l.applyLogged(recs, last); err != nil {
+		return fmt.Errorf("ledger checkpoint: %w", err)
+	}
+	l.forget(last)
+
+	// What was written while that ran, then the reset, with the log's
+	// writes held off: everything in the file is in bbolt when the file
+	// starts over.
+	w.io.Lock()
+	defer w.io.Unlock()
+	recs, last = w.durable()
+	if err := l.applyLogged(recs, last); err != nil {
+		return fmt.Errorf("ledger checkpoint: %w", err)
+	}
+	l.forget(last)
+	w.off = logHeaderSize
+	return nil
+}
+
+// forget drops what the bbolt file now holds from memory.
+func (l *Ledger) forget(last uint64) {
+	l.wal.applied(last)
+	l.state.mu.Lock()
+	for k, r := range l.state.releases {
+		if r.lsn <= last {
+			delete(l.state.releases, k)
+		}
+	}
+	l.state.mu.Unlock()
+}
+
+// checkpointLoop checkpoints when the log grew large (the writer kicks)
+// or checkpointEvery after changes, until the log is closed.
+func (l *Ledger) checkpointLoop(done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.wal.stopped:
+			return
+		case <-l.wal.kick:
+		case <-t.C:
+			l.wal.mu.Lock()
+			idle := len(l.wal.recs) == 0
+			l.wal.mu.Unlock()
+			if idle {
+				continue
+			}
+		}
+		if err := l.checkpoint(); err != nil && !errors.Is(err, errClosed) {
+			l.log.Error("ledger checkpoint failed; the changes stay in the log", "err", err)
+		}
+	}
+}
+
+// upgradeV3 marks a version 3 ledger version 4 (it gets a change log) and
+// returns the log id and the last change applied.
+func upgradeV3(tx *bolt.Tx) ([]byte, uint64, error) {
+	meta := tx.Bucket(bucketMeta)
+	if v := string(meta.Get(keyVersion)); v == formatVersion3 {
+		if err := meta.Put(keyVersion, []byte(formatVersion)); err != nil {
+			return nil, 0, err
+		}
+	}
+	return logMeta(tx)
+}
+
+// openLog opens the change log, replays into the bbolt file what a crash
+// left only in the log, and starts the checkpointer.
+func (l *Ledger) openLog(path string, id []byte, applied uint64, delay time.Duration, observe func(int, time.Duration)) error {
+	f, todo, err := openLog(path, id, applied)
+	if err != nil {
+		return err
+	}
+	last := applied
+	if len(todo) > 0 {
+		last = todo[len(todo)-1].lsn
+		if err := l.applyLogged(todo, last); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("replay the ledger log: %w", err)
+		}
+		l.log.Info("replayed ledger changes from the log", "path", logPath(path), "changes", len(todo))
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("open the ledger log: %w", err)
+	}
+	l.wal = &wal{f: f, delay: delay, observe: observe, off: logHeaderSize, size: fi.Size(),
+		next: last + 1, written: last, cur: newFlush(), kick: make(chan struct{}, 1), stopped: make(chan struct{})}
+	err = l.db.View(func(tx *bolt.Tx) error {
+		l.state.seq = tx.Bucket(bucketPending).Sequence()
+		return nil
+	})
+	if err != nil {
+		_ = f.Close()
+		return err
+	}
+	l.ckDone = make(chan struct{})
+	go l.checkpointLoop(l.ckDone)
+	return nil
+}
+
+// closeLog stops the checkpointer, checkpoints what is left and closes
+// the log file.
+func (l *Ledger) closeLog() error {
+	l.ckMu.Lock()
+	closed := l.wal == nil || l.logClosed
+	l.ckMu.Unlock()
+	if closed {
+		return nil
+	}
+	// No change may be logged after the last checkpoint: the log is
+	// emptied below.
+	l.wal.mu.Lock()
+	l.wal.closing = true
+	l.wal.mu.Unlock()
+	close(l.wal.stopped)
+	<-l.ckDone
+	err := l.checkpoint()
+	l.ckMu.Lock()
+	l.logClosed = true
+	l.ckMu.Unlock()
+	w := l.wal
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = errClosed
+	}
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.mu.Unlock()
+	if err == nil {
+		// Everything is in the bbolt file: leave an empty log, which
+		// Open may replace when the ledger file was replaced meanwhile
+		// (ledger compact, a restore) and the log is another's.
+		err = w.f.Truncate(logHeaderSize)
+		if err == nil {
+			err = w.f.Sync()
+		}
+	}
+	return errors.Join(err, w.f.Close())
+}

@@ -1,0 +1,519 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The change log (format version 4) is what makes a charge durable: one
+// append and one fdatasync per group of concurrent changes, where a bbolt
+// commit costs two (pages, then the meta page) and writes every bucket it
+// touches. It is a file next to the bbolt file (logPath), written only
+// under the bbolt file's lock.
+//
+// Every change — a reservation (with its pending record and audit entry),
+// a commit (with the release) or a refund — gets the next log sequence
+// number (LSN), is decided in memory (Ledger.state: the budget check is
+// exact there, under one mutex, in LSN order) and appended to the log; the
+// caller waits for the group's fdatasync where durability matters. The
+// bbolt file is brought up to date at checkpoints: the logged changes are
+// applied in one bbolt transaction (fsynced as always) that also stores
+// the last LSN applied (meta log_applied), and only then is the log
+// started over. Open replays the log's changes with an LSN above
+// log_applied — idempotent, so a crash at any point between a log append
+// and the end of a checkpoint loses nothing the log made durable.
+//
+// Layout: a 32-byte header (logMagic, then the ledger's 16-byte log id,
+// meta log_id, so a log never replays into another ledger), then records
+// framed as
+//
+//	u32 length ‖ u32 CRC-32C(payload) ‖ payload (little endian)
+//
+// whose payloads begin with their LSN. The file is extended with zeros
+// ahead of the records (logChunk at a time), so an fdatasync normally
+// flushes data only. Starting over rewrites from the header on: the
+// records left behind have smaller LSNs, so replay, which follows LSNs
+// one by one from the first record, stops at the first record that is
+// not the successor of the one before (or has a bad length or CRC: a
+// write torn by a crash, never acknowledged).
+const (
+	logMagic      = "ddp-proxy log v1"
+	logHeaderSize = 32
+	logChunk      = 1 << 20
+	maxLogRecord  = 1 << 31
+	// A checkpoint runs when the log holds this many bytes or records,
+	// and at the latest checkpointEvery after a change.
+	checkpointBytes   = 8 << 20
+	checkpointRecords = 8192
+	checkpointEvery   = time.Second
+)
+
+var (
+	keyLogID      = []byte("log_id")      // 16 random bytes, in the log's header too
+	keyLogApplied = []byte("log_applied") // 8-byte big-endian LSN of the last change in bbolt
+	crcTable      = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// DefaultSettleDelay bounds how long a record nobody waits for (the
+// commit of CommitDeferred) waits for a log write to ride on before it is
+// written by itself.
+const DefaultSettleDelay = 20 * time.Millisecond
+
+// logPath is where the change log of the ledger at path lives.
+func logPath(path string) string { return path + ".log" }
+
+type logKind byte
+
+const (
+	logReserve logKind = 1
+	logCommit  logKind = 2
+	logRefund  logKind = 3
+)
+
+// logRecord is one change. Reserve: id, time (of the charge), pending and
+// audit (the records as bbolt stores them). Commit: id, time (the
+// release's storage time), key and release (key empty: nothing stored).
+// Refund: id, time.
+type logRecord struct {
+	lsn     uint64
+	kind    logKind
+	id      uint64
+	time    time.Time
+	pending []byte
+	audit   []byte
+	key     []byte
+	release []byte
+}
+
+func (r *logRecord) appendFrame(b []byte) ([]byte, error) {
+	e := newEnc(32 + len(r.pending) + len(r.audit) + len(r.key) + len(r.release))
+	e.b = binary.BigEndian.AppendUint64(e.b, r.lsn)
+	e.b = append(e.b, byte(r.kind))
+	e.uvarint(r.id)
+	if err := e.time(r.time); err != nil {
+		return b, fmt.Errorf("encode log record: %w", err)
+	}
+	switch r.kind {
+	case logReserve:
+		e.bytes(r.pending)
+		e.bytes(r.audit)
+	case logCommit:
+		e.bytes(r.key)
+		e.bytes(r.release)
+	}
+	if len(e.b) >= maxLogRecord {
+		return b, fmt.Errorf("log record of %d bytes is too large", len(e.b))
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(e.b)))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(e.b, crcTable))
+	return append(b, e.b...), nil
+}
+
+// decodeLogRecord reads a payload whose CRC matched.
+func decodeLogRecord(p []byte) (*logRecord, error) {
+	if len(p) < 1+8+1 || p[0] != recordBinary {
+		return nil, errors.New("short or untagged log record")
+	}
+	r := &logRecord{lsn: binary.BigEndian.Uint64(p[1:9]), kind: logKind(p[9])}
+	d := &dec{b: p[10:]}
+	r.id = d.uvarint()
+	r.time = d.time()
+	switch r.kind {
+	case logReserve:
+		r.pending = d.bytes()
+		r.audit = d.bytes()
+	case logCommit:
+		r.key = d.bytes()
+		r.release = d.bytes()
+	case logRefund:
+	default:
+		return nil, fmt.Errorf("log record of unknown kind %d", r.kind)
+	}
+	if err := d.end(); err != nil {
+		return nil, fmt.Errorf("log record %d: %w", r.lsn, err)
+	}
+	return r, nil
+}
+
+// readLog returns the chain of records of the log file's contents b: from
+// the first record on, while each frame is whole and its CRC matches and
+// its LSN follows the one before.
+func readLog(b []byte) []*logRecord {
+	var out []*logRecord
+	off := logHeaderSize
+	for off+8 <= len(b) {
+		n := int(binary.LittleEndian.Uint32(b[off:]))
+		sum := binary.LittleEndian.Uint32(b[off+4:])
+		if n == 0 || n > len(b)-off-8 {
+			break
+		}
+		p := b[off+8 : off+8+n]
+		if crc32.Checksum(p, crcTable) != sum {
+			break
+		}
+		r, err := decodeLogRecord(p)
+		if err != nil || len(out) > 0 && r.lsn != out[len(out)-1].lsn+1 {
+			break
+		}
+		out = append(out, r)
+		off += 8 + n
+	}
+	return out
+}
+
+// flush is one group of log records written by one fdatasync.
+type flush struct {
+	done chan struct{} // closed when the group is durable (or failed)
+	err  error
+}
+
+func newFlush() *flush { return &flush{done: make(chan struct{})} }
+
+func (f *flush) wait() error {
+	<-f.done
+	return f.err
+}
+
+// wal is the open change log: group commit in front of the file.
+//
+// Records are appended to buf in LSN order; a writer goroutine, started
+// when a caller needs durability, takes the whole buf, writes it with one
+// pwrite and one fdatasync, and wakes the group's callers. Callers that
+// arrive meanwhile form the next group. Records nobody waits for (a
+// deferred commit) ride with the next group, or are written after delay.
+type wal struct {
+	f       *os.File
+	delay   time.Duration
+	observe func(writes int, took time.Duration)
+
+	// io is held while writing and syncing, and by a checkpoint while it
+	// starts the log over; off and size are the write offset and the
+	// file's zero-extended size.
+	io        sync.Mutex
+	off, size int64
+
+	mu      sync.Mutex
+	next    uint64 // LSN of the next record
+	buf     []byte
+	bufN    int
+	urgent  bool   // a caller waits for buf
+	cur     *flush // the group buf is for
+	flying  *flush // the group being written
+	running bool
+	timer   *time.Timer
+	err     error        // sticky: after a failed write nothing more is acknowledged
+	closing bool         // Close began: no more records
+	written uint64       // LSN of the last durable record (updated under io and mu)
+	recs    []*logRecord // durable or buffered, not yet in bbolt, in LSN order
+	logged  int64        // bytes of recs
+
+	syncs   atomic.Int64  // fdatasyncs of the log (tests and metrics)
+	kick    chan struct{} // asks the checkpointer to run
+	stopped chan struct{} // closed by close: the checkpointer stops
+}
+
+// append assigns rec the next LSN and queues it. With urgent set, a
+// write is started at once (the caller will wait for the returned
+// group); otherwise the record waits for the next urgent one or delay.
+func (w *wal) append(rec *logRecord, urgent bool) (*flush, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.closing {
+		return nil, errClosed
+	}
+	rec.lsn = w.next
+	b, err := rec.appendFrame(w.buf)
+	if err != nil {
+		return nil, err
+	}
+	w.buf = b
+	w.bufN++
+	w.next++
+	w.recs = append(w.recs, rec)
+	w.logged += int64(len(rec.release) + len(rec.audit) + len(rec.pending) + 64)
+	g := w.cur
+	if urgent {
+		w.urgent = true
+		w.start(false)
+	} else if !w.running && w.timer == nil {
+		w.timer = time.AfterFunc(w.delay, w.settle)
+	}
+	return g, nil
+}
+
+// start runs the writer if it is not running (w.mu held).
+func (w *wal) start(force bool) {
+	if w.running {
+		return
+	}
+	w.running = true
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	go w.loop(force)
+}
+
+// settle is the timer: write the records nobody waited for.
+func (w *wal) settle() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = nil
+	if len(w.buf) > 0 {
+		w.start(true)
+	}
+}
+
+func (w *wal) loop(force bool) {
+	for {
+		w.mu.Lock()
+		if len(w.buf) == 0 || !w.urgent && !force {
+			w.running = false
+			if len(w.buf) > 0 && w.timer == nil {
+				w.timer = time.AfterFunc(w.delay, w.settle)
+			}
+			w.mu.Unlock()
+			return
+		}
+		buf, n, g, last := w.buf, w.bufN, w.cur, w.next-1
+		w.buf, w.bufN, w.urgent, w.cur, w.flying = nil, 0, false, newFlush(), g
+		w.mu.Unlock()
+
+		start := time.Now()
+		err := w.write(buf, last)
+		if w.observe != nil {
+			w.observe(n, time.Since(start))
+		}
+		w.mu.Lock()
+		if err != nil && w.err == nil {
+			w.err = fmt.Errorf("ledger log: %w", err)
+		}
+		g.err = w.err
+		w.flying = nil
+		big := w.logged > checkpointBytes || len(w.recs) > checkpointRecords
+		w.mu.Unlock()
+		close(g.done)
+		if big {
+			select {
+			case w.kick <- struct{}{}:
+			default:
+			}
+		}
+		force = false
+	}
+}
+
+// write appends buf at the end of the log and makes it durable; last is
+// the LSN of its last record.
+func (w *wal) write(buf []byte, last uint64) error {
+	w.io.Lock()
+	defer w.io.Unlock()
+	if end := w.off + int64(len(buf)); end > w.size {
+		// Zeros first, in the same fdatasync: the file's size changes
+		// once per logChunk, not per write.
+		grow := (end - w.size + logChunk - 1) / logChunk * logChunk
+		if _, err := w.f.WriteAt(make([]byte, grow), w.size); err != nil {
+			return err
+		}
+		w.size += grow
+	}
+	if _, err := w.f.WriteAt(buf, w.off); err != nil {
+		return err
+	}
+	if err := fdatasync(w.f); err != nil {
+		return err
+	}
+	w.syncs.Add(1)
+	w.off += int64(len(buf))
+	w.mu.Lock()
+	w.written = last
+	w.mu.Unlock()
+	return nil
+}
+
+// sync makes every record appended so far durable.
+func (w *wal) sync() error {
+	w.mu.Lock()
+	if w.err != nil {
+		defer w.mu.Unlock()
+		return w.err
+	}
+	var g *flush
+	switch {
+	case len(w.buf) > 0:
+		g = w.cur
+		w.urgent = true
+		w.start(false)
+	case w.flying != nil:
+		g = w.flying
+	}
+	w.mu.Unlock()
+	if g == nil {
+		return nil
+	}
+	return g.wait()
+}
+
+// syncThrough makes the record lsn durable.
+func (w *wal) syncThrough(lsn uint64) error {
+	w.mu.Lock()
+	done, err := w.written >= lsn, w.err
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if done {
+		return nil
+	}
+	return w.sync()
+}
+
+// durable returns the records written but not yet in bbolt, and the LSN
+// of the last one.
+func (w *wal) durable() ([]*logRecord, uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for n < len(w.recs) && w.recs[n].lsn <= w.written {
+		n++
+	}
+	return w.recs[:n:n], w.written
+}
+
+// applied forgets the records up to lsn, which bbolt holds now.
+func (w *wal) applied(lsn uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for n < len(w.recs) && w.recs[n].lsn <= lsn {
+		w.logged -= int64(len(w.recs[n].release) + len(w.recs[n].audit) + len(w.recs[n].pending) + 64)
+		n++
+	}
+	w.recs = append([]*logRecord(nil), w.recs[n:]...)
+}
+
+// fdatasync flushes f's data (and the metadata needed to read it back).
+func fdatasync(f *os.File) error { return fdatasyncFile(f) }
+
+// openLog opens (or creates) the change log of the ledger at path, whose
+// meta names it id, and returns it with the records a checkpoint has not
+// applied (LSN > applied). A log of another ledger, or whose records skip
+// LSNs after applied, is refused: replaying it would apply the wrong
+// changes or miss some.
+func openLog(path string, id []byte, applied uint64) (*os.File, []*logRecord, error) {
+	name := logPath(path)
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := createLog(name, id); err != nil {
+			return nil, nil, err
+		}
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the ledger log: %w", err)
+	}
+	if len(b) < logHeaderSize || string(b[:len(logMagic)]) != logMagic {
+		return nil, nil, damaged("its log %s is not a ddp-proxy ledger log", name)
+	}
+	if !bytes.Equal(b[len(logMagic):logHeaderSize], id) && len(readLog(b)) == 0 {
+		// Another ledger's log, left empty by its Close: this file
+		// replaced that ledger's (compact, restore). Start a new one.
+		if err := createLog(name, id); err != nil {
+			return nil, nil, err
+		}
+		if b, err = os.ReadFile(name); err != nil {
+			return nil, nil, fmt.Errorf("read the ledger log: %w", err)
+		}
+	}
+	if !bytes.Equal(b[len(logMagic):logHeaderSize], id) {
+		return nil, nil, damaged("its log %s belongs to another ledger (a ledger file was replaced or moved without its log)", name)
+	}
+	var todo []*logRecord
+	for _, r := range readLog(b) {
+		if r.lsn > applied {
+			todo = append(todo, r)
+		}
+	}
+	if len(todo) > 0 && todo[0].lsn != applied+1 {
+		return nil, nil, damaged("its log %s starts at change %d but the file holds changes up to %d only", name, todo[0].lsn, applied)
+	}
+	f, err := os.OpenFile(name, os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the ledger log: %w", err)
+	}
+	return f, todo, nil
+}
+
+// createLog writes a new, empty log (header and one chunk of zeros) in a
+// temporary file and links it into place, so a log at its path always has
+// a whole header.
+func createLog(name string, id []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".new-*")
+	if err != nil {
+		return fmt.Errorf("create the ledger log: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	hdr := make([]byte, logChunk)
+	copy(hdr, logMagic)
+	copy(hdr[len(logMagic):], id)
+	_, err = tmp.Write(hdr)
+	if err == nil {
+		err = tmp.Chmod(0o600)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		return fmt.Errorf("create the ledger log: %w", err)
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+// logMeta returns the ledger's log id and the LSN of the last change
+// applied to the bbolt file, giving a file without them (before format
+// version 4) a new id.
+func logMeta(tx *bolt.Tx) (id []byte, applied uint64, err error) {
+	meta := tx.Bucket(bucketMeta)
+	if v := meta.Get(keyLogID); len(v) == 16 {
+		id = bytes.Clone(v)
+	} else {
+		id = make([]byte, 16)
+		if _, err := io.ReadFull(rand.Reader, id); err != nil {
+			return nil, 0, err
+		}
+		if err := meta.Put(keyLogID, id); err != nil {
+			return nil, 0, err
+		}
+	}
+	if v := meta.Get(keyLogApplied); len(v) == 8 {
+		applied = binary.BigEndian.Uint64(v)
+	} else if err := setApplied(tx, 0); err != nil {
+		return nil, 0, err
+	}
+	return id, applied, nil
+}
+
+func setApplied(tx *bolt.Tx, lsn uint64) error {
+	return tx.Bucket(bucketMeta).Put(keyLogApplied, binary.BigEndian.AppendUint64(nil, lsn))
+}
