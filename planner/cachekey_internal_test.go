@@ -1,0 +1,90 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// cacheKeyFmt is cacheKey as it was written with fmt.Fprintf: the key
+// stored releases are found by, which the faster cacheKey must reproduce
+// byte for byte.
+func cacheKeyFmt(pl *Plan) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "ddp-release-v1\x00%s\x00%s\x00", pl.Dataset.Fingerprint, pl.Backend.Canonical())
+	for _, a := range pl.Aggs {
+		fmt.Fprintf(h, "%d/%x/%s/%x\x00", a.Sensitivity, math.Float64bits(a.Quantum), a.Scale.Rat().RatString(), math.Float64bits(a.Epsilon))
+		if a.Quantile != nil {
+			fmt.Fprintf(h, "quantile:%s/%s/%s\x00", a.Quantile.Spec.Key(), a.Quantile.Rate.String(), a.Quantile.Query.Canonical())
+		}
+	}
+	fmt.Fprintf(h, "keys:%d/%d/%d/%x/%x\x00", pl.Keys.Mode, pl.Keys.Threshold, pl.Keys.CountAgg,
+		math.Float64bits(pl.Budget.Epsilon), math.Float64bits(pl.Budget.Delta))
+	for _, g := range pl.Groups {
+		for _, v := range g.Domain {
+			fmt.Fprintf(h, "%s,", v.SQL())
+		}
+		if g.DomainFrom != nil {
+			fmt.Fprintf(h, "from:%s", g.DomainFrom.Canonical())
+		}
+		fmt.Fprintf(h, "sql:%s/null:%t\x00", g.DomainSQL, g.NullKey)
+	}
+	hashGroupingSets(h, pl.GroupingSets)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestCacheKeyBytes: the release key of plans of every shape (domains,
+// thresholds, sums, quantiles, grouping sets, odd ε) is the one the fmt
+// version computes, so releases stored before the change are still found.
+func TestCacheKeyBytes(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol, err := policies.Load("testdata/planner.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(pol)
+	queries := []string{
+		"SELECT COUNT(*) FROM people",
+		"SELECT sex, COUNT(*), AVG(age) FROM people WHERE age BETWEEN 30 AND 50 GROUP BY sex",
+		"SELECT age, COUNT(age) FROM people GROUP BY age",
+		"SELECT cell, COUNT(*), SUM(duration) FROM checkins GROUP BY cell",
+		"SELECT SUM(age), MIN(age), MAX(age), STDDEV(age) FROM people WHERE sex = 'Male'",
+		"SELECT median(age) FROM people",
+		"SELECT percentile_disc(0.3) WITHIN GROUP (ORDER BY age) FROM people",
+		"SELECT venue, MAX(duration) FROM checkins GROUP BY venue",
+		"SELECT ward, COUNT(DISTINCT patient), COUNT(DISTINCT cost) FROM visits GROUP BY ROLLUP(ward)",
+		"SELECT sex, age / 10, COUNT(*) FROM people GROUP BY sex, age / 10",
+	}
+	planned := 0
+	for _, q := range queries {
+		for _, eps := range []float64{1, 0.1, 1.0 / 3, 2.5e-7} {
+			stmts, err := parser.Parse(parser.Postgres, q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			pl, err := p.Plan(Request{User: pol.User("alice"), Epsilon: eps, Dialect: "postgres", Statement: &stmts[0], Catalog: SmallCatalog()})
+			if err != nil {
+				t.Logf("%s (ε %v): %v", q, eps, err)
+				continue
+			}
+			plans := []*Plan{pl}
+			if pl.GroupingSets != nil {
+				plans = append(plans, pl.GroupingSets.Release...)
+			}
+			for _, sp := range plans {
+				if want := cacheKeyFmt(sp); sp.CacheKey != want || cacheKey(sp) != want {
+					t.Fatalf("%s (ε %v): key %s, fmt version %s", q, eps, sp.CacheKey, want)
+				}
+				planned++
+			}
+		}
+	}
+	if planned < 30 {
+		t.Fatalf("only %d plans compared", planned)
+	}
+}
