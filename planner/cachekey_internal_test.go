@@ -88,3 +88,58 @@ func TestCacheKeyBytes(t *testing.T) {
 		t.Fatalf("only %d plans compared", planned)
 	}
 }
+
+// TestQuantileBinCache: quantiles planned by one planner (the bin
+// expressions cached after the first) get the same backend queries and
+// release keys as on a fresh planner, for columns of every grid kind,
+// qualified, aliased and under different WHEREs, in any order.
+func TestQuantileBinCache(t *testing.T) {
+	t.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol, err := policies.Load("testdata/planner.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{
+		"SELECT median(age) FROM people",
+		"SELECT median(p.age) FROM people p WHERE sex = 'Male'",
+		"SELECT median(people.age) FROM people",
+		"SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY income) FROM people",
+		"SELECT MIN(income), MAX(temp) FROM people",
+		"SELECT percentile_disc(0.3) WITHIN GROUP (ORDER BY cost) FROM visits",
+		"SELECT MAX(duration) FROM checkins",
+	}
+	shared := New(pol)
+	plan := func(p *Planner, q string) *Plan {
+		stmts, err := parser.Parse(parser.Postgres, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		pl, err := p.Plan(Request{User: pol.User("alice"), Epsilon: 1, Dialect: "postgres", Statement: &stmts[0], Catalog: SmallCatalog()})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return pl
+	}
+	compared := 0
+	for round := range 3 {
+		for i := range queries {
+			q := queries[(i+round)%len(queries)]
+			got, want := plan(shared, q), plan(New(pol), q)
+			if got.CacheKey != want.CacheKey || len(got.Aggs) != len(want.Aggs) {
+				t.Fatalf("%s (round %d): key %s, fresh planner %s", q, round, got.CacheKey, want.CacheKey)
+			}
+			for j := range got.Aggs {
+				g, w := got.Aggs[j].Quantile, want.Aggs[j].Quantile
+				if (g == nil) != (w == nil) || g != nil && g.Query.Canonical() != w.Query.Canonical() {
+					t.Fatalf("%s (round %d): part %d's bin query differs from a fresh planner's", q, round, j)
+				}
+				if g != nil {
+					compared++
+				}
+			}
+		}
+	}
+	if compared < 20 || len(shared.bins.m) == 0 {
+		t.Fatalf("%d quantile parts compared, %d bin expressions cached", compared, len(shared.bins.m))
+	}
+}

@@ -24,6 +24,7 @@ const MaxKeys = 1_000_000
 type Planner struct {
 	pol  *policies.Policy
 	opts Options
+	bins *binCache
 }
 
 // Options configure a Planner.
@@ -58,10 +59,12 @@ type Shape struct {
 
 // New returns a planner for pol that checks no backend limits (explain,
 // tests); serving uses NewWith.
-func New(pol *policies.Policy) *Planner { return &Planner{pol: pol} }
+func New(pol *policies.Policy) *Planner { return NewWith(pol, Options{}) }
 
 // NewWith returns a planner for pol with options.
-func NewWith(pol *policies.Policy, opts Options) *Planner { return &Planner{pol: pol, opts: opts} }
+func NewWith(pol *policies.Policy, opts Options) *Planner {
+	return &Planner{pol: pol, opts: opts, bins: &binCache{m: map[string]ir.Expr{}}}
+}
 
 // Options returns the planner's options.
 func (p *Planner) Options() Options { return p.opts }

@@ -178,3 +178,30 @@ func BenchmarkParsePlanHistogram(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParsePlanQuantile: a median over an integer column of 121
+// candidates and a percentile over a real column of 1,024 bins, whose
+// per-bin backend query places each value by a binary search of CASEs.
+func BenchmarkParsePlanQuantile(b *testing.B) {
+	b.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := loadPolicyB(b)
+	p := planner.New(pol)
+	user := pol.User("alice")
+	for name, sql := range map[string]string{
+		"median-int":      `SELECT median(age) FROM people WHERE sex = 'Female'`,
+		"percentile-real": `SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY income) FROM people`,
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				stmts, err := parser.Parse(parser.Postgres, sql)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: "postgres", Statement: &stmts[0]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
