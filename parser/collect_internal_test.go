@@ -6,7 +6,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,8 +165,11 @@ func TestCollectMatchesRangeWalk(t *testing.T) {
 			c := pgCollector{refs: newRefs(), nodeOneof: m.Descriptor().Oneofs().ByName("node"), fields: pgFields()}
 			c.walkByRange(m)
 			want := c.refs
-			if !reflect.DeepEqual(got.rels, want.rels) || !reflect.DeepEqual(got.funcs, want.funcs) || got.params != want.params ||
-				(got.refused == nil) != (want.refused == nil) || (got.refused != nil && got.refused.Error() != want.refused.Error()) {
+			// Range's order is left undefined on purpose (protobuf-go
+			// swaps two fields per message type, fixed per binary), so
+			// the lists are compared as sets, and a refusal by presence.
+			if !sameSet(got.rels, want.rels) || !sameSet(got.funcs, want.funcs) || got.params != want.params ||
+				(got.refused == nil) != (want.refused == nil) {
 				t.Fatalf("%s:\nwalk  %v %v %d %v\nRange %v %v %d %v", sql, got.rels, got.funcs, got.params, got.refused, want.rels, want.funcs, want.params, want.refused)
 			}
 			compared++
@@ -185,4 +187,23 @@ func readTestFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func sameSet[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	count := map[T]int{}
+	for _, x := range a {
+		count[x]++
+	}
+	for _, x := range b {
+		count[x]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }

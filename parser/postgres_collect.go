@@ -173,7 +173,10 @@ func (c *pgCollector) walk(m protoreflect.Message) {
 		}
 	}
 	// Has, then Get: exactly the fields Range would visit (set singular
-	// messages, non-empty lists), in field order.
+	// messages, non-empty lists), in declaration order. (Range's order
+	// is undefined on purpose: protobuf-go swaps two fields per message
+	// type, differently per binary, which made the order of the
+	// functions and relations found depend on the build.)
 	for _, fd := range mf.children {
 		if !m.Has(fd) {
 			continue
