@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -139,6 +140,30 @@ func TestQuantileBinCache(t *testing.T) {
 			}
 		}
 	}
+	// Concurrent plans share the cached expressions read-only (go test
+	// -race checks that nothing writes into them).
+	want := plan(New(pol), queries[0]).CacheKey
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				stmts, _ := parser.Parse(parser.Postgres, queries[0])
+				pl, err := shared.Plan(Request{User: pol.User("alice"), Epsilon: 1, Dialect: "postgres", Statement: &stmts[0], Catalog: SmallCatalog()})
+				if err != nil {
+					t.Errorf("concurrent plan: %v", err)
+					return
+				}
+				if pl.CacheKey != want {
+					t.Errorf("concurrent plan: key %s, want %s", pl.CacheKey, want)
+					return
+				}
+				_ = pl.Aggs[0].Quantile.Query.Canonical()
+			}
+		}()
+	}
+	wg.Wait()
 	if compared < 20 || len(shared.bins.m) == 0 {
 		t.Fatalf("%d quantile parts compared, %d bin expressions cached", compared, len(shared.bins.m))
 	}
