@@ -3,6 +3,8 @@ package noise
 import (
 	"math"
 	"math/big"
+	"math/bits"
+	"strconv"
 
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -81,6 +83,31 @@ func ScaleOf(t *big.Rat) (Scale, error) {
 	return Scale{num: num, den: 1 << k}, nil
 }
 
+// ScaleOfFrac is ScaleOf(n/d) for integers, which is how planning
+// calibrates most scales (Δ·m/ε with ε a short decimal): when the reduced
+// fraction is kept exactly it needs no big.Rat arithmetic; otherwise it is
+// ScaleOf itself. d must be positive.
+func ScaleOfFrac(n, d uint64) (Scale, error) {
+	if d == 0 {
+		return Scale{}, sqlerr.New(sqlerr.Internal, "internal error: noise scale with a zero denominator")
+	}
+	if n == 0 {
+		return Scale{}, nil
+	}
+	g := gcd(n, d)
+	if n, d := n/g, d/g; n < exactLimit && d < exactLimit {
+		return Scale{num: n, den: d}, nil // below 2^32 ≤ 2^MaxScaleLog2
+	}
+	return ScaleOf(new(big.Rat).SetFrac(new(big.Int).SetUint64(n), new(big.Int).SetUint64(d)))
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
 // floorLog2 returns ⌊log2 r⌋ for r > 0.
 func floorLog2(r *big.Rat) int {
 	a, b := r.Num(), r.Denom()
@@ -117,12 +144,32 @@ func (s Scale) Float64() float64 {
 	if s.num == 0 {
 		return 0
 	}
+	if exactFloat(s.num) && exactFloat(s.den) {
+		// Both convert to float64 exactly, so IEEE division rounds the
+		// exact quotient to nearest, as big.Rat.Float64 does (no
+		// subnormal or overflow: 1 ≤ num, den < 2^64). Planning reads
+		// the scale several times per query; this spares a big.Rat each.
+		return float64(s.num) / float64(s.den)
+	}
 	f, _ := s.Rat().Float64()
 	return f
 }
 
+// exactFloat reports whether x converts to float64 without rounding: its
+// significant bits fit the 53-bit mantissa.
+func exactFloat(x uint64) bool {
+	return x == 0 || bits.Len64(x)-bits.TrailingZeros64(x) <= 53
+}
+
 // String returns the exact scale as "num/den" or "num".
-func (s Scale) String() string { return s.Rat().RatString() }
+func (s Scale) String() string {
+	// num/den are in lowest terms (den ≥ 1), exactly as RatString
+	// prints them; formatted directly, without a big.Rat.
+	if s.den <= 1 {
+		return strconv.FormatUint(s.num, 10)
+	}
+	return strconv.FormatUint(s.num, 10) + "/" + strconv.FormatUint(s.den, 10)
+}
 
 func checkEpsilon(epsilon float64) error {
 	if math.IsNaN(epsilon) || math.IsInf(epsilon, 0) || epsilon <= 0 {

@@ -162,3 +162,40 @@ func TestFloorLog2(t *testing.T) {
 		})
 	}
 }
+
+// TestScaleFastPaths checks Float64, String and ScaleOfFrac, which avoid
+// big.Rat, against the big.Rat computations they replace, on exact and
+// rounded (dyadic) scales of every size.
+func TestScaleFastPaths(t *testing.T) {
+	rng := randv2.New(randv2.NewPCG(3, 4))
+	checked := 0
+	for range 20_000 {
+		n := rng.Uint64() >> rng.IntN(64)
+		d := max(rng.Uint64()>>rng.IntN(64), 1)
+		r := new(big.Rat).SetFrac(new(big.Int).SetUint64(n), new(big.Int).SetUint64(d))
+		want, wantErr := ScaleOf(r)
+		got, err := ScaleOfFrac(n, d)
+		if (err != nil) != (wantErr != nil) || got != want {
+			t.Fatalf("ScaleOfFrac(%d, %d) = %v, %v; ScaleOf = %v, %v", n, d, got, err, want, wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		if f, _ := want.Rat().Float64(); want.Float64() != f {
+			t.Fatalf("%d/%d: Float64 %v, big.Rat %v", want.num, want.den, want.Float64(), f)
+		}
+		if s := want.Rat().RatString(); want.String() != s {
+			t.Fatalf("%d/%d: String %q, big.Rat %q", want.num, want.den, want.String(), s)
+		}
+		checked++
+	}
+	if checked < 5000 {
+		t.Fatalf("only %d scales in range", checked)
+	}
+	if _, err := ScaleOfFrac(1, 0); err == nil {
+		t.Fatal("ScaleOfFrac(1, 0): no error")
+	}
+	if s := (Scale{}); s.String() != "0" || s.Float64() != 0 {
+		t.Fatalf("zero scale: %q %v", s.String(), s.Float64())
+	}
+}

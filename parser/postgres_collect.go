@@ -2,6 +2,7 @@ package parser
 
 import (
 	"strings"
+	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -16,7 +17,7 @@ import (
 // of a read: SELECT INTO, row locks and data-modifying WITH.
 func pgCollect(n *pg.Node) *refs {
 	m := n.ProtoReflect()
-	c := pgCollector{refs: newRefs(), nodeOneof: m.Descriptor().Oneofs().ByName("node")}
+	c := pgCollector{refs: newRefs(), nodeOneof: m.Descriptor().Oneofs().ByName("node"), fields: pgFields()}
 	c.walk(m)
 	return c.refs
 }
@@ -25,15 +26,97 @@ type pgCollector struct {
 	refs      *refs
 	scope     cteScope
 	nodeOneof protoreflect.OneofDescriptor
+	fields    map[protoreflect.FullName]*pgMessageFields
+}
+
+// pgMessageFields lists the fields of one message type that the walk
+// descends into: every message-typed field, singular or repeated, except
+// the WITH clause, which the walk handles first (its CTE names scope the
+// rest).
+type pgMessageFields struct {
+	with     protoreflect.FieldDescriptor // nil when the type has none
+	children []protoreflect.FieldDescriptor
+}
+
+func messageFields(d protoreflect.MessageDescriptor) *pgMessageFields {
+	mf := &pgMessageFields{}
+	fds := d.Fields()
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		switch {
+		case fd.Name() == "with_clause":
+			mf.with = fd
+		case fd.Kind() == protoreflect.MessageKind && !fd.IsMap():
+			mf.children = append(mf.children, fd)
+		}
+	}
+	return mf
+}
+
+// pgFields is messageFields for every message type of pg_query's schema,
+// computed once: the walk used to find these by ranging over all fields
+// of every node and looking with_clause up by name each time, about a
+// third of its cost.
+var pgFields = sync.OnceValue(func() map[protoreflect.FullName]*pgMessageFields {
+	msgs := pg.File_pg_query_proto.Messages()
+	out := make(map[protoreflect.FullName]*pgMessageFields, msgs.Len())
+	for i := range msgs.Len() {
+		out[msgs.Get(i).FullName()] = messageFields(msgs.Get(i))
+	}
+	return out
+})
+
+// nodeChild returns the node type set in a Node. The common types are read
+// directly, the others (and any type added to pg_query later) by asking
+// the oneof which one is set, as before: the result is the same message.
+func (c *pgCollector) nodeChild(n *pg.Node, m protoreflect.Message) protoreflect.Message {
+	switch x := n.Node.(type) {
+	case *pg.Node_ColumnRef, *pg.Node_AConst, *pg.Node_String_, *pg.Node_Integer, *pg.Node_Float, *pg.Node_Boolean, *pg.Node_AStar:
+		return nil // leaves: the walk returns at once on them (below)
+	case *pg.Node_ResTarget:
+		return x.ResTarget.ProtoReflect()
+	case *pg.Node_AExpr:
+		return x.AExpr.ProtoReflect()
+	case *pg.Node_FuncCall:
+		return x.FuncCall.ProtoReflect()
+	case *pg.Node_RangeVar:
+		return x.RangeVar.ProtoReflect()
+	case *pg.Node_SelectStmt:
+		return x.SelectStmt.ProtoReflect()
+	case *pg.Node_BoolExpr:
+		return x.BoolExpr.ProtoReflect()
+	case *pg.Node_List:
+		return x.List.ProtoReflect()
+	case *pg.Node_TypeCast:
+		return x.TypeCast.ProtoReflect()
+	case *pg.Node_SortBy:
+		return x.SortBy.ProtoReflect()
+	case *pg.Node_JoinExpr:
+		return x.JoinExpr.ProtoReflect()
+	case *pg.Node_NullTest:
+		return x.NullTest.ProtoReflect()
+	case *pg.Node_SubLink:
+		return x.SubLink.ProtoReflect()
+	case *pg.Node_RangeSubselect:
+		return x.RangeSubselect.ProtoReflect()
+	case *pg.Node_CaseExpr:
+		return x.CaseExpr.ProtoReflect()
+	case *pg.Node_CaseWhen:
+		return x.CaseWhen.ProtoReflect()
+	}
+	if fd := m.WhichOneof(c.nodeOneof); fd != nil {
+		return m.Get(fd).Message()
+	}
+	return nil
 }
 
 func (c *pgCollector) walk(m protoreflect.Message) {
 	switch x := m.Interface().(type) {
 	case *pg.Node:
-		// A Node is a oneof over ~270 node types: ask which one is set
-		// instead of ranging over all of them (the walk's hot spot).
-		if fd := m.WhichOneof(c.nodeOneof); fd != nil {
-			c.walk(m.Get(fd).Message())
+		// A Node is a oneof over ~270 node types: find the one set
+		// instead of ranging over all of them.
+		if child := c.nodeChild(x, m); child != nil {
+			c.walk(child)
 		}
 		return
 	case *pg.ColumnRef, *pg.A_Const, *pg.String, *pg.Integer, *pg.Float, *pg.Boolean, *pg.BitString, *pg.A_Star:
@@ -78,29 +161,35 @@ func (c *pgCollector) walk(m protoreflect.Message) {
 		c.refs.refuse(readOnly("MERGE"))
 	}
 
-	wfd := m.Descriptor().Fields().ByName("with_clause")
-	if wfd != nil && m.Has(wfd) {
+	d := m.Descriptor()
+	mf := c.fields[d.FullName()]
+	if mf == nil {
+		mf = messageFields(d) // not in pg_query's schema: cannot happen, but stay total
+	}
+	if wfd := mf.with; wfd != nil && m.Has(wfd) {
 		if w, ok := m.Get(wfd).Message().Interface().(*pg.WithClause); ok {
 			c.with(w)
 			defer c.scope.pop()
 		}
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd == wfd || fd.Kind() != protoreflect.MessageKind {
-			return true
+	// Has, then Get: exactly the fields Range would visit (set singular
+	// messages, non-empty lists), in declaration order. (Range's order
+	// is undefined on purpose: protobuf-go swaps two fields per message
+	// type, differently per binary, which made the order of the
+	// functions and relations found depend on the build.)
+	for _, fd := range mf.children {
+		if !m.Has(fd) {
+			continue
 		}
 		if fd.IsList() {
-			l := v.List()
+			l := m.Get(fd).List()
 			for i := range l.Len() {
 				c.walk(l.Get(i).Message())
 			}
-			return true
+			continue
 		}
-		if !fd.IsMap() {
-			c.walk(v.Message())
-		}
-		return true
-	})
+		c.walk(m.Get(fd).Message())
+	}
 }
 
 // with opens the scope of a WITH clause and walks the CTE bodies with the

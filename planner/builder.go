@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
@@ -556,12 +557,16 @@ func btoi(b bool) int {
 // whichever aggregates share them (AVG(x) and SUM(x) share sum(x)).
 func (b *builder) agg(p aggregate.Part) int {
 	a := p.Agg
-	key := fmt.Sprintf("%d/%v", a.Kind, a.Column)
+	// Built by concatenation, not fmt: this runs for every part of every
+	// planned query.
+	key := strconv.Itoa(int(a.Kind))
 	switch {
 	case a.Expr != nil:
-		key = fmt.Sprintf("%d/expr:%s/%g/%g", a.Kind, ir.FormatExpr(a.Expr), a.Lo, a.Hi)
+		key += "/expr:" + ir.FormatExpr(a.Expr) + "/" + strconv.FormatFloat(a.Lo, 'g', -1, 64) + "/" + strconv.FormatFloat(a.Hi, 'g', -1, 64)
 	case a.Column != nil:
-		key = fmt.Sprintf("%d/%s.%s", a.Kind, a.Column.Qualifier, a.Column.Name)
+		key += "/" + a.Column.Qualifier + "." + a.Column.Name
+	default:
+		key += "/<nil>"
 	}
 	if p.Quantile != nil {
 		// A quantile's part is its selection, not the count its Agg

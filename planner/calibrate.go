@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -43,13 +45,70 @@ func (a AggPlan) CI95() float64 {
 // noise must be calibrated to the ε charged, not to the binary float, which
 // can be slightly larger.
 func scaleFor(sens int64, eps float64, m int) (Scale, error) {
-	e, ok := new(big.Rat).SetString(strconv.FormatFloat(eps, 'g', -1, 64))
+	dec := strconv.FormatFloat(eps, 'g', -1, 64)
+	// Fast path, the usual case (ε = 1, 0.5, 0.1 …): sens·m·den/num in
+	// uint64, where num/den is the decimal. It is the same fraction the
+	// big.Rat path below computes, so the same Scale; anything that does
+	// not fit falls through.
+	if num, den, ok := decimalFrac(dec); ok && sens > 0 && m > 0 && num > 0 {
+		if hi, lo := bits.Mul64(uint64(sens), uint64(m)); hi == 0 {
+			if hi, n := bits.Mul64(lo, den); hi == 0 {
+				return noise.ScaleOfFrac(n, num)
+			}
+		}
+	}
+	e, ok := new(big.Rat).SetString(dec)
 	if !ok || e.Sign() <= 0 {
 		return Scale{}, fmt.Errorf("invalid ε %g", eps)
 	}
 	t := new(big.Rat).SetInt64(sens)
 	t.Mul(t, new(big.Rat).SetInt64(int64(m)))
 	return noise.ScaleOf(t.Quo(t, e))
+}
+
+// decimalFrac reads a decimal as strconv.FormatFloat(x, 'g', -1, 64)
+// writes it for a positive x ("0.1", "25", "1.5e-07", "1e+21") as the
+// fraction num/den it denotes, when both fit in a uint64.
+func decimalFrac(s string) (num, den uint64, ok bool) {
+	mant, exp := s, 0
+	if i := strings.IndexByte(s, 'e'); i >= 0 {
+		x, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return 0, 0, false
+		}
+		mant, exp = s[:i], x
+	}
+	digits := 0
+	for i := 0; i < len(mant); i++ {
+		c := mant[i]
+		switch {
+		case c == '.':
+			exp -= len(mant) - i - 1
+		case c >= '0' && c <= '9':
+			if digits++; digits > 19 {
+				return 0, 0, false
+			}
+			num = num*10 + uint64(c-'0') // < 10^19 < 2^64
+		default:
+			return 0, 0, false
+		}
+	}
+	den = 1
+	for ; exp > 0; exp-- {
+		hi, lo := bits.Mul64(num, 10)
+		if hi != 0 {
+			return 0, 0, false
+		}
+		num = lo
+	}
+	for ; exp < 0; exp++ {
+		hi, lo := bits.Mul64(den, 10)
+		if hi != 0 {
+			return 0, 0, false
+		}
+		den = lo
+	}
+	return num, den, true
 }
 
 // threshold calibrates threshold key selection. δ is nudged down one ulp

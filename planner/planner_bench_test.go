@@ -25,6 +25,7 @@ func BenchmarkParsePlan(b *testing.B) {
 	const metabase = `SELECT "source"."sex" AS "sex", count(*) AS "count", avg("source"."age") AS "avg" FROM (SELECT "public"."people"."sex" AS "sex", "public"."people"."age" AS "age" FROM "public"."people" WHERE "public"."people"."age" BETWEEN 30 AND 50) AS "source" GROUP BY "source"."sex" ORDER BY "source"."sex" ASC`
 	b.Run("postgres/metabase-subquery", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			stmts, err := parser.Parse(parser.Postgres, metabase)
 			if err != nil {
@@ -38,6 +39,7 @@ func BenchmarkParsePlan(b *testing.B) {
 	for d, sql := range queries {
 		b.Run(d.String(), func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				stmts, err := parser.Parse(d, sql)
 				if err != nil {
@@ -62,6 +64,7 @@ func BenchmarkParsePlan(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				if _, err := pl.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
 					b.Fatal(err)
@@ -74,6 +77,7 @@ func BenchmarkParsePlan(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
 					b.Fatal(err)
@@ -101,6 +105,7 @@ ORDER BY 2, 3`
 	}
 	rels := planner.SmallCatalog()
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		if _, err := p.Plan(planner.Request{User: user, Dialect: "postgres", Statement: &stmts[0], Catalog: rels}); err != nil {
 			b.Fatal(err)
@@ -122,6 +127,7 @@ func BenchmarkParsePlanWindow(b *testing.B) {
 	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
 		b.Run(d.String(), func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				stmts, err := parser.Parse(d, sql)
 				if err != nil {
@@ -150,6 +156,7 @@ func BenchmarkParsePlanHistogram(b *testing.B) {
 	for d, sql := range queries {
 		b.Run(d.String(), func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				stmts, err := parser.Parse(d, sql)
 				if err != nil {
@@ -170,8 +177,37 @@ func BenchmarkParsePlanHistogram(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParsePlanQuantile: a median over an integer column of 121
+// candidates and a percentile over a real column of 1,024 bins, whose
+// per-bin backend query places each value by a binary search of CASEs.
+func BenchmarkParsePlanQuantile(b *testing.B) {
+	b.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := loadPolicyB(b)
+	p := planner.New(pol)
+	user := pol.User("alice")
+	for name, sql := range map[string]string{
+		"median-int":      `SELECT median(age) FROM people WHERE sex = 'Female'`,
+		"percentile-real": `SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY income) FROM people`,
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				stmts, err := parser.Parse(parser.Postgres, sql)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: "postgres", Statement: &stmts[0]}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/aggregate/quantile"
@@ -108,7 +109,7 @@ func (b *builder) finishQuantiles() error {
 		if spec == nil || part.Agg.Column == nil {
 			return sqlerr.New(sqlerr.Internal, "internal error: %s has no quantile grid", a.Label)
 		}
-		bin, _, err := exprtype.Scalar(quantile.BinExpr(b.quantileSource(i), spec.Grid, spec.Kind), b.exprColumn)
+		bin, err := b.p.bins.binExpr(b.quantileSource(i), spec, b.exprColumn)
 		if err != nil {
 			return sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "cannot place the values of "+a.Label+" in bins")
 		}
@@ -185,4 +186,54 @@ func (b *builder) orderedArg(u *aggregate.Unit, r resolved, out aggregate.Arg) (
 		}
 	}
 	return out, nil
+}
+
+// binCache keeps the lowered bin expressions of quantiles (a binary
+// search of up to 1,023 CASEs, whose lowering is most of a quantile's
+// planning) for the planner's lifetime, that is one policy generation.
+// Safe for concurrent use; the expressions are shared read-only (the ir
+// rewriters copy).
+type binCache struct {
+	mu sync.Mutex
+	m  map[string]ir.Expr
+}
+
+// maxCachedBins bounds the cache: one entry per quantile column as
+// queries name it, so a policy's worth fits.
+const maxCachedBins = 256
+
+// binExpr is exprtype.Scalar(quantile.BinExpr(x, grid, kind), cols),
+// remembered when x is a column. The lowering reads nothing but x, the
+// grid, the kind and what cols says of x's column, so those, spelled out
+// in full (%#v), are the key; an expression argument is lowered afresh.
+func (c *binCache) binExpr(x ir.Expr, spec *aggregate.Quantile, cols exprtype.Columns) (ir.Expr, error) {
+	lower := func() (ir.Expr, error) {
+		bin, _, err := exprtype.Scalar(quantile.BinExpr(x, spec.Grid, spec.Kind), cols)
+		return bin, err
+	}
+	ref, ok := x.(ir.ColumnRef)
+	if !ok || c == nil {
+		return lower()
+	}
+	col, err := cols(ref)
+	if err != nil {
+		return lower() // its error, exactly as the lowering reports it
+	}
+	key := fmt.Sprintf("%#v\x00%#v\x00%s\x00%d", ref, col, spec.Grid.String(), spec.Kind)
+	c.mu.Lock()
+	bin, hit := c.m[key]
+	c.mu.Unlock()
+	if hit {
+		return bin, nil
+	}
+	if bin, err = lower(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.m) >= maxCachedBins {
+		clear(c.m)
+	}
+	c.m[key] = bin
+	c.mu.Unlock()
+	return bin, nil
 }
