@@ -282,6 +282,7 @@ func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir
 	res, err := cat.Query(ctx, st.Text, args, pgcatalog.Env{
 		Database: s.settings["database"], User: s.user.Name,
 		Setting: func(name string) (string, bool) { v, ok := s.settings[name]; return v, ok },
+		Set:     func(name, value string) error { return s.set(name, value, false) },
 	})
 	if err != nil {
 		return Result{}, true, err
@@ -307,6 +308,12 @@ func catalogType(t string) ColType {
 		return TypeName
 	case "float8":
 		return TypeFloat8
+	case "timestamptz":
+		return TypeTimestampTZ
+	case "timestamp":
+		return TypeTimestamp
+	case "date":
+		return TypeDate
 	}
 	return TypeText
 }
