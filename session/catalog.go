@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
-	"github.com/ddp-proxy/ddp-proxy/pgcatalog"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -174,12 +174,12 @@ func (s *Session) hideUnexposed(r *Result) {
 	r.Tag = "SELECT " + itoa(len(kept))
 }
 
-// emulated holds the proxy's emulated PostgreSQL catalog for a backend of
+// emulatedPG holds the proxy's emulated PostgreSQL catalog for a backend of
 // another dialect, built from the policy and the backend's schema on the
 // first catalog query (a failed build is retried on the next one).
-type emulated struct {
+type emulatedPG struct {
 	mu  sync.Mutex
-	cat *pgcatalog.Catalog
+	cat *emulated.Catalog
 }
 
 // columnLister is implemented by backends that can describe a table.
@@ -187,18 +187,18 @@ type columnLister interface {
 	Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error)
 }
 
-func (p *Proxy) emulatedCatalog(ctx context.Context) (*pgcatalog.Catalog, error) {
+func (p *Proxy) emulatedCatalog(ctx context.Context) (*emulated.Catalog, error) {
 	p.catalog.mu.Lock()
 	defer p.catalog.mu.Unlock()
 	if p.catalog.cat != nil {
 		return p.catalog.cat, nil
 	}
-	var tables []pgcatalog.Table
+	var tables []emulated.Table
 	for _, dn := range p.pol.DatasetNames {
 		for _, t := range p.pol.Datasets[dn].Tables {
-			pt := pgcatalog.Table{Schema: t.Schema, Name: t.Name}
+			pt := emulated.Table{Schema: t.Schema, Name: t.Name}
 			for _, cn := range t.ColumnNames {
-				pt.Columns = append(pt.Columns, pgcatalog.Column{Name: cn, TypeOID: policyTypeOID(t.Columns[cn].Type)})
+				pt.Columns = append(pt.Columns, emulated.Column{Name: cn, TypeOID: policyTypeOID(t.Columns[cn].Type)})
 			}
 			if len(t.ColumnNames) == 0 && t.Public {
 				// A public table without declared columns exposes all of
@@ -212,20 +212,20 @@ func (p *Proxy) emulatedCatalog(ctx context.Context) (*pgcatalog.Catalog, error)
 					return nil, err
 				}
 				for _, c := range cols {
-					pt.Columns = append(pt.Columns, pgcatalog.Column{Name: strings.ToLower(c.Name), TypeOID: pgcatalog.TypeForBackend(c.Type)})
+					pt.Columns = append(pt.Columns, emulated.Column{Name: strings.ToLower(c.Name), TypeOID: emulated.TypeForBackend(c.Type)})
 				}
 			}
 			tables = append(tables, pt)
 		}
 	}
-	cat, err := pgcatalog.New(p.pol.Backend.Driver, tables)
+	cat, err := emulated.New(p.pol.Backend.Driver, tables)
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the emulated catalog could not be built")
 	}
 	p.catalog.cat = cat
 	// A policy reload makes a new generation with its own catalog; this
 	// one's in-memory database is closed once no session uses p.
-	runtime.AddCleanup(p, func(c *pgcatalog.Catalog) { c.Close() }, cat)
+	runtime.AddCleanup(p, func(c *emulated.Catalog) { c.Close() }, cat)
 	return cat, nil
 }
 
@@ -234,11 +234,11 @@ func (p *Proxy) emulatedCatalog(ctx context.Context) (*pgcatalog.Catalog, error)
 func policyTypeOID(t string) int64 {
 	switch t {
 	case policies.TypeInteger:
-		return pgcatalog.OIDInt8
+		return emulated.OIDInt8
 	case policies.TypeReal:
-		return pgcatalog.OIDFloat8
+		return emulated.OIDFloat8
 	case policies.TypeBoolean:
-		return pgcatalog.OIDBool
+		return emulated.OIDBool
 	case policies.TypeDate:
 		return 1082
 	case policies.TypeTimestamp:
@@ -246,7 +246,7 @@ func policyTypeOID(t string) int64 {
 	case policies.TypeTimestampTZ:
 		return 1184
 	}
-	return pgcatalog.OIDText
+	return emulated.OIDText
 }
 
 // readsOnlyCatalog reports whether every relation st reads is a
@@ -279,7 +279,7 @@ func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir
 	if err != nil {
 		return Result{}, true, err
 	}
-	res, err := cat.Query(ctx, st.Text, args, pgcatalog.Env{
+	res, err := cat.Query(ctx, st.Text, args, emulated.Env{
 		Database: s.settings["database"], User: s.user.Name,
 		Setting: func(name string) (string, bool) { v, ok := s.settings[name]; return v, ok },
 		Set:     func(name, value string) error { return s.set(name, value, false) },

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -77,20 +78,7 @@ func (ms *mySession) blankMySQLStatistics(r *Result) {
 
 // InfoSchemaFunc runs a MySQL information_schema query over the catalog
 // the session describes (see Config.InfoSchema).
-type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, database string, tables []CatalogTable) ([]backends.ColumnInfo, [][]ir.Value, error)
-
-// CatalogTable is one table as MySQL's information_schema shows it, in
-// database Schema ("" = the session's database).
-type CatalogTable struct {
-	Schema, Name, Comment string
-	Columns               []CatalogColumn
-}
-
-// CatalogColumn is one column: DataType as in DATA_TYPE (bigint, double,
-// text, tinyint), ColumnType as in COLUMN_TYPE (tinyint(1)).
-type CatalogColumn struct {
-	Name, DataType, ColumnType, Key, Comment string
-}
+type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, database string, tables []emulated.MySQLTable) ([]backends.ColumnInfo, [][]ir.Value, error)
 
 // infoSchemaLocal reports whether st reads only information_schema and
 // must be answered from the policy (the backend is not MySQL).
@@ -125,7 +113,7 @@ func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args [
 			return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "function %s is not supported in information_schema queries on the %s backend", f, ms.p.Policy().Backend.Driver)
 		}
 	}
-	var tables []CatalogTable
+	var tables []emulated.MySQLTable
 	for _, t := range ms.tables("") {
 		// Each table in the database that names it in queries (the
 		// session's database unless the policy declares a schema).
@@ -134,7 +122,7 @@ func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args [
 		if err != nil {
 			return Result{}, err
 		}
-		ct := CatalogTable{Schema: schema, Name: t.Name, Comment: "private table, privacy unit " + t.Unit}
+		ct := emulated.MySQLTable{Schema: schema, Name: t.Name, Comment: "private table, privacy unit " + t.Unit}
 		if t.Public {
 			ct.Comment = "public table"
 		}
@@ -143,7 +131,7 @@ func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args [
 			if i := strings.IndexByte(dt, '('); i >= 0 {
 				dt = dt[:i]
 			}
-			ct.Columns = append(ct.Columns, CatalogColumn{Name: c.name, DataType: dt, ColumnType: c.sqlType, Key: c.key, Comment: c.extra})
+			ct.Columns = append(ct.Columns, emulated.MySQLColumn{Name: c.name, DataType: dt, ColumnType: c.sqlType, Key: c.key, Comment: c.extra})
 		}
 		tables = append(tables, ct)
 	}

@@ -29,7 +29,7 @@ type Config struct {
 	Engine  *release.Engine
 	Logger  *slog.Logger
 	// InfoSchema answers MySQL information_schema queries on a backend
-	// that is not MySQL (session/mysqlcatalog.Query); nil refuses them.
+	// that is not MySQL (catalog/emulated.QueryMySQL); nil refuses them.
 	InfoSchema InfoSchemaFunc
 	// Observer is told about every statement (nil: nobody).
 	Observer Observer
@@ -55,7 +55,7 @@ type Proxy struct {
 	log      *slog.Logger
 	info     InfoSchemaFunc
 	observer Observer
-	catalog  emulated // the PostgreSQL catalog for backends without one (catalog.go)
+	catalog  emulatedPG // the PostgreSQL catalog for backends without one (catalog.go)
 	// maxPacket is max_allowed_packet for MySQL sessions.
 	maxPacket int
 	// infoCols: a MySQL backend's information_schema columns, shared by

@@ -18,11 +18,11 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/admin"
 	"github.com/ddp-proxy/ddp-proxy/backends/connect"
+	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/session"
-	"github.com/ddp-proxy/ddp-proxy/session/mysqlcatalog"
 	"github.com/ddp-proxy/ddp-proxy/wire/mysqlwire"
 	"github.com/ddp-proxy/ddp-proxy/wire/pgwire"
 )
@@ -249,7 +249,7 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 	}
 	eng := release.New(timedBackend{Backend: be, m: metrics}, meter(led, metrics), release.Options{Logger: log.With("component", "release"), Source: noise.CryptoSource()})
 	px := session.New(session.Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, Logger: log,
-		InfoSchema: mysqlcatalog.Query, MaxAllowedPacket: pol.Listen.MaxQueryBytes, Observer: metrics})
+		InfoSchema: emulated.QueryMySQL, MaxAllowedPacket: pol.Listen.MaxQueryBytes, Observer: metrics})
 	var tlsCfg *tls.Config
 	if pol.Listen.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(pol.Listen.TLSCert, pol.Listen.TLSKey)

@@ -1,24 +1,23 @@
-package mysqlcatalog
+package emulated
 
 import (
 	"context"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/session"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-var catalog = []session.CatalogTable{
-	{Name: "people", Comment: "private table, privacy unit id", Columns: []session.CatalogColumn{
+var mysqlTables = []MySQLTable{
+	{Name: "people", Comment: "private table, privacy unit id", Columns: []MySQLColumn{
 		{Name: "age", DataType: "bigint", ColumnType: "bigint", Comment: "bounds 0..100"},
 		{Name: "sex", DataType: "text", ColumnType: "text"},
 		{Name: "member", DataType: "tinyint", ColumnType: "tinyint(1)"},
 	}},
-	{Name: "regions", Comment: "public table", Columns: []session.CatalogColumn{{Name: "id", DataType: "bigint", ColumnType: "bigint", Key: "PRI"}}},
+	{Name: "regions", Comment: "public table", Columns: []MySQLColumn{{Name: "id", DataType: "bigint", ColumnType: "bigint", Key: "PRI"}}},
 }
 
-func TestQuery(t *testing.T) {
+func TestQueryMySQL(t *testing.T) {
 	tests := []struct {
 		name string
 		sql  string
@@ -40,7 +39,7 @@ func TestQuery(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, rows, err := Query(context.Background(), tc.sql, tc.args, "shop", catalog)
+			_, rows, err := QueryMySQL(context.Background(), tc.sql, tc.args, "shop", mysqlTables)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +62,7 @@ func TestQuery(t *testing.T) {
 }
 
 func TestQueryErrors(t *testing.T) {
-	_, _, err := Query(context.Background(), "SELECT nosuch FROM information_schema.tables", nil, "shop", catalog)
+	_, _, err := QueryMySQL(context.Background(), "SELECT nosuch FROM information_schema.tables", nil, "shop", mysqlTables)
 	if !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
 		t.Errorf("unknown column: %v", err)
 	}
@@ -95,7 +94,7 @@ func TestComputedColumnTypes(t *testing.T) {
 		{"SELECT COUNT(*), SUM(ORDINAL_POSITION) / 2.0, MAX(COLUMN_NAME), NULL FROM information_schema.columns", []string{"BIGINT", "DOUBLE", "", ""}},
 	}
 	for _, tc := range tests {
-		cols, rows, err := Query(context.Background(), tc.sql, nil, "shop", catalog)
+		cols, rows, err := QueryMySQL(context.Background(), tc.sql, nil, "shop", mysqlTables)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package pgcatalog
+package emulated
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package pgcatalog emulates the PostgreSQL system catalog for backends
+// Package emulated emulates the PostgreSQL system catalog for backends
 // that have none (SQLite today, MySQL later), so that PostgreSQL clients'
 // metadata queries — psql's \d, \d+ and \l, information_schema, pgjdbc's
 // DatabaseMetaData, SQLAlchemy's inspector — work through the proxy.
@@ -25,6 +25,16 @@
 // with sqlerr.FeatureNotSupported and a hint that says what works: never
 // answered approximately.
 //
-// pgcatalog imports the SQLite engine for its own private in-memory
-// database only; it never touches the backend.
-package pgcatalog
+// It also answers MySQL information_schema queries when the backend is
+// not MySQL (SQLite, PostgreSQL), so BI tools and connectors speaking
+// MySQL can list tables and columns (QueryMySQL). Each such query runs on
+// a fresh in-memory SQLite database holding a MySQL-shaped
+// information_schema built from what the session hands over (the
+// policy's tables and columns, nothing from the backend's data); SQLite
+// accepts the backquotes, IF(), CONCAT() and LIKE these queries use, and
+// DATABASE() is defined as the session's database.
+//
+// emulated imports the SQLite engine for its own private in-memory
+// databases only; it never touches the backend. It is a package of its
+// own so that catalog, which the planner imports, does not link SQLite.
+package emulated

@@ -1,4 +1,4 @@
-package pgcatalog
+package emulated
 
 import (
 	"context"
@@ -99,7 +99,7 @@ type Catalog struct {
 func New(backend string, tables []Table) (*Catalog, error) {
 	conn, err := sqlite3.Open(":memory:")
 	if err != nil {
-		return nil, fmt.Errorf("pgcatalog: open: %w", err)
+		return nil, fmt.Errorf("emulated: open: %w", err)
 	}
 	c := &Catalog{
 		backend: backend, conn: conn, timeout: QueryTimeout,
@@ -108,11 +108,11 @@ func New(backend string, tables []Table) (*Catalog, error) {
 	}
 	if err := c.build(tables); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("pgcatalog: build: %w", err)
+		return nil, fmt.Errorf("emulated: build: %w", err)
 	}
 	if err := c.registerFunctions(); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("pgcatalog: functions: %w", err)
+		return nil, fmt.Errorf("emulated: functions: %w", err)
 	}
 	return c, nil
 }
@@ -192,7 +192,7 @@ func findRelation(qualified string) relation {
 			return r
 		}
 	}
-	panic("pgcatalog: no relation " + qualified)
+	panic("emulated: no relation " + qualified)
 }
 
 // lookupRelation finds an emulated relation; schema "" searches pg_catalog.

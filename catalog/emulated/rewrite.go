@@ -1,4 +1,4 @@
-package pgcatalog
+package emulated
 
 import (
 	"fmt"
@@ -202,7 +202,7 @@ func call(name string, args ...*pg.Node) *pg.Node {
 		if a == nil || a.Node == nil {
 			// A missing operand would crash the deparser (C code): the
 			// callers check operands first; this is the last line.
-			panic("pgcatalog: missing argument to " + name)
+			panic("emulated: missing argument to " + name)
 		}
 	}
 	return pg.MakeFuncCallNode([]*pg.Node{pg.MakeStrNode(name)}, args, -1)

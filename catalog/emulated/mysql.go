@@ -1,16 +1,4 @@
-// Package mysqlcatalog answers MySQL information_schema queries when the
-// backend is not MySQL (SQLite, PostgreSQL), so BI tools and connectors
-// speaking MySQL can list tables and columns. Each query runs on a fresh
-// in-memory SQLite database holding a MySQL-shaped information_schema
-// built from what the session hands over (the policy's tables and
-// columns, nothing from the backend's data); SQLite accepts the
-// backquotes, IF(), CONCAT() and LIKE these queries use, and DATABASE()
-// is defined as the session's database.
-//
-// It is a separate package because it imports an SQLite driver, which the
-// session package must not; cmd/ddp-proxy wires Query into
-// session.Config.InfoSchema.
-package mysqlcatalog
+package emulated
 
 import (
 	"context"
@@ -23,11 +11,21 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/session"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
-var _ session.InfoSchemaFunc = Query
+// MySQLTable is one table as MySQL's information_schema shows it, in
+// database Schema ("" = the session's database).
+type MySQLTable struct {
+	Schema, Name, Comment string
+	Columns               []MySQLColumn
+}
+
+// MySQLColumn is one column: DataType as in DATA_TYPE (bigint, double,
+// text, tinyint), ColumnType as in COLUMN_TYPE (tinyint(1)).
+type MySQLColumn struct {
+	Name, DataType, ColumnType, Key, Comment string
+}
 
 // tableDefs are the information_schema tables, with MySQL's column names.
 // Statistics columns exist (clients select them) and are always NULL.
@@ -57,9 +55,9 @@ var tableDefs = []struct{ name, cols string }{
 	{"engines", "ENGINE TEXT, SUPPORT TEXT, COMMENT TEXT, TRANSACTIONS TEXT, XA TEXT, SAVEPOINTS TEXT"},
 }
 
-// Query runs sql (a SELECT over information_schema, already vetted by
+// QueryMySQL runs sql (a SELECT over information_schema, already vetted by
 // the session) with args bound to its ? markers.
-func Query(ctx context.Context, sql string, args []ir.Value, database string, tables []session.CatalogTable) ([]backends.ColumnInfo, [][]ir.Value, error) {
+func QueryMySQL(ctx context.Context, sql string, args []ir.Value, database string, tables []MySQLTable) ([]backends.ColumnInfo, [][]ir.Value, error) {
 	db, err := driver.Open("file:ddp-information-schema?mode=memory", func(c *sqlite3.Conn) error {
 		for _, name := range []string{"database", "schema"} {
 			if err := c.CreateFunction(name, 0, sqlite3.DETERMINISTIC, func(ctx sqlite3.Context, _ ...sqlite3.Value) {
@@ -179,7 +177,7 @@ func shortMessage(err error) string {
 
 // load creates information_schema (an attached in-memory schema, so the
 // client's qualified names resolve) and fills it.
-func load(ctx context.Context, db *sql.DB, database string, tables []session.CatalogTable) error {
+func load(ctx context.Context, db *sql.DB, database string, tables []MySQLTable) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -202,7 +200,7 @@ func load(ctx context.Context, db *sql.DB, database string, tables []session.Cat
 	}
 	// A table declared in a schema of its own is shown in that database
 	// (where db.table names it in queries).
-	schemaOf := func(t session.CatalogTable) string {
+	schemaOf := func(t MySQLTable) string {
 		if t.Schema == "" {
 			return database
 		}
