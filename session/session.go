@@ -59,6 +59,7 @@ type Session struct {
 	epsilon  float64 // 0: the user's default
 	settings map[string]string
 	inTx     bool
+	cursors  map[string]*cursor // open SQL-level cursors (cursor.go)
 }
 
 // User returns the session's user.
@@ -125,7 +126,13 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 		return Result{}, st.Refused
 	case ir.StmtSession:
 		tr.class = ClassSession
+		if v := st.Session.Verb; v == ir.SessionCommit || v == ir.SessionRollback {
+			s.endTransaction()
+		}
 		return s.sessionStatement(ctx, st.Session, st.Text)
+	case ir.StmtCursor:
+		tr.class = ClassSession
+		return s.cursorStatement(ctx, st.Cursor, args, tr)
 	case ir.StmtExplain:
 		tr.class = ClassExplain
 		return s.explain(ctx, st.Explain, args)

@@ -56,6 +56,9 @@ func TestClockFunctions(t *testing.T) {
 	before := time.Now().Add(-time.Second)
 	for _, q := range []string{"SELECT now()", "SELECT current_timestamp", "SELECT CURRENT_TIMESTAMP(3)", "SELECT transaction_timestamp()"} {
 		r := query(t, c, q)
+		if name := strings.ToLower(strings.Fields(strings.TrimPrefix(q, "SELECT "))[0]); !strings.HasPrefix(name, r.Columns[0].Name) {
+			t.Errorf("%s: column %q", q, r.Columns[0].Name)
+		}
 		if r.Columns[0].Type != "timestamptz" {
 			t.Errorf("%s: type %s, want timestamptz", q, r.Columns[0].Type)
 		}

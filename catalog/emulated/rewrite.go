@@ -861,6 +861,9 @@ func figureName(n *pg.Node) string {
 			pg.SQLValueFunctionOp_SVFOP_CURRENT_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_SESSION_USER: "session_user",
 			pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA: "current_schema", pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG: "current_catalog",
 			pg.SQLValueFunctionOp_SVFOP_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE: "current_role",
+			pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP: "current_timestamp", pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N: "current_timestamp",
+			pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP: "localtimestamp", pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N: "localtimestamp",
+			pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE: "current_date",
 		}[x.SqlvalueFunction.Op]
 	case *pg.Node_CollateClause:
 		return figureName(x.CollateClause.Arg)
