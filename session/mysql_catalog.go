@@ -83,7 +83,17 @@ type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, datab
 // infoSchemaLocal reports whether st reads only information_schema and
 // must be answered from the policy (the backend is not MySQL).
 func (ms *mySession) infoSchemaLocal(st *ir.Statement) bool {
-	if ms.p.Policy().Backend.Driver == "mysql" || ms.p.current().info == nil || st.Kind != ir.StmtSelect || len(st.Relations) == 0 {
+	if ms.p.Policy().Backend.Driver == "mysql" || ms.p.current().info == nil || st.Kind != ir.StmtSelect {
+		return false
+	}
+	if len(st.Relations) == 0 {
+		// A clock probe (Metabase's time-zone offset) reads no relation
+		// but calls functions the backend's dialect may lack.
+		for _, f := range st.Functions {
+			if clockFuncs[strings.ToLower(f)] {
+				return true
+			}
+		}
 		return false
 	}
 	for _, r := range st.Relations {
@@ -104,7 +114,12 @@ var infoSchemaFuncs = map[string]bool{
 	"database": true, "schema": true, "count": true, "max": true, "min": true, "group_concat": true,
 	"cast": true, "abs": true, "locate": true, "instr": true,
 	"least": true, "greatest": true,
+	"now": true, "utc_timestamp": true, "current_timestamp": true, "timediff": true, "time_format": true,
 }
+
+// clockFuncs are MySQL's clock functions the emulated information_schema
+// answers (in the session's time zone, UTC).
+var clockFuncs = map[string]bool{"now": true, "utc_timestamp": true, "current_timestamp": true, "timediff": true, "time_format": true}
 
 // runInfoSchema answers an information_schema query from the policy.
 func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
