@@ -16,6 +16,9 @@ const maxCursors = 64
 // (and, for a private query, released and charged) once at DECLARE, and
 // the position FETCH reads from. Position 0 is before the first row,
 // len(rows)+1 after the last, as in PostgreSQL.
+//
+// A nil entry in Session.cursors is a DECLARE that failed in the current
+// transaction (see declareCursor).
 type cursor struct {
 	columns []Column
 	rows    [][]ir.Value
@@ -43,8 +46,8 @@ func (s *Session) cursorStatement(ctx context.Context, c *ir.Cursor, args []ir.V
 		delete(s.cursors, c.Name)
 		return Result{Tag: "CLOSE CURSOR"}, nil
 	}
-	cur, ok := s.cursors[c.Name]
-	if !ok {
+	cur := s.cursors[c.Name]
+	if cur == nil {
 		return Result{}, sqlerr.New(sqlerr.InvalidCursorName, "cursor %q does not exist", c.Name)
 	}
 	rows := cur.fetch(c.Direction, c.Count)
@@ -59,7 +62,7 @@ func (s *Session) declareCursor(ctx context.Context, c *ir.Cursor, args []ir.Val
 		return Result{}, sqlerr.New(sqlerr.NoActiveTransaction, "DECLARE CURSOR can only be used in transaction blocks").
 			WithHint("BEGIN first, or DECLARE ... CURSOR WITH HOLD")
 	}
-	if _, ok := s.cursors[c.Name]; ok {
+	if s.cursors[c.Name] != nil {
 		return Result{}, sqlerr.New(sqlerr.DuplicateCursor, "cursor %q already exists", c.Name)
 	}
 	if len(s.cursors) >= maxCursors {
@@ -67,15 +70,22 @@ func (s *Session) declareCursor(ctx context.Context, c *ir.Cursor, args []ir.Val
 			WithHint("CLOSE the cursors you are done with")
 	}
 	// The query is checked and run exactly as the same SELECT sent alone.
-	res, err := s.exec(ctx, c.Query, args, tr)
-	if err != nil {
-		return Result{}, err
-	}
-	if res.Columns == nil {
-		return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "DECLARE CURSOR of a statement that returns no rows")
-	}
 	if s.cursors == nil {
 		s.cursors = map[string]*cursor{}
+	}
+	res, err := s.exec(ctx, c.Query, args, tr)
+	if err == nil && res.Columns == nil {
+		err = sqlerr.New(sqlerr.FeatureNotSupported, "DECLARE CURSOR of a statement that returns no rows")
+	}
+	if err != nil {
+		// PostgreSQL would abort the transaction, and a client's cleanup
+		// (psycopg2 closing its named cursor) would not send CLOSE; the
+		// proxy never enters the failed state, so the name stays known
+		// until the transaction ends: CLOSE succeeds, FETCH does not.
+		if !c.Hold {
+			s.cursors[c.Name] = nil
+		}
+		return Result{}, err
 	}
 	s.cursors[c.Name] = &cursor{columns: res.Columns, rows: res.Rows, hold: c.Hold}
 	return Result{Tag: "DECLARE CURSOR", Notices: res.Notices}, nil
@@ -85,7 +95,7 @@ func (s *Session) declareCursor(ctx context.Context, c *ir.Cursor, args []ir.Val
 // COMMIT and ROLLBACK do.
 func (s *Session) endTransaction() {
 	for name, c := range s.cursors {
-		if !c.hold {
+		if c == nil || !c.hold {
 			delete(s.cursors, name)
 		}
 	}
@@ -147,8 +157,8 @@ func (s *Session) cursorColumns(c *ir.Cursor) ([]Column, error) {
 	if c.Verb != ir.CursorFetch {
 		return nil, nil
 	}
-	cur, ok := s.cursors[c.Name]
-	if !ok {
+	cur := s.cursors[c.Name]
+	if cur == nil {
 		return nil, sqlerr.New(sqlerr.InvalidCursorName, "cursor %q does not exist", c.Name)
 	}
 	return cur.columns, nil
