@@ -294,6 +294,22 @@ func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir
 	return r, true, nil
 }
 
+// setConfig answers a SELECT of set_config(...) that reads no relation
+// (psql, pg_dump and Metabase set the search path with it) from the
+// emulated catalog on every backend: like SET, it changes the proxy's
+// session, never the backend's.
+func (s *Session) setConfig(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, bool, error) {
+	if s.dialect != parser.Postgres || st.Kind != ir.StmtSelect || len(st.Relations) > 0 {
+		return Result{}, false, nil
+	}
+	for _, f := range st.Functions {
+		if f == "set_config" || f == "pg_catalog.set_config" {
+			return s.catalogAnswer(ctx, st, args)
+		}
+	}
+	return Result{}, false, nil
+}
+
 func catalogType(t string) ColType {
 	switch t {
 	case "bool":

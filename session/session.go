@@ -147,6 +147,9 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, t
 	if r, ok := s.psqlListRelations(st); ok {
 		return r, nil
 	}
+	if r, ok, err := s.setConfig(ctx, st, args); ok {
+		return r, err
+	}
 	if s.dialect.String() != s.p.pol.Backend.Driver {
 		if len(st.Relations) == 0 {
 			if r, ok := s.localAnswer(st.Text); ok {
@@ -281,6 +284,11 @@ func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value) 
 	r := Result{Rows: rows, Tag: "SELECT " + strconv.Itoa(len(rows))}
 	for i, c := range cols {
 		r.Columns = append(r.Columns, Column{Name: c.Name, Type: backendType(c.Type)})
+		if k, ok := timeKinds[r.Columns[i].Type]; ok {
+			for _, row := range rows {
+				row[i] = ir.AsTime(row[i], k)
+			}
+		}
 		if catalog.IsStatistics(c.Name) {
 			// SELECT * FROM pg_class and the like: the column stays (clients
 			// expect it) but its statistics are blanked.
@@ -309,9 +317,19 @@ func backendType(name string) ColType {
 		return TypeName
 	case "OID":
 		return TypeOID
+	case "DATE":
+		return TypeDate
+	case "TIMESTAMP", "DATETIME":
+		return TypeTimestamp
+	case "TIMESTAMPTZ":
+		return TypeTimestampTZ
 	}
 	return TypeText
 }
+
+// timeKinds are the result types whose values are sent in the front end's
+// own date format (now() read through a pass-through, Metabase's probe).
+var timeKinds = map[ColType]ir.Kind{TypeDate: ir.KindDate, TypeTimestamp: ir.KindTimestamp, TypeTimestampTZ: ir.KindTimestampTZ}
 
 func policyType(t string) ColType {
 	switch t {
