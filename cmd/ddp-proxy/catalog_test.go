@@ -178,6 +178,18 @@ func TestCatalogWithPsql(t *testing.T) {
 			if strings.Contains(out, "ERROR") || !strings.Contains(out, "List of databases") || !containsRow(out, b.database) {
 				t.Errorf("\\l:\n%s", out)
 			}
+			// Only the database the policy serves: the cluster's others
+			// (template1 always exists on PostgreSQL) are not listed.
+			if containsRow(out, "template1") || strings.Contains(out, "(2 rows)") {
+				t.Errorf("\\l lists other databases:\n%s", out)
+			}
+			// \df and \dT answer (nothing is exposed on the demo; on
+			// PostgreSQL, the schema has no functions or types).
+			for _, meta := range []string{`\df`, `\dT`} {
+				if out := run(meta); strings.Contains(out, "ERROR") || !strings.Contains(out, "List of") {
+					t.Errorf("%s:\n%s", meta, out)
+				}
+			}
 			out = run(`\dt ` + b.schema + `.*`)
 			if !containsRow(out, b.schema, "people", "table") || strings.Contains(out, "hidden_t") {
 				t.Errorf("\\dt:\n%s", out)
