@@ -160,7 +160,7 @@ func (s *Session) hideUnexposed(r *Result) {
 		case schemaCol < 0:
 			// No schema in the result (SQLAlchemy's table list filters
 			// by schema in WHERE): a table of that name in any schema.
-			if !s.declaresTableNamed(name) {
+			if !s.declaresTableNamed(name) && !s.p.exposedIndex(name) {
 				continue
 			}
 		default:

@@ -55,7 +55,8 @@ type Proxy struct {
 	log      *slog.Logger
 	info     InfoSchemaFunc
 	observer Observer
-	catalog  emulatedPG // the PostgreSQL catalog for backends without one (catalog.go)
+	catalog  emulatedPG     // the PostgreSQL catalog for backends without one (catalog.go)
+	indexes  exposedIndexes // a PostgreSQL backend's indexes catalog results may show (indexes.go)
 	// maxPacket is max_allowed_packet for MySQL sessions.
 	maxPacket int
 	// infoCols: a MySQL backend's information_schema columns, shared by

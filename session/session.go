@@ -297,6 +297,7 @@ func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value) 
 			}
 		}
 	}
+	s.p.loadExposedIndexes(ctx)
 	s.hideUnexposed(&r)
 	return r, nil
 }
