@@ -482,7 +482,17 @@ var emulatedMySQLFunctions = map[string]bool{
 	"database": true, "schema": true, "count": true, "max": true, "min": true, "group_concat": true,
 	"cast": true, "abs": true, "locate": true, "instr": true,
 	"least": true, "greatest": true,
+	// Clock probes (Metabase's time-zone offset), answered in UTC.
+	"now": true, "utc_timestamp": true, "current_timestamp": true, "timediff": true, "time_format": true,
 }
+
+// mysqlClockFunctions are MySQL's clock functions the emulated
+// information_schema answers (in the session's time zone, UTC) even in a
+// statement that reads no relation.
+var mysqlClockFunctions = map[string]bool{"now": true, "utc_timestamp": true, "current_timestamp": true, "timediff": true, "time_format": true}
+
+// IsMySQLClockFunction reports whether f (any case) is one of them.
+func IsMySQLClockFunction(f string) bool { return mysqlClockFunctions[strings.ToLower(f)] }
 
 // CheckEmulatedMySQLFunctions refuses an information_schema query to the
 // emulation that calls a function off emulatedMySQLFunctions.

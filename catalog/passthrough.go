@@ -145,6 +145,11 @@ var passthroughFunctions = map[string]bool{
 	// Catalog formatting and visibility used by psql, pgjdbc and SQLAlchemy.
 	"format_type": true, "pg_get_userbyid": true, "pg_get_expr": true, "pg_get_indexdef": true,
 	"pg_get_constraintdef": true, "pg_get_viewdef": true, "pg_get_triggerdef": true, "pg_get_ruledef": true,
+	// psql's \d of a partition or a Citus distributed table: names only.
+	"pg_partition_ancestors": true, "pg_partition_root": true, "pg_partition_tree": true,
+	// Driver and BI-tool startup probes: the connection's encoding
+	// (psqlODBC, Tableau), Metabase's time-zone offset on MySQL.
+	"pg_client_encoding": true, "time_format": true, "timediff": true, "utc_timestamp": true,
 	"pg_get_function_arguments": true, "pg_get_function_result": true, "pg_get_function_identity_arguments": true,
 	"pg_get_partkeydef": true, "pg_get_statisticsobjdef_columns": true, "pg_get_serial_sequence": true,
 	"pg_table_is_visible": true, "pg_type_is_visible": true, "pg_function_is_visible": true,

@@ -128,6 +128,13 @@ func PostgresRelation(schema, name string) Rule {
 		if strings.HasPrefix(name, "pg_stat") {
 			return Statistics
 		}
+		// Citus's metadata describes the data: shard sizes and value
+		// ranges (pg_dist_shard, pg_dist_placement's shardlength,
+		// citus_shards' shard_size), row counts and query statistics
+		// (citus_tables' table_size, citus_stat_statements).
+		if strings.HasPrefix(name, "pg_dist_") || strings.HasPrefix(name, "citus_") {
+			return Statistics
+		}
 		return Unknown
 	case "information_schema":
 		if r, ok := informationSchemaRefused[name]; ok {

@@ -388,14 +388,29 @@ func pgDerivedTable(rel *Relation) *pg.Node {
 		}
 		targets = append(targets, pg.MakeResTargetNodeWithVal(pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode(c.Name)}, -1), -1))
 	}
+	var where *pg.Node
+	if rel.Schema == "pg_catalog" && rel.Name == "pg_database" {
+		where = databaseFilter()
+	}
 	return &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{
 		TargetList: targets,
 		FromClause: []*pg.Node{{Node: &pg.Node_RangeVar{RangeVar: &pg.RangeVar{
 			Schemaname: rel.Schema, Relname: rel.Name, Inh: true, Relpersistence: "p", Location: -1,
 		}}}},
+		WhereClause: where,
 		LimitOption: pg.LimitOption_LIMIT_OPTION_DEFAULT,
 		Op:          pg.SetOperation_SETOP_NONE,
 	}}}
+}
+
+// databaseFilter keeps the rows of pg_database for the database the
+// policy serves (the backend's current one): the cluster's other
+// databases (psql's \l lists them) are not the analyst's business, and
+// their names say what else the server holds.
+func databaseFilter() *pg.Node {
+	return pg.MakeAExprNode(pg.A_Expr_Kind_AEXPR_OP, []*pg.Node{pg.MakeStrNode("=")},
+		pg.MakeColumnRefNode([]*pg.Node{pg.MakeStrNode("datname")}, -1),
+		pg.MakeFuncCallNode([]*pg.Node{pg.MakeStrNode("pg_catalog"), pg.MakeStrNode("current_database")}, nil, -1), -1)
 }
 
 // statisticsType is the type of a blanked statistics column, so that

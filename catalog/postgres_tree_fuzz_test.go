@@ -65,7 +65,9 @@ func blankedInvariant(tree *pg.ParseResult, rels *Relations) string {
 			return
 		}
 		rel := rels.Lookup(rv.Schemaname, rv.Relname)
-		if rel == nil || rv.Alias != nil || len(s.TargetList) != len(rel.Columns) || s.WhereClause != nil ||
+		// pg_database's derived table keeps only the served database's row.
+		filtered := rel != nil && rel.Name == "pg_database" && isDatabaseFilter(s.WhereClause)
+		if rel == nil || rv.Alias != nil || len(s.TargetList) != len(rel.Columns) || s.WhereClause != nil && !filtered ||
 			len(s.GroupClause) != 0 || s.HavingClause != nil || len(s.SortClause) != 0 || s.LimitCount != nil ||
 			s.LimitOffset != nil || len(s.DistinctClause) != 0 || s.WithClause != nil || len(s.WindowClause) != 0 {
 			return
@@ -120,4 +122,19 @@ func blankedInvariant(tree *pg.ParseResult, rels *Relations) string {
 		}
 	})
 	return msg
+}
+
+// isDatabaseFilter reports whether w is databaseFilter's
+// datname = pg_catalog.current_database() (locations aside: w was parsed).
+func isDatabaseFilter(w *pg.Node) bool {
+	e := w.GetAExpr()
+	if e == nil || e.Kind != pg.A_Expr_Kind_AEXPR_OP || len(e.Name) != 1 || e.Name[0].GetString_().GetSval() != "=" {
+		return false
+	}
+	l := e.Lexpr.GetColumnRef().GetFields()
+	f := e.Rexpr.GetFuncCall()
+	if len(l) != 1 || l[0].GetString_().GetSval() != "datname" || f == nil || len(f.Args) != 0 || len(f.Funcname) != 2 {
+		return false
+	}
+	return f.Funcname[0].GetString_().GetSval() == "pg_catalog" && f.Funcname[1].GetString_().GetSval() == "current_database"
 }

@@ -53,9 +53,10 @@ func declaresTableNamed(pol *policies.Policy, name string) bool {
 // listings (information_schema.tables, pg_class, pg_tables, SQLAlchemy's
 // inspector) show only what analysts may query. Relations whose schema is
 // not in the result are judged by name alone: unknown names are hidden
-// unless they look like system relations (pg_ prefix). It returns the
-// rows kept, in rows' backing array.
-func HideUnexposed(pol *policies.Policy, columns []string, rows [][]ir.Value) [][]ir.Value {
+// unless they look like system relations (pg_ prefix) or shown reports
+// them (a backend's indexes over declared columns; nil: none). It returns
+// the rows kept, in rows' backing array.
+func HideUnexposed(pol *policies.Policy, columns []string, rows [][]ir.Value, shown func(name string) bool) [][]ir.Value {
 	nameCol, schemaCol := -1, -1
 	for i, c := range columns {
 		if scs, ok := tableNameColumns[strings.ToLower(c)]; ok && nameCol < 0 {
@@ -98,7 +99,7 @@ func HideUnexposed(pol *policies.Policy, columns []string, rows [][]ir.Value) []
 		case schemaCol < 0:
 			// No schema in the result (SQLAlchemy's table list filters
 			// by schema in WHERE): a table of that name in any schema.
-			if !declaresTableNamed(pol, name) {
+			if !declaresTableNamed(pol, name) && (shown == nil || !shown(name)) {
 				continue
 			}
 		default:

@@ -19,9 +19,11 @@ const (
 	StmtRefused
 	// StmtEmpty is an empty query (";" or whitespace).
 	StmtEmpty
+	// StmtCursor is DECLARE CURSOR, FETCH, MOVE or CLOSE (Cursor).
+	StmtCursor
 )
 
-var stmtKindText = [...]string{"select", "session", "explain", "refused", "empty"}
+var stmtKindText = [...]string{"select", "session", "explain", "refused", "empty", "cursor"}
 
 func (k StatementKind) String() string { return stmtKindText[k] }
 
@@ -71,6 +73,9 @@ type Statement struct {
 
 	// For StmtRefused: an *sqlerr.Error with the SQLSTATE and the reason.
 	Refused error
+
+	// For StmtCursor.
+	Cursor *Cursor
 }
 
 // SessionVerb is the kind of a session statement.

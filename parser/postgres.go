@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
@@ -107,6 +108,12 @@ func pgStatement(n *pg.Node) ir.Statement {
 		return sessionStmt(ir.SessionOther, ir.Setting{Name: "unlisten", Value: ch})
 	case *pg.Node_CopyStmt:
 		return refusedStmt(copyRefused())
+	case *pg.Node_DeclareCursorStmt:
+		return pgDeclareCursor(x.DeclareCursorStmt)
+	case *pg.Node_FetchStmt:
+		return pgFetch(x.FetchStmt)
+	case *pg.Node_ClosePortalStmt:
+		return ir.Statement{Kind: ir.StmtCursor, Cursor: &ir.Cursor{Verb: ir.CursorClose, Name: x.ClosePortalStmt.Portalname}}
 	case nil:
 		return refusedStmt(notSupported("this statement"))
 	}
@@ -156,6 +163,71 @@ func pgExplain(e *pg.ExplainStmt) ir.Statement {
 		return refusedStmt(notSupported("EXPLAIN of this statement"))
 	}
 	return ir.Statement{Kind: ir.StmtExplain, Explain: &inner, Analyze: analyze}
+}
+
+// PostgreSQL's cursor option bits (nodes/parsenodes.h).
+const (
+	pgCursorBinary = 0x0001
+	pgCursorHold   = 0x0020
+)
+
+// pgVersion is the parse tree version libpg_query deparses (its own).
+var pgVersion = sync.OnceValues(func() (int32, error) {
+	r, err := pg.Parse("SELECT 1")
+	if err != nil {
+		return 0, err
+	}
+	return r.Version, nil
+})
+
+// pgDeclareCursor reads DECLARE name CURSOR FOR query. The query is
+// classified like any statement; its text, which the planner forwards for
+// catalog pass-through, is PostgreSQL's own deparse of it.
+func pgDeclareCursor(d *pg.DeclareCursorStmt) ir.Statement {
+	if d.Options&pgCursorBinary != 0 {
+		return refusedStmt(notSupported("DECLARE BINARY CURSOR"))
+	}
+	if d.Query == nil {
+		return refusedStmt(notSupported("DECLARE CURSOR of this statement"))
+	}
+	inner := pgStatement(d.Query)
+	if inner.Kind == ir.StmtRefused {
+		return inner // FOR UPDATE and the like: refused as they are alone
+	}
+	if inner.Kind == ir.StmtSelect {
+		version, err := pgVersion()
+		text := ""
+		if err == nil {
+			text, err = pg.Deparse(&pg.ParseResult{Version: version, Stmts: []*pg.RawStmt{{Stmt: d.Query}}})
+		}
+		if err != nil {
+			return refusedStmt(notSupported("DECLARE CURSOR of this query"))
+		}
+		inner.Text = text
+	} else {
+		return refusedStmt(notSupported("DECLARE CURSOR of a statement other than SELECT"))
+	}
+	return ir.Statement{Kind: ir.StmtCursor, Cursor: &ir.Cursor{
+		Verb: ir.CursorDeclare, Name: d.Portalname, Query: &inner, Hold: d.Options&pgCursorHold != 0}}
+}
+
+// pgFetch reads FETCH and MOVE.
+func pgFetch(f *pg.FetchStmt) ir.Statement {
+	c := &ir.Cursor{Verb: ir.CursorFetch, Name: f.Portalname, Count: f.HowMany}
+	if f.Ismove {
+		c.Verb = ir.CursorMove
+	}
+	switch f.Direction {
+	case pg.FetchDirection_FETCH_BACKWARD:
+		c.Direction = ir.FetchBackward
+	case pg.FetchDirection_FETCH_ABSOLUTE:
+		c.Direction = ir.FetchAbsolute
+	case pg.FetchDirection_FETCH_RELATIVE:
+		c.Direction = ir.FetchRelative
+	default:
+		c.Direction = ir.FetchForward
+	}
+	return ir.Statement{Kind: ir.StmtCursor, Cursor: c}
 }
 
 // pgDefBool reads an option value the way PostgreSQL's defGetBoolean does:
@@ -301,10 +373,6 @@ func pgRefusal(n *pg.Node) *sqlerr.Error {
 		}
 	case *pg.Node_CheckPointStmt:
 		verb = "CHECKPOINT"
-	case *pg.Node_DeclareCursorStmt:
-		verb = "DECLARE CURSOR"
-	case *pg.Node_ClosePortalStmt:
-		verb = "CLOSE"
 	case *pg.Node_ExecuteStmt:
 		verb = "EXECUTE (SQL-level prepared statements)"
 	case *pg.Node_PrepareStmt:

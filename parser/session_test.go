@@ -139,6 +139,42 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// TestCursorStatements reads DECLARE, FETCH, MOVE and CLOSE as psycopg's
+// named cursors send them.
+func TestCursorStatements(t *testing.T) {
+	st := parseOne(t, Postgres, `DECLARE "c_1" NO SCROLL CURSOR WITH HOLD FOR SELECT sex, count(*) FROM people WHERE age > $1 GROUP BY sex`)
+	c := st.Cursor
+	if st.Kind != ir.StmtCursor || c == nil || c.Verb != ir.CursorDeclare || c.Name != "c_1" || !c.Hold {
+		t.Fatalf("DECLARE: %v %+v", st.Kind, c)
+	}
+	if c.Query.Kind != ir.StmtSelect || c.Query.Query == nil || len(c.Query.Relations) != 1 || c.Query.NumParams != 1 ||
+		!strings.Contains(c.Query.Text, "FROM people") {
+		t.Fatalf("DECLARE's query: %+v", c.Query)
+	}
+	for _, tt := range []struct {
+		sql   string
+		verb  ir.CursorVerb
+		dir   ir.FetchDirection
+		count int64
+	}{
+		{`FETCH FORWARD 2000 FROM "c_1"`, ir.CursorFetch, ir.FetchForward, 2000},
+		{"FETCH c_1", ir.CursorFetch, ir.FetchForward, 1},
+		{"FETCH ALL IN c_1", ir.CursorFetch, ir.FetchForward, ir.FetchAll},
+		{"FETCH ABSOLUTE -1 FROM c_1", ir.CursorFetch, ir.FetchAbsolute, -1},
+		{"MOVE BACKWARD 3 IN c_1", ir.CursorMove, ir.FetchBackward, 3},
+		{"CLOSE c_1", ir.CursorClose, ir.FetchForward, 0},
+	} {
+		st := parseOne(t, Postgres, tt.sql)
+		c := st.Cursor
+		if st.Kind != ir.StmtCursor || c.Verb != tt.verb || c.Name != "c_1" || c.Direction != tt.dir || c.Count != tt.count {
+			t.Errorf("%s: %v %+v", tt.sql, st.Kind, c)
+		}
+	}
+	if st := parseOne(t, Postgres, "CLOSE ALL"); st.Kind != ir.StmtCursor || st.Cursor.Name != "" {
+		t.Errorf("CLOSE ALL: %+v", st.Cursor)
+	}
+}
+
 func TestRefused(t *testing.T) {
 	tests := []struct {
 		name string
@@ -174,8 +210,8 @@ func TestRefused(t *testing.T) {
 		{"copy from", Postgres, "COPY t FROM STDIN", sqlerr.FeatureNotSupported, "COPY"},
 		{"copy query", Postgres, "COPY (SELECT * FROM t) TO STDOUT", sqlerr.FeatureNotSupported, "COPY"},
 		{"notify", Postgres, "NOTIFY chan", sqlerr.FeatureNotSupported, "NOTIFY"},
-		{"declare cursor", Postgres, "DECLARE c CURSOR FOR SELECT * FROM t", sqlerr.FeatureNotSupported, "DECLARE"},
-		{"fetch", Postgres, "FETCH c", sqlerr.FeatureNotSupported, "FETCH"},
+		{"declare binary cursor", Postgres, "DECLARE c BINARY CURSOR FOR SELECT count(*) FROM t", sqlerr.FeatureNotSupported, "BINARY"},
+		{"declare cursor for update", Postgres, "DECLARE c CURSOR FOR SELECT count(*) FROM t FOR UPDATE", sqlerr.ReadOnly, "FOR UPDATE"},
 		{"prepare transaction", Postgres, "PREPARE TRANSACTION 'x'", sqlerr.FeatureNotSupported, "two-phase"},
 		{"select into", Postgres, "SELECT * INTO newt FROM t", sqlerr.ReadOnly, "INTO"},
 		{"for update", Postgres, "SELECT count(*) FROM t FOR UPDATE", sqlerr.ReadOnly, "FOR UPDATE"},

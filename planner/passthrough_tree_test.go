@@ -119,7 +119,8 @@ const smallPgClass = "(SELECT oid, relname, relnamespace, NULL::int AS relpages,
 // see only NULLs. The expected SQL is written by hand from SmallCatalog.
 func TestPassthroughDerivedTables(t *testing.T) {
 	p := planner.New(loadPolicy(t))
-	pgDatabase := "(SELECT oid, datname, NULL::pg_catalog.xid AS datfrozenxid FROM pg_catalog.pg_database)"
+	// Only the served database's row: \l must not list the cluster.
+	pgDatabase := "(SELECT oid, datname, NULL::pg_catalog.xid AS datfrozenxid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())"
 	for _, tt := range []struct{ name, sql, want string }{
 		{"using join over a row-count series",
 			"SELECT relname, g FROM pg_class JOIN (SELECT g, g::real AS reltuples FROM generate_series(0,5000000) g) t USING (reltuples) WHERE relname = 'people'",

@@ -70,7 +70,7 @@ func listResult(rows [][]ir.Value) Result {
 // hideUnexposed drops the rows of a catalog result that name a relation
 // the policy does not declare (catalog.HideUnexposed).
 func (s *Session) hideUnexposed(r *Result) {
-	if kept := catalog.HideUnexposed(s.p.pol, columnNames(r.Columns), r.Rows); len(kept) != len(r.Rows) {
+	if kept := catalog.HideUnexposed(s.p.pol, columnNames(r.Columns), r.Rows, s.p.exposedIndex); len(kept) != len(r.Rows) {
 		r.Rows, r.Tag = kept, "SELECT "+itoa(len(kept))
 	}
 }
@@ -141,6 +141,7 @@ func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir
 	res, err := cat.Query(ctx, st.Text, args, emulated.Env{
 		Database: s.settings["database"], User: s.user.Name,
 		Setting: func(name string) (string, bool) { v, ok := s.settings[name]; return v, ok },
+		Set:     func(name, value string) error { return s.set(name, value, false) },
 	})
 	if err != nil {
 		return Result{}, true, err
@@ -150,6 +151,22 @@ func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir
 		r.Columns = append(r.Columns, Column{Name: c.Name, Type: catalogType(c.Type)})
 	}
 	return r, true, nil
+}
+
+// setConfig answers a SELECT of set_config(...) that reads no relation
+// (psql, pg_dump and Metabase set the search path with it) from the
+// emulated catalog on every backend: like SET, it changes the proxy's
+// session, never the backend's.
+func (s *Session) setConfig(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, bool, error) {
+	if s.dialect != parser.Postgres || st.Kind != ir.StmtSelect || len(st.Relations) > 0 {
+		return Result{}, false, nil
+	}
+	for _, f := range st.Functions {
+		if f == "set_config" || f == "pg_catalog.set_config" {
+			return s.catalogAnswer(ctx, st, args)
+		}
+	}
+	return Result{}, false, nil
 }
 
 func catalogType(t string) ColType {
@@ -166,6 +183,12 @@ func catalogType(t string) ColType {
 		return TypeName
 	case "float8":
 		return TypeFloat8
+	case "timestamptz":
+		return TypeTimestampTZ
+	case "timestamp":
+		return TypeTimestamp
+	case "date":
+		return TypeDate
 	}
 	return TypeText
 }

@@ -197,12 +197,29 @@ func (mw *myWriter) Complete(done ir.Completion) error {
 // fail records err for SHOW WARNINGS / SHOW ERRORS, as MySQL does.
 func (ms *mySession) fail(err error) error {
 	e := sqlerr.As(err)
+	if m := mysqlSpelling(e); m != e {
+		e, err = m, m
+	}
 	msg := e.Message
 	if e.Hint != "" {
 		msg += " (hint: " + e.Hint + ")"
 	}
 	ms.warnings = []warning{{"Error", e.Code.MySQLErrno, msg}}
 	return err
+}
+
+// mysqlSpelling rewrites the setting's PostgreSQL spelling in e's message
+// and hint (the ledger's "lower SET ddp.epsilon") the way a MySQL client
+// writes it.
+func mysqlSpelling(e *sqlerr.Error) *sqlerr.Error {
+	const pgSet, mySet = "SET ddp.epsilon", "SET @ddp_epsilon"
+	if !strings.Contains(e.Message, pgSet) && !strings.Contains(e.Hint, pgSet) {
+		return e
+	}
+	c := *e
+	c.Message = strings.ReplaceAll(c.Message, pgSet, mySet)
+	c.Hint = strings.ReplaceAll(c.Hint, pgSet, mySet)
+	return &c
 }
 
 // Prepare parses one statement for COM_STMT_PREPARE. Statements the

@@ -35,7 +35,17 @@ type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, datab
 // infoSchemaLocal reports whether st reads only information_schema and
 // must be answered from the policy (the backend is not MySQL).
 func (ms *mySession) infoSchemaLocal(st *ir.Statement) bool {
-	if ms.p.Policy().Backend.Driver == "mysql" || ms.p.current().info == nil || st.Kind != ir.StmtSelect || len(st.Relations) == 0 {
+	if ms.p.Policy().Backend.Driver == "mysql" || ms.p.current().info == nil || st.Kind != ir.StmtSelect {
+		return false
+	}
+	if len(st.Relations) == 0 {
+		// A clock probe (Metabase's time-zone offset) reads no relation
+		// but calls functions the backend's dialect may lack.
+		for _, f := range st.Functions {
+			if catalog.IsMySQLClockFunction(f) {
+				return true
+			}
+		}
 		return false
 	}
 	for _, r := range st.Relations {

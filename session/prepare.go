@@ -143,6 +143,8 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 		return nil, nil
 	case ir.StmtExplain:
 		return []Column{{Name: "QUERY PLAN", Type: TypeText}}, nil
+	case ir.StmtCursor:
+		return s.cursorColumns(st.Cursor)
 	case ir.StmtSession:
 		if st.Session.Verb != ir.SessionShow || len(st.Session.Settings) == 0 {
 			return nil, nil

@@ -65,7 +65,8 @@ type generation struct {
 	*Proxy
 	pol     *policies.Policy
 	planner *planner.Planner
-	catalog emulatedPG // the PostgreSQL catalog for backends without one (catalog.go)
+	catalog emulatedPG     // the PostgreSQL catalog for backends without one (catalog.go)
+	indexes exposedIndexes // a PostgreSQL backend's indexes catalog results may show (indexes.go)
 }
 
 // newGeneration builds the generation of pol.

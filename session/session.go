@@ -83,6 +83,7 @@ type Session struct {
 	epsilon  float64 // 0: the user's default
 	settings map[string]string
 	inTx     bool
+	cursors  map[string]*cursor // open SQL-level cursors (cursor.go)
 }
 
 // User returns the session's user.
@@ -176,7 +177,14 @@ func (s *Session) own(ctx context.Context, st *ir.Statement, args []ir.Value, tr
 		return Result{}, true, st.Refused
 	case ir.StmtSession:
 		tr.class = ClassSession
+		if v := st.Session.Verb; v == ir.SessionCommit || v == ir.SessionRollback {
+			s.endTransaction()
+		}
 		r, err = s.sessionStatement(ctx, st.Session)
+		return r, true, err
+	case ir.StmtCursor:
+		tr.class = ClassSession
+		r, err = s.cursorStatement(ctx, st.Cursor, args, tr)
 		return r, true, err
 	case ir.StmtExplain:
 		tr.class = ClassExplain
@@ -193,6 +201,9 @@ func (s *Session) own(ctx context.Context, st *ir.Statement, args []ir.Value, tr
 	// tables the policy does not expose are never listed.
 	if r, ok := s.psqlListRelations(st); ok {
 		return r, true, nil
+	}
+	if r, ok, err := s.setConfig(ctx, st, args); ok {
+		return r, true, err
 	}
 	if !s.foreign() {
 		return Result{}, false, nil
@@ -339,6 +350,7 @@ func bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
 // to w, each row filtered on the way (statistics blanked, relations the
 // policy does not expose dropped): nothing is held.
 func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value, w ir.RowWriter) error {
+	s.p.loadExposedIndexes(ctx)
 	n := 0
 	var werr error
 	err := s.p.backend.Stream(ctx, sql, args, func(bcols []backends.ColumnInfo) func([]ir.Value) error {
@@ -370,14 +382,20 @@ func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value, 
 // clients expect them, but are blanked; rows naming relations the policy
 // does not expose are dropped (hideUnexposed).
 func (s *Session) passthroughFilter(cols []Column) func(row []ir.Value) bool {
-	var stats []int
+	var stats, times []int
 	for i, c := range cols {
 		if catalog.IsStatistics(c.Name) {
 			stats = append(stats, i)
 		}
+		if _, ok := timeKinds[c.Type]; ok {
+			times = append(times, i)
+		}
 	}
 	one := Result{Columns: cols, Rows: make([][]ir.Value, 1)}
 	return func(row []ir.Value) bool {
+		for _, i := range times {
+			row[i] = ir.AsTime(row[i], timeKinds[cols[i].Type])
+		}
 		for _, i := range stats {
 			row[i] = ir.Null()
 		}
@@ -412,9 +430,19 @@ func backendType(name string) ColType {
 		return TypeName
 	case "OID":
 		return TypeOID
+	case "DATE":
+		return TypeDate
+	case "TIMESTAMP", "DATETIME":
+		return TypeTimestamp
+	case "TIMESTAMPTZ":
+		return TypeTimestampTZ
 	}
 	return TypeText
 }
+
+// timeKinds are the result types whose values are sent in the front end's
+// own date format (now() read through a pass-through, Metabase's probe).
+var timeKinds = map[ColType]ir.Kind{TypeDate: ir.KindDate, TypeTimestamp: ir.KindTimestamp, TypeTimestampTZ: ir.KindTimestampTZ}
 
 func policyType(t string) ColType {
 	switch t {

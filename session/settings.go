@@ -15,11 +15,16 @@ import (
 // PostgreSQL version.
 const ServerVersion = "15.0"
 
+// ServerVersionNum is ServerVersion as current_setting('server_version_num')
+// reports it (Grafana reads it to pick its SQL).
+const ServerVersionNum = "150000"
+
 // defaultSettings are the settings a session starts with; the PostgreSQL
 // front end reports the first group as ParameterStatus.
 func defaultSettings(user string) map[string]string {
 	return map[string]string{
 		"server_version":                ServerVersion,
+		"server_version_num":            ServerVersionNum,
 		"server_encoding":               "UTF8",
 		"client_encoding":               "UTF8",
 		"datestyle":                     "ISO, MDY",
@@ -58,7 +63,7 @@ func (s *Session) ParameterStatus() map[string]string {
 
 // readOnlySettings cannot be changed by a client.
 var readOnlySettings = map[string]bool{
-	"server_version": true, "server_encoding": true, "integer_datetimes": true, "is_superuser": true,
+	"server_version": true, "server_version_num": true, "server_encoding": true, "integer_datetimes": true, "is_superuser": true,
 	"session_authorization": true, "role": true, "max_identifier_length": true,
 }
 

@@ -58,6 +58,7 @@ var (
 	InvalidStatementName        = Code{"invalid_sql_statement_name", "26000", 1243, "HY000"}
 	DuplicateCursor             = Code{"duplicate_cursor", "42P03", 1105, "HY000"}
 	InvalidCursorName           = Code{"invalid_cursor_name", "34000", 1326, "24000"}
+	NoActiveTransaction         = Code{"no_active_sql_transaction", "25P01", 1105, "HY000"}
 	InvalidTextRepresentation   = Code{"invalid_text_representation", "22P02", 1366, "HY000"}
 	InvalidBinaryRepresentation = Code{"invalid_binary_representation", "22P03", 1366, "HY000"}
 	AdminShutdown               = Code{"admin_shutdown", "57P01", 1053, "08S01"}
@@ -91,7 +92,7 @@ var All = []Code{
 	BudgetExhausted, InvalidPassword, InvalidAuthorization, QueryCanceled,
 	StatementTimeout, BackendUnavailable, BackendFailed, LedgerUnavailable, ProtocolViolation,
 	TooManyConnections, Internal,
-	DuplicatePreparedStatement, InvalidStatementName, DuplicateCursor, InvalidCursorName,
+	DuplicatePreparedStatement, InvalidStatementName, DuplicateCursor, InvalidCursorName, NoActiveTransaction,
 	InvalidTextRepresentation, InvalidBinaryRepresentation, AdminShutdown,
 	PacketTooLarge, TooManyPreparedStatements, ProgramLimitExceeded,
 	NumericValueOutOfRange, CharacterNotInRepertoire, TooManyParameters, StatementTooComplex,

@@ -51,6 +51,9 @@ type Env struct {
 	User     string // current_user
 	// Setting answers current_setting(name); ok false for unknown names.
 	Setting func(name string) (string, bool)
+	// Set answers set_config(name, value, _) as SET name = value would;
+	// nil refuses set_config.
+	Set func(name, value string) error
 }
 
 // ResultColumn describes a result column by its PostgreSQL type name
@@ -81,6 +84,7 @@ type Catalog struct {
 	env     Env
 	lastDB  string
 	funcErr error                    // the first error raised by a Go function in this query
+	now     time.Time                // the current query's start, for now() and current_timestamp
 	inserts map[string]*sqlite3.Stmt // while building: one prepared INSERT per relation
 
 	nsByName  map[string]int64
@@ -510,6 +514,7 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 	old := c.conn.SetInterrupt(ctx)
 	defer c.conn.SetInterrupt(old)
 	c.funcErr = nil
+	c.now = time.Now()
 	st, _, err := c.conn.Prepare(q.sql)
 	if err != nil {
 		if e := c.interrupted(ctx, err); e != nil {
@@ -602,6 +607,9 @@ func sqliteMessage(err error) string {
 	return s
 }
 
+// timeKinds are the clock's result types (now(), current_date...).
+var timeKinds = map[string]ir.Kind{"timestamptz": ir.KindTimestampTZ, "timestamp": ir.KindTimestamp, "date": ir.KindDate}
+
 func columnValue(st *sqlite3.Stmt, i int, decl string) ir.Value {
 	switch st.ColumnType(i) {
 	case sqlite3.NULL:
@@ -616,6 +624,9 @@ func columnValue(st *sqlite3.Stmt, i int, decl string) ir.Value {
 		return ir.Float(st.ColumnFloat(i))
 	}
 	s := st.ColumnText(i)
+	if k, ok := timeKinds[decl]; ok {
+		return ir.AsTime(ir.String(s), k)
+	}
 	if strings.HasPrefix(decl, "_") || decl == "int2vector" || decl == "oidvector" {
 		s = arrayOut(s, decl == "int2vector" || decl == "oidvector")
 	}
@@ -660,6 +671,8 @@ func resultType(decl string, rows [][]ir.Value, i int) string {
 		return decl
 	case "xid":
 		return "int8"
+	case "timestamptz", "timestamp", "date":
+		return decl
 	case "":
 	default:
 		return "text"

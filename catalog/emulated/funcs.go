@@ -72,10 +72,15 @@ func (c *Catalog) registerFunctions() error {
 		"pg_cast_float":        {1, det, c.fnCastFloat},
 		"pg_cast_bool":         {1, det, c.fnCastBool},
 		"pg_array_in":          {1, det, c.fnArrayIn},
+		"pg_client_encoding":   {0, det, func(ctx sqlite3.Context, _ ...sqlite3.Value) { ctx.ResultText("UTF8") }},
+		"pg_now":               {0, 0, c.fnNow(timestampTZLayout)},
+		"pg_localtimestamp":    {0, 0, c.fnNow(timestampLayout)},
+		"pg_current_date":      {0, 0, c.fnNow(dateLayout)},
+		"pg_set_config":        {3, 0, c.fnSetConfig},
 		"greatest":             {-1, det, func(ctx sqlite3.Context, a ...sqlite3.Value) { extreme(ctx, a, 1) }},
 		"least":                {-1, det, func(ctx sqlite3.Context, a ...sqlite3.Value) { extreme(ctx, a, -1) }},
 	}
-	for _, srf := range []string{"unnest", "generate_series", "generate_subscripts", "_pg_expandarray"} {
+	for srf := range setReturning {
 		name := srf
 		scalar["pg_srf_"+srf] = struct {
 			n    int
@@ -572,6 +577,44 @@ func (c *Catalog) fnCurrentSetting(ctx sqlite3.Context, a ...sqlite3.Value) {
 		return
 	}
 	c.raise(ctx, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name))
+}
+
+// PostgreSQL's output formats for the clock's types (DateStyle ISO); the
+// session's time zone is UTC.
+const (
+	timestampTZLayout = "2006-01-02 15:04:05.999999-07"
+	timestampLayout   = "2006-01-02 15:04:05.999999"
+	dateLayout        = "2006-01-02"
+)
+
+// fnNow answers now(), current_timestamp and their kin with the time the
+// query started (PostgreSQL's transaction time; one value per statement).
+func (c *Catalog) fnNow(layout string) sqlite3.ScalarFunction {
+	return func(ctx sqlite3.Context, _ ...sqlite3.Value) {
+		ctx.ResultText(c.now.UTC().Format(layout))
+	}
+}
+
+// fnSetConfig is set_config(name, value, is_local): it sets the session
+// setting as SET would (and is refused where SET is) and returns the value.
+func (c *Catalog) fnSetConfig(ctx sqlite3.Context, a ...sqlite3.Value) {
+	if a[0].Type() == sqlite3.NULL {
+		c.raise(ctx, sqlerr.New(sqlerr.InvalidParameterValue, "set_config: the setting name must not be NULL"))
+		return
+	}
+	name, value := a[0].Text(), a[1].Text()
+	if c.env.Set == nil {
+		c.raise(ctx, c.unavailable("set_config()"))
+		return
+	}
+	if err := c.env.Set(name, value); err != nil {
+		c.raise(ctx, err)
+		return
+	}
+	if v, ok := c.env.Setting(strings.ToLower(name)); ok {
+		value = v
+	}
+	ctx.ResultText(value)
 }
 
 func (c *Catalog) fnVersion(ctx sqlite3.Context, _ ...sqlite3.Value) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
@@ -311,6 +312,49 @@ func mysqlFunctions(c *sqlite3.Conn) error {
 			ctx.ResultValue(arg[best])
 		}
 	}
+	// The clock, for Metabase's time-zone probe SELECT
+	// time_format(timediff(now(), utc_timestamp()), '%H:%i'): the session's
+	// time zone is UTC, so now() is utc_timestamp().
+	clock := func(ctx sqlite3.Context, _ ...sqlite3.Value) {
+		ctx.ResultText(time.Now().UTC().Format(time.DateTime))
+	}
+	timediff := func(ctx sqlite3.Context, arg ...sqlite3.Value) {
+		a, ok1 := text(arg[0])
+		b, ok2 := text(arg[1])
+		ta, err1 := time.Parse(time.DateTime, a)
+		tb, err2 := time.Parse(time.DateTime, b)
+		if !ok1 || !ok2 || err1 != nil || err2 != nil {
+			ctx.ResultNull()
+			return
+		}
+		d := ta.Sub(tb).Round(time.Second)
+		sign := ""
+		if d < 0 {
+			sign, d = "-", -d
+		}
+		h, m, sec := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+		ctx.ResultText(fmt.Sprintf("%s%02d:%02d:%02d", sign, h, m, sec))
+	}
+	timeFormat := func(ctx sqlite3.Context, arg ...sqlite3.Value) {
+		t, ok1 := text(arg[0])
+		f, ok2 := text(arg[1])
+		if !ok1 || !ok2 {
+			ctx.ResultNull()
+			return
+		}
+		sign := ""
+		if strings.HasPrefix(t, "-") {
+			sign, t = "-", t[1:]
+		}
+		parts := strings.SplitN(t, ":", 3)
+		if len(parts) != 3 {
+			ctx.ResultNull()
+			return
+		}
+		sec, _, _ := strings.Cut(parts[2], ".")
+		r := strings.NewReplacer("%H", parts[0], "%k", strings.TrimPrefix(parts[0], "0"), "%i", parts[1], "%s", sec, "%S", sec, "%%", "%")
+		ctx.ResultText(sign + r.Replace(f))
+	}
 	for _, f := range []struct {
 		name string
 		n    int
@@ -319,6 +363,8 @@ func mysqlFunctions(c *sqlite3.Conn) error {
 		{"locate", 2, locate}, {"locate", 3, locate},
 		{"ucase", 1, fold(strings.ToUpper)}, {"lcase", 1, fold(strings.ToLower)},
 		{"least", -1, extreme(true)}, {"greatest", -1, extreme(false)},
+		{"now", 0, clock}, {"utc_timestamp", 0, clock}, {"current_timestamp", 0, clock},
+		{"timediff", 2, timediff}, {"time_format", 2, timeFormat},
 	} {
 		if err := c.CreateFunction(f.name, f.n, sqlite3.DETERMINISTIC, f.fn); err != nil {
 			return err

@@ -45,6 +45,13 @@ func (c *Catalog) translate(text string, nArgs int) (q *translated, err error) {
 	w.constBase = max(nArgs, maxParam(top))
 	w.prepass(top)
 	nameTargets(top.GetSelectStmt())
+	// A CTE's or subquery's columns are referred to by PostgreSQL's names
+	// for them too (pgcli's casing query orders its CTE by "count").
+	visit(top.ProtoReflect(), func(n *pg.Node) {
+		if s := n.GetSelectStmt(); s != nil {
+			nameTargets(s)
+		}
+	})
 	colTypes := targetTypes(top.GetSelectStmt())
 	w.walk(top.ProtoReflect())
 	if w.err != nil {
@@ -258,6 +265,9 @@ func (w *rewriter) node(n *pg.Node) {
 			pg.SQLValueFunctionOp_SVFOP_CURRENT_USER: "pg_current_user", pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE: "pg_current_user",
 			pg.SQLValueFunctionOp_SVFOP_USER: "pg_current_user", pg.SQLValueFunctionOp_SVFOP_SESSION_USER: "pg_current_user",
 			pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG: "current_database", pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA: "current_schema",
+			pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP: "pg_now", pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N: "pg_now",
+			pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP: "pg_localtimestamp", pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N: "pg_localtimestamp",
+			pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE: "pg_current_date",
 		}[x.SqlvalueFunction.Op]
 		if name == "" {
 			w.fail("date and time functions")
@@ -294,7 +304,10 @@ func (w *rewriter) rangeVar(r *pg.RangeVar) {
 }
 
 // setReturning are the set-returning functions allowed in FROM.
-var setReturning = map[string]bool{"unnest": true, "generate_series": true, "generate_subscripts": true, "_pg_expandarray": true}
+var setReturning = map[string]bool{"unnest": true, "generate_series": true, "generate_subscripts": true, "_pg_expandarray": true,
+	// pgcli's keyword-casing query splits function bodies in its select
+	// list; pg_proc is empty here, so its stand-in is never evaluated.
+	"regexp_split_to_table": true}
 
 // functions maps each allowed PostgreSQL function to its SQLite name
 // (a builtin with the same meaning or a Go function from funcs.go).
@@ -330,6 +343,11 @@ var functions = map[string]string{
 	"pg_backend_pid": "pg_zero", "quote_ident": "quote_ident", "pg_is_in_recovery": "pg_false",
 	"left": "pg_left", "right": "pg_right", "split_part": "split_part", "position": "pg_position", "strpos": "pg_position",
 	"regexp_replace": "regexp_replace", "to_regclass": "to_regclass",
+	// Driver and BI-tool startup probes (psqlODBC, Tableau, Grafana,
+	// Metabase): the connection's encoding, the clock, set_config.
+	"pg_client_encoding": "pg_client_encoding", "now": "pg_now", "transaction_timestamp": "pg_now",
+	"statement_timestamp": "pg_now", "clock_timestamp": "pg_now", "set_config": "pg_set_config",
+	"pg_get_functiondef": "pg_null", "pg_get_function_identity_arguments": "pg_null",
 	// Only as LIKE's ESCAPE clause (pattern, escape), which like() unpacks.
 	"like_escape": "like_escape",
 }
@@ -611,7 +629,6 @@ func (w *rewriter) selectStmt(s *pg.SelectStmt) {
 			Op:          pg.SetOperation_SETOP_NONE,
 		}
 	}
-	type srf struct{ alias, col, ord string }
 	var found []srf
 	var fromItem func(n *pg.Node)
 	fromItem = func(n *pg.Node) {
@@ -673,6 +690,7 @@ func (w *rewriter) selectStmt(s *pg.SelectStmt) {
 	if len(found) == 0 || w.err != nil {
 		return
 	}
+	w.expandSRFStars(s, found)
 	// Column references to a set-returning FROM item's output become
 	// json_each's value (key+1 for WITH ORDINALITY); a select-list item
 	// keeps the name it had (a subquery's columns are referred to by it).
@@ -708,6 +726,60 @@ func (w *rewriter) selectStmt(s *pg.SelectStmt) {
 			return
 		}
 	})
+}
+
+// srf is a set-returning function in FROM after the rewrite: json_each
+// named alias, whose value is the column col and whose key+1 is the
+// ordinality column ord ("" without WITH ORDINALITY).
+type srf struct{ alias, col, ord string }
+
+// expandSRFStars replaces * and alias.* over set-returning functions by
+// their PostgreSQL columns, so that SELECT * FROM unnest(...) (pgcli's
+// search-path query) answers the function's column and not json_each's.
+// A bare * over a set-returning function joined to a relation is refused:
+// the relation's columns would be listed with json_each's.
+func (w *rewriter) expandSRFStars(s *pg.SelectStmt, found []srf) {
+	onlySRFs := len(s.FromClause) == len(found)
+	for _, n := range s.FromClause {
+		if n.GetRangeFunction() == nil {
+			onlySRFs = false
+		}
+	}
+	var out []*pg.Node
+	for _, t := range s.TargetList {
+		f := t.GetResTarget().GetVal().GetColumnRef().GetFields()
+		if len(f) == 0 || f[len(f)-1].GetAStar() == nil {
+			out = append(out, t)
+			continue
+		}
+		var expand []srf
+		switch {
+		case len(f) == 1 && onlySRFs:
+			expand = found
+		case len(f) == 1:
+			w.fail("* over a set-returning function joined to other relations")
+			return
+		case len(f) == 2:
+			name := f[0].GetString_().GetSval()
+			for _, x := range found {
+				if x.alias == name {
+					expand = append(expand, x)
+				}
+			}
+			if len(expand) == 0 {
+				out = append(out, t) // a relation's alias.*
+				continue
+			}
+		}
+		for _, x := range expand {
+			out = append(out, pg.MakeResTargetNodeWithNameAndVal(x.col, colRef(x.alias, "value"), -1))
+			if x.ord != "" {
+				out = append(out, pg.MakeResTargetNodeWithNameAndVal(x.ord, pg.MakeAExprNode(pg.A_Expr_Kind_AEXPR_OP,
+					[]*pg.Node{pg.MakeStrNode("+")}, colRef(x.alias, "key"), pg.MakeAConstIntNode(1, -1), -1), -1))
+			}
+		}
+	}
+	s.TargetList = out
 }
 
 // nameTargets gives every unnamed select-list item PostgreSQL's column
@@ -789,6 +861,9 @@ func figureName(n *pg.Node) string {
 			pg.SQLValueFunctionOp_SVFOP_CURRENT_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_SESSION_USER: "session_user",
 			pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA: "current_schema", pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG: "current_catalog",
 			pg.SQLValueFunctionOp_SVFOP_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE: "current_role",
+			pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP: "current_timestamp", pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N: "current_timestamp",
+			pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP: "localtimestamp", pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N: "localtimestamp",
+			pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE: "current_date",
 		}[x.SqlvalueFunction.Op]
 	case *pg.Node_CollateClause:
 		return figureName(x.CollateClause.Arg)
@@ -841,6 +916,8 @@ func isBoolean(n *pg.Node) bool {
 
 // typedFunctions are functions whose PostgreSQL result type is fixed.
 var typedFunctions = map[string]string{
+	"now": "timestamptz", "transaction_timestamp": "timestamptz", "statement_timestamp": "timestamptz",
+	"clock_timestamp": "timestamptz", "pg_client_encoding": "name", "set_config": "text",
 	"count": "int8", "length": "int4", "char_length": "int4", "character_length": "int4", "array_length": "int4",
 	"array_upper": "int4", "array_lower": "int4", "cardinality": "int4", "position": "int4", "strpos": "int4",
 	"array_position": "int4", "pg_char_to_encoding": "int4", "pg_backend_pid": "int4",
@@ -888,6 +965,14 @@ func staticType(n *pg.Node) string {
 			return "text"
 		}
 	case *pg.Node_SqlvalueFunction:
+		switch x.SqlvalueFunction.Op {
+		case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+			return "timestamptz"
+		case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+			return "timestamp"
+		case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+			return "date"
+		}
 		return "name"
 	}
 	return ""

@@ -106,6 +106,10 @@ func postgresCatalog(t *testing.T) catalogBackend {
 		"CREATE TABLE " + schema + ".people (person_id integer PRIMARY KEY, age integer NOT NULL, sex text, income text)",
 		"INSERT INTO " + schema + ".people SELECT g, 20 + g % 50, CASE WHEN g % 2 = 0 THEN 'F' ELSE 'M' END, 'x' FROM generate_series(1, 300) g",
 		"CREATE TABLE " + schema + ".hidden_t (x integer)",
+		// An index over a declared column (\d lists it) and one over an
+		// undeclared column (its definition would name income: hidden).
+		"CREATE INDEX people_age_idx ON " + schema + ".people (age)",
+		"CREATE INDEX people_income_idx ON " + schema + ".people (income)",
 		"ANALYZE " + schema + ".people",
 	} {
 		if _, err := raw.Exec(q); err != nil {
@@ -178,6 +182,18 @@ func TestCatalogWithPsql(t *testing.T) {
 			if strings.Contains(out, "ERROR") || !strings.Contains(out, "List of databases") || !containsRow(out, b.database) {
 				t.Errorf("\\l:\n%s", out)
 			}
+			// Only the database the policy serves: the cluster's others
+			// (template1 always exists on PostgreSQL) are not listed.
+			if containsRow(out, "template1") || strings.Contains(out, "(2 rows)") {
+				t.Errorf("\\l lists other databases:\n%s", out)
+			}
+			// \df and \dT answer (nothing is exposed on the demo; on
+			// PostgreSQL, the schema has no functions or types).
+			for _, meta := range []string{`\df`, `\dT`} {
+				if out := run(meta); strings.Contains(out, "ERROR") || !strings.Contains(out, "List of") {
+					t.Errorf("%s:\n%s", meta, out)
+				}
+			}
 			out = run(`\dt ` + b.schema + `.*`)
 			if !containsRow(out, b.schema, "people", "table") || strings.Contains(out, "hidden_t") {
 				t.Errorf("\\dt:\n%s", out)
@@ -189,6 +205,13 @@ func TestCatalogWithPsql(t *testing.T) {
 				t.Errorf("\\dt+ (size %q):\n%s", cells, out)
 			}
 			if name == "postgres" {
+				// "Indexes:" lists the index over a declared column only:
+				// the primary key is on the undeclared person_id.
+				out := run(`\d ` + b.table)
+				if !strings.Contains(out, "Indexes:") || !strings.Contains(out, `"people_age_idx" btree (age)`) ||
+					strings.Contains(out, "income") || strings.Contains(out, "pkey") {
+					t.Errorf("\\d indexes:\n%s", out)
+				}
 				if out := run(`\d ` + b.schema + `.hidden_t`); !strings.Contains(out, "Did not find any relation") {
 					t.Errorf("undeclared table described:\n%s", out)
 				}

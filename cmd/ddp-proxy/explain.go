@@ -97,6 +97,11 @@ func explainStatement(p *planner.Planner, user *policies.User, d parser.Dialect,
 		return planner.Explanation{StatementClass: "empty"}
 	case ir.StmtExplain:
 		return explainStatement(p, user, d, eps, st.Explain)
+	case ir.StmtCursor:
+		if st.Cursor.Verb == ir.CursorDeclare {
+			return explainStatement(p, user, d, eps, st.Cursor.Query)
+		}
+		return planner.Explanation{StatementClass: "cursor", Notes: []string{"pages through an answer computed at DECLARE"}}
 	}
 	if st.NumParams > 0 {
 		return planner.Refusal(sqlerr.New(sqlerr.InvalidParameterValue, "the query has %d parameters: explain needs literal values", st.NumParams))

@@ -49,6 +49,17 @@ public class MariaDBJdbcClient {
                 }
                 if (cols != 14) throw new RuntimeException("people has " + cols + " columns");
                 if (!found) throw new RuntimeException("people not listed");
+                // The rest of DatabaseMetaData a BI tool's schema browser
+                // calls: keys and indexes (none exposed for a private
+                // table; the calls must work), the type list.
+                try (ResultSet r = md.getPrimaryKeys("demo", null, "people")) { while (r.next()) { } }
+                try (ResultSet r = md.getIndexInfo("demo", null, "people", false, true)) { while (r.next()) { } }
+                try (ResultSet r = md.getImportedKeys("demo", null, "checkins")) { while (r.next()) { } }
+                boolean bigint = false;
+                try (ResultSet r = md.getTypeInfo()) {
+                    while (r.next()) bigint |= "BIGINT".equalsIgnoreCase(r.getString("TYPE_NAME"));
+                }
+                if (!bigint) throw new RuntimeException("getTypeInfo lacks BIGINT");
                 System.out.println("mariadb jdbc ok " + mode + " (" + md.getDatabaseProductVersion() + ")");
             }
         }

@@ -4,8 +4,15 @@ read_sql over both front ends (Debian's python3-sqlalchemy, python3-pandas,
 python3-psycopg2, python3-pymysql). Prints one line per check; exits
 non-zero on the first failure.
 
+Also psycopg2's named (server-side) cursors, which send DECLARE ... CURSOR,
+FETCH and CLOSE, over a private aggregate and over a catalog query, and
+the startup probes of drivers and BI tools on both front ends.
+
 Usage: bi_clients.py HOST PG_PORT MYSQL_PORT"""
 import sys
+
+import psycopg2
+import pymysql
 
 import pandas as pd
 import sqlalchemy as sa
@@ -53,4 +60,67 @@ assert list(df["sex"]) == ["Female", "Male"], df
 assert pd.api.types.is_integer_dtype(df["n"]), df.dtypes
 df = pd.read_sql("SELECT income, AVG(age) AS a FROM people WHERE age BETWEEN 25 AND 65 GROUP BY income", my)
 assert len(df) == 2 and all(25 <= v <= 65 for v in df["a"]), df
+# SQLAlchemy's has_table() over the MySQL front end counts rows of the
+# emulated information_schema: an integer, so a missing table is false.
+assert sa.inspect(my).has_table("people")
+assert not sa.inspect(my).has_table("no_such_table")
+assert sa.inspect(pg).has_table("people", schema="public")
+assert not sa.inspect(pg).has_table("no_such_table", schema="public")
 print("pandas mysql ok")
+
+# psycopg2 named cursors: DECLARE "name" CURSOR WITHOUT HOLD FOR ..., then
+# FETCH FORWARD itersize FROM "name" until empty, then CLOSE.
+conn = psycopg2.connect(host=host, port=pg_port, user="analyst", password="demo", dbname="demo", sslmode="disable")
+with conn.cursor(name="agg") as cur:
+    cur.itersize = 1  # one FETCH per row
+    cur.execute("SELECT sex, COUNT(*) AS n FROM people WHERE age > %s GROUP BY sex ORDER BY sex", (30,))
+    rows = list(cur)
+    assert [r[0] for r in rows] == ["Female", "Male"] and all(isinstance(r[1], int) for r in rows), rows
+    assert [d.name for d in cur.description] == ["sex", "n"], cur.description
+with conn.cursor(name="cat") as cur:
+    cur.execute("SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 1")
+    first = cur.fetchmany(2)
+    rest = cur.fetchall()
+    names = [r[0] for r in first + rest]
+    assert "people" in names and "checkins" in names and len(first) == 2, names
+conn.commit()
+with conn.cursor(name="held", withhold=True) as cur:
+    cur.execute("SELECT COUNT(*) FROM people")
+    assert cur.fetchone()[0] > 1000
+conn.rollback()
+# A row-level read is refused at DECLARE, as it is alone.
+try:
+    with conn.cursor(name="rows") as cur:
+        cur.execute("SELECT age FROM people")
+        cur.fetchall()
+    raise AssertionError("a named cursor read rows")
+except psycopg2.Error as e:
+    assert e.pgcode == "42501", (e.pgcode, e)
+conn.rollback()
+print("psycopg named cursors ok")
+
+# Startup probes (Grafana, psqlODBC/Tableau, Metabase, pgcli) with the
+# types the tools read.
+with conn.cursor() as cur:
+    cur.execute("SELECT current_setting('server_version_num')::int")
+    assert cur.fetchone()[0] >= 90000
+    cur.execute("SELECT pg_client_encoding()")
+    assert cur.fetchone()[0] == "UTF8"
+    cur.execute("SELECT now(), current_timestamp")
+    now, ts = cur.fetchone()
+    assert now.year >= 2024 and now.tzinfo is not None and ts == now, (now, ts)
+    cur.execute("SELECT set_config('application_name', 'probe', false)")
+    assert cur.fetchone()[0] == "probe"
+    cur.execute("SHOW application_name")
+    assert cur.fetchone()[0] == "probe"
+    cur.execute("SELECT * FROM unnest(current_schemas(true))")
+    assert [d.name for d in cur.description] == ["unnest"] and [r[0] for r in cur.fetchall()] == ["pg_catalog", "public"]
+conn.rollback()
+my_conn = pymysql.connect(host=host, port=int(my_port), user="analyst", password="demo", database="demo")
+with my_conn.cursor() as cur:
+    cur.execute("SELECT time_format(timediff(now(), utc_timestamp()), '%H:%i')")
+    assert cur.fetchone()[0] == "00:00"
+    cur.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'people'")
+    assert cur.fetchone()[0] == 1
+print("startup probes ok")
