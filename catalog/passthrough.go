@@ -244,7 +244,11 @@ func CheckPassthrough(p Passthrough) (string, error) {
 		return RewriteMySQL(p.Text, p.MySQLParse, p.MySQLInfo, p.NumParams)
 	case p.Backend == "mysql":
 		// A public table on a MySQL backend: statistics live in
-		// information_schema only.
+		// information_schema only. The text goes as written, so it must
+		// hold nothing the server runs that the grammar skipped.
+		if err := checkVerbatimMySQL(p.Text); err != nil {
+			return "", err
+		}
 		return p.Text, nil
 	case pgTree:
 		return checkCatalogTree(p.Text, treeCheck{catalog: p.ReadsCatalog, sizes: sizes, cols: p.Declared, rels: p.PGRelations})
@@ -253,6 +257,9 @@ func CheckPassthrough(p Passthrough) (string, error) {
 		// only without relations): no catalog to blank, so a statistics
 		// name is refused.
 		if err := refuseMySQLStatistics(p.Text, p.MySQLParse); err != nil {
+			return "", err
+		}
+		if err := checkVerbatimOtherDialect(p.Text); err != nil {
 			return "", err
 		}
 		return p.Text, nil
@@ -264,4 +271,51 @@ func CheckPassthrough(p Passthrough) (string, error) {
 		}
 		return p.Text, nil
 	}
+}
+
+// checkVerbatimMySQL refuses MySQL text forwarded as written to a MySQL or
+// MariaDB server when it holds a comment the server may run although
+// TiDB's grammar skipped it: MariaDB's /*M! ... */ (and /*M!###### ...
+// */), and a version comment /*!NNNNN ... */, which TiDB always reads
+// but an older server skips as a comment up to its first */ (a */ that
+// TiDB read inside a string there ends the comment for the server). What
+// the server would run was never checked: SELECT 1 /*M!, (SELECT COUNT(*)
+// FROM private) */ answered the private count exactly. The scan ignores
+// quoting, so such a sequence inside a string literal is refused too
+// (fail closed); the grammar, not this scan, decides everything else.
+func checkVerbatimMySQL(text string) error {
+	for i := 0; i+2 < len(text); i++ {
+		if text[i] != '/' || text[i+1] != '*' {
+			continue
+		}
+		rest := text[i+2:]
+		if len(rest) >= 2 && (rest[0] == 'M' || rest[0] == 'm') && rest[1] == '!' ||
+			len(rest) >= 2 && rest[0] == '!' && rest[1] >= '0' && rest[1] <= '9' {
+			return hiddenText()
+		}
+	}
+	return nil
+}
+
+// checkVerbatimOtherDialect refuses MySQL text forwarded as written to a
+// backend of another dialect (SQLite, PostgreSQL) when the two lexers may
+// split it differently: a backslash (an escape inside a MySQL string, a
+// plain character elsewhere, so a string TiDB read as one value ends early
+// there and what follows runs), #, -- and /* comments (MySQL's # and
+// /*! ... */ are not comments there, PostgreSQL's nest, SQLite's -- needs
+// no space). SELECT lower('a\') , (SELECT count(*) FROM people) -- ')
+// was one string argument to TiDB and the private count to SQLite. Such
+// statements name no relation (the planner refuses cross-dialect ones
+// that do), so refusing them costs clients little.
+func checkVerbatimOtherDialect(text string) error {
+	if strings.ContainsAny(text, "\\#") || strings.Contains(text, "/*") || strings.Contains(text, "--") {
+		return hiddenText()
+	}
+	return nil
+}
+
+func hiddenText() error {
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"this statement holds a comment, escape or executable comment that the backend would read differently from the proxy, so it is not forwarded").
+		WithHint("remove comments and backslashes from the statement")
 }
