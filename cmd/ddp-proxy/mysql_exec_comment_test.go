@@ -80,3 +80,34 @@ func TestPostgresFrontEndOnMariaDBComments(t *testing.T) {
 		}
 	}
 }
+
+// TestMariaDBBackslashWithServerSQLMode: a backend whose sql_mode has
+// NO_BACKSLASH_ESCAPES (the DBA's server or DSN setting) ends a string at
+// \' where TiDB's grammar, in the default mode, reads on: the proxy's
+// connections must lex strings as its grammar does.
+func TestMariaDBBackslashWithServerSQLMode(t *testing.T) {
+	f := newMariaFixture(t, 40, 5)
+	sep := "?"
+	if strings.Contains(f.pol.Backend.DSN, "?") {
+		sep = "&"
+	}
+	f.pol.Backend.DSN += sep + "sql_mode=%27NO_BACKSLASH_ESCAPES%27"
+	addr := serveMySQL(t, f.pol)
+	db, err := sql.Open("mysql", "analyst:"+f.password+"@tcp("+addr+")/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := `SELECT lower('a\') , (SELECT COUNT(*) FROM ` + f.table + `) -- ')`
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Logf("%s: %v", q, err)
+		return
+	}
+	cols, _ := rows.Columns()
+	rows.Close()
+	t.Logf("%s: columns %v", q, cols)
+	if len(cols) > 1 {
+		t.Errorf("%s: the backend read the private table (columns %v)", q, cols)
+	}
+}
