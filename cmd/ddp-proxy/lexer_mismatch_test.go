@@ -18,6 +18,10 @@ func TestPassthroughLexerMismatchDemo(t *testing.T) {
 	for _, q := range []string{
 		// PostgreSQL comments nest, SQLite's do not.
 		"SELECT lower('a') /* /* */ , (SELECT count(*) FROM people) -- */",
+		"SELECT count(*) FROM cells /* /* */ , people -- */",
+		"SELECT E'a\\', ' , (SELECT count(*) FROM people) -- ' FROM cells LIMIT 1",
+		"SELECT $$a$$ , ' , (SELECT count(*) FROM people) -- ' FROM cells LIMIT 1",
+		"SELECT 'a' , ' , (SELECT count(*) FROM people) -- ' FROM cells LIMIT 1",
 	} {
 		rows, err := conn.Query(context.Background(), q)
 		if err != nil {
