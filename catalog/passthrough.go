@@ -274,23 +274,23 @@ func CheckPassthrough(p Passthrough) (string, error) {
 }
 
 // checkVerbatimMySQL refuses MySQL text forwarded as written to a MySQL or
-// MariaDB server when it holds a comment the server may run although
-// TiDB's grammar skipped it: MariaDB's /*M! ... */ (and /*M!###### ...
-// */), and a version comment /*!NNNNN ... */, which TiDB always reads
-// but an older server skips as a comment up to its first */ (a */ that
-// TiDB read inside a string there ends the comment for the server). What
-// the server would run was never checked: SELECT 1 /*M!, (SELECT COUNT(*)
-// FROM private) */ answered the private count exactly. The scan ignores
-// quoting, so such a sequence inside a string literal is refused too
-// (fail closed); the grammar, not this scan, decides everything else.
+// MariaDB server when it holds an executable comment, which the server and
+// TiDB's grammar may read differently: MariaDB's /*M! ... */ (TiDB skips
+// it, MariaDB runs it), TiDB's own /*T! ... */ (TiDB reads it, the server
+// skips it up to its first */, though TiDB read that */ inside a string),
+// and /*! ... */ (a version the server does not reach is skipped the same
+// way). What the server would run was never checked: SELECT 1+1 /*M!,
+// (SELECT COUNT(*) FROM private) */ answered the private count exactly.
+// The scan ignores quoting, so such a sequence inside a string literal is
+// refused too (fail closed); the grammar decides everything else.
 func checkVerbatimMySQL(text string) error {
 	for i := 0; i+2 < len(text); i++ {
 		if text[i] != '/' || text[i+1] != '*' {
 			continue
 		}
 		rest := text[i+2:]
-		if len(rest) >= 2 && (rest[0] == 'M' || rest[0] == 'm') && rest[1] == '!' ||
-			len(rest) >= 2 && rest[0] == '!' && rest[1] >= '0' && rest[1] <= '9' {
+		if len(rest) >= 1 && rest[0] == '!' ||
+			len(rest) >= 2 && rest[1] == '!' && (rest[0] >= 'A' && rest[0] <= 'Z' || rest[0] >= 'a' && rest[0] <= 'z') {
 			return hiddenText()
 		}
 	}

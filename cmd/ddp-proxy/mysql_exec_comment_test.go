@@ -28,6 +28,7 @@ func TestMariaDBExecutableCommentNotForwarded(t *testing.T) {
 		"SELECT 1 /*M!100000 , (SELECT COUNT(*) FROM " + f.table + ") */",
 		"SELECT LOWER('a') /*M!, (SELECT COUNT(*) FROM " + f.table + ") */",
 		"SELECT 1 + 1 /*M!, (SELECT COUNT(*) FROM " + f.table + ") */",
+		"SELECT LOWER('a') /*T! ' */ , (SELECT COUNT(*) FROM " + f.table + ") -- ' */",
 		"SELECT LOWER('a') /*!99999 'x */ , (SELECT COUNT(*) FROM " + f.table + ") -- ' */",
 		"SELECT 1 AS a FROM DUAL /*M! WHERE (SELECT COUNT(*) FROM " + f.table + ") > 1000 */",
 		"SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = 'x' /*M! OR (SELECT COUNT(*) FROM " + f.table + ") > 0 */",
