@@ -249,7 +249,11 @@ func CheckPassthrough(p Passthrough) (string, error) {
 		return RewriteMySQL(p.Text, p.MySQLParse, p.MySQLInfo, p.NumParams)
 	case p.Backend == "mysql":
 		// A public table on a MySQL backend: statistics live in
-		// information_schema only.
+		// information_schema only. The text goes as written, so it must
+		// hold nothing the server runs that the grammar skipped.
+		if err := checkVerbatimMySQL(p.Text); err != nil {
+			return "", err
+		}
 		return p.Text, nil
 	case pgTree:
 		return checkCatalogTree(p.Text, treeCheck{catalog: p.ReadsCatalog, sizes: sizes, cols: p.Declared, rels: p.PGRelations})
@@ -258,6 +262,9 @@ func CheckPassthrough(p Passthrough) (string, error) {
 		// only without relations): no catalog to blank, so a statistics
 		// name is refused.
 		if err := refuseMySQLStatistics(p.Text, p.MySQLParse); err != nil {
+			return "", err
+		}
+		if err := checkVerbatimOtherDialect(p.Text); err != nil {
 			return "", err
 		}
 		return p.Text, nil
@@ -269,4 +276,51 @@ func CheckPassthrough(p Passthrough) (string, error) {
 		}
 		return p.Text, nil
 	}
+}
+
+// checkVerbatimMySQL refuses MySQL text forwarded as written to a MySQL or
+// MariaDB server when it holds an executable comment, which the server and
+// TiDB's grammar may read differently: MariaDB's /*M! ... */ (TiDB skips
+// it, MariaDB runs it), TiDB's own /*T! ... */ (TiDB reads it, the server
+// skips it up to its first */, though TiDB read that */ inside a string),
+// and /*! ... */ (a version the server does not reach is skipped the same
+// way). What the server would run was never checked: SELECT 1+1 /*M!,
+// (SELECT COUNT(*) FROM private) */ answered the private count exactly.
+// The scan ignores quoting, so such a sequence inside a string literal is
+// refused too (fail closed); the grammar decides everything else.
+func checkVerbatimMySQL(text string) error {
+	for i := 0; i+2 < len(text); i++ {
+		if text[i] != '/' || text[i+1] != '*' {
+			continue
+		}
+		rest := text[i+2:]
+		if len(rest) >= 1 && rest[0] == '!' ||
+			len(rest) >= 2 && rest[1] == '!' && (rest[0] >= 'A' && rest[0] <= 'Z' || rest[0] >= 'a' && rest[0] <= 'z') {
+			return hiddenText()
+		}
+	}
+	return nil
+}
+
+// checkVerbatimOtherDialect refuses MySQL text forwarded as written to a
+// backend of another dialect (SQLite, PostgreSQL) when the two lexers may
+// split it differently: a backslash (an escape inside a MySQL string, a
+// plain character elsewhere, so a string TiDB read as one value ends early
+// there and what follows runs), #, -- and /* comments (MySQL's # and
+// /*! ... */ are not comments there, PostgreSQL's nest, SQLite's -- needs
+// no space). SELECT lower('a\') , (SELECT count(*) FROM people) -- ')
+// was one string argument to TiDB and the private count to SQLite. Such
+// statements name no relation (the planner refuses cross-dialect ones
+// that do), so refusing them costs clients little.
+func checkVerbatimOtherDialect(text string) error {
+	if strings.ContainsAny(text, "\\#") || strings.Contains(text, "/*") || strings.Contains(text, "--") {
+		return hiddenText()
+	}
+	return nil
+}
+
+func hiddenText() error {
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"this statement holds a comment, escape or executable comment that the backend would read differently from the proxy, so it is not forwarded").
+		WithHint("remove comments and backslashes from the statement")
 }

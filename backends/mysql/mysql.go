@@ -201,11 +201,11 @@ func (c *sessionConnector) setup(ctx context.Context, conn driver.Conn) error {
 	if !ok1 || !ok2 {
 		return errors.New("driver connection cannot run session setup")
 	}
-	rows, err := q.QueryContext(ctx, "SELECT VERSION(), @@lower_case_table_names", nil)
+	rows, err := q.QueryContext(ctx, "SELECT VERSION(), @@lower_case_table_names, @@SESSION.sql_mode", nil)
 	if err != nil {
 		return err
 	}
-	dest := make([]driver.Value, 2)
+	dest := make([]driver.Value, 3)
 	err = rows.Next(dest)
 	rows.Close()
 	if err != nil && err != io.EOF {
@@ -234,6 +234,9 @@ func (c *sessionConnector) setup(ctx context.Context, conn driver.Conn) error {
 	// TIMESTAMP columns are read and compared in UTC (exprtype: a
 	// timestamptz is a UTC reading), whatever the server's time_zone.
 	stmts = append(stmts, "SET SESSION time_zone = '+00:00'")
+	if mode, changed := lexingMode(textOf(dest[2])); changed {
+		stmts = append(stmts, "SET SESSION sql_mode = '"+mode+"'")
+	}
 	if c.timeout > 0 {
 		if mariadb {
 			stmts = append(stmts, fmt.Sprintf("SET SESSION max_statement_time = %s", strconv.FormatFloat(max(c.timeout.Seconds(), 0.001), 'f', 3, 64)))
@@ -263,3 +266,37 @@ func (l driverLog) Print(v ...any) {
 
 // Database is the DSN's database ("" when it names none).
 func (b *Backend) Database() string { return b.database }
+
+// lexingModes are the sql_mode flags under which the server splits a
+// statement into tokens otherwise than the proxy's grammar (TiDB's, in the
+// default mode) does. Pass-through text goes to the server as written, so
+// with NO_BACKSLASH_ESCAPES a string the grammar read whole ('a\' ...')
+// would end at the backslash there and the rest run unchecked: a private
+// table read by it answered exactly. ANSI and MariaDB's ORACLE, MSSQL,
+// DB2, POSTGRESQL and MAXDB are composite modes (ANSI_QUOTES among them;
+// ORACLE switches MariaDB to another grammar).
+var lexingModes = map[string]bool{
+	"NO_BACKSLASH_ESCAPES": true, "ANSI_QUOTES": true, "ANSI": true,
+	"ORACLE": true, "MSSQL": true, "DB2": true, "POSTGRESQL": true, "MAXDB": true,
+}
+
+// lexingMode returns the session's sql_mode without lexingModes, and
+// whether that removed any. A mode list with anything but flag names in
+// it (never seen from a server) is replaced by the empty mode.
+func lexingMode(mode string) (string, bool) {
+	var keep []string
+	changed := false
+	for _, m := range strings.Split(mode, ",") {
+		m = strings.TrimSpace(m)
+		switch {
+		case m == "":
+		case strings.Trim(strings.ToUpper(m), "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") != "":
+			return "", true
+		case lexingModes[strings.ToUpper(m)]:
+			changed = true
+		default:
+			keep = append(keep, m)
+		}
+	}
+	return strings.Join(keep, ","), changed
+}

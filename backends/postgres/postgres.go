@@ -45,7 +45,13 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	// Dates and times are read and written in UTC whatever the server's
 	// TimeZone (exprtype: a timestamptz is a UTC reading), in the ISO
 	// form ir.ParseTime reads.
-	setup := "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, YMD'"
+	//
+	// standard_conforming_strings is on whatever the server, role or DSN
+	// says: pass-through text is checked with pg_query, which reads
+	// 'a\' as a whole string; with it off the server would read on
+	// past the backslash, and what pg_query saw as the next string
+	// literal would run as SQL unchecked.
+	setup := "SET default_transaction_read_only = on; SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, YMD'; SET standard_conforming_strings = on"
 	if ms := opts.StatementTimeout.Milliseconds(); ms > 0 {
 		setup += fmt.Sprintf("; SET statement_timeout = %d", ms)
 	} else if opts.StatementTimeout > 0 {
