@@ -336,6 +336,13 @@ func (r *Reservation) take() error {
 // settledRelease returns the durable release stored under cacheKey (nil
 // if none), first waiting for its log record to be durable.
 func (l *Ledger) settledRelease(cacheKey string) ([]byte, error) {
+	return l.settledReleaseAfter(cacheKey, false)
+}
+
+// settledReleaseAfter is settledRelease; checkpointed says a checkpoint
+// already ran for this lookup, so a release still only in the log then
+// means no checkpoint can move it (the ledger is closing).
+func (l *Ledger) settledReleaseAfter(cacheKey string, checkpointed bool) ([]byte, error) {
 	l.state.mu.Lock()
 	r, ok := l.state.releases[cacheKey]
 	l.state.mu.Unlock()
@@ -354,10 +361,13 @@ func (l *Ledger) settledRelease(cacheKey string) ([]byte, error) {
 		// The bytes bound is applied as releases reach the bbolt file:
 		// get it there first, so a release the bound evicts is never
 		// served.
+		if checkpointed {
+			return nil, errClosed
+		}
 		if err := l.checkpoint(); err != nil {
 			return nil, err
 		}
-		return l.settledRelease(cacheKey)
+		return l.settledReleaseAfter(cacheKey, true)
 	}
 	if lsn > 0 {
 		if err := l.wal.syncThrough(lsn); err != nil {
