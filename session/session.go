@@ -225,8 +225,8 @@ func (s *Session) planBound(ctx context.Context, st *ir.Statement, args []ir.Val
 func (s *Session) private(ctx context.Context, st *ir.Statement, pl *planner.Plan, w ir.RowWriter, tr *trace) (ir.Cost, error) {
 	tr.class, tr.plan = ClassPrivate, pl
 	// One fingerprint for the audit entry and the log line.
-	d, text := s.dialect, st.Text
-	tr.fingerprint = sync.OnceValue(func() string { return parser.Fingerprint(d, text) })
+	d, text, cache := s.dialect, st.Text, s.p.cache
+	tr.fingerprint = sync.OnceValue(func() string { return cache.Fingerprint(d, text) })
 	res, err := s.p.engine.RunQuery(ctx, s.user, pl, release.Query{Text: text, Fingerprint: tr.fingerprint})
 	tr.res = res
 	if pad := s.p.pol.Listen.MinResponse(); pad > 0 {
