@@ -29,8 +29,8 @@
 # fresh answer during one extra 1-client slice (needs strace).
 # The ledger is written under DDP_BENCH_LEDGER_DIR (default: a temporary
 # directory under the repository, so on its disk, not a tmpfs).
-# Uses ports 15433 and 16432; creates and drops bench_tiny (and
-# bench_people with BIG).
+# Uses ports 15433 and 16432; creates and drops bench_tiny_<run> (and
+# bench_people_<run> with BIG), names unique to the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-5}
@@ -44,12 +44,17 @@ DSN=${DDP_BENCH_DSN:-postgres://postgres@127.0.0.1:5432/test}
 maxc=0
 for c in "${CLIENTS[@]}"; do [ "$c" -gt "$maxc" ] && maxc=$c; done
 work=$(mktemp -d)
+# Table names unique to this run: other runs (or tests) on the same
+# server may use bench_tiny at the same time.
+suffix=$(basename "$work" | tr -c 'a-zA-Z0-9\n' '_' | tr 'A-Z' 'a-z')
+tiny=bench_tiny_$suffix
+people=bench_people_$suffix
 ledger_dir=$(mktemp -d "${DDP_BENCH_LEDGER_DIR:-$PWD}/.bench-ledger.XXXXXX")
 cleanup() {
   [ -n "${proxy_pid:-}" ] && kill -INT "$proxy_pid" 2>/dev/null
   [ -n "${bouncer_pid:-}" ] && kill "$bouncer_pid" 2>/dev/null
   wait 2>/dev/null
-  psql "$DSN" -qX -c "DROP TABLE IF EXISTS bench_people, bench_tiny" 2>/dev/null || true
+  psql "$DSN" -qX -c "DROP TABLE IF EXISTS $people, $tiny" 2>/dev/null || true
   rm -rf "$work" "$ledger_dir"
 }
 trap cleanup EXIT
@@ -61,21 +66,21 @@ if ! command -v pgbouncer >/dev/null; then
   echo "note: pgbouncer is not installed (Debian: apt-get install pgbouncer); its column is left out" >&2
 fi
 
-echo "== loading bench_tiny (100 rows)$([ "$BIG" -gt 0 ] && echo " and bench_people ($BIG rows)")"
+echo "== loading $tiny (100 rows)$([ "$BIG" -gt 0 ] && echo " and $people ($BIG rows)")"
 big_sql=""
 if [ "$BIG" -gt 0 ]; then
-  big_sql="CREATE TABLE bench_people AS
+  big_sql="CREATE TABLE $people AS
   SELECT i AS person_id, (18 + (i::bigint * 7919) % 73)::int AS age, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex
   FROM generate_series(1, $BIG) AS i;
-ALTER TABLE bench_people ADD PRIMARY KEY (person_id); ANALYZE bench_people;"
+ALTER TABLE $people ADD PRIMARY KEY (person_id); ANALYZE $people;"
 fi
 psql "$DSN" -qX -v ON_ERROR_STOP=1 <<SQL
-DROP TABLE IF EXISTS bench_people, bench_tiny;
-CREATE TABLE bench_tiny AS
+DROP TABLE IF EXISTS $people, $tiny;
+CREATE TABLE $tiny AS
   SELECT i AS person_id, (18 + (i::bigint * 7919) % 73)::int AS age, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex
   FROM generate_series(1, 100) AS i;
-ALTER TABLE bench_tiny ADD PRIMARY KEY (person_id);
-ANALYZE bench_tiny;
+ALTER TABLE $tiny ADD PRIMARY KEY (person_id);
+ANALYZE $tiny;
 $big_sql
 SQL
 
@@ -92,12 +97,12 @@ users:
 datasets:
   bench:
     tables:
-      bench_people:
+      $people:
         unit: person_id
         columns:
           age: {type: integer, bounds: [0, 120]}
           sex: {type: text, domain: {values: [F, M]}}
-      bench_tiny:
+      $tiny:
         unit: person_id
         columns:
           age: {type: integer, bounds: [0, 120]}
@@ -140,10 +145,10 @@ done
 
 # fresh: a new WHERE literal each time, so every query is a new, charged
 # release. Direct and PgBouncer run the same text.
-printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM bench_tiny WHERE age <> -:r GROUP BY sex;\n' > "$work/fresh.sql"
-printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM bench_people WHERE age <> -:r GROUP BY sex;\n' > "$work/fresh_big.sql"
+printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM %s WHERE age <> -:r GROUP BY sex;\n' "$tiny" > "$work/fresh.sql"
+printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM %s WHERE age <> -:r GROUP BY sex;\n' "$people" > "$work/fresh_big.sql"
 # cached: the same query every time, answered from the ledger after the first.
-printf 'SELECT sex, COUNT(*) FROM bench_tiny WHERE age > 30 GROUP BY sex;\n' > "$work/cached.sql"
+printf 'SELECT sex, COUNT(*) FROM %s WHERE age > 30 GROUP BY sex;\n' "$tiny" > "$work/cached.sql"
 
 run() { # dsn script clients -> "tps latency_ms failed"
   PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" -T "$SECS" "$1" 2>/dev/null |
@@ -158,7 +163,7 @@ targets+=(proxy_fresh proxy_cached)
 [ "$BIG" -gt 0 ] && targets+=(direct_big proxy_fresh_big)
 dsn_of() { case $1 in direct|direct_big) echo "$direct" ;; pgbouncer) echo "$bouncer" ;; *) echo "$proxy" ;; esac; }
 script_of() { case $1 in proxy_cached) echo "$work/cached.sql" ;; *_big) echo "$work/fresh_big.sql" ;; *) echo "$work/fresh.sql" ;; esac; }
-psql "$proxy" -qXAtc "SELECT sex, COUNT(*) FROM bench_tiny WHERE age > 30 GROUP BY sex" >/dev/null
+psql "$proxy" -qXAtc "SELECT sex, COUNT(*) FROM $tiny WHERE age > 30 GROUP BY sex" >/dev/null
 
 for c in "${CLIENTS[@]}"; do
   for r in $(seq 1 "$ROUNDS"); do

@@ -21,6 +21,18 @@ type Cache struct {
 	max   int
 	order *list.List // front = most recently used; values are *cacheEntry
 	items map[cacheKey]*list.Element
+
+	// Fingerprints of statement texts, bounded the same way: a private
+	// statement's fingerprint goes into its log line on every answer
+	// (cached ones too) and into the audit entry of a fresh one, and
+	// libpg_query computes it by parsing the text again.
+	fpOrder *list.List // values are *fpEntry
+	fps     map[cacheKey]*list.Element
+}
+
+type fpEntry struct {
+	key cacheKey
+	fp  string
 }
 
 type cacheKey struct {
@@ -37,7 +49,39 @@ type cacheEntry struct {
 // NewCache returns a cache holding at most size parsed texts (size < 1
 // means 1).
 func NewCache(size int) *Cache {
-	return &Cache{max: max(size, 1), order: list.New(), items: map[cacheKey]*list.Element{}}
+	return &Cache{max: max(size, 1), order: list.New(), items: map[cacheKey]*list.Element{},
+		fpOrder: list.New(), fps: map[cacheKey]*list.Element{}}
+}
+
+// Fingerprint is Fingerprint with memoisation (the same value: it depends
+// on the dialect and the text only).
+func (c *Cache) Fingerprint(d Dialect, text string) string {
+	if len(text) > maxCachedText {
+		return Fingerprint(d, text)
+	}
+	k := cacheKey{d, text}
+	c.mu.Lock()
+	if el, ok := c.fps[k]; ok {
+		c.fpOrder.MoveToFront(el)
+		fp := el.Value.(*fpEntry).fp
+		c.mu.Unlock()
+		return fp
+	}
+	c.mu.Unlock()
+
+	fp := Fingerprint(d, text)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.fps[k]; !ok {
+		c.fps[k] = c.fpOrder.PushFront(&fpEntry{key: k, fp: fp})
+		for c.fpOrder.Len() > c.max {
+			last := c.fpOrder.Back()
+			delete(c.fps, last.Value.(*fpEntry).key)
+			c.fpOrder.Remove(last)
+		}
+	}
+	return fp
 }
 
 // maxCachedText bounds the length of a cached text: long generated

@@ -39,6 +39,31 @@ func TestCache(t *testing.T) {
 	}
 }
 
+// The cached fingerprint is the audit history's: the same as Fingerprint
+// for each dialect (so the dialect is part of the key), "" for a text that
+// does not parse, and the cache stays bounded.
+func TestCacheFingerprint(t *testing.T) {
+	c := NewCache(2)
+	a, b := "SELECT COUNT(*) FROM people WHERE age > 3", "SELECT COUNT(*) FROM people WHERE age > 40"
+	fa := c.Fingerprint(Postgres, a)
+	if fa == "" || fa != Fingerprint(Postgres, a) {
+		t.Fatalf("cached fingerprint %q, uncached %q", fa, Fingerprint(Postgres, a))
+	}
+	if fb := c.Fingerprint(Postgres, b); fb != fa {
+		t.Errorf("texts differing only in a literal: %q and %q", fa, fb)
+	}
+	if again := c.Fingerprint(Postgres, a); again != fa {
+		t.Errorf("second lookup %q, first %q", again, fa)
+	}
+	bq := "SELECT COUNT(*) FROM `people`"
+	if my, pg := c.Fingerprint(MySQL, bq), c.Fingerprint(Postgres, bq); my == "" || pg != "" {
+		t.Errorf("backquoted text: MySQL %q (want a digest), PostgreSQL %q (want none: it does not parse)", my, pg)
+	}
+	if n := c.fpOrder.Len(); n != 2 || len(c.fps) != 2 {
+		t.Errorf("fingerprint cache holds %d (%d keyed), bound is 2", n, len(c.fps))
+	}
+}
+
 func TestCacheConcurrent(t *testing.T) {
 	c := NewCache(8)
 	var wg sync.WaitGroup
@@ -51,6 +76,10 @@ func TestCacheConcurrent(t *testing.T) {
 				st, err := c.Parse(Postgres, q)
 				if err != nil || len(st) != 1 || st[0].Query == nil {
 					t.Errorf("%s: %v", q, err)
+					return
+				}
+				if fp := c.Fingerprint(Postgres, q); fp != Fingerprint(Postgres, q) {
+					t.Errorf("%s: cached fingerprint %q", q, fp)
 					return
 				}
 			}

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -24,6 +26,8 @@ func TestCostNotice(t *testing.T) {
 	}{
 		{"fresh", &planner.Plan{Dataset: ds}, &release.Result{Columns: cols, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},
 			[]string{"spent ε = 0.5 on payroll; ε left: 9.5", "count: noise scale 42.08, 95% within ±189"}, []string{"synopsis", "no cost"}},
+		{"fresh with delta, whole text", &planner.Plan{Dataset: ds}, &release.Result{Columns: cols, Charged: policies.Budget{Epsilon: 0.25, Delta: 1e-6}, Remaining: policies.Budget{Epsilon: 9.75}},
+			[]string{"ddp: spent ε = 0.25, δ = 1e-06 on payroll; ε left: 9.75; count: noise scale 42.08, 95% within ±189"}, nil},
 		{"expression columns", &planner.Plan{Dataset: ds}, &release.Result{Columns: []release.Column{
 			{Name: "a", Aggregate: "expr", Uses: []release.Column{{Name: "avg(age)", Aggregate: "avg"}}},
 			{Name: "share", Aggregate: "expr", Uses: []release.Column{{Name: "count(*)", Aggregate: "count", Scale: 2, CI95: 6}, {Name: "sum(age)", Aggregate: "sum", Scale: 90, CI95: 270}}},
@@ -54,6 +58,32 @@ func TestCostNotice(t *testing.T) {
 		for _, n := range c.not {
 			if strings.Contains(got, n) {
 				t.Errorf("%s: notice %q contains %q", c.name, got, n)
+			}
+		}
+	}
+}
+
+// writeG and writeNoise write what fmt's %g, %.4g and noiseText write, for
+// every kind of float64 (the cost notice must not change with the faster
+// path).
+func TestWriteGMatchesFmt(t *testing.T) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, 0.1, 1.5e-7, 1e21, 123456789, 99999.5, 2.0 / 3, math.Inf(1), math.Inf(-1), math.NaN(), math.SmallestNonzeroFloat64, math.MaxFloat64} {
+		for _, prec := range []int{-1, 4} {
+			want := fmt.Sprintf("%g", v)
+			if prec == 4 {
+				want = fmt.Sprintf("%.4g", v)
+			}
+			var b strings.Builder
+			writeG(&b, v, prec)
+			if b.String() != want {
+				t.Errorf("writeG(%v, %d) = %q, want %q", v, prec, b.String(), want)
+			}
+		}
+		for _, c := range []release.Column{{Aggregate: "count", Scale: v, CI95: v * 3}, {Aggregate: "sum", Scale: 0}, {Aggregate: "avg", Scale: v, CI95: v}} {
+			var b strings.Builder
+			writeNoise(&b, c)
+			if want := noiseText(c); b.String() != want {
+				t.Errorf("writeNoise(%+v) = %q, want %q", c, b.String(), want)
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
-	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/release"
@@ -96,7 +95,7 @@ func (s *Session) observe(ctx context.Context, st *ir.Statement, tr *trace, err 
 	}
 	fp := tr.fingerprint
 	if fp == nil {
-		fp = func() string { return parser.Fingerprint(s.dialect, st.Text) }
+		fp = func() string { return s.p.cache.Fingerprint(s.dialect, st.Text) }
 	}
 	attrs := []slog.Attr{
 		slog.String("user", ev.User),

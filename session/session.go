@@ -236,8 +236,8 @@ func (s *Session) planBound(ctx context.Context, st *ir.Statement, args []ir.Val
 func (s *Session) private(ctx context.Context, st *ir.Statement, pl *planner.Plan, w ir.RowWriter, tr *trace) (ir.Cost, error) {
 	tr.class, tr.plan = ClassPrivate, pl
 	// One fingerprint for the audit entry and the log line.
-	d, text := s.dialect, st.Text
-	tr.fingerprint = sync.OnceValue(func() string { return parser.Fingerprint(d, text) })
+	d, text, cache := s.dialect, st.Text, s.p.cache
+	tr.fingerprint = sync.OnceValue(func() string { return cache.Fingerprint(d, text) })
 	res, err := s.p.engine.RunQuery(ctx, s.user, pl, release.Query{Text: text, Fingerprint: tr.fingerprint})
 	tr.res = res
 	if pad := s.p.pol.Listen.MinResponse(); pad > 0 {
@@ -487,13 +487,21 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 		fmt.Fprintf(&b, "ddp: answered from the %s synopsis of %s.%s released earlier at ε = %g, at no cost; ε left on %s: %g",
 			pl.Synopsis.Spec.Mechanism, pl.Synopsis.Spec.Table, pl.Synopsis.Spec.Column, pl.Synopsis.Epsilon, pl.Dataset.Name, res.Remaining.Epsilon)
 	case res.Cached:
-		fmt.Fprintf(&b, "ddp: repeated query answered from the earlier release at no cost; ε left on %s: %g", pl.Dataset.Name, res.Remaining.Epsilon)
+		b.WriteString("ddp: repeated query answered from the earlier release at no cost; ε left on ")
+		b.WriteString(pl.Dataset.Name)
+		b.WriteString(": ")
+		writeG(&b, res.Remaining.Epsilon, -1)
 	default:
-		fmt.Fprintf(&b, "ddp: spent ε = %g", res.Charged.Epsilon)
+		b.WriteString("ddp: spent ε = ")
+		writeG(&b, res.Charged.Epsilon, -1)
 		if res.Charged.Delta > 0 {
-			fmt.Fprintf(&b, ", δ = %g", res.Charged.Delta)
+			b.WriteString(", δ = ")
+			writeG(&b, res.Charged.Delta, -1)
 		}
-		fmt.Fprintf(&b, " on %s; ε left: %g", pl.Dataset.Name, res.Remaining.Epsilon)
+		b.WriteString(" on ")
+		b.WriteString(pl.Dataset.Name)
+		b.WriteString("; ε left: ")
+		writeG(&b, res.Remaining.Epsilon, -1)
 		if !res.Evicted.IsZero() {
 			fmt.Fprintf(&b, " (charged again: this query's earlier release was evicted by ledger.retention at %s)",
 				res.Evicted.UTC().Format(time.RFC3339))
@@ -507,9 +515,11 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 		if c.Aggregate == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "; %s: ", c.Name)
+		b.WriteString("; ")
+		b.WriteString(c.Name)
+		b.WriteString(": ")
 		if c.Aggregate != "expr" {
-			b.WriteString(noiseText(c))
+			writeNoise(&b, c)
 			continue
 		}
 		// An expression: the noise of each aggregate it is computed from.
@@ -522,6 +532,25 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 		}
 	}
 	return b.String()
+}
+
+// writeG writes f as fmt's %g (prec -1) or %.Ng does, without fmt's
+// reflection: the cost notice is built for every answer.
+func writeG(b *strings.Builder, f float64, prec int) {
+	var buf [32]byte
+	b.Write(strconv.AppendFloat(buf[:0], f, 'g', prec, 64))
+}
+
+// writeNoise writes noiseText(c), the common case without fmt.
+func writeNoise(b *strings.Builder, c release.Column) {
+	if c.Scale == 0 || (aggregate.ByName(c.Aggregate) != nil && aggregate.ByName(c.Aggregate).Notice != "") {
+		b.WriteString(noiseText(c))
+		return
+	}
+	b.WriteString("noise scale ")
+	writeG(b, c.Scale, 4)
+	b.WriteString(", 95% within ±")
+	writeG(b, c.CI95, 4)
 }
 
 // noiseText describes the noise of an aggregate column.

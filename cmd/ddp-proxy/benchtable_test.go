@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -82,7 +84,10 @@ datasets:
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, stop := servePolicy(tb, pol)
+	// Logging as serve does by default (info: one line per private query,
+	// with its fingerprint), formatted and thrown away, so benchmarks
+	// include that cost.
+	p, stop := servePolicyLog(tb, pol, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return &benchTable{p: p, stop: stop, name: table, dir: dir,
 		pgURL: fmt.Sprintf("postgres://bencher:bench-pw@%s/bench?sslmode=disable", p.pgAddr)}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
@@ -28,6 +29,23 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/wire/pgwire"
 )
 
+// defaultGCPercent is serve's garbage collector target. The proxy's live
+// heap is small (the ledger is memory-mapped, not on the heap) while every
+// answer allocates 10-35 KB, so at Go's default of 100 it collects often:
+// at 400, BenchmarkPrivateAnswer spends 30% less CPU per cached answer
+// (fresh answers: no difference measured), for a peak heap of up to five
+// times the live heap instead of two.
+const defaultGCPercent = 400
+
+// gcSet reports whether serve sets the GC target itself: when --gc-percent
+// is given, or when it is not and GOGC is unset (an operator's GOGC is
+// left to the runtime).
+func gcSet(fs *flag.FlagSet, gogc string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "gc-percent" })
+	return given || gogc == ""
+}
+
 // shutdownGrace is how long in-flight queries may run after SIGTERM.
 const shutdownGrace = 30 * time.Second
 
@@ -39,8 +57,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "least severe level logged: debug, info, warn or error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) here until shutdown, for benchmarks")
+	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collector target: the heap may grow this many percent over the live heap between collections (the GOGC variable, when set, is the default instead; a GOMEMLIMIT caps the total)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
+	}
+	if *gcPercent < 0 {
+		fmt.Fprintf(stderr, "ddp-proxy serve: --gc-percent %d: want 0 or more (to turn collection off, GOGC=off with a GOMEMLIMIT)\n%s\n", *gcPercent, serveUsage)
+		return exitError{2}
+	}
+	if gcSet(fs, os.Getenv("GOGC")) {
+		debug.SetGCPercent(*gcPercent)
 	}
 	if *policyPath == "" || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, serveUsage)

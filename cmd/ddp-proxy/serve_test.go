@@ -55,8 +55,14 @@ func serveDemo(t *testing.T) (p *proxy, stop func() error) {
 // ports, 127.0.0.1:0) until the test ends or stop is called.
 func servePolicy(t testing.TB, pol *policies.Policy) (p *proxy, stop func() error) {
 	t.Helper()
+	return servePolicyLog(t, pol, slog.New(slog.DiscardHandler))
+}
+
+// servePolicyLog is servePolicy logging to log.
+func servePolicyLog(t testing.TB, pol *policies.Policy, log *slog.Logger) (p *proxy, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))
+	p, err := startProxy(ctx, pol, log)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
