@@ -185,6 +185,8 @@ func mySelect(n ast.StmtNode) ir.Statement {
 	if len(r.rels) == 0 {
 		st.Local = myLocal(s)
 	}
+	rows, err := (&myQueryBuilder{params: params}).rows(s)
+	rowsResult(&st, rows, err)
 	q, err := (&myQueryBuilder{params: params}).query(s)
 	if err != nil {
 		st.NotAggregate = err.Error()

@@ -181,7 +181,7 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 	// Public or catalog data: running it with NULL parameters describes
 	// it (and reads nothing private).
 	var out []Column
-	err = s.p.backend.Stream(ctx, pl.SQL, nulls, func(cols []backends.ColumnInfo) func([]ir.Value) error {
+	err = s.p.backend.Stream(ctx, pl.SQL, passthroughArgs(pl, nulls), func(cols []backends.ColumnInfo) func([]ir.Value) error {
 		out = backendColumns(cols)
 		return func([]ir.Value) error { return nil }
 	})
