@@ -5,7 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -176,4 +180,180 @@ func first(rows [][]string) []string {
 		return nil
 	}
 	return rows[0]
+}
+
+// publicRowsPolicy serves two public tables (one with a hidden column) and
+// a private one on a server backend, through the front end of the other
+// dialect.
+func publicRowsPolicy(t *testing.T, driver, dsn, front, pub, pub2, priv string) *proxy {
+	t.Helper()
+	t.Setenv("DDP_TEST_PUBROWS_PW", "pub-pw")
+	listen := `{postgres: "127.0.0.1:0", mysql: "off", auth: password}`
+	if front == "mysql" {
+		listen = `{postgres: "off", mysql: "127.0.0.1:0", auth: password}`
+	}
+	pol, err := policies.LoadBytes(filepath.Join(t.TempDir(), "policy.yaml"), []byte(fmt.Sprintf(`version: 1
+backend: {driver: %s, dsn: %q}
+listen: %s
+ledger: {path: ledger.db}
+users:
+  - name: analyst
+    password_env: DDP_TEST_PUBROWS_PW
+    budgets: {d: {epsilon: 1}}
+datasets:
+  d:
+    tables:
+      %s:
+        unit: id
+        columns:
+          v: {type: integer, bounds: [0, 100]}
+      %s:
+        public: true
+        key: id
+        columns:
+          id: {type: integer}
+          name: {type: text}
+          score: {type: real}
+      %s:
+        public: true
+        key: id
+`, driver, dsn, listen, priv, pub, pub2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := servePolicy(t, pol)
+	return p
+}
+
+// publicRowsFixture creates the three tables on db (either dialect's
+// SQL) and drops them when the test ends.
+func publicRowsFixture(t *testing.T, db *sql.DB) (pub, pub2, priv string) {
+	t.Helper()
+	suffix := fmt.Sprintf("%08x", rand.Uint32())
+	pub, pub2, priv = "pubr_"+suffix, "pubr2_"+suffix, "privr_"+suffix
+	for _, s := range []string{
+		"CREATE TABLE " + pub + " (id INTEGER, name VARCHAR(20), score DOUBLE PRECISION, secret VARCHAR(20))",
+		"INSERT INTO " + pub + " VALUES (1, 'one', 1.5, 's1'), (2, 'two', NULL, 's2'), (3, NULL, 3.25, 's3'), (4, 'four', -4, 's4'), (5, 'five', 5, 's5')",
+		"CREATE TABLE " + pub2 + " (id INTEGER, tag VARCHAR(20))",
+		"INSERT INTO " + pub2 + " VALUES (1, 'a'), (3, 'c'), (5, 'e'), (7, 'g')",
+		"CREATE TABLE " + priv + " (id INTEGER, v INTEGER)",
+		"INSERT INTO " + priv + " VALUES (1, 10), (2, 20)",
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, n := range []string{pub, pub2, priv} {
+			_, _ = db.Exec("DROP TABLE IF EXISTS " + n)
+		}
+	})
+	return pub, pub2, priv
+}
+
+// checkPublicRows runs the reads and refusals through client (the other
+// dialect's front end) and compares with the backend's own answers.
+func checkPublicRows(t *testing.T, client, backend *sql.DB, quote func(string) string, pub, pub2, priv string) {
+	t.Helper()
+	cols, got := allStrings(t, client, "SELECT * FROM "+pub)
+	if want := []string{"id", "name", "score"}; !reflect.DeepEqual(cols, want) {
+		t.Errorf("SELECT * columns %v, want %v (secret is not declared)", cols, want)
+	}
+	_, want := allStrings(t, backend, "SELECT id, name, score FROM "+pub)
+	if !reflect.DeepEqual(floatRows(t, sortedRows(got)), floatRows(t, sortedRows(want))) || len(want) != 5 {
+		t.Errorf("SELECT *: %v, want %v", got, want)
+	}
+	// NULLs sort as the client's dialect sorts them: PostgreSQL last in
+	// ascending order, MySQL first.
+	_, got = allStrings(t, client, quote(`SELECT "name", id * 2 AS twice FROM `+pub+` WHERE id >= 2 AND score IS NOT NULL OR name IS NULL ORDER BY name LIMIT 3 OFFSET 0`))
+	wantOrder := [][]string{{"five", "10"}, {"four", "8"}, {"NULL", "6"}}
+	if quote(`"`) == "`" {
+		wantOrder = [][]string{{"NULL", "6"}, {"five", "10"}, {"four", "8"}}
+	}
+	if !reflect.DeepEqual(got, wantOrder) {
+		t.Errorf("WHERE/ORDER BY/LIMIT: %v, want %v", got, wantOrder)
+	}
+	_, got = allStrings(t, client, "SELECT p.id, q.tag FROM "+pub+" p JOIN "+pub2+" q ON p.id = q.id ORDER BY p.id DESC")
+	if want := [][]string{{"5", "e"}, {"3", "c"}, {"1", "a"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("join of public tables: %v, want %v", got, want)
+	}
+	wantRefused(t, client, "SELECT * FROM "+priv+" k JOIN "+pub+" p ON k.id = p.id", "42501", 1142)
+	wantRefused(t, client, "SELECT secret FROM "+pub, "42703", 1054)
+	wantRefused(t, client, "SELECT p.id FROM "+pub+" p JOIN "+pub2+" q ON p.id = q.id WHERE p.secret = 's1'", "42703", 1054)
+	// Unqualified, secret can only be the table without a column list's
+	// (which has none): the backend never reads the hidden one.
+	if rows, _ := allStringsErr(client, "SELECT p.id FROM "+pub+" p JOIN "+pub2+" q ON p.id = q.id WHERE secret = 's1'"); rows != nil {
+		t.Errorf("a hidden column read through an unqualified name: %v", rows)
+	}
+}
+
+// allStringsErr runs q and returns its rows, or the error.
+func allStringsErr(db *sql.DB, q string) ([][]string, error) {
+	rows, err := db.QueryContext(context.Background(), q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]string
+	for rows.Next() {
+		var v sql.NullString
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, []string{v.String})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func sortedRows(rows [][]string) [][]string {
+	out := append([][]string(nil), rows...)
+	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], "\x00") < strings.Join(out[j], "\x00") })
+	return out
+}
+
+// TestPublicRowsPostgresBackendMySQLClient reads public tables of a
+// PostgreSQL backend through the MySQL front end (go-sql-driver).
+func TestPublicRowsPostgresBackendMySQLClient(t *testing.T) {
+	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("DDP_TEST_POSTGRES_DSN is not set")
+	}
+	backend, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	pub, pub2, priv := publicRowsFixture(t, backend)
+	p := publicRowsPolicy(t, "postgres", dsn, "mysql", pub, pub2, priv)
+	client, err := sql.Open("mysql", "analyst:pub-pw@tcp("+p.myAddr+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	checkPublicRows(t, client, backend, func(s string) string { return strings.ReplaceAll(s, `"`, "`") }, pub, pub2, priv)
+}
+
+// TestPublicRowsMariaDBBackendPostgresClient reads public tables of a
+// MariaDB backend through the PostgreSQL front end (pgx).
+func TestPublicRowsMariaDBBackendPostgresClient(t *testing.T) {
+	dsn := mariaDSN(t)
+	backend, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	if err := backend.Ping(); err != nil {
+		t.Fatalf("%s is set but the server is unreachable: %v", mysqlDSNEnv, err)
+	}
+	pub, pub2, priv := publicRowsFixture(t, backend)
+	p := publicRowsPolicy(t, "mysql", dsn, "postgres", pub, pub2, priv)
+	client, err := sql.Open("pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	checkPublicRows(t, client, backend, func(s string) string { return s }, pub, pub2, priv)
 }
