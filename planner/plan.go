@@ -37,6 +37,10 @@ type Plan struct {
 	// Args, not the client's arguments.
 	Rendered bool
 	Args     []ir.Value
+	// Types, for a rendered read, types each output column from the
+	// policy where the backend cannot (ir.TypeUnknown: the backend's
+	// type); nil when unknown.
+	Types []ir.ColType
 
 	// ClassPrivate.
 	Dataset *policies.Dataset

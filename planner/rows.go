@@ -49,7 +49,7 @@ func (p *Planner) planRows(req Request) (*Plan, error) {
 			req.Dialect, backend, reason).
 			WithHint("select columns and expressions of public tables with WHERE, ORDER BY, LIMIT and equi-joins")
 	}
-	q, err := p.bindRows(st.Rows, req.names())
+	q, tables, err := p.bindRows(st.Rows, req.names())
 	if err != nil {
 		return nil, err
 	}
@@ -64,12 +64,12 @@ func (p *Planner) planRows(req Request) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{Class: ClassPassthrough, SQL: rs.SQL, Rendered: true, Args: rs.Args}, nil
+	return &Plan{Class: ClassPassthrough, SQL: rs.SQL, Rendered: true, Args: rs.Args, Types: rowTypes(q, tables)}, nil
 }
 
 // bindRows resolves the tables and columns of a row read against the
 // policy and returns the query in the backend's names, stars expanded.
-func (p *Planner) bindRows(in *ir.RowQuery, names policies.Names) (*ir.RowQuery, error) {
+func (p *Planner) bindRows(in *ir.RowQuery, names policies.Names) (*ir.RowQuery, []rowTable, error) {
 	q := *in
 	var tables []rowTable
 	bind := func(r ir.TableRef) (ir.TableRef, error) {
@@ -90,22 +90,22 @@ func (p *Planner) bindRows(in *ir.RowQuery, names policies.Names) (*ir.RowQuery,
 	}
 	var err error
 	if q.From, err = bind(in.From); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	q.Joins = make([]ir.Join, len(in.Joins))
 	for i, j := range in.Joins {
 		if j.Table, err = bind(j.Table); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		q.Joins[i] = j
 	}
 	col := func(c ir.ColumnRef) (ir.ColumnRef, error) { return resolveRowColumn(c, tables) }
 	for i := range q.Joins {
 		if q.Joins[i].Left, err = col(q.Joins[i].Left); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if q.Joins[i].Right, err = col(q.Joins[i].Right); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// Items: stars expanded; where renumbers OutputRefs.
@@ -116,7 +116,7 @@ func (p *Planner) bindRows(in *ir.RowQuery, names policies.Names) (*ir.RowQuery,
 		if !it.Star {
 			e, err := rewriteColumns(it.Expr, col)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			items = append(items, ir.RowItem{Expr: e, Name: it.Name})
 			continue
@@ -136,26 +136,26 @@ func (p *Planner) bindRows(in *ir.RowQuery, names policies.Names) (*ir.RowQuery,
 			}
 		}
 		if !found {
-			return nil, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", it.Qualifier)
+			return nil, nil, sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", it.Qualifier)
 		}
 	}
 	q.Items = items
 	if q.Where, err = rewriteColumns(in.Where, col); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	q.OrderBy = make([]ir.OrderItem, len(in.OrderBy))
 	for i, o := range in.OrderBy {
 		if ref, ok := o.Expr.(ir.OutputRef); ok {
 			if ref.Index < 0 || ref.Index >= len(where) {
-				return nil, sqlerr.New(sqlerr.Internal, "internal error: ORDER BY output %d", ref.Index+1)
+				return nil, nil, sqlerr.New(sqlerr.Internal, "internal error: ORDER BY output %d", ref.Index+1)
 			}
 			o.Expr = ir.OutputRef{Index: where[ref.Index]}
 		} else if o.Expr, err = rewriteColumns(o.Expr, col); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		q.OrderBy[i] = o
 	}
-	return &q, nil
+	return &q, tables, nil
 }
 
 // rewriteColumns replaces every column of e by fn's resolution.
@@ -250,4 +250,99 @@ func checkRowExprs(q *ir.RowQuery, backend string) error {
 		})
 	})
 	return err
+}
+
+// rowTypes types each output of a rendered row read from the policy's
+// declarations, where the backend cannot (SQLite has no type for an
+// expression, and reports its integers and booleans alike): nil when a
+// star of a table without a column list leaves the outputs unknown,
+// ir.TypeUnknown for an output the backend's description should type.
+func rowTypes(q *ir.RowQuery, tables []rowTable) []ir.ColType {
+	colType := func(c ir.ColumnRef) ir.ColType {
+		for _, t := range tables {
+			if strings.EqualFold(t.ref, c.Qualifier) && t.listed() {
+				if d := t.tbl.Column(c.Name); d != nil {
+					return policyColType(d.Type)
+				}
+			}
+		}
+		return ir.TypeUnknown
+	}
+	out := make([]ir.ColType, len(q.Items))
+	for i, it := range q.Items {
+		if it.Star {
+			return nil
+		}
+		out[i] = exprColType(it.Expr, colType)
+	}
+	return out
+}
+
+func policyColType(t string) ir.ColType {
+	switch t {
+	case policies.TypeInteger:
+		return ir.TypeInt8
+	case policies.TypeReal:
+		return ir.TypeFloat8
+	case policies.TypeText:
+		return ir.TypeText
+	case policies.TypeBoolean:
+		return ir.TypeBool
+	case policies.TypeDate:
+		return ir.TypeDate
+	case policies.TypeTimestamp:
+		return ir.TypeTimestamp
+	case policies.TypeTimestampTZ:
+		return ir.TypeTimestampTZ
+	}
+	return ir.TypeUnknown
+}
+
+// exprColType is the type of a row expression where operators alone
+// decide it (predicates are boolean; arithmetic on integers is an
+// integer); TypeUnknown elsewhere (functions, CASE).
+func exprColType(e ir.Expr, col func(ir.ColumnRef) ir.ColType) ir.ColType {
+	switch n := e.(type) {
+	case ir.ColumnRef:
+		return col(n)
+	case ir.Literal:
+		switch n.Value.Kind {
+		case ir.KindInt:
+			return ir.TypeInt8
+		case ir.KindFloat:
+			return ir.TypeFloat8
+		case ir.KindString:
+			return ir.TypeText
+		case ir.KindBool:
+			return ir.TypeBool
+		}
+	case ir.Compare, ir.Between, ir.In, ir.Like, ir.IsNull, ir.And, ir.Or, ir.Not:
+		return ir.TypeBool
+	case ir.Neg:
+		if t := exprColType(n.X, col); t == ir.TypeInt8 || t == ir.TypeFloat8 {
+			return t
+		}
+	case ir.Arith:
+		l, r := exprColType(n.L, col), exprColType(n.R, col)
+		num := func(t ir.ColType) bool { return t == ir.TypeInt8 || t == ir.TypeFloat8 }
+		switch {
+		case n.Op == ir.OpRealDiv:
+			return ir.TypeFloat8
+		case !num(l) || !num(r):
+		case l == ir.TypeInt8 && r == ir.TypeInt8:
+			return ir.TypeInt8
+		default:
+			return ir.TypeFloat8
+		}
+	case ir.Cast:
+		switch n.To {
+		case ir.CastBigint:
+			return ir.TypeInt8
+		case ir.CastDouble:
+			return ir.TypeFloat8
+		case ir.CastText:
+			return ir.TypeText
+		}
+	}
+	return ir.TypeUnknown
 }

@@ -160,7 +160,7 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, w
 	}
 	if pl.Class == planner.ClassPassthrough {
 		tr.class = ClassPassthrough
-		return ir.Cost{}, s.passthrough(ctx, pl.SQL, passthroughArgs(pl, args), w)
+		return ir.Cost{}, s.passthrough(ctx, pl.SQL, passthroughArgs(pl, args), typedRows(pl, w))
 	}
 	return s.private(ctx, st, pl, w, tr)
 }

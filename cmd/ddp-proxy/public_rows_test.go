@@ -164,6 +164,38 @@ func TestPublicRowsDemo(t *testing.T) {
 			if !reflect.DeepEqual(got, join) || len(join) == 0 {
 				t.Errorf("join: %v, want %v", got, join)
 			}
+			// Expressions are typed from the policy (SQLite reports no type
+			// for them), and parameters are bound.
+			rows, err := fe.db.QueryContext(context.Background(), fe.q(`SELECT cell + 1 AS c1, center_lat * 2 AS d, cell > 3 AS b FROM cells WHERE cell = `)+map[bool]string{true: "$1", false: "?"}[fe.name == "postgres"], 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cts, _ := rows.ColumnTypes()
+			var types []string
+			for _, c := range cts {
+				types = append(types, c.DatabaseTypeName())
+			}
+			want := map[string][]string{"postgres": {"INT8", "FLOAT8", "BOOL"}, "mysql": {"BIGINT", "DOUBLE", "TINYINT"}}[fe.name]
+			if !reflect.DeepEqual(types, want) {
+				t.Errorf("expression column types %v, want %v", types, want)
+			}
+			n := 0
+			for rows.Next() {
+				var c1 int64
+				var d float64
+				var b bool
+				if err := rows.Scan(&c1, &d, &b); err != nil {
+					t.Fatal(err)
+				}
+				if c1 != 6 || !b {
+					t.Errorf("cell 5: c1 %d b %v, want 6 true", c1, b)
+				}
+				n++
+			}
+			rows.Close()
+			if n != 1 {
+				t.Errorf("cell = 5: %d rows, want 1", n)
+			}
 			// A private table joined without aggregation: the private path refuses it.
 			wantRefused(t, fe.db, `SELECT * FROM checkins k JOIN cells c ON k.cell = c.cell`, "42501", 1142)
 			// The hidden column does not exist for the client.
