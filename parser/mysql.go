@@ -179,7 +179,7 @@ func mySelect(n ast.StmtNode) ir.Statement {
 	st := ir.Statement{Kind: ir.StmtSelect, Relations: r.rels, Functions: r.funcs, NumParams: r.params}
 	s, ok := n.(*ast.SelectStmt)
 	if !ok {
-		st.NotAggregate = msgSetOp
+		st.NotAggregate, st.RowsRefusal = msgSetOp, msgSetOp
 		return st
 	}
 	if len(r.rels) == 0 {
