@@ -44,6 +44,12 @@ func (p *Planner) planRows(req Request) (*Plan, error) {
 		if reason == "" {
 			reason = "aggregates over public tables are forwarded only when the client's dialect is the backend's"
 		}
+		if req.Dialect == backend || req.Dialect == "" {
+			// Same dialect: refused only because a table has a column list.
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+				"this query reads a public table with a column list, whose other columns stay hidden: only row-level SELECTs the proxy checks may read it (%s)", reason).
+				WithHint("select declared columns and expressions with WHERE, ORDER BY, LIMIT and equi-joins")
+		}
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 			"this query reads only public tables, but the %s front end can translate it to the %s backend only as a row-level SELECT: %s",
 			req.Dialect, backend, reason).
@@ -60,7 +66,7 @@ func (p *Planner) planRows(req Request) (*Plan, error) {
 	if err := checkRowExprs(q, backend); err != nil {
 		return nil, err
 	}
-	rs, err := d.RenderRows(q, req.Dialect == "postgres")
+	rs, err := d.RenderRows(q, req.Dialect != "mysql")
 	if err != nil {
 		return nil, err
 	}
@@ -345,4 +351,92 @@ func exprColType(e ir.Expr, col func(ir.ColumnRef) ir.ColType) ir.ColType {
 		}
 	}
 	return ir.TypeUnknown
+}
+
+// readsListedPublic reports whether st reads a public table with a column
+// list and no catalog relation: forwarding its text would let it read the
+// columns the list leaves out, so it is planned as a checked row read in
+// every dialect (a query mixing the catalog in keeps the catalog's rules).
+func (p *Planner) readsListedPublic(st *ir.Statement, names policies.Names) bool {
+	listed := false
+	for _, r := range st.Relations {
+		if p.isCatalog(r) {
+			return false
+		}
+		if _, t := p.pol.Resolve(names, r.Schema, r.Name); t != nil && t.Public && len(t.ColumnNames) > 0 {
+			listed = true
+		}
+	}
+	return listed
+}
+
+// checkDeclared refuses an aggregate over public tables that names a
+// column a table's column list leaves out (42703, as if it did not
+// exist), before its text is forwarded. Unqualified names of the select
+// list's aliases (ORDER BY n, HAVING n) are outputs, not columns.
+func (p *Planner) checkDeclared(q *ir.Query, names policies.Names) error {
+	var tables []rowTable
+	for _, r := range append([]ir.TableRef{q.From}, joinedTables(q)...) {
+		_, tbl := p.pol.Resolve(names, r.Schema, r.Name)
+		if tbl == nil {
+			return sqlerr.New(sqlerr.Internal, "internal error: %s is not a declared table", r.Name)
+		}
+		tables = append(tables, rowTable{tbl: tbl, ref: r.RefName()})
+	}
+	aliases := map[string]bool{}
+	for _, it := range q.Select {
+		if it.Alias != "" {
+			aliases[strings.ToLower(it.Alias)] = true
+		}
+	}
+	var err error
+	check := func(c ir.ColumnRef) {
+		if err != nil || (c.Qualifier == "" && aliases[strings.ToLower(c.Name)]) {
+			return
+		}
+		_, err = resolveRowColumn(c, tables)
+	}
+	var visit func(e ir.Expr)
+	visit = func(e ir.Expr) {
+		ir.Walk(e, func(x ir.Expr) bool {
+			switch n := x.(type) {
+			case ir.ColumnRef:
+				check(n)
+			case ir.Aggregate:
+				if n.Arg != nil {
+					check(*n.Arg)
+				}
+				visit(n.ArgExpr) // Walk does not descend into it
+			}
+			return err == nil
+		})
+	}
+	for _, it := range q.Select {
+		if it.Arg != nil {
+			check(*it.Arg)
+		}
+		visit(it.ArgExpr)
+		visit(it.Expr)
+	}
+	visit(q.Where)
+	for _, g := range q.GroupBy {
+		visit(g)
+	}
+	visit(q.Having)
+	for _, o := range q.OrderBy {
+		visit(o.Expr)
+	}
+	for _, j := range q.Joins {
+		check(j.Left)
+		check(j.Right)
+	}
+	return err
+}
+
+func joinedTables(q *ir.Query) []ir.TableRef {
+	out := make([]ir.TableRef, len(q.Joins))
+	for i, j := range q.Joins {
+		out[i] = j.Table
+	}
+	return out
 }

@@ -389,3 +389,69 @@ func TestPublicRowsMariaDBBackendPostgresClient(t *testing.T) {
 	defer client.Close()
 	checkPublicRows(t, client, backend, func(s string) string { return s }, pub, pub2, priv)
 }
+
+// checkSameDialectHidden: with the backend's own dialect, a public
+// table's undeclared column is as hidden as through the other front end
+// (the client's text is never forwarded when it could read one), and an
+// aggregate over declared columns is still forwarded.
+func checkSameDialectHidden(t *testing.T, client *sql.DB, pub, pub2 string) {
+	t.Helper()
+	cols, _ := allStrings(t, client, "SELECT * FROM "+pub)
+	if want := []string{"id", "name", "score"}; !reflect.DeepEqual(cols, want) {
+		t.Errorf("SELECT * columns %v, want %v", cols, want)
+	}
+	_, got := allStrings(t, client, "SELECT name, COUNT(*) FROM "+pub+" WHERE id < 3 GROUP BY name ORDER BY name")
+	if want := [][]string{{"one", "1"}, {"two", "1"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("aggregate over declared columns: %v, want %v", got, want)
+	}
+	for _, q := range []string{
+		"SELECT secret FROM " + pub,
+		"SELECT COUNT(secret) FROM " + pub,
+		"SELECT p.secret FROM " + pub + " p JOIN " + pub2 + " q ON p.id = q.id",
+		"SELECT x.secret FROM (SELECT * FROM " + pub + ") x",
+		"SELECT (SELECT MAX(secret) FROM " + pub + ")",
+		"SELECT name FROM " + pub + " GROUP BY name HAVING MAX(secret) > 's'",
+	} {
+		if rows, err := allStringsErr(client, q); err == nil {
+			t.Errorf("%s: answered %v; the column is not declared", q, rows)
+		}
+	}
+}
+
+func TestPublicRowsSameDialectHidden(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+		if dsn == "" {
+			t.Skip("DDP_TEST_POSTGRES_DSN is not set")
+		}
+		backend, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer backend.Close()
+		pub, pub2, priv := publicRowsFixture(t, backend)
+		p := publicRowsPolicy(t, "postgres", dsn, "postgres", pub, pub2, priv)
+		client, err := sql.Open("pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		checkSameDialectHidden(t, client, pub, pub2)
+	})
+	t.Run("mariadb", func(t *testing.T) {
+		dsn := mariaDSN(t)
+		backend, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer backend.Close()
+		pub, pub2, priv := publicRowsFixture(t, backend)
+		p := publicRowsPolicy(t, "mysql", dsn, "mysql", pub, pub2, priv)
+		client, err := sql.Open("mysql", "analyst:pub-pw@tcp("+p.myAddr+")/test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		checkSameDialectHidden(t, client, pub, pub2)
+	})
+}
