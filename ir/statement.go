@@ -41,6 +41,12 @@ type Statement struct {
 	// NotAggregate says why Query is nil, in words for the analyst
 	// ("SELECT * reads rows", "subqueries are not supported", ...).
 	NotAggregate string
+	// Rows is the statement as a row-level read (RowQuery) when it fits
+	// that subset, whether or not Query is set: the planner answers it on
+	// a backend of another dialect when every table it reads is public.
+	// RowsRefusal says why Rows is nil ("" for an aggregate SELECT).
+	Rows        *RowQuery
+	RowsRefusal string
 	// Relations lists every relation the statement reads anywhere
 	// (subqueries, CTEs, joins, set operations included), so the planner can
 	// fail closed when any of them is private. CTE names are not listed.

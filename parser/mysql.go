@@ -179,12 +179,14 @@ func mySelect(n ast.StmtNode) ir.Statement {
 	st := ir.Statement{Kind: ir.StmtSelect, Relations: r.rels, Functions: r.funcs, NumParams: r.params}
 	s, ok := n.(*ast.SelectStmt)
 	if !ok {
-		st.NotAggregate = msgSetOp
+		st.NotAggregate, st.RowsRefusal = msgSetOp, msgSetOp
 		return st
 	}
 	if len(r.rels) == 0 {
 		st.Local = myLocal(s)
 	}
+	rows, err := (&myQueryBuilder{params: params}).rows(s)
+	rowsResult(&st, rows, err)
 	q, err := (&myQueryBuilder{params: params}).query(s)
 	if err != nil {
 		st.NotAggregate = err.Error()

@@ -133,6 +133,8 @@ func pgSelect(n *pg.Node, s *pg.SelectStmt) ir.Statement {
 	} else {
 		st.PsqlList = pgPsqlList(s, r.rels)
 	}
+	rows, err := pgRows(s)
+	rowsResult(&st, rows, err)
 	q, err := pgQuery(s)
 	if err != nil {
 		st.NotAggregate = err.Error()

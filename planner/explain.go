@@ -174,6 +174,10 @@ func Refusal(err error) Explanation {
 // Explain describes pl. render renders the backend query in the backend's
 // dialect (nil: omit backend_sql).
 func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanation {
+	if pl.Class == ClassPassthrough && pl.Rendered {
+		return Explanation{StatementClass: "passthrough", Passthrough: &ExplainPass{SQL: pl.SQL},
+			Notes: []string{"reads only public tables: translated to the backend's dialect as shown (literals bound as parameters), exact, no budget spent"}}
+	}
 	if pl.Class == ClassPassthrough {
 		return Explanation{StatementClass: "passthrough", Passthrough: &ExplainPass{SQL: pl.SQL},
 			Notes: []string{"reads only public tables or the catalog: forwarded as shown (catalog statistics read as NULL), exact, no budget spent"}}

@@ -213,10 +213,18 @@ func TestPassthroughKeepsBackendNames(t *testing.T) {
 	if _, err := planNames(t, pol, parser.MySQL, "demo", "SELECT * FROM demo.zips"); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
 		t.Fatalf("demo.zips passed through: %v", err)
 	}
-	for _, sql := range []string{"SELECT * FROM zips", "SELECT * FROM test.zips"} {
+	for _, sql := range []string{"SELECT state, COUNT(*) FROM zips GROUP BY state", "SELECT state, COUNT(*) FROM test.zips GROUP BY state"} {
 		pl, err := planNames(t, pol, parser.MySQL, "demo", sql)
 		if err != nil || pl.Class != planner.ClassPassthrough || pl.SQL != sql {
 			t.Errorf("%s: %+v, %v; want passed through as written", sql, pl, err)
+		}
+	}
+	// A row read of zips (a column list) is rendered with the declared
+	// names, whatever the client's database.
+	for _, sql := range []string{"SELECT * FROM zips", "SELECT * FROM test.zips"} {
+		pl, err := planNames(t, pol, parser.MySQL, "demo", sql)
+		if err != nil || !pl.Rendered || pl.SQL != "SELECT `zips`.`zip` AS `zip`, `zips`.`state` AS `state` FROM `zips` AS `zips`" {
+			t.Errorf("%s: %+v, %v; want the declared columns, rendered", sql, pl, err)
 		}
 	}
 }

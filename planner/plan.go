@@ -32,6 +32,15 @@ type Plan struct {
 	// ClassPassthrough: the SQL to forward: the client's own text, or for a
 	// catalog query the text restored from its checked, rewritten tree.
 	SQL string
+	// Rendered marks SQL as rendered by the proxy (a row read of public
+	// tables translated to the backend's dialect, rows.go): it binds
+	// Args, not the client's arguments.
+	Rendered bool
+	Args     []ir.Value
+	// Types, for a rendered read, types each output column from the
+	// policy where the backend cannot (ir.TypeUnknown: the backend's
+	// type); nil when unknown.
+	Types []ir.ColType
 
 	// ClassPrivate.
 	Dataset *policies.Dataset

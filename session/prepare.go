@@ -181,8 +181,8 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 	// Public or catalog data: running it with NULL parameters describes
 	// it (and reads nothing private).
 	var out []Column
-	err = s.p.backend.Stream(ctx, pl.SQL, nulls, func(cols []backends.ColumnInfo) func([]ir.Value) error {
-		out = backendColumns(cols)
+	err = s.p.backend.Stream(ctx, pl.SQL, passthroughArgs(pl, nulls), func(cols []backends.ColumnInfo) func([]ir.Value) error {
+		out = typedColumns(pl, backendColumns(cols))
 		return func([]ir.Value) error { return nil }
 	})
 	return out, err
@@ -193,6 +193,9 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 func (s *Session) inferParams(st *ir.Statement) map[int]ColType {
 	out := map[int]ColType{}
 	q := st.Query
+	if q == nil {
+		q = rowsWhere(st)
+	}
 	if q == nil {
 		return out
 	}

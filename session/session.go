@@ -160,7 +160,7 @@ func (s *Session) exec(ctx context.Context, st *ir.Statement, args []ir.Value, w
 	}
 	if pl.Class == planner.ClassPassthrough {
 		tr.class = ClassPassthrough
-		return ir.Cost{}, s.passthrough(ctx, pl.SQL, args, w)
+		return ir.Cost{}, s.passthrough(ctx, pl.SQL, passthroughArgs(pl, args), typedRows(pl, w))
 	}
 	return s.private(ctx, st, pl, w, tr)
 }
@@ -334,15 +334,20 @@ func bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
 	if st.NumParams > len(args) {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "the statement has %d parameters but %d values were bound", st.NumParams, len(args))
 	}
-	if st.Query == nil || st.NumParams == 0 {
+	if (st.Query == nil && st.Rows == nil) || st.NumParams == 0 {
 		return st, nil
 	}
-	q, err := st.Query.Bind(args)
-	if err != nil {
-		return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, err.Error())
-	}
 	c := *st
-	c.Query = q
+	if st.Query != nil {
+		q, err := st.Query.Bind(args)
+		if err != nil {
+			return nil, sqlerr.Wrap(sqlerr.InvalidParameterValue, err, err.Error())
+		}
+		c.Query = q
+	}
+	if err := bindRows(&c, args); err != nil {
+		return nil, err
+	}
 	return &c, nil
 }
 

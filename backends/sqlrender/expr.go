@@ -169,6 +169,7 @@ func (r *renderer) literal(v ir.Value) {
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: literal of unknown kind %d", v.Kind))
 		return
 	}
+	r.vals = append(r.vals, v)
 	r.bind(r.d.Arg(v), r.d.ParamCast[v.Kind])
 }
 

@@ -125,6 +125,7 @@ type renderer struct {
 	d     *Dialect
 	b     strings.Builder
 	args  []any
+	vals  []ir.Value // the literals bound, as args (RenderRows)
 	err   error
 	depth int
 	max   int
