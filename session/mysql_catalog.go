@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -30,7 +29,7 @@ func (ms *mySession) blankMySQLStatistics(r *Result) {
 
 // InfoSchemaFunc runs a MySQL information_schema query over the catalog
 // the session describes (see Config.InfoSchema).
-type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, database string, tables []emulated.MySQLTable) ([]backends.ColumnInfo, [][]ir.Value, error)
+type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, database string, tables []emulated.MySQLTable) ([]ir.Column, [][]ir.Value, error)
 
 // infoSchemaLocal reports whether st reads only information_schema and
 // must be answered from the policy (the backend is not MySQL).
@@ -69,9 +68,5 @@ func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args [
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Rows: rows, Tag: "SELECT " + itoa(len(rows))}
-	for _, c := range cols {
-		r.Columns = append(r.Columns, Column{Name: c.Name, Type: backendType(c.Type)})
-	}
-	return r, nil
+	return Result{Columns: cols, Rows: rows, Tag: "SELECT " + itoa(len(rows))}, nil
 }

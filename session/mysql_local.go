@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -630,7 +631,7 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 		return nil, err
 	}
 	for _, c := range cols {
-		ct := backendType(c.Type)
+		ct := backends.ResultType(c.Type)
 		d := colDesc{name: c.Name, typ: ct, sqlType: strings.ToLower(c.Type)}
 		if strings.EqualFold(c.Name, t.Key) {
 			d.key = "PRI"

@@ -409,35 +409,9 @@ func (s *Session) passthroughFilter(cols []Column) func(row []ir.Value) bool {
 func backendColumns(bcols []backends.ColumnInfo) []Column {
 	cols := make([]Column, len(bcols))
 	for i, c := range bcols {
-		cols[i] = Column{Name: c.Name, Type: backendType(c.Type)}
+		cols[i] = Column{Name: c.Name, Type: backends.ResultType(c.Type)}
 	}
 	return cols
-}
-
-// backendType maps a backend's type name to a result type; anything
-// unknown is sent as text, which every client can display.
-func backendType(name string) ColType {
-	switch strings.ToUpper(name) {
-	case "INT8", "BIGINT", "INTEGER":
-		return TypeInt8
-	case "INT4", "INT", "INT2", "SMALLINT":
-		return TypeInt4
-	case "FLOAT8", "FLOAT4", "REAL", "DOUBLE", "DOUBLE PRECISION":
-		return TypeFloat8
-	case "BOOL", "BOOLEAN":
-		return TypeBool
-	case "NAME":
-		return TypeName
-	case "OID":
-		return TypeOID
-	case "DATE":
-		return TypeDate
-	case "TIMESTAMP", "DATETIME":
-		return TypeTimestamp
-	case "TIMESTAMPTZ":
-		return TypeTimestampTZ
-	}
-	return TypeText
 }
 
 // timeKinds are the result types whose values are sent in the front end's

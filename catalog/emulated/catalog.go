@@ -56,16 +56,10 @@ type Env struct {
 	Set func(name, value string) error
 }
 
-// ResultColumn describes a result column by its PostgreSQL type name
-// (bool, int2, int4, int8, oid, name, float8, text).
-type ResultColumn struct {
-	Name string
-	Type string
-}
-
-// Result is a catalog query's answer.
+// Result is a catalog query's answer, in the proxy's one column-type
+// vocabulary (ir.ColType).
 type Result struct {
-	Columns []ResultColumn
+	Columns []ir.Column
 	Rows    [][]ir.Value
 }
 
@@ -563,7 +557,7 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 		if decl[i] == "" && i < len(q.colTypes) {
 			decl[i] = q.colTypes[i]
 		}
-		res.Columns = append(res.Columns, ResultColumn{Name: st.ColumnName(i)})
+		res.Columns = append(res.Columns, ir.Column{Name: st.ColumnName(i)})
 	}
 	for st.Step() {
 		row := make([]ir.Value, n)
@@ -660,37 +654,47 @@ func arrayOut(s string, vector bool) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-// resultType names the PostgreSQL type of a result column: the catalog
-// column's own type when the column is one, else what the values are.
-func resultType(decl string, rows [][]ir.Value, i int) string {
+// resultType is the type of a result column: the catalog column's own
+// PostgreSQL type (decl) when the column is one, else what the values
+// are.
+func resultType(decl string, rows [][]ir.Value, i int) ir.ColType {
 	switch decl {
-	case "bool", "int2", "int4", "int8", "oid", "name", "float4", "float8":
-		if decl == "float4" {
-			return "float8"
-		}
-		return decl
-	case "xid":
-		return "int8"
-	case "timestamptz", "timestamp", "date":
-		return decl
+	case "bool":
+		return ir.TypeBool
+	case "int2", "int4":
+		return ir.TypeInt4
+	case "int8", "xid":
+		return ir.TypeInt8
+	case "oid":
+		return ir.TypeOID
+	case "name":
+		return ir.TypeName
+	case "float4", "float8":
+		return ir.TypeFloat8
+	case "timestamptz":
+		return ir.TypeTimestampTZ
+	case "timestamp":
+		return ir.TypeTimestamp
+	case "date":
+		return ir.TypeDate
 	case "":
 	default:
-		return "text"
+		return ir.TypeText
 	}
 	for _, r := range rows {
 		switch r[i].Kind {
 		case ir.KindInt:
-			return "int8"
+			return ir.TypeInt8
 		case ir.KindFloat:
-			return "float8"
+			return ir.TypeFloat8
 		case ir.KindBool:
-			return "bool"
+			return ir.TypeBool
 		case ir.KindNull:
 			continue
 		}
-		return "text"
+		return ir.TypeText
 	}
-	return "text"
+	return ir.TypeText
 }
 
 // unavailable is the error for anything the emulation cannot answer.

@@ -58,7 +58,10 @@ var tableDefs = []struct{ name, cols string }{
 
 // QueryMySQL runs sql (a SELECT over information_schema, already vetted by
 // the session) with args bound to its ? markers.
-func QueryMySQL(ctx context.Context, sql string, args []ir.Value, database string, tables []MySQLTable) ([]backends.ColumnInfo, [][]ir.Value, error) {
+//
+// The columns are typed in the proxy's vocabulary (ir.ColType): SQLite's
+// declared type where it has one, else what the values are (typeComputed).
+func QueryMySQL(ctx context.Context, sql string, args []ir.Value, database string, tables []MySQLTable) ([]ir.Column, [][]ir.Value, error) {
 	db, err := driver.Open("file:ddp-information-schema?mode=memory", func(c *sqlite3.Conn) error {
 		for _, name := range []string{"database", "schema"} {
 			if err := c.CreateFunction(name, 0, sqlite3.DETERMINISTIC, func(ctx sqlite3.Context, _ ...sqlite3.Value) {
@@ -131,7 +134,11 @@ func QueryMySQL(ctx context.Context, sql string, args []ir.Value, database strin
 		return nil, nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "this information_schema query cannot be answered on a non-MySQL backend")
 	}
 	typeComputed(cols, out)
-	return cols, out, nil
+	res := make([]ir.Column, len(cols))
+	for i, c := range cols {
+		res[i] = ir.Column{Name: c.Name, Type: backends.ResultType(c.Type)}
+	}
+	return res, out, nil
 }
 
 // typeComputed types the columns SQLite declares no type for (COUNT(*),
