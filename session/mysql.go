@@ -59,10 +59,9 @@ func (h MySQL) NewSession(_ context.Context, connID uint32, user, database strin
 		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "Access denied for user '%s'", user)
 	}
 	p := h.p
-	lister, _ := p.backend.(emulated.ColumnLister)
 	ms := &mySession{
 		user: u, connID: connID,
-		env:  mysqlEnv{maxPacket: p.maxPacket, exactTables: p.exactTableNames(), info: p.info, lister: lister},
+		env:  mysqlEnv{maxPacket: p.maxPacket, exactTables: p.exactTableNames(), info: p.info},
 		open: func(db string) mysqlCore { return p.Open(u, parser.MySQL, map[string]string{"database": db}) },
 	}
 	ms.reset(database)
@@ -97,7 +96,6 @@ type mysqlEnv struct {
 	maxPacket   int            // max_allowed_packet (Config.MaxAllowedPacket)
 	exactTables bool           // lower_case_table_names = 0 (Proxy.exactTableNames)
 	info        InfoSchemaFunc // nil: information_schema is not emulated
-	lister      emulated.ColumnLister
 }
 
 // mySession is one MySQL connection: the adapter's state and the core

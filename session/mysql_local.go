@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -586,9 +585,11 @@ type colDesc struct {
 	typ                       ColType
 }
 
-// describe returns the columns of a table the policy exposes: its
-// declared columns, or for a public table without a column list, the
-// backend's.
+// describe returns the columns of a table the policy exposes, from the
+// builder of both emulated catalogs (emulated.Describe): its declared
+// columns, or for a public table without a column list, the backend's. A
+// private table that declares none shows none: its backend columns are
+// not the policy's to expose (the PostgreSQL emulation's \d agrees).
 func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc, error) {
 	schema, name := "", qualified
 	if i := strings.LastIndexByte(qualified, '.'); i >= 0 {
@@ -600,43 +601,13 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 	if t == nil {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "Table '%s' doesn't exist or is not exposed by the privacy policy", qualified)
 	}
-	var out []colDesc
-	if len(t.ColumnNames) > 0 {
-		for _, cn := range t.ColumnNames {
-			c := t.Columns[cn]
-			d := colDesc{name: cn, typ: policyType(c.Type), sqlType: emulated.MySQLTypeName(c.Type)}
-			var extra []string
-			if !t.Public && strings.EqualFold(cn, t.Unit) {
-				extra = append(extra, "privacy unit")
-			}
-			if t.Public && strings.EqualFold(cn, t.Key) {
-				d.key = "PRI"
-			}
-			if len(c.Bounds) == 2 {
-				extra = append(extra, "bounds "+strconv.FormatFloat(c.Bounds[0], 'g', -1, 64)+".."+strconv.FormatFloat(c.Bounds[1], 'g', -1, 64))
-			}
-			if c.Domain != nil {
-				extra = append(extra, "groupable")
-			}
-			d.extra = strings.Join(extra, ", ")
-			out = append(out, d)
-		}
-		return out, nil
-	}
-	if ms.env.lister == nil {
-		return nil, nil
-	}
-	cols, err := ms.env.lister.Columns(ctx, t.Schema, t.Name)
+	es, err := ms.core.Describe(ctx, []*policies.Table{t})
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cols {
-		ct := backends.ResultType(c.Type)
-		d := colDesc{name: c.Name, typ: ct, sqlType: strings.ToLower(c.Type)}
-		if strings.EqualFold(c.Name, t.Key) {
-			d.key = "PRI"
-		}
-		out = append(out, d)
+	var out []colDesc
+	for i, mc := range emulated.MySQLTables(es)[0].Columns {
+		out = append(out, colDesc{name: mc.Name, sqlType: mc.ColumnType, key: mc.Key, extra: mc.Comment, typ: exposedType(es[0].Columns[i])})
 	}
 	return out, nil
 }

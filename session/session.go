@@ -13,6 +13,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -434,6 +435,15 @@ func policyType(t string) ColType {
 		return TypeTimestampTZ
 	}
 	return TypeText
+}
+
+// exposedType is the result type of a column an emulated catalog shows:
+// its declared type, or for one read from the backend, the backend's.
+func exposedType(c emulated.ExposedColumn) ColType {
+	if c.PolicyType == "" {
+		return backends.ResultType(c.BackendType)
+	}
+	return policyType(c.PolicyType)
 }
 
 // privateColumns describes a private plan's visible output.
