@@ -419,31 +419,13 @@ func backendColumns(bcols []backends.ColumnInfo) []Column {
 // own date format (now() read through a pass-through, Metabase's probe).
 var timeKinds = map[ColType]ir.Kind{TypeDate: ir.KindDate, TypeTimestamp: ir.KindTimestamp, TypeTimestampTZ: ir.KindTimestampTZ}
 
-func policyType(t string) ColType {
-	switch t {
-	case policies.TypeInteger:
-		return TypeInt8
-	case policies.TypeReal:
-		return TypeFloat8
-	case policies.TypeBoolean:
-		return TypeBool
-	case policies.TypeDate:
-		return TypeDate
-	case policies.TypeTimestamp:
-		return TypeTimestamp
-	case policies.TypeTimestampTZ:
-		return TypeTimestampTZ
-	}
-	return TypeText
-}
-
 // exposedType is the result type of a column an emulated catalog shows:
 // its declared type, or for one read from the backend, the backend's.
 func exposedType(c emulated.ExposedColumn) ColType {
 	if c.PolicyType == "" {
 		return backends.ResultType(c.BackendType)
 	}
-	return policyType(c.PolicyType)
+	return policies.ResultType(c.PolicyType)
 }
 
 // privateColumns describes a private plan's visible output.
@@ -451,7 +433,7 @@ func privateColumns(pl *planner.Plan) []Column {
 	vis := pl.Visible()
 	cols := make([]Column, len(vis))
 	for i, o := range vis {
-		cols[i] = Column{Name: o.Name, Type: policyType(o.Type)}
+		cols[i] = Column{Name: o.Name, Type: policies.ResultType(o.Type)}
 	}
 	return cols
 }

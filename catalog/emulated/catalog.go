@@ -658,44 +658,35 @@ func arrayOut(s string, vector bool) string {
 // PostgreSQL type (decl) when the column is one, else what the values
 // are.
 func resultType(decl string, rows [][]ir.Value, i int) ir.ColType {
-	switch decl {
-	case "bool":
-		return ir.TypeBool
-	case "int2", "int4":
-		return ir.TypeInt4
-	case "int8", "xid":
-		return ir.TypeInt8
-	case "oid":
-		return ir.TypeOID
-	case "name":
-		return ir.TypeName
-	case "float4", "float8":
-		return ir.TypeFloat8
-	case "timestamptz":
-		return ir.TypeTimestampTZ
-	case "timestamp":
-		return ir.TypeTimestamp
-	case "date":
-		return ir.TypeDate
-	case "":
-	default:
+	if decl != "" {
+		if t, ok := declTypes[decl]; ok {
+			return t
+		}
 		return ir.TypeText
 	}
 	for _, r := range rows {
-		switch r[i].Kind {
-		case ir.KindInt:
-			return ir.TypeInt8
-		case ir.KindFloat:
-			return ir.TypeFloat8
-		case ir.KindBool:
-			return ir.TypeBool
-		case ir.KindNull:
+		if r[i].Kind == ir.KindNull {
 			continue
+		}
+		if t, ok := valueTypes[r[i].Kind]; ok {
+			return t
 		}
 		return ir.TypeText
 	}
 	return ir.TypeText
 }
+
+var (
+	// declTypes are the catalog's PostgreSQL column types the proxy
+	// sends as other than text.
+	declTypes = map[string]ir.ColType{
+		"bool": ir.TypeBool, "int2": ir.TypeInt4, "int4": ir.TypeInt4, "int8": ir.TypeInt8, "xid": ir.TypeInt8,
+		"oid": ir.TypeOID, "name": ir.TypeName, "float4": ir.TypeFloat8, "float8": ir.TypeFloat8,
+		"timestamptz": ir.TypeTimestampTZ, "timestamp": ir.TypeTimestamp, "date": ir.TypeDate,
+	}
+	// valueTypes type a computed column by its values.
+	valueTypes = map[ir.Kind]ir.ColType{ir.KindInt: ir.TypeInt8, ir.KindFloat: ir.TypeFloat8, ir.KindBool: ir.TypeBool}
+)
 
 // unavailable is the error for anything the emulation cannot answer.
 func (c *Catalog) unavailable(what string) error {

@@ -104,31 +104,14 @@ func QueryMySQL(ctx context.Context, sql string, args []ir.Value, database strin
 			WithHint("SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t list what the policy exposes")
 	}
 	defer rows.Close()
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: catalog query")
-	}
-	cols := make([]backends.ColumnInfo, len(types))
-	for i, t := range types {
-		cols[i] = backends.ColumnInfo{Name: t.Name(), Type: t.DatabaseTypeName()}
-	}
+	var cols []backends.ColumnInfo
 	var out [][]ir.Value
-	dest := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range dest {
-		ptrs[i] = &dest[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: catalog query")
-		}
-		row := make([]ir.Value, len(cols))
-		for i := range row {
-			if row[i], err = backends.DecodeValue(dest[i], cols[i].Type); err != nil {
-				return nil, nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: catalog query")
-			}
-		}
-		out = append(out, row)
+	err = backends.DecodeRows(rows, func(c []backends.ColumnInfo) func([]ir.Value) error {
+		cols = c
+		return func(row []ir.Value) error { out = append(out, row); return nil }
+	}, func(err error) error { return sqlerr.Wrap(sqlerr.Internal, err, "internal error: catalog query") })
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "this information_schema query cannot be answered on a non-MySQL backend")
