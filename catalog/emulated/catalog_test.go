@@ -458,3 +458,21 @@ func FuzzQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestCastErrors: a cast of text that is not a value of the type fails
+// with PostgreSQL's message, and good text casts.
+func TestCastErrors(t *testing.T) {
+	c := newFixture(t)
+	for q, typ := range map[string]string{
+		"SELECT 'x'::int8": "integer", "SELECT 'x'::float8": "double precision", "SELECT 'x'::bool": "boolean",
+	} {
+		_, err := c.Query(context.Background(), q, nil, env)
+		if e := sqlerr.As(err); e == nil || e.Code != sqlerr.InvalidParameterValue || !strings.Contains(e.Message, "invalid input syntax for type "+typ+": \"x\"") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	r := query(t, c, "SELECT ' 12'::int8, '2.5'::float8, 'yes'::bool")
+	if v := r.Rows[0]; v[0].Int != 12 || v[1].Float != 2.5 || !v[2].Bool {
+		t.Errorf("casts = %v", v)
+	}
+}
