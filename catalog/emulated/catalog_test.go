@@ -476,3 +476,16 @@ func TestCastErrors(t *testing.T) {
 		t.Errorf("casts = %v", v)
 	}
 }
+
+// TestLeftRight: PostgreSQL's left and right, negative counts included.
+func TestLeftRight(t *testing.T) {
+	c := newFixture(t)
+	r := query(t, c, "SELECT left('abcdéf', 2), right('abcdéf', 2), left('abc', -1), right('abc', -1), left('ab', 5), right('ab', 5), left('ab', -5)")
+	var got []string
+	for _, v := range r.Rows[0] {
+		got = append(got, v.Text())
+	}
+	if want := []string{"ab", "éf", "ab", "bc", "ab", "ab", ""}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

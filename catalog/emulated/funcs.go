@@ -628,19 +628,12 @@ func (c *Catalog) fnVersion(ctx sqlite3.Context, _ ...sqlite3.Value) {
 	ctx.ResultText("PostgreSQL " + v + " (ddp-proxy privacy proxy, catalog emulated on " + c.backend + ")")
 }
 
-func fnLeft(ctx sqlite3.Context, a ...sqlite3.Value) {
-	if anyNull(a) {
-		ctx.ResultNull()
-		return
-	}
-	r, n := []rune(a[0].Text()), int(a[1].Int64())
-	if n < 0 {
-		n = max(len(r)+n, 0)
-	}
-	ctx.ResultText(string(r[:min(n, len(r))]))
-}
+func fnLeft(ctx sqlite3.Context, a ...sqlite3.Value)  { leftOrRight(ctx, a, false) }
+func fnRight(ctx sqlite3.Context, a ...sqlite3.Value) { leftOrRight(ctx, a, true) }
 
-func fnRight(ctx sqlite3.Context, a ...sqlite3.Value) {
+// leftOrRight is left(s, n) or right(s, n): the first or last n
+// characters; a negative n drops that many from the other end.
+func leftOrRight(ctx sqlite3.Context, a []sqlite3.Value, right bool) {
 	if anyNull(a) {
 		ctx.ResultNull()
 		return
@@ -649,7 +642,12 @@ func fnRight(ctx sqlite3.Context, a ...sqlite3.Value) {
 	if n < 0 {
 		n = max(len(r)+n, 0)
 	}
-	ctx.ResultText(string(r[len(r)-min(n, len(r)):]))
+	n = min(n, len(r))
+	if right {
+		ctx.ResultText(string(r[len(r)-n:]))
+		return
+	}
+	ctx.ResultText(string(r[:n]))
 }
 
 func fnSplitPart(ctx sqlite3.Context, a ...sqlite3.Value) {
