@@ -169,36 +169,44 @@ func (e *Engine) scan(ctx context.Context, text string, args []ir.Value, start f
 		bound[i] = e.dialect.Arg(a)
 	}
 	return e.query(ctx, text, bound, func(rows *sql.Rows, fail func(error) error) error {
-		types, err := rows.ColumnTypes()
-		if err != nil {
+		return DecodeRows(rows, start, fail)
+	})
+}
+
+// DecodeRows reads database/sql rows as ir rows (DecodeValue): start
+// receives the columns (also for an empty result) and returns the
+// per-row callback, whose errors are returned as they are; the driver's
+// and decoding errors go through fail. rows.Err is the caller's.
+func DecodeRows(rows *sql.Rows, start func([]ColumnInfo) func([]ir.Value) error, fail func(error) error) error {
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return fail(err)
+	}
+	cols := make([]ColumnInfo, len(types))
+	for i, t := range types {
+		cols[i] = ColumnInfo{Name: t.Name(), Type: t.DatabaseTypeName()}
+	}
+	each := start(cols)
+	dest := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range dest {
+		ptrs[i] = &dest[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
 			return fail(err)
 		}
-		cols := make([]ColumnInfo, len(types))
-		for i, t := range types {
-			cols[i] = ColumnInfo{Name: t.Name(), Type: t.DatabaseTypeName()}
-		}
-		each := start(cols)
-		dest := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range dest {
-			ptrs[i] = &dest[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
+		row := make([]ir.Value, len(cols))
+		for i := range row {
+			if row[i], err = DecodeValue(dest[i], cols[i].Type); err != nil {
 				return fail(err)
 			}
-			row := make([]ir.Value, len(cols))
-			for i := range row {
-				if row[i], err = DecodeValue(dest[i], cols[i].Type); err != nil {
-					return fail(err)
-				}
-			}
-			if err := each(row); err != nil {
-				return err
-			}
 		}
-		return nil
-	})
+		if err := each(row); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // query runs text on a checked-out connection and hands the rows to each,

@@ -106,3 +106,29 @@ func parseAggregate(s string) (int64, error) {
 	}
 	return n, err
 }
+
+// ResultType maps a backend's type name to a result type; anything
+// unknown is sent as text, which every client can display.
+func ResultType(name string) ir.ColType {
+	switch strings.ToUpper(name) {
+	case "INT8", "BIGINT", "INTEGER":
+		return ir.TypeInt8
+	case "INT4", "INT", "INT2", "SMALLINT":
+		return ir.TypeInt4
+	case "FLOAT8", "FLOAT4", "REAL", "DOUBLE", "DOUBLE PRECISION":
+		return ir.TypeFloat8
+	case "BOOL", "BOOLEAN":
+		return ir.TypeBool
+	case "NAME":
+		return ir.TypeName
+	case "OID":
+		return ir.TypeOID
+	case "DATE":
+		return ir.TypeDate
+	case "TIMESTAMP", "DATETIME":
+		return ir.TypeTimestamp
+	case "TIMESTAMPTZ":
+		return ir.TypeTimestampTZ
+	}
+	return ir.TypeText
+}

@@ -456,9 +456,11 @@ func visitNodes(m protoreflect.Message, fn func(*pg.Node)) {
 	})
 }
 
-// DeclaredColumns lists, for each declared table with a column list, the
-// columns analysts may see: a PostgreSQL catalog pass-through reads
-// pg_attribute and information_schema.columns cut to them.
+// DeclaredColumns lists, for each declared table with a column list and
+// each private table (whose undeclared columns are never shown, so none
+// when it lists none), the columns analysts may see: a PostgreSQL catalog
+// pass-through reads pg_attribute and information_schema.columns cut to
+// them.
 type DeclaredColumns struct {
 	tables  [][]string // schema, table
 	columns [][]string // schema, table, column
@@ -469,7 +471,7 @@ func Declared(pol *policies.Policy) *DeclaredColumns {
 	d := &DeclaredColumns{}
 	for _, dn := range pol.DatasetNames {
 		for _, t := range pol.Datasets[dn].Tables {
-			if len(t.ColumnNames) == 0 {
+			if len(t.ColumnNames) == 0 && t.Public {
 				continue // a public table without a list shows all its columns
 			}
 			schema := strings.ToLower(t.Schema)
@@ -484,6 +486,11 @@ func Declared(pol *policies.Policy) *DeclaredColumns {
 	}
 	if len(d.tables) == 0 {
 		return nil
+	}
+	if len(d.columns) == 0 {
+		// Only private tables without a list: no column is shown, and
+		// VALUES needs a row (no table has an empty name).
+		d.columns = [][]string{{"", "", ""}}
 	}
 	return d
 }

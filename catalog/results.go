@@ -116,7 +116,9 @@ func HideUnexposed(pol *policies.Policy, columns []string, rows [][]ir.Value, sh
 // (information_schema.COLUMNS and the like: TABLE_NAME and COLUMN_NAME)
 // naming a column of a declared table that the policy does not list, as
 // DESCRIBE hides them (the privacy unit is named in the policy and
-// stays). It returns the rows kept, in rows' backing array.
+// stays). A private table without a column list shows none: only a
+// public one shows the backend's columns (emulated.Describe). It returns
+// the rows kept, in rows' backing array.
 func HideUndeclaredColumns(pol *policies.Policy, columns []string, rows [][]ir.Value) [][]ir.Value {
 	tableCol, schemaCol, columnCol := -1, -1, -1
 	for i, c := range columns {
@@ -140,7 +142,9 @@ func HideUndeclaredColumns(pol *policies.Policy, columns []string, rows [][]ir.V
 		}
 		_, t := pol.LookupTable(schema, row[tableCol].Text())
 		col := strings.ToLower(row[columnCol].Text())
-		if t != nil && len(t.ColumnNames) > 0 && t.Columns[col] == nil && !strings.EqualFold(col, t.Unit) {
+		switch {
+		case t == nil, len(t.ColumnNames) == 0 && t.Public:
+		case len(t.ColumnNames) == 0, t.Columns[col] == nil && !strings.EqualFold(col, t.Unit):
 			continue
 		}
 		kept = append(kept, row)

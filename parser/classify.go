@@ -318,11 +318,14 @@ func (b queryBuilder) resolveGroupBy(items []ir.SelectItem, keys []groupKey) ([]
 }
 
 // hasAggregate reports whether e contains an aggregate call.
-func hasAggregate(e ir.Expr) bool {
+func hasAggregate(e ir.Expr) bool { return contains[ir.Aggregate](e) }
+
+// contains reports whether e contains a node of type T.
+func contains[T ir.Expr](e ir.Expr) bool {
 	found := false
 	ir.Walk(e, func(n ir.Expr) bool {
-		_, isAgg := n.(ir.Aggregate)
-		found = found || isAgg
+		_, is := n.(T)
+		found = found || is // Walk goes on to siblings after a false
 		return !found
 	})
 	return found

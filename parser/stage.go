@@ -42,15 +42,7 @@ func (f flattener) needsStage(r *rowSelect, inner *ir.Query) bool {
 	return (limited && (filters || windows || reorders)) || (innerWindows && (filters || windows))
 }
 
-func hasWindow(e ir.Expr) bool {
-	found := false
-	ir.Walk(e, func(n ir.Expr) bool {
-		_, w := n.(ir.Window)
-		found = found || w
-		return !found
-	})
-	return found
-}
+func hasWindow(e ir.Expr) bool { return contains[ir.Window](e) }
 
 // levelNames lists the output names of a query with its stages, as the
 // planner names them ("" for a column a query cannot name).

@@ -277,6 +277,21 @@ const (
 	TypeTimestampTZ = "timestamptz"
 )
 
+// ResultType is the type the proxy sends a column of policy type t in
+// (text for anything else): the one mapping from policy types, which the
+// private answers, parameter inference and both emulated catalogs follow.
+func ResultType(t string) ir.ColType {
+	if rt, ok := resultTypes[t]; ok {
+		return rt
+	}
+	return ir.TypeText
+}
+
+var resultTypes = map[string]ir.ColType{
+	TypeInteger: ir.TypeInt8, TypeReal: ir.TypeFloat8, TypeBoolean: ir.TypeBool,
+	TypeDate: ir.TypeDate, TypeTimestamp: ir.TypeTimestamp, TypeTimestampTZ: ir.TypeTimestampTZ,
+}
+
 // Column describes one queryable column.
 type Column struct {
 	// Type is integer, real, text, boolean, date, timestamp or

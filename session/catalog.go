@@ -146,11 +146,7 @@ func (s *Session) catalogAnswer(ctx context.Context, st *ir.Statement, args []ir
 	if err != nil {
 		return Result{}, true, err
 	}
-	r := Result{Rows: res.Rows, Tag: "SELECT " + itoa(len(res.Rows))}
-	for _, c := range res.Columns {
-		r.Columns = append(r.Columns, Column{Name: c.Name, Type: catalogType(c.Type)})
-	}
-	return r, true, nil
+	return Result{Columns: res.Columns, Rows: res.Rows, Tag: "SELECT " + itoa(len(res.Rows))}, true, nil
 }
 
 // setConfig answers a SELECT of set_config(...) that reads no relation
@@ -167,28 +163,4 @@ func (s *Session) setConfig(ctx context.Context, st *ir.Statement, args []ir.Val
 		}
 	}
 	return Result{}, false, nil
-}
-
-func catalogType(t string) ColType {
-	switch t {
-	case "bool":
-		return TypeBool
-	case "int2", "int4":
-		return TypeInt4
-	case "int8":
-		return TypeInt8
-	case "oid":
-		return TypeOID
-	case "name":
-		return TypeName
-	case "float8":
-		return TypeFloat8
-	case "timestamptz":
-		return TypeTimestampTZ
-	case "timestamp":
-		return TypeTimestamp
-	case "date":
-		return TypeDate
-	}
-	return TypeText
 }

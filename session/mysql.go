@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -57,17 +58,54 @@ func (h MySQL) NewSession(_ context.Context, connID uint32, user, database strin
 	if u == nil {
 		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "Access denied for user '%s'", user)
 	}
-	ms := &mySession{p: h.p, user: u, connID: connID}
+	p := h.p
+	ms := &mySession{
+		user: u, connID: connID,
+		env:  mysqlEnv{maxPacket: p.maxPacket, exactTables: p.exactTableNames(), info: p.info},
+		open: func(db string) mysqlCore { return p.Open(u, parser.MySQL, map[string]string{"database": db}) },
+	}
 	ms.reset(database)
 	return ms, nil
 }
 
-// mySession is one MySQL connection.
+// mysqlCore is all the MySQL adapter uses of the session core (*Session):
+// the statement path (Parse, Exec, Prepare, Execute) and the few pieces
+// of connection state both dialects share (ε, current database, how
+// table names resolve). MySQL's own state — variables, user variables,
+// warnings — is the adapter's (mySession), so the walk of a query goes
+// wire → adapter → core → backend and never back into the adapter.
+type mysqlCore interface {
+	Parse(sql string) ([]ir.Statement, error)
+	Exec(ctx context.Context, st *ir.Statement, args []ir.Value, w ir.RowWriter) (ir.Cost, error)
+	Prepare(ctx context.Context, sql string, declared []ColType) (*Prepared, error)
+	Execute(ctx context.Context, p *Prepared, args []ir.Value, w ir.RowWriter) (ir.Cost, error)
+	SetDatabase(name string)
+	Epsilon() float64
+	SetEpsilon(value string, toDefault bool) error
+	Names() policies.Names
+	Policy() *policies.Policy
+	Exposed(ctx context.Context) ([]emulated.Exposed, error)
+	Describe(ctx context.Context, tables []*policies.Table) ([]emulated.Exposed, error)
+}
+
+var _ mysqlCore = (*Session)(nil)
+
+// mysqlEnv is what a MySQL session reads of the process, fixed when it
+// connects.
+type mysqlEnv struct {
+	maxPacket   int            // max_allowed_packet (Config.MaxAllowedPacket)
+	exactTables bool           // lower_case_table_names = 0 (Proxy.exactTableNames)
+	info        InfoSchemaFunc // nil: information_schema is not emulated
+}
+
+// mySession is one MySQL connection: the adapter's state and the core
+// session it drives.
 type mySession struct {
-	p        *Proxy
 	user     *policies.User
 	connID   uint32
-	s        *Session
+	env      mysqlEnv
+	open     func(database string) mysqlCore
+	core     mysqlCore
 	database string
 	vars     map[string]string   // system variables, lower-case names
 	userVars map[string]ir.Value // @name, lower-case
@@ -86,9 +124,9 @@ type warning struct {
 const codeDDPNote = 1105
 
 func (ms *mySession) reset(database string) {
-	ms.s = ms.p.Open(ms.user, parser.MySQL, map[string]string{"database": database})
+	ms.core = ms.open(database)
 	ms.database = database
-	ms.vars = defaultMySQLVars(ms.p.current().maxPacket, ms.p.exactTableNames())
+	ms.vars = defaultMySQLVars(ms.env)
 	ms.userVars = map[string]ir.Value{}
 	ms.warnings = nil
 }
@@ -103,15 +141,14 @@ func (ms *mySession) Warnings() uint16 { return uint16(min(len(ms.warnings), 655
 // (policies.Policy.Resolve).
 func (ms *mySession) UseDatabase(name string) error {
 	ms.database = name
-	ms.s.SetDatabase(name)
+	ms.core.SetDatabase(name)
 	return nil
 }
 
 // Query runs one statement (mysqlwire splits multi-statements).
 func (ms *mySession) Query(ctx context.Context, sql string, w ir.RowWriter) error {
-	stmts, err := ms.p.cache.Parse(parser.MySQL, sql)
+	stmts, err := ms.core.Parse(sql)
 	if err != nil {
-		ms.s.parseFailed(err)
 		return ms.fail(err)
 	}
 	if len(stmts) != 1 {
@@ -154,9 +191,9 @@ func (ms *mySession) exec(ctx context.Context, st *ir.Statement, prep *Prepared,
 			_, err = r.write(mw)
 		}
 	case prep != nil:
-		_, err = ms.s.Execute(ctx, prep, args, mw)
+		_, err = ms.core.Execute(ctx, prep, args, mw)
 	default:
-		_, err = ms.s.Exec(ctx, st, nil, mw)
+		_, err = ms.core.Exec(ctx, st, nil, mw)
 	}
 	if err != nil {
 		return ms.fail(err)
@@ -226,9 +263,8 @@ func mysqlSpelling(e *sqlerr.Error) *sqlerr.Error {
 // MySQL layer answers itself are described by running them now (they
 // read no data and change nothing but SET, which yields no columns).
 func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepared, error) {
-	stmts, err := ms.p.cache.Parse(parser.MySQL, sql)
+	stmts, err := ms.core.Parse(sql)
 	if err != nil {
-		ms.s.parseFailed(err)
 		return nil, err
 	}
 	if len(stmts) != 1 {
@@ -262,7 +298,7 @@ func (ms *mySession) Prepare(ctx context.Context, sql string) (*mysqlwire.Prepar
 		}
 		return &mysqlwire.Prepared{NumParams: st.NumParams, Columns: r.Columns, State: &Prepared{Stmt: st}}, nil
 	}
-	p, err := ms.s.Prepare(ctx, sql, nil)
+	p, err := ms.core.Prepare(ctx, sql, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -14,7 +13,7 @@ import (
 // the shared session (catalog.CheckMySQLInfoSchema). Statistics columns
 // are the planner's business, on the syntax tree (catalog.CheckPassthrough).
 func (ms *mySession) checkCatalog(st *ir.Statement) error {
-	return catalog.CheckMySQLInfoSchema(ms.p.Policy().Backend.Driver, ms.p.current().info != nil, st.Relations)
+	return catalog.CheckMySQLInfoSchema(ms.core.Policy().Backend.Driver, ms.env.info != nil, st.Relations)
 }
 
 // blankMySQLStatistics nulls the statistics columns of a MySQL result and
@@ -23,19 +22,19 @@ func (ms *mySession) checkCatalog(st *ir.Statement) error {
 func (ms *mySession) blankMySQLStatistics(r *Result) {
 	cols := columnNames(r.Columns)
 	catalog.Blank(cols, r.Rows)
-	if kept := catalog.HideUndeclaredColumns(ms.p.Policy(), cols, r.Rows); len(kept) != len(r.Rows) {
+	if kept := catalog.HideUndeclaredColumns(ms.core.Policy(), cols, r.Rows); len(kept) != len(r.Rows) {
 		r.Rows, r.Tag = kept, "SELECT "+itoa(len(kept))
 	}
 }
 
 // InfoSchemaFunc runs a MySQL information_schema query over the catalog
 // the session describes (see Config.InfoSchema).
-type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, database string, tables []emulated.MySQLTable) ([]backends.ColumnInfo, [][]ir.Value, error)
+type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, database string, tables []emulated.MySQLTable) ([]ir.Column, [][]ir.Value, error)
 
 // infoSchemaLocal reports whether st reads only information_schema and
 // must be answered from the policy (the backend is not MySQL).
 func (ms *mySession) infoSchemaLocal(st *ir.Statement) bool {
-	if ms.p.Policy().Backend.Driver == "mysql" || ms.p.current().info == nil || st.Kind != ir.StmtSelect {
+	if ms.core.Policy().Backend.Driver == "mysql" || ms.env.info == nil || st.Kind != ir.StmtSelect {
 		return false
 	}
 	if len(st.Relations) == 0 {
@@ -58,21 +57,16 @@ func (ms *mySession) infoSchemaLocal(st *ir.Statement) bool {
 
 // runInfoSchema answers an information_schema query from the policy.
 func (ms *mySession) runInfoSchema(ctx context.Context, st *ir.Statement, args []ir.Value) (Result, error) {
-	if err := catalog.CheckEmulatedMySQLFunctions(ms.p.Policy().Backend.Driver, st.Functions); err != nil {
+	if err := catalog.CheckEmulatedMySQLFunctions(ms.core.Policy().Backend.Driver, st.Functions); err != nil {
 		return Result{}, err
 	}
-	lister, _ := ms.p.backend.(emulated.ColumnLister)
-	tables, err := emulated.Describe(ctx, ms.p.Policy(), ms.s.names(), emulated.AllTables(ms.p.Policy()), lister)
+	tables, err := ms.core.Exposed(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	cols, rows, err := ms.p.current().info(ctx, st.Text, args, ms.currentDatabase(), emulated.MySQLTables(tables))
+	cols, rows, err := ms.env.info(ctx, st.Text, args, ms.currentDatabase(), emulated.MySQLTables(tables))
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Rows: rows, Tag: "SELECT " + itoa(len(rows))}
-	for _, c := range cols {
-		r.Columns = append(r.Columns, Column{Name: c.Name, Type: backendType(c.Type)})
-	}
-	return r, nil
+	return Result{Columns: cols, Rows: rows, Tag: "SELECT " + itoa(len(rows))}, nil
 }

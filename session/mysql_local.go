@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -28,9 +27,9 @@ import (
 // lower_case_table_names says how the proxy compares a MySQL client's table
 // names (policies.Names): 0 (exactly) when the backend is a MySQL server
 // that says 0, else 1 (case-insensitively).
-func defaultMySQLVars(maxPacket int, exactTables bool) map[string]string {
+func defaultMySQLVars(env mysqlEnv) map[string]string {
 	lowerCase := "1"
-	if exactTables {
+	if env.exactTables {
 		lowerCase = "0"
 	}
 	return map[string]string{
@@ -42,7 +41,7 @@ func defaultMySQLVars(maxPacket int, exactTables bool) map[string]string {
 		"collation_connection": "utf8mb4_general_ci", "collation_server": "utf8mb4_general_ci", "collation_database": "utf8mb4_general_ci",
 		"init_connect": "", "interactive_timeout": "28800", "wait_timeout": "28800", "net_write_timeout": "60", "net_read_timeout": "30",
 		"license": "GPL", "lower_case_table_names": lowerCase, "lower_case_file_system": "OFF",
-		"max_allowed_packet": strconv.Itoa(maxPacket), "net_buffer_length": "16384", "performance_schema": "0",
+		"max_allowed_packet": strconv.Itoa(env.maxPacket), "net_buffer_length": "16384", "performance_schema": "0",
 		"query_cache_size": "0", "query_cache_type": "OFF", "have_query_cache": "NO", "have_ssl": "DISABLED",
 		"sql_mode":         "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
 		"system_time_zone": "UTC", "time_zone": "SYSTEM", "transaction_isolation": "REPEATABLE-READ", "tx_isolation": "REPEATABLE-READ",
@@ -150,11 +149,7 @@ func killStatement(ctx context.Context, settings []ir.Setting) error {
 func (ms *mySession) set(st ir.Setting) error {
 	name := strings.ToLower(st.Name)
 	if isEpsilonName(name) {
-		if st.Default {
-			ms.s.epsilon = 0
-			return nil
-		}
-		return ms.s.setEpsilon(st.Value)
+		return ms.core.SetEpsilon(st.Value, st.Default)
 	}
 	switch st.Scope {
 	case "user":
@@ -198,7 +193,7 @@ func (ms *mySession) set(st ir.Setting) error {
 		// in a backend transaction, so it is reported, not applied.
 		v := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(st.Value), " ", "-"))
 		if st.Default {
-			v = defaultMySQLVars(ms.p.current().maxPacket, ms.p.exactTableNames())["transaction_isolation"]
+			v = defaultMySQLVars(ms.env)["transaction_isolation"]
 		}
 		switch v {
 		case "READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE":
@@ -214,7 +209,7 @@ func (ms *mySession) set(st ir.Setting) error {
 		return sqlerr.New(sqlerr.InsufficientPrivilege, "variable %s cannot be changed through the privacy proxy", st.Name)
 	}
 	if st.Default {
-		if v, ok := defaultMySQLVars(ms.p.current().maxPacket, ms.p.exactTableNames())[name]; ok {
+		if v, ok := defaultMySQLVars(ms.env)[name]; ok {
 			ms.vars[name] = v
 		}
 		return nil
@@ -253,7 +248,7 @@ func (ms *mySession) sysVar(name string) (ir.Value, bool) {
 	name = strings.ToLower(name)
 	switch {
 	case isEpsilonName(name):
-		return ir.Float(ms.s.currentEpsilon()), true
+		return ir.Float(ms.core.Epsilon()), true
 	case name == "warning_count":
 		return ir.Int(int64(len(ms.warnings))), true
 	case name == "error_count":
@@ -324,7 +319,7 @@ func (ms *mySession) evalLocal(it ir.LocalItem) (ir.Value, error) {
 		return v, nil
 	case ir.LocalUserVar:
 		if isEpsilonName(it.Name) {
-			return ir.Float(ms.s.currentEpsilon()), nil
+			return ir.Float(ms.core.Epsilon()), nil
 		}
 		return ms.userVars[it.Name], nil // NULL when unset, as in MySQL
 	case ir.LocalLiteral:
@@ -540,13 +535,13 @@ func (ms *mySession) show(ctx context.Context, ss *ir.Session) (Result, error) {
 
 // currentDatabase is the name SHOW TABLES reports the tables under (the
 // policy decides it, so that the same name resolves in queries).
-func (ms *mySession) currentDatabase() string { return ms.p.Policy().MySQLDatabase(ms.database) }
+func (ms *mySession) currentDatabase() string { return ms.core.Policy().MySQLDatabase(ms.database) }
 
 // databases lists the current database and the policy's schemas.
 func (ms *mySession) databases() []string {
 	set := map[string]bool{"information_schema": true, ms.currentDatabase(): true}
-	for _, dn := range ms.p.Policy().DatasetNames {
-		for _, t := range ms.p.Policy().Datasets[dn].Tables {
+	for _, dn := range ms.core.Policy().DatasetNames {
+		for _, t := range ms.core.Policy().Datasets[dn].Tables {
 			if t.Schema != "" {
 				set[t.Schema] = true
 			}
@@ -565,7 +560,7 @@ func (ms *mySession) databases() []string {
 // one rule, policies.Policy.Resolve), so that what SHOW TABLES lists
 // under a database is what resolves there.
 func (ms *mySession) tables(database string) []*policies.Table {
-	pol := ms.p.Policy()
+	pol := ms.core.Policy()
 	var out []*policies.Table
 	for _, dn := range pol.DatasetNames {
 		for _, t := range pol.Datasets[dn].Tables {
@@ -573,7 +568,7 @@ func (ms *mySession) tables(database string) []*policies.Table {
 				continue
 			}
 			if database != "" {
-				if _, r := pol.Resolve(ms.s.names(), database, t.Name); r != t {
+				if _, r := pol.Resolve(ms.core.Names(), database, t.Name); r != t {
 					continue
 				}
 			}
@@ -590,9 +585,11 @@ type colDesc struct {
 	typ                       ColType
 }
 
-// describe returns the columns of a table the policy exposes: its
-// declared columns, or for a public table without a column list, the
-// backend's.
+// describe returns the columns of a table the policy exposes, from the
+// builder of both emulated catalogs (emulated.Describe): its declared
+// columns, or for a public table without a column list, the backend's. A
+// private table that declares none shows none: its backend columns are
+// not the policy's to expose (the PostgreSQL emulation's \d agrees).
 func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc, error) {
 	schema, name := "", qualified
 	if i := strings.LastIndexByte(qualified, '.'); i >= 0 {
@@ -600,51 +597,17 @@ func (ms *mySession) describe(ctx context.Context, qualified string) ([]colDesc,
 	}
 	// The names a query may use (policies.Policy.Resolve), so DESCRIBE
 	// db.t works exactly when SELECT ... FROM db.t does.
-	_, t := ms.p.Policy().Resolve(ms.s.names(), schema, name)
+	_, t := ms.core.Policy().Resolve(ms.core.Names(), schema, name)
 	if t == nil {
 		return nil, sqlerr.New(sqlerr.UndefinedTable, "Table '%s' doesn't exist or is not exposed by the privacy policy", qualified)
 	}
-	var out []colDesc
-	if len(t.ColumnNames) > 0 {
-		for _, cn := range t.ColumnNames {
-			c := t.Columns[cn]
-			d := colDesc{name: cn, typ: policyType(c.Type), sqlType: emulated.MySQLTypeName(c.Type)}
-			var extra []string
-			if !t.Public && strings.EqualFold(cn, t.Unit) {
-				extra = append(extra, "privacy unit")
-			}
-			if t.Public && strings.EqualFold(cn, t.Key) {
-				d.key = "PRI"
-			}
-			if len(c.Bounds) == 2 {
-				extra = append(extra, "bounds "+strconv.FormatFloat(c.Bounds[0], 'g', -1, 64)+".."+strconv.FormatFloat(c.Bounds[1], 'g', -1, 64))
-			}
-			if c.Domain != nil {
-				extra = append(extra, "groupable")
-			}
-			d.extra = strings.Join(extra, ", ")
-			out = append(out, d)
-		}
-		return out, nil
-	}
-	type columner interface {
-		Columns(ctx context.Context, schema, table string) ([]backends.ColumnInfo, error)
-	}
-	cb, ok := ms.p.backend.(columner)
-	if !ok {
-		return nil, nil
-	}
-	cols, err := cb.Columns(ctx, t.Schema, t.Name)
+	es, err := ms.core.Describe(ctx, []*policies.Table{t})
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cols {
-		ct := backendType(c.Type)
-		d := colDesc{name: c.Name, typ: ct, sqlType: strings.ToLower(c.Type)}
-		if strings.EqualFold(c.Name, t.Key) {
-			d.key = "PRI"
-		}
-		out = append(out, d)
+	var out []colDesc
+	for i, mc := range emulated.MySQLTables(es)[0].Columns {
+		out = append(out, colDesc{name: mc.Name, sqlType: mc.ColumnType, key: mc.Key, extra: mc.Comment, typ: exposedType(es[0].Columns[i])})
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -103,7 +104,7 @@ func (s *Session) Execute(ctx context.Context, p *Prepared, args []ir.Value, w i
 }
 
 func coerce(v ir.Value, t ColType) (ir.Value, error) {
-	if k := timeKind(t); k != ir.KindNull {
+	if k, ok := timeKinds[t]; ok {
 		return coerceTime(v, k)
 	}
 	if v.Kind != ir.KindString {
@@ -206,7 +207,7 @@ func (s *Session) inferParams(st *ir.Statement) map[int]ColType {
 			}
 			if _, tbl := s.p.pol.Resolve(s.names(), t.Schema, t.Name); tbl != nil {
 				if d := tbl.Column(strings.ToLower(c.Name)); d != nil {
-					return policyType(d.Type)
+					return policies.ResultType(d.Type)
 				}
 			}
 		}
@@ -286,18 +287,6 @@ func joinTables(q *ir.Query) []ir.TableRef {
 		out[i] = j.Table
 	}
 	return out
-}
-
-func timeKind(t ColType) ir.Kind {
-	switch t {
-	case TypeDate:
-		return ir.KindDate
-	case TypeTimestamp:
-		return ir.KindTimestamp
-	case TypeTimestampTZ:
-		return ir.KindTimestampTZ
-	}
-	return ir.KindNull
 }
 
 // coerceTime reads a parameter of a date or time type: text is parsed

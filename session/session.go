@@ -13,6 +13,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -414,57 +415,22 @@ func (s *Session) passthroughFilter(cols []Column) func(row []ir.Value) bool {
 func backendColumns(bcols []backends.ColumnInfo) []Column {
 	cols := make([]Column, len(bcols))
 	for i, c := range bcols {
-		cols[i] = Column{Name: c.Name, Type: backendType(c.Type)}
+		cols[i] = Column{Name: c.Name, Type: backends.ResultType(c.Type)}
 	}
 	return cols
-}
-
-// backendType maps a backend's type name to a result type; anything
-// unknown is sent as text, which every client can display.
-func backendType(name string) ColType {
-	switch strings.ToUpper(name) {
-	case "INT8", "BIGINT", "INTEGER":
-		return TypeInt8
-	case "INT4", "INT", "INT2", "SMALLINT":
-		return TypeInt4
-	case "FLOAT8", "FLOAT4", "REAL", "DOUBLE", "DOUBLE PRECISION":
-		return TypeFloat8
-	case "BOOL", "BOOLEAN":
-		return TypeBool
-	case "NAME":
-		return TypeName
-	case "OID":
-		return TypeOID
-	case "DATE":
-		return TypeDate
-	case "TIMESTAMP", "DATETIME":
-		return TypeTimestamp
-	case "TIMESTAMPTZ":
-		return TypeTimestampTZ
-	}
-	return TypeText
 }
 
 // timeKinds are the result types whose values are sent in the front end's
 // own date format (now() read through a pass-through, Metabase's probe).
 var timeKinds = map[ColType]ir.Kind{TypeDate: ir.KindDate, TypeTimestamp: ir.KindTimestamp, TypeTimestampTZ: ir.KindTimestampTZ}
 
-func policyType(t string) ColType {
-	switch t {
-	case policies.TypeInteger:
-		return TypeInt8
-	case policies.TypeReal:
-		return TypeFloat8
-	case policies.TypeBoolean:
-		return TypeBool
-	case policies.TypeDate:
-		return TypeDate
-	case policies.TypeTimestamp:
-		return TypeTimestamp
-	case policies.TypeTimestampTZ:
-		return TypeTimestampTZ
+// exposedType is the result type of a column an emulated catalog shows:
+// its declared type, or for one read from the backend, the backend's.
+func exposedType(c emulated.ExposedColumn) ColType {
+	if c.PolicyType == "" {
+		return backends.ResultType(c.BackendType)
 	}
-	return TypeText
+	return policies.ResultType(c.PolicyType)
 }
 
 // privateColumns describes a private plan's visible output.
@@ -472,7 +438,7 @@ func privateColumns(pl *planner.Plan) []Column {
 	vis := pl.Visible()
 	cols := make([]Column, len(vis))
 	for i, o := range vis {
-		cols[i] = Column{Name: o.Name, Type: policyType(o.Type)}
+		cols[i] = Column{Name: o.Name, Type: policies.ResultType(o.Type)}
 	}
 	return cols
 }

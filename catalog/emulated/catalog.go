@@ -56,16 +56,10 @@ type Env struct {
 	Set func(name, value string) error
 }
 
-// ResultColumn describes a result column by its PostgreSQL type name
-// (bool, int2, int4, int8, oid, name, float8, text).
-type ResultColumn struct {
-	Name string
-	Type string
-}
-
-// Result is a catalog query's answer.
+// Result is a catalog query's answer, in the proxy's one column-type
+// vocabulary (ir.ColType).
 type Result struct {
-	Columns []ResultColumn
+	Columns []ir.Column
 	Rows    [][]ir.Value
 }
 
@@ -563,7 +557,7 @@ func (c *Catalog) Query(ctx context.Context, text string, args []ir.Value, env E
 		if decl[i] == "" && i < len(q.colTypes) {
 			decl[i] = q.colTypes[i]
 		}
-		res.Columns = append(res.Columns, ResultColumn{Name: st.ColumnName(i)})
+		res.Columns = append(res.Columns, ir.Column{Name: st.ColumnName(i)})
 	}
 	for st.Step() {
 		row := make([]ir.Value, n)
@@ -660,38 +654,39 @@ func arrayOut(s string, vector bool) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-// resultType names the PostgreSQL type of a result column: the catalog
-// column's own type when the column is one, else what the values are.
-func resultType(decl string, rows [][]ir.Value, i int) string {
-	switch decl {
-	case "bool", "int2", "int4", "int8", "oid", "name", "float4", "float8":
-		if decl == "float4" {
-			return "float8"
+// resultType is the type of a result column: the catalog column's own
+// PostgreSQL type (decl) when the column is one, else what the values
+// are.
+func resultType(decl string, rows [][]ir.Value, i int) ir.ColType {
+	if decl != "" {
+		if t, ok := declTypes[decl]; ok {
+			return t
 		}
-		return decl
-	case "xid":
-		return "int8"
-	case "timestamptz", "timestamp", "date":
-		return decl
-	case "":
-	default:
-		return "text"
+		return ir.TypeText
 	}
 	for _, r := range rows {
-		switch r[i].Kind {
-		case ir.KindInt:
-			return "int8"
-		case ir.KindFloat:
-			return "float8"
-		case ir.KindBool:
-			return "bool"
-		case ir.KindNull:
+		if r[i].Kind == ir.KindNull {
 			continue
 		}
-		return "text"
+		if t, ok := valueTypes[r[i].Kind]; ok {
+			return t
+		}
+		return ir.TypeText
 	}
-	return "text"
+	return ir.TypeText
 }
+
+var (
+	// declTypes are the catalog's PostgreSQL column types the proxy
+	// sends as other than text.
+	declTypes = map[string]ir.ColType{
+		"bool": ir.TypeBool, "int2": ir.TypeInt4, "int4": ir.TypeInt4, "int8": ir.TypeInt8, "xid": ir.TypeInt8,
+		"oid": ir.TypeOID, "name": ir.TypeName, "float4": ir.TypeFloat8, "float8": ir.TypeFloat8,
+		"timestamptz": ir.TypeTimestampTZ, "timestamp": ir.TypeTimestamp, "date": ir.TypeDate,
+	}
+	// valueTypes type a computed column by its values.
+	valueTypes = map[ir.Kind]ir.ColType{ir.KindInt: ir.TypeInt8, ir.KindFloat: ir.TypeFloat8, ir.KindBool: ir.TypeBool}
+)
 
 // unavailable is the error for anything the emulation cannot answer.
 func (c *Catalog) unavailable(what string) error {

@@ -86,7 +86,7 @@ func TestPsqlDescribe(t *testing.T) {
 		if len(first.Rows) != 1 || first.Rows[0][1].Text() != "public" || first.Rows[0][2].Text() != "people" {
 			t.Fatalf("%s: lookup %+v", file, first.Rows)
 		}
-		if first.Columns[0].Type != "oid" || first.Columns[2].Type != "name" {
+		if first.Columns[0].Type != ir.TypeOID || first.Columns[2].Type != ir.TypeName {
 			t.Fatalf("lookup column types %+v", first.Columns)
 		}
 		oid := first.Rows[0][0].Text()
@@ -103,7 +103,7 @@ func TestPsqlDescribe(t *testing.T) {
 			t.Fatalf("%s: types %v", file, got)
 		}
 		nn := col(cols, "attnotnull")
-		if cols.Columns[nn].Type != "bool" || cols.Rows[0][nn].Bool || !cols.Rows[2][nn].Bool {
+		if cols.Columns[nn].Type != ir.TypeBool || cols.Rows[0][nn].Bool || !cols.Rows[2][nn].Bool {
 			t.Fatalf("%s: attnotnull %+v", file, cols.Rows)
 		}
 		if file == "psql15_dplus.sql" {
@@ -224,7 +224,7 @@ func TestInformationSchema(t *testing.T) {
 		r.Rows[1][3].Int != 2 || r.Rows[0][4].Text() != "demo" {
 		t.Fatalf("columns %+v", r.Rows)
 	}
-	if r.Columns[3].Type != "int4" {
+	if r.Columns[3].Type != ir.TypeInt4 {
 		t.Fatalf("ordinal_position type %+v", r.Columns[3])
 	}
 	r = query(t, c, "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'people' AND column_name = 'score'")
@@ -365,10 +365,10 @@ func TestRefusals(t *testing.T) {
 func TestBooleanResults(t *testing.T) {
 	c := newFixture(t)
 	r := query(t, c, "SELECT relname, pg_table_is_visible(oid) AS visible, relname ~ '^p' AS p, NOT relhasindex AS noidx, relnatts > 2 AS wide, relnatts FROM pg_class WHERE relname IN ('people', 'events') ORDER BY 1")
-	want := []string{"name", "bool", "bool", "bool", "bool", "int2"}
+	want := []ir.ColType{ir.TypeName, ir.TypeBool, ir.TypeBool, ir.TypeBool, ir.TypeBool, ir.TypeInt4} // int2 is sent as int4
 	for i, c := range r.Columns {
 		if c.Type != want[i] {
-			t.Fatalf("column %s: %s, want %s", c.Name, c.Type, want[i])
+			t.Fatalf("column %s: %v, want %v", c.Name, c.Type, want[i])
 		}
 	}
 	// events: not visible (schema stats), not ^p, no index, 2 columns.
@@ -393,10 +393,10 @@ func TestDescribeTypes(t *testing.T) {
 	if len(described.Rows) != 0 || len(executed.Rows) != 3 {
 		t.Fatalf("rows %d, %d", len(described.Rows), len(executed.Rows))
 	}
-	want := []string{"int8", "text", "int8", "", "bool"} // attnum + 1: decided by the values
+	want := []ir.ColType{ir.TypeInt8, ir.TypeText, ir.TypeInt8, ir.TypeUnknown, ir.TypeBool} // attnum + 1: decided by the values
 	for i, w := range want {
-		if w != "" && (described.Columns[i].Type != w || executed.Columns[i].Type != w) {
-			t.Errorf("column %s: described %s, executed %s, want %s", described.Columns[i].Name, described.Columns[i].Type, executed.Columns[i].Type, w)
+		if w != ir.TypeUnknown && (described.Columns[i].Type != w || executed.Columns[i].Type != w) {
+			t.Errorf("column %s: described %v, executed %v, want %v", described.Columns[i].Name, described.Columns[i].Type, executed.Columns[i].Type, w)
 		}
 	}
 	if executed.Rows[0][4].Kind != ir.KindBool || !executed.Rows[0][4].Bool {
@@ -457,4 +457,35 @@ func FuzzQuery(f *testing.F) {
 			t.Fatalf("catalog unusable after %q: %v", q, err)
 		}
 	})
+}
+
+// TestCastErrors: a cast of text that is not a value of the type fails
+// with PostgreSQL's message, and good text casts.
+func TestCastErrors(t *testing.T) {
+	c := newFixture(t)
+	for q, typ := range map[string]string{
+		"SELECT 'x'::int8": "integer", "SELECT 'x'::float8": "double precision", "SELECT 'x'::bool": "boolean",
+	} {
+		_, err := c.Query(context.Background(), q, nil, env)
+		if e := sqlerr.As(err); e == nil || e.Code != sqlerr.InvalidParameterValue || !strings.Contains(e.Message, "invalid input syntax for type "+typ+": \"x\"") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	r := query(t, c, "SELECT ' 12'::int8, '2.5'::float8, 'yes'::bool")
+	if v := r.Rows[0]; v[0].Int != 12 || v[1].Float != 2.5 || !v[2].Bool {
+		t.Errorf("casts = %v", v)
+	}
+}
+
+// TestLeftRight: PostgreSQL's left and right, negative counts included.
+func TestLeftRight(t *testing.T) {
+	c := newFixture(t)
+	r := query(t, c, "SELECT left('abcdéf', 2), right('abcdéf', 2), left('abc', -1), right('abc', -1), left('ab', 5), right('ab', 5), left('ab', -5)")
+	var got []string
+	for _, v := range r.Rows[0] {
+		got = append(got, v.Text())
+	}
+	if want := []string{"ab", "éf", "ab", "bc", "ab", "ab", ""}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

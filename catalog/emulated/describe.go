@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -135,22 +136,24 @@ func MySQLTables(es []Exposed) []MySQLTable {
 	return out
 }
 
-// PolicyTypeOID is the PostgreSQL type a declared column is presented as:
-// the type the proxy sends its values in.
+// A declared column is presented as the type the proxy sends its values
+// in (policies.ResultType, the one mapping from policy types); these are
+// that type's names in each emulated catalog. Anything else is text.
+var (
+	pgTypeOID = map[ir.ColType]int64{
+		ir.TypeInt8: OIDInt8, ir.TypeFloat8: OIDFloat8, ir.TypeBool: OIDBool,
+		ir.TypeDate: OIDDate, ir.TypeTimestamp: OIDTimestamp, ir.TypeTimestampTZ: OIDTimestampTZ,
+	}
+	mysqlTypeName = map[ir.ColType]string{
+		ir.TypeInt8: "bigint", ir.TypeFloat8: "double", ir.TypeBool: "tinyint(1)",
+		ir.TypeDate: "date", ir.TypeTimestamp: "datetime(6)", ir.TypeTimestampTZ: "datetime(6)",
+	}
+)
+
+// PolicyTypeOID is the PostgreSQL type a declared column is presented as.
 func PolicyTypeOID(t string) int64 {
-	switch t {
-	case policies.TypeInteger:
-		return OIDInt8
-	case policies.TypeReal:
-		return OIDFloat8
-	case policies.TypeBoolean:
-		return OIDBool
-	case policies.TypeDate:
-		return 1082
-	case policies.TypeTimestamp:
-		return 1114
-	case policies.TypeTimestampTZ:
-		return 1184
+	if oid, ok := pgTypeOID[policies.ResultType(t)]; ok {
+		return oid
 	}
 	return OIDText
 }
@@ -158,17 +161,8 @@ func PolicyTypeOID(t string) int64 {
 // MySQLTypeName is the MySQL column type a declared column is presented
 // as (DESCRIBE's Type, information_schema's COLUMN_TYPE).
 func MySQLTypeName(policyType string) string {
-	switch policyType {
-	case policies.TypeInteger:
-		return "bigint"
-	case policies.TypeReal:
-		return "double"
-	case policies.TypeBoolean:
-		return "tinyint(1)"
-	case policies.TypeDate:
-		return "date"
-	case policies.TypeTimestamp, policies.TypeTimestampTZ:
-		return "datetime(6)"
+	if n, ok := mysqlTypeName[policies.ResultType(policyType)]; ok {
+		return n
 	}
 	return "text"
 }

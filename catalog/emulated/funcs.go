@@ -2,6 +2,7 @@ package emulated
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -627,19 +628,12 @@ func (c *Catalog) fnVersion(ctx sqlite3.Context, _ ...sqlite3.Value) {
 	ctx.ResultText("PostgreSQL " + v + " (ddp-proxy privacy proxy, catalog emulated on " + c.backend + ")")
 }
 
-func fnLeft(ctx sqlite3.Context, a ...sqlite3.Value) {
-	if anyNull(a) {
-		ctx.ResultNull()
-		return
-	}
-	r, n := []rune(a[0].Text()), int(a[1].Int64())
-	if n < 0 {
-		n = max(len(r)+n, 0)
-	}
-	ctx.ResultText(string(r[:min(n, len(r))]))
-}
+func fnLeft(ctx sqlite3.Context, a ...sqlite3.Value)  { leftOrRight(ctx, a, false) }
+func fnRight(ctx sqlite3.Context, a ...sqlite3.Value) { leftOrRight(ctx, a, true) }
 
-func fnRight(ctx sqlite3.Context, a ...sqlite3.Value) {
+// leftOrRight is left(s, n) or right(s, n): the first or last n
+// characters; a negative n drops that many from the other end.
+func leftOrRight(ctx sqlite3.Context, a []sqlite3.Value, right bool) {
 	if anyNull(a) {
 		ctx.ResultNull()
 		return
@@ -648,7 +642,12 @@ func fnRight(ctx sqlite3.Context, a ...sqlite3.Value) {
 	if n < 0 {
 		n = max(len(r)+n, 0)
 	}
-	ctx.ResultText(string(r[len(r)-min(n, len(r)):]))
+	n = min(n, len(r))
+	if right {
+		ctx.ResultText(string(r[len(r)-n:]))
+		return
+	}
+	ctx.ResultText(string(r[:n]))
 }
 
 func fnSplitPart(ctx sqlite3.Context, a ...sqlite3.Value) {
@@ -832,13 +831,19 @@ func (c *Catalog) fnCastInt(ctx sqlite3.Context, a ...sqlite3.Value) {
 	case sqlite3.FLOAT:
 		ctx.ResultInt64(int64(v.Float() + 0.5))
 	default:
-		n, err := strconv.ParseInt(strings.TrimSpace(v.Text()), 10, 64)
-		if err != nil {
-			c.raise(ctx, sqlerr.New(sqlerr.InvalidParameterValue, "invalid input syntax for type integer: %q", v.Text()))
-			return
-		}
-		ctx.ResultInt64(n)
+		castText(c, ctx, v, "integer", func(s string) (int64, error) { return strconv.ParseInt(strings.TrimSpace(s), 10, 64) }, ctx.ResultInt64)
 	}
+}
+
+// castText casts a text value with parse and hands it to result, or
+// raises PostgreSQL's error for text that is not a value of type typ.
+func castText[T any](c *Catalog, ctx sqlite3.Context, v sqlite3.Value, typ string, parse func(string) (T, error), result func(T)) {
+	x, err := parse(v.Text())
+	if err != nil {
+		c.raise(ctx, sqlerr.New(sqlerr.InvalidParameterValue, "invalid input syntax for type %s: %q", typ, v.Text()))
+		return
+	}
+	result(x)
 }
 
 func (c *Catalog) fnCastFloat(ctx sqlite3.Context, a ...sqlite3.Value) {
@@ -849,12 +854,7 @@ func (c *Catalog) fnCastFloat(ctx sqlite3.Context, a ...sqlite3.Value) {
 	case sqlite3.INTEGER, sqlite3.FLOAT:
 		ctx.ResultFloat(v.Float())
 	default:
-		f, err := strconv.ParseFloat(strings.TrimSpace(v.Text()), 64)
-		if err != nil {
-			c.raise(ctx, sqlerr.New(sqlerr.InvalidParameterValue, "invalid input syntax for type double precision: %q", v.Text()))
-			return
-		}
-		ctx.ResultFloat(f)
+		castText(c, ctx, v, "double precision", func(s string) (float64, error) { return strconv.ParseFloat(strings.TrimSpace(s), 64) }, ctx.ResultFloat)
 	}
 }
 
@@ -866,12 +866,13 @@ func (c *Catalog) fnCastBool(ctx sqlite3.Context, a ...sqlite3.Value) {
 	case sqlite3.INTEGER:
 		ctx.ResultBool(v.Int64() != 0)
 	default:
-		b, ok := parseBool(v.Text())
-		if !ok {
-			c.raise(ctx, sqlerr.New(sqlerr.InvalidParameterValue, "invalid input syntax for type boolean: %q", v.Text()))
-			return
-		}
-		ctx.ResultBool(b)
+		castText(c, ctx, v, "boolean", func(s string) (bool, error) {
+			b, ok := parseBool(s)
+			if !ok {
+				return false, errors.New("not a boolean")
+			}
+			return b, nil
+		}, ctx.ResultBool)
 	}
 }
 

@@ -58,7 +58,10 @@ var tableDefs = []struct{ name, cols string }{
 
 // QueryMySQL runs sql (a SELECT over information_schema, already vetted by
 // the session) with args bound to its ? markers.
-func QueryMySQL(ctx context.Context, sql string, args []ir.Value, database string, tables []MySQLTable) ([]backends.ColumnInfo, [][]ir.Value, error) {
+//
+// The columns are typed in the proxy's vocabulary (ir.ColType): SQLite's
+// declared type where it has one, else what the values are (typeComputed).
+func QueryMySQL(ctx context.Context, sql string, args []ir.Value, database string, tables []MySQLTable) ([]ir.Column, [][]ir.Value, error) {
 	db, err := driver.Open("file:ddp-information-schema?mode=memory", func(c *sqlite3.Conn) error {
 		for _, name := range []string{"database", "schema"} {
 			if err := c.CreateFunction(name, 0, sqlite3.DETERMINISTIC, func(ctx sqlite3.Context, _ ...sqlite3.Value) {
@@ -101,37 +104,24 @@ func QueryMySQL(ctx context.Context, sql string, args []ir.Value, database strin
 			WithHint("SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t list what the policy exposes")
 	}
 	defer rows.Close()
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: catalog query")
-	}
-	cols := make([]backends.ColumnInfo, len(types))
-	for i, t := range types {
-		cols[i] = backends.ColumnInfo{Name: t.Name(), Type: t.DatabaseTypeName()}
-	}
+	var cols []backends.ColumnInfo
 	var out [][]ir.Value
-	dest := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range dest {
-		ptrs[i] = &dest[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: catalog query")
-		}
-		row := make([]ir.Value, len(cols))
-		for i := range row {
-			if row[i], err = backends.DecodeValue(dest[i], cols[i].Type); err != nil {
-				return nil, nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: catalog query")
-			}
-		}
-		out = append(out, row)
+	err = backends.DecodeRows(rows, func(c []backends.ColumnInfo) func([]ir.Value) error {
+		cols = c
+		return func(row []ir.Value) error { out = append(out, row); return nil }
+	}, func(err error) error { return sqlerr.Wrap(sqlerr.Internal, err, "internal error: catalog query") })
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, sqlerr.Wrap(sqlerr.FeatureNotSupported, err, "this information_schema query cannot be answered on a non-MySQL backend")
 	}
 	typeComputed(cols, out)
-	return cols, out, nil
+	res := make([]ir.Column, len(cols))
+	for i, c := range cols {
+		res[i] = ir.Column{Name: c.Name, Type: backends.ResultType(c.Type)}
+	}
+	return res, out, nil
 }
 
 // typeComputed types the columns SQLite declares no type for (COUNT(*),

@@ -15,12 +15,14 @@ import (
 func TestStartupProbes(t *testing.T) {
 	c := newFixture(t)
 	for _, tc := range []struct {
-		who, sql, typ, want string
+		who, sql string
+		typ      ir.ColType // ir.TypeUnknown: not checked
+		want     string
 	}{
-		{"psqlODBC, Tableau", "select pg_client_encoding()", "name", "UTF8"},
-		{"pgcli", "SELECT * FROM unnest(current_schemas(true))", "", "pg_catalog,public"},
-		{"unnest with alias", "SELECT s FROM unnest(current_schemas(false)) AS s", "", "public"},
-		{"unnest alias.* with ordinality", "SELECT u.* FROM unnest(ARRAY['a','b']) WITH ORDINALITY AS u(x, n) ORDER BY n DESC", "", "b,a"},
+		{"psqlODBC, Tableau", "select pg_client_encoding()", ir.TypeName, "UTF8"},
+		{"pgcli", "SELECT * FROM unnest(current_schemas(true))", ir.TypeUnknown, "pg_catalog,public"},
+		{"unnest with alias", "SELECT s FROM unnest(current_schemas(false)) AS s", ir.TypeUnknown, "public"},
+		{"unnest alias.* with ordinality", "SELECT u.* FROM unnest(ARRAY['a','b']) WITH ORDINALITY AS u(x, n) ORDER BY n DESC", ir.TypeUnknown, "b,a"},
 	} {
 		r := query(t, c, tc.sql)
 		var got []string
@@ -30,8 +32,8 @@ func TestStartupProbes(t *testing.T) {
 		if strings.Join(got, ",") != tc.want {
 			t.Errorf("%s: %s = %q, want %q", tc.who, tc.sql, got, tc.want)
 		}
-		if tc.typ != "" && r.Columns[0].Type != tc.typ {
-			t.Errorf("%s: %s: type %s, want %s", tc.who, tc.sql, r.Columns[0].Type, tc.typ)
+		if tc.typ != ir.TypeUnknown && r.Columns[0].Type != tc.typ {
+			t.Errorf("%s: %s: type %v, want %v", tc.who, tc.sql, r.Columns[0].Type, tc.typ)
 		}
 	}
 	// The search-path query lists the function's one column, not
@@ -59,8 +61,8 @@ func TestClockFunctions(t *testing.T) {
 		if name := strings.ToLower(strings.Fields(strings.TrimPrefix(q, "SELECT "))[0]); !strings.HasPrefix(name, r.Columns[0].Name) {
 			t.Errorf("%s: column %q", q, r.Columns[0].Name)
 		}
-		if r.Columns[0].Type != "timestamptz" {
-			t.Errorf("%s: type %s, want timestamptz", q, r.Columns[0].Type)
+		if r.Columns[0].Type != ir.TypeTimestampTZ {
+			t.Errorf("%s: type %v, want timestamptz", q, r.Columns[0].Type)
 		}
 		v := r.Rows[0][0]
 		if v.Kind != ir.KindTimestampTZ {
@@ -72,7 +74,7 @@ func TestClockFunctions(t *testing.T) {
 		}
 	}
 	r := query(t, c, "SELECT current_date")
-	if r.Columns[0].Type != "date" || r.Rows[0][0].Kind != ir.KindDate {
+	if r.Columns[0].Type != ir.TypeDate || r.Rows[0][0].Kind != ir.KindDate {
 		t.Errorf("current_date: %v %v", r.Columns, r.Rows)
 	}
 }

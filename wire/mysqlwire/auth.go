@@ -74,26 +74,28 @@ func denied(user string) error {
 	return mysql.NewSQLError(mysql.ERAccessDeniedError, mysql.SSAccessDeniedError, "Access denied for user '%v'", user)
 }
 
-// UserEntryWithHash checks a mysql_native_password reply.
-func (a *authServer) UserEntryWithHash(_ []*x509.Certificate, salt []byte, user string, reply []byte, _ net.Addr) (mysql.Getter, error) {
-	ua, ok := a.h.LookupUser(user)
-	if !ok {
-		return nil, denied(user)
-	}
-	switch {
-	case ua.Trust:
+// verify admits user when the policy trusts the listener or match
+// accepts the user's credentials; an unknown user gets the same error as
+// a wrong password, so names cannot be probed.
+func (a *authServer) verify(user string, match func(UserAuth) bool) (mysql.Getter, error) {
+	if ua, ok := a.h.LookupUser(user); ok && (ua.Trust || match(ua)) {
 		return authUser{user}, nil
-	case ua.Password != "":
-		want := mysql.ScrambleMysqlNativePassword(salt, []byte(ua.Password))
-		if len(reply) == len(want) && subtle.ConstantTimeCompare(reply, want) == 1 {
-			return authUser{user}, nil
-		}
-	case len(ua.NativeHash) == sha1.Size:
-		if mysql.VerifyHashedMysqlNativePassword(reply, salt, ua.NativeHash) {
-			return authUser{user}, nil
-		}
 	}
 	return nil, denied(user)
+}
+
+// UserEntryWithHash checks a mysql_native_password reply.
+func (a *authServer) UserEntryWithHash(_ []*x509.Certificate, salt []byte, user string, reply []byte, _ net.Addr) (mysql.Getter, error) {
+	return a.verify(user, func(ua UserAuth) bool {
+		switch {
+		case ua.Password != "":
+			want := mysql.ScrambleMysqlNativePassword(salt, []byte(ua.Password))
+			return len(reply) == len(want) && subtle.ConstantTimeCompare(reply, want) == 1
+		case len(ua.NativeHash) == sha1.Size:
+			return mysql.VerifyHashedMysqlNativePassword(reply, salt, ua.NativeHash)
+		}
+		return false
+	})
 }
 
 // UserEntryWithCacheHash is caching_sha2_password's fast path.
@@ -117,25 +119,17 @@ func (a *authServer) UserEntryWithCacheHash(_ []*x509.Certificate, salt []byte, 
 // UserEntryWithPassword is caching_sha2_password's full path (cleartext
 // over TLS).
 func (a *authServer) UserEntryWithPassword(_ []*x509.Certificate, user, password string, _ net.Addr) (mysql.Getter, error) {
-	ua, ok := a.h.LookupUser(user)
-	if !ok {
-		return nil, denied(user)
-	}
-	switch {
-	case ua.Trust:
-		return authUser{user}, nil
-	case ua.Password != "":
-		if subtle.ConstantTimeCompare([]byte(password), []byte(ua.Password)) == 1 {
-			return authUser{user}, nil
+	return a.verify(user, func(ua UserAuth) bool {
+		switch {
+		case ua.Password != "":
+			return subtle.ConstantTimeCompare([]byte(password), []byte(ua.Password)) == 1
+		case len(ua.NativeHash) == sha1.Size:
+			h1 := sha1.Sum([]byte(password))
+			h2 := sha1.Sum(h1[:])
+			return bytes.Equal(h2[:], ua.NativeHash)
 		}
-	case len(ua.NativeHash) == sha1.Size:
-		h1 := sha1.Sum([]byte(password))
-		h2 := sha1.Sum(h1[:])
-		if bytes.Equal(h2[:], ua.NativeHash) {
-			return authUser{user}, nil
-		}
-	}
-	return nil, denied(user)
+		return false
+	})
 }
 
 // sha2Method lets caching_sha2_password run without TLS: Vitess's method

@@ -1,6 +1,7 @@
 package mysqlwire
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -75,15 +76,10 @@ func NewServer(cfg Config) *Server {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	quietVitess()
-	if cfg.MaxPacket <= 0 {
-		cfg.MaxPacket = DefaultMaxPacket
-	}
-	if cfg.MaxPreparedStatements <= 0 {
-		cfg.MaxPreparedStatements = DefaultMaxPreparedStatements
-	}
-	if cfg.MaxPreparedBytes <= 0 {
-		cfg.MaxPreparedBytes = DefaultMaxPreparedBytes
-	}
+	// A limit not set (or not positive) takes its default.
+	cfg.MaxPacket = cmp.Or(max(cfg.MaxPacket, 0), DefaultMaxPacket)
+	cfg.MaxPreparedStatements = cmp.Or(max(cfg.MaxPreparedStatements, 0), DefaultMaxPreparedStatements)
+	cfg.MaxPreparedBytes = cmp.Or(max(cfg.MaxPreparedBytes, 0), DefaultMaxPreparedBytes)
 	return &Server{cfg: cfg, log: lg, conns: map[*mysql.Conn]*connState{}}
 }
 

@@ -46,25 +46,8 @@ const (
 // oidOf is the PostgreSQL type OID of a result or parameter type: the
 // one mapping of ir.ColType to PostgreSQL (typeOfOID is its inverse).
 func oidOf(t ir.ColType) uint32 {
-	switch t {
-	case ir.TypeInt8:
-		return oidInt8
-	case ir.TypeFloat8:
-		return oidFloat8
-	case ir.TypeBool:
-		return oidBool
-	case ir.TypeInt4:
-		return oidInt4
-	case ir.TypeName:
-		return oidName
-	case ir.TypeOID:
-		return oidOID
-	case ir.TypeDate:
-		return oidDate
-	case ir.TypeTimestamp:
-		return oidTS
-	case ir.TypeTimestampTZ:
-		return oidTSTZ
+	if oid, ok := typeOIDs[t]; ok {
+		return oid
 	}
 	return oidText
 }
@@ -72,26 +55,26 @@ func oidOf(t ir.ColType) uint32 {
 // typeOfOID is the type of a parameter the client declared by OID in
 // Parse (ir.TypeUnknown for 0 or a type the proxy has no name for).
 func typeOfOID(oid uint32) ir.ColType {
-	switch oid {
-	case oidInt8, oidInt2:
-		return ir.TypeInt8
-	case oidInt4:
-		return ir.TypeInt4
-	case oidFloat4, oidFloat8, oidNumeric:
-		return ir.TypeFloat8
-	case oidBool:
-		return ir.TypeBool
-	case oidText, oidVarchar, oidName:
-		return ir.TypeText
-	case oidDate:
-		return ir.TypeDate
-	case oidTS:
-		return ir.TypeTimestamp
-	case oidTSTZ:
-		return ir.TypeTimestampTZ
+	if t, ok := oidTypes[oid]; ok {
+		return t
 	}
 	return ir.TypeUnknown
 }
+
+var (
+	typeOIDs = map[ir.ColType]uint32{
+		ir.TypeInt8: oidInt8, ir.TypeFloat8: oidFloat8, ir.TypeBool: oidBool, ir.TypeInt4: oidInt4, ir.TypeName: oidName,
+		ir.TypeOID: oidOID, ir.TypeDate: oidDate, ir.TypeTimestamp: oidTS, ir.TypeTimestampTZ: oidTSTZ,
+	}
+	// oidTypes also reads the declared types the proxy widens: int2 to
+	// int8, float4 and numeric to float8, varchar and name to text.
+	oidTypes = map[uint32]ir.ColType{
+		oidInt8: ir.TypeInt8, oidInt2: ir.TypeInt8, oidInt4: ir.TypeInt4,
+		oidFloat4: ir.TypeFloat8, oidFloat8: ir.TypeFloat8, oidNumeric: ir.TypeFloat8, oidBool: ir.TypeBool,
+		oidText: ir.TypeText, oidVarchar: ir.TypeText, oidName: ir.TypeText,
+		oidDate: ir.TypeDate, oidTS: ir.TypeTimestamp, oidTSTZ: ir.TypeTimestampTZ,
+	}
+)
 
 // size is pg_type.typlen, reported in RowDescription (-1: variable).
 func sizeOf(t ir.ColType) int16 {

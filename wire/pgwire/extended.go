@@ -135,25 +135,23 @@ func paramType(p *Prepared, i int) ir.ColType {
 }
 
 func (c *conn) lookupStatement(name string) (*statement, error) {
-	st := c.stmts[name]
-	if st == nil {
-		if name == "" {
-			return nil, sqlerr.New(sqlerr.InvalidStatementName, "unnamed prepared statement does not exist")
-		}
-		return nil, sqlerr.New(sqlerr.InvalidStatementName, "prepared statement %q does not exist", name)
-	}
-	return st, nil
+	return lookup(c.stmts, name, sqlerr.InvalidStatementName, "prepared statement")
 }
 
 func (c *conn) lookupPortal(name string) (*portal, error) {
-	p := c.portals[name]
-	if p == nil {
-		if name == "" {
-			return nil, sqlerr.New(sqlerr.InvalidCursorName, "unnamed portal does not exist")
-		}
-		return nil, sqlerr.New(sqlerr.InvalidCursorName, "portal %q does not exist", name)
+	return lookup(c.portals, name, sqlerr.InvalidCursorName, "portal")
+}
+
+// lookup finds the named prepared statement or portal (what), or says in
+// PostgreSQL's words that it does not exist.
+func lookup[T any](m map[string]*T, name string, code sqlerr.Code, what string) (*T, error) {
+	if v := m[name]; v != nil {
+		return v, nil
 	}
-	return p, nil
+	if name == "" {
+		return nil, sqlerr.New(code, "unnamed %s does not exist", what)
+	}
+	return nil, sqlerr.New(code, "%s %q does not exist", what, name)
 }
 
 func (c *conn) bind(m *pgproto3.Bind) error {

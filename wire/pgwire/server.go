@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -110,15 +111,10 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.MaxMessageBytes <= 0 {
-		cfg.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if cfg.MaxPreparedStatements <= 0 {
-		cfg.MaxPreparedStatements = DefaultMaxPreparedStatements
-	}
-	if cfg.MaxPreparedBytes <= 0 {
-		cfg.MaxPreparedBytes = DefaultMaxPreparedBytes
-	}
+	// A limit not set (or not positive) takes its default.
+	cfg.MaxMessageBytes = cmp.Or(max(cfg.MaxMessageBytes, 0), DefaultMaxMessageBytes)
+	cfg.MaxPreparedStatements = cmp.Or(max(cfg.MaxPreparedStatements, 0), DefaultMaxPreparedStatements)
+	cfg.MaxPreparedBytes = cmp.Or(max(cfg.MaxPreparedBytes, 0), DefaultMaxPreparedBytes)
 	s := &Server{
 		cfg:       cfg,
 		log:       log,
