@@ -46,11 +46,18 @@ func TestPgcliCompletion(t *testing.T) {
 
 	// wait polls the pane until one of its lines other than the input
 	// line satisfies ok (the completion menu is drawn below the prompt).
-	wait := func(what string, ok func(line string) bool) {
+	// With input, the line is typed again every few seconds: pgcli loads
+	// its completions in a background thread after connecting, and a line
+	// typed before they arrive shows no menu until the next keystroke.
+	wait := func(what, input string, ok func(line string) bool) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		var pane string
-		for time.Now().Before(deadline) {
+		for n := 0; time.Now().Before(deadline); n++ {
+			if input != "" && n%15 == 0 {
+				tm("send-keys", "-t", "pg", "C-u")
+				tm("send-keys", "-t", "pg", "-l", input)
+			}
 			pane = tm("capture-pane", "-p", "-t", "pg")
 			for _, line := range strings.Split(pane, "\n") {
 				if !strings.Contains(line, "demo>") && ok(line) {
@@ -62,16 +69,13 @@ func TestPgcliCompletion(t *testing.T) {
 		log, _ := os.ReadFile(filepath.Join(home, "pgcli", "log"))
 		t.Fatalf("pgcli did not show %s; pane:\n%s\npgcli log:\n%s", what, pane, log)
 	}
-	wait("its prompt", func(string) bool { return strings.Contains(tm("capture-pane", "-p", "-t", "pg"), "demo>") })
+	wait("its prompt", "", func(string) bool { return strings.Contains(tm("capture-pane", "-p", "-t", "pg"), "demo>") })
 	fields := func(line string) []string { return strings.Fields(line) }
-	tm("send-keys", "-t", "pg", "-l", "SELECT * FROM peo")
-	wait("the table people in its completion menu", func(l string) bool {
+	wait("the table people in its completion menu", "SELECT * FROM peo", func(l string) bool {
 		f := fields(l)
 		return len(f) == 2 && f[0] == "people" && f[1] == "table"
 	})
-	tm("send-keys", "-t", "pg", "C-u")
-	tm("send-keys", "-t", "pg", "-l", "SELECT * FROM people WHERE hours_p")
-	wait("the column hours_per_week in its completion menu", func(l string) bool {
+	wait("the column hours_per_week in its completion menu", "SELECT * FROM people WHERE hours_p", func(l string) bool {
 		f := fields(l)
 		return len(f) == 2 && f[0] == "hours_per_week" && f[1] == "column"
 	})
