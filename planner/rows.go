@@ -268,7 +268,7 @@ func rowTypes(q *ir.RowQuery, tables []rowTable) []ir.ColType {
 		for _, t := range tables {
 			if strings.EqualFold(t.ref, c.Qualifier) && t.listed() {
 				if d := t.tbl.Column(c.Name); d != nil {
-					return policyColType(d.Type)
+					return policies.ResultType(d.Type)
 				}
 			}
 		}
@@ -282,26 +282,6 @@ func rowTypes(q *ir.RowQuery, tables []rowTable) []ir.ColType {
 		out[i] = exprColType(it.Expr, colType)
 	}
 	return out
-}
-
-func policyColType(t string) ir.ColType {
-	switch t {
-	case policies.TypeInteger:
-		return ir.TypeInt8
-	case policies.TypeReal:
-		return ir.TypeFloat8
-	case policies.TypeText:
-		return ir.TypeText
-	case policies.TypeBoolean:
-		return ir.TypeBool
-	case policies.TypeDate:
-		return ir.TypeDate
-	case policies.TypeTimestamp:
-		return ir.TypeTimestamp
-	case policies.TypeTimestampTZ:
-		return ir.TypeTimestampTZ
-	}
-	return ir.TypeUnknown
 }
 
 // exprColType is the type of a row expression where operators alone
