@@ -28,7 +28,6 @@ func TestPassthroughLexerMismatchDemo(t *testing.T) {
 			t.Logf("postgres %s: %v", q, err)
 			continue
 		}
-		n := len(rows.FieldDescriptions())
 		var vals [][]any
 		for rows.Next() {
 			v, _ := rows.Values()
@@ -37,8 +36,15 @@ func TestPassthroughLexerMismatchDemo(t *testing.T) {
 		err = rows.Err()
 		rows.Close()
 		t.Logf("postgres %s: %v %v", q, vals, err)
-		if n > 1 {
-			t.Errorf("postgres %s: the backend read the private table: %v", q, vals)
+		// Answered statements may only return their own string literals
+		// (a row read of the public table cells binds them as values); a
+		// number is the private table's count, read by the backend.
+		for _, row := range vals {
+			for _, v := range row {
+				if _, ok := v.(string); !ok {
+					t.Errorf("postgres %s: the backend read the private table: %v", q, vals)
+				}
+			}
 		}
 	}
 	db, err := sql.Open("mysql", "analyst:demo@tcp("+myAddr+")/demo")
