@@ -33,22 +33,9 @@ func queryStrings(t *testing.T, conn *sql.Conn, q string, args ...any) [][]strin
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		row := make([]string, len(cols))
-		for i, v := range vals {
-			row[i] = v.String
-		}
-		out = append(out, row)
+	out, err := scanText(rows, "")
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("%s: %v", q, err)

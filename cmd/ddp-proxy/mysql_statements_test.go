@@ -33,19 +33,12 @@ func TestMySQLHandshakeAndKill(t *testing.T) {
 	}
 	var got []string
 	for {
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range vals {
-				got = append(got, v.String)
-			}
+		set, err := scanText(rows, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range set {
+			got = append(got, row...)
 		}
 		if !rows.NextResultSet() {
 			break

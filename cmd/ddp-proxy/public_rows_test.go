@@ -34,24 +34,9 @@ func allStrings(t *testing.T, db *sql.DB, q string, args ...any) ([]string, [][]
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
-	var out [][]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		row := make([]string, len(cols))
-		for i, v := range vals {
-			row[i] = "NULL"
-			if v.Valid {
-				row[i] = v.String
-			}
-		}
-		out = append(out, row)
+	out, err := scanText(rows, "NULL")
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("%s: %v", q, err)
