@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/sha1"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -17,6 +16,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -64,16 +64,12 @@ func demoTables(t *testing.T) []string {
 	return names
 }
 
-const mysqlDSNEnv = "DDP_TEST_MYSQL_DSN"
+const mysqlDSNEnv = mysqltest.Env
 
 // mariaDSN returns the test server's DSN, skipping when none is set.
 func mariaDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv(mysqlDSNEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set; set it (e.g. root@tcp(127.0.0.1:3306)/test) to run the MariaDB backend tests", mysqlDSNEnv)
-	}
-	return dsn
+	return mysqltest.DSN(t, "the MariaDB backend tests")
 }
 
 // mariaFixture is a private table in the MariaDB test database with known
@@ -92,11 +88,7 @@ type mariaFixture struct {
 func newMariaFixture(t *testing.T, n int, budget float64) *mariaFixture {
 	t.Helper()
 	dsn := mariaDSN(t)
-	raw, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
+	raw := mysqltest.Open(t, dsn)
 	f := &mariaFixture{table: fmt.Sprintf("ddp_my_people_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9), count: map[string]int64{}}
 	if _, err := raw.Exec("CREATE TABLE " + f.table + " (id BIGINT NOT NULL PRIMARY KEY, age BIGINT, sex VARCHAR(8), score DOUBLE)"); err != nil {
 		t.Fatalf("%s is set but the server is unusable: %v", mysqlDSNEnv, err)

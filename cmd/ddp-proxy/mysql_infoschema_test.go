@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
 )
 
 // connectorJGetColumns is the query MariaDB Connector/J 2.7 sends for
@@ -76,12 +78,7 @@ func TestMySQLInfoSchemaMariaDB(t *testing.T) {
 
 func rawMariaDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("mysql", mariaDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return mysqltest.Open(t, mariaDSN(t))
 }
 
 // TestMySQLInfoSchemaDemo: on the SQLite demo the same queries are

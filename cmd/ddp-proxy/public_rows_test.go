@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -17,6 +16,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -334,22 +335,11 @@ func sortedRows(rows [][]string) [][]string {
 // TestPublicRowsPostgresBackendMySQLClient reads public tables of a
 // PostgreSQL backend through the MySQL front end (go-sql-driver).
 func TestPublicRowsPostgresBackendMySQLClient(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set")
-	}
-	backend, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer backend.Close()
+	dsn := pgtest.DSN(t, "the public-row reads of a PostgreSQL backend")
+	backend := pgtest.OpenDB(t, dsn)
 	pub, pub2, priv := publicRowsFixture(t, backend)
 	p := publicRowsPolicy(t, "postgres", dsn, "mysql", pub, pub2, priv)
-	client, err := sql.Open("mysql", "analyst:pub-pw@tcp("+p.myAddr+")/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := openDB(t, "mysql", "analyst:pub-pw@tcp("+p.myAddr+")/")
 	checkPublicRows(t, client, backend, func(s string) string { return strings.ReplaceAll(s, `"`, "`") }, pub, pub2, priv)
 }
 
@@ -357,21 +347,10 @@ func TestPublicRowsPostgresBackendMySQLClient(t *testing.T) {
 // MariaDB backend through the PostgreSQL front end (pgx).
 func TestPublicRowsMariaDBBackendPostgresClient(t *testing.T) {
 	dsn := mariaDSN(t)
-	backend, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer backend.Close()
-	if err := backend.Ping(); err != nil {
-		t.Fatalf("%s is set but the server is unreachable: %v", mysqlDSNEnv, err)
-	}
+	backend := mysqltest.Open(t, dsn)
 	pub, pub2, priv := publicRowsFixture(t, backend)
 	p := publicRowsPolicy(t, "mysql", dsn, "postgres", pub, pub2, priv)
-	client, err := sql.Open("pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := openDB(t, "pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
 	checkPublicRows(t, client, backend, func(s string) string { return s }, pub, pub2, priv)
 }
 
@@ -405,38 +384,19 @@ func checkSameDialectHidden(t *testing.T, client *sql.DB, pub, pub2 string) {
 
 func TestPublicRowsSameDialectHidden(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-		if dsn == "" {
-			t.Skip("DDP_TEST_POSTGRES_DSN is not set")
-		}
-		backend, err := sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer backend.Close()
+		dsn := pgtest.DSN(t, "the public-row reads of a PostgreSQL backend")
+		backend := pgtest.OpenDB(t, dsn)
 		pub, pub2, priv := publicRowsFixture(t, backend)
 		p := publicRowsPolicy(t, "postgres", dsn, "postgres", pub, pub2, priv)
-		client, err := sql.Open("pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer client.Close()
+		client := openDB(t, "pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
 		checkSameDialectHidden(t, client, pub, pub2)
 	})
 	t.Run("mariadb", func(t *testing.T) {
 		dsn := mariaDSN(t)
-		backend, err := sql.Open("mysql", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer backend.Close()
+		backend := mysqltest.Open(t, dsn)
 		pub, pub2, priv := publicRowsFixture(t, backend)
 		p := publicRowsPolicy(t, "mysql", dsn, "mysql", pub, pub2, priv)
-		client, err := sql.Open("mysql", "analyst:pub-pw@tcp("+p.myAddr+")/test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer client.Close()
+		client := openDB(t, "mysql", "analyst:pub-pw@tcp("+p.myAddr+")/test")
 		checkSameDialectHidden(t, client, pub, pub2)
 	})
 }

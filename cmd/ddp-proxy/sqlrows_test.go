@@ -1,6 +1,21 @@
 package main
 
-import "database/sql"
+import (
+	"database/sql"
+	"testing"
+)
+
+// openDB opens a database/sql pool (a client of the proxy, or a backend
+// whose reachability the caller checks), closed when the test ends.
+func openDB(t *testing.T, driver, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
 // scanText reads the rows left in the current result set of rows as text,
 // a NULL as null (tests differ in whether NULL must stay visible, "NULL",
