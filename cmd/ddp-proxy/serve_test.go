@@ -253,15 +253,5 @@ var pgxModes = []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExe
 // when the test ends.
 func connectPgx(t *testing.T, addr string, mode pgx.QueryExecMode) *pgx.Conn {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DefaultQueryExecMode = mode
-	conn, err := pgx.ConnectConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return connectPgxURL(t, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr), mode)
 }
