@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -13,13 +12,9 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/parser"
-	"github.com/ddp-proxy/ddp-proxy/policies"
-	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -89,38 +84,14 @@ datasets:
 // groups (every key of the declared domain, most of them empty).
 func groupsFixture(t testing.TB) (*Proxy, *Session, *ledger.Ledger) {
 	t.Helper()
-	t.Setenv("DDP_TEST_SESSION_PASSWORD", "pw")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "d.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	stmts := []string{"CREATE TABLE visits (id INTEGER, k INTEGER)", "BEGIN"}
 	for i := range 300 {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO visits VALUES (%d, %d)", i, (i*7919)%100000))
 	}
-	stmts = append(stmts, "COMMIT")
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	pol, err := policies.LoadBytes(filepath.Join(dir, "p.yaml"), []byte(fmt.Sprintf(groupsPolicy, path, filepath.Join(dir, "ledger.db"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	be, err := sqlite.Open(context.Background(), path, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { led.Close(); be.Close() })
-	p := New(Config{Policy: pol, Backend: be, Ledger: led, Engine: release.New(be, led, release.Options{Source: noise.SeededSource(1)})})
+	be := sqliteBackend(t, path, append(stmts, "COMMIT")...)
+	p, pol, led := seededProxy(t, dir, fmt.Sprintf(groupsPolicy, path, filepath.Join(dir, "ledger.db")), be, Config{})
 	return p, p.Open(pol.User("alice"), parser.Postgres, nil), led
 }
 
