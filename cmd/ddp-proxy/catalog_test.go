@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -39,14 +38,7 @@ type catalogBackend struct {
 // column types.
 func demoCatalog(t *testing.T) catalogBackend {
 	addr, _ := startDemo(t)
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pol := demoPolicy(t)
 	b := catalogBackend{name: "demo", addr: addr, db: "demo", schema: "public", table: "people", database: "demo"}
 	people := pol.Datasets["census"].Tables["people"]
 	for _, c := range people.ColumnNames {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -126,4 +127,34 @@ func resultShape(db *sql.DB, q string) (cols []string, n int, err error) {
 		n++
 	}
 	return cols, n, nil
+}
+
+// demoPolicy builds the demo (SQLite database and policy) in a fresh
+// directory and loads its policy, which the caller may edit before
+// serving it.
+func demoPolicy(t *testing.T) (demo.Files, *policies.Policy) {
+	t.Helper()
+	files, err := demo.Build(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policies.Load(files.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, pol
+}
+
+// mysqlConn opens a go-sql-driver pool on dsn and takes one connection
+// from it (one MySQL session: settings and KILL ids hold across calls).
+// Both close when the test ends.
+func mysqlConn(t *testing.T, dsn string) (*sql.DB, *sql.Conn) {
+	t.Helper()
+	db := openDB(t, "mysql", dsn)
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return db, conn
 }

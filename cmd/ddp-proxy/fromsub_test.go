@@ -105,16 +105,7 @@ func TestWrappedQueriesOverTheWire(t *testing.T) {
 	})
 
 	t.Run("mysql", func(t *testing.T) {
-		db, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
+		_, conn := mysqlConn(t, fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddr))
 		// The same text with MySQL's quotes, and the schema the MySQL
 		// catalog shows the table in (the session's database).
 		mysqlText := func(q string) string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -267,8 +266,7 @@ func queryRaw(t *testing.T, db *sql.DB, q string) [][]string {
 func catalogStatsPolicy(t *testing.T, dsn string, names [2]string) *policies.Policy {
 	t.Helper()
 	t.Setenv("DDP_TEST_MYCAT_PW", catalogStatsPassword)
-	dir := t.TempDir()
-	yaml := fmt.Sprintf(`version: 1
+	return loadPolicyText(t, t.TempDir(), fmt.Sprintf(`version: 1
 backend:
   driver: mysql
   dsn: %q
@@ -295,14 +293,5 @@ datasets:
         unit: id
         columns:
           v: {type: integer, bounds: [0, 10000]}
-`, dsn, names[0], names[1])
-	path := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pol
+`, dsn, names[0], names[1]))
 }

@@ -70,17 +70,8 @@ func (sc driverScenario) run(t *testing.T) {
 			if strings.Contains(sc.dsn, "?") {
 				sep = "&"
 			}
-			db, err := sql.Open("mysql", fmt.Sprintf("%s%sinterpolateParams=%v", sc.dsn, sep, interpolate))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
 			ctx := context.Background()
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			_, conn := mysqlConn(t, fmt.Sprintf("%s%sinterpolateParams=%v", sc.dsn, sep, interpolate))
 
 			// What connectors send on connect.
 			for _, q := range []string{"SET NAMES utf8mb4", "SET autocommit=1", "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'"} {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -33,14 +31,7 @@ func serveMySQL(t *testing.T, pol *policies.Policy) string {
 // the MySQL address and the demo database's path.
 func startMySQLDemo(t *testing.T) (addr, dbPath string) {
 	t.Helper()
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, pol := demoPolicy(t)
 	return serveMySQL(t, pol), files.Database
 }
 
@@ -48,14 +39,7 @@ func startMySQLDemo(t *testing.T) (addr, dbPath string) {
 // SHOW TABLES and information_schema.TABLES must list on the demo.
 func demoTables(t *testing.T) []string {
 	t.Helper()
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pol := demoPolicy(t)
 	var names []string
 	for _, ds := range pol.Datasets {
 		names = append(names, ds.TableNames...)

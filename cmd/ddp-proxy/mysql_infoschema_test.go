@@ -28,17 +28,8 @@ func connectorJGetColumns(t *testing.T, db, table string) string {
 func TestMySQLInfoSchemaMariaDB(t *testing.T) {
 	f := newMariaFixture(t, 50, 5)
 	addr := serveMySQL(t, f.pol)
-	db, err := sql.Open("mysql", "analyst:"+f.password+"@tcp("+addr+")/test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	_, conn := mysqlConn(t, "analyst:"+f.password+"@tcp("+addr+")/test")
 
 	// Only the policy's table, although the test database holds others
 	// (the other tests' tables, at least the fixture's own raw pool).

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -16,16 +15,7 @@ import (
 func TestMySQLHandshakeAndKill(t *testing.T) {
 	addr, _ := startMySQLDemo(t)
 	ctx := context.Background()
-	db, err := sql.Open("mysql", "analyst:anything@tcp("+addr+")/demo?multiStatements=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	db, conn := mysqlConn(t, "analyst:anything@tcp("+addr+")/demo?multiStatements=true")
 
 	rows, err := conn.QueryContext(ctx, "SET NAMES utf8mb4; /*!40101 SET @ddp_epsilon:=0.05 */; SET SESSION autocommit = 1; SELECT @@version_comment, @ddp_epsilon, @@autocommit")
 	if err != nil {

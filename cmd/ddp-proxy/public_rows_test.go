@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
 	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -82,14 +81,7 @@ func floatRows(t *testing.T, rows [][]string) [][]string {
 }
 
 func TestPublicRowsDemo(t *testing.T) {
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, pol := demoPolicy(t)
 	// Hide one column of cells: it must stay hidden on every path.
 	cells := pol.Datasets["social"].Tables["cells"]
 	if cells == nil || !cells.Public {
