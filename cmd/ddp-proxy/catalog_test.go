@@ -55,15 +55,7 @@ func demoCatalog(t *testing.T) catalogBackend {
 	return b
 }
 
-const catalogPolicy = `
-version: 1
-backend: {driver: postgres, dsn: %q}
-listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
-ledger: {path: %q}
-users:
-  - name: analyst
-    scram_sha_256: "SCRAM-SHA-256$4096:ZGRwLXByb3h5LWRlbW8tc2FsdCE=$qAPd8V/SnKFcyDDCKp0IQLTsCwRJ/RRL6UQFwfbZ4M4=:NohECoZRG0EHMADxICmNaj7uHHXk9KtR7jVNv8Y7IE8="
-    budgets: {census: {epsilon: 5}}
+const catalogPolicy = pgAnalystPolicyHead + `    budgets: {census: {epsilon: 5}}
     max_epsilon: 1
 datasets:
   census:

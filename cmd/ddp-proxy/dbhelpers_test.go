@@ -13,6 +13,20 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
+// pgAnalystPolicyHead begins a policy that serves a PostgreSQL backend
+// (first verb: its DSN; second: the ledger's path) on the PostgreSQL
+// front end only, auth trust, to the user analyst (SCRAM verifier of
+// "demo"). The text that follows it goes on with the analyst's entry
+// (budgets: ...) and the datasets.
+const pgAnalystPolicyHead = `version: 1
+backend: {driver: postgres, dsn: %q}
+listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
+ledger: {path: %q}
+users:
+  - name: analyst
+    scram_sha_256: "SCRAM-SHA-256$4096:ZGRwLXByb3h5LWRlbW8tc2FsdCE=$qAPd8V/SnKFcyDDCKp0IQLTsCwRJ/RRL6UQFwfbZ4M4=:NohECoZRG0EHMADxICmNaj7uHHXk9KtR7jVNv8Y7IE8="
+`
+
 // loadPolicyText writes yaml to dir/p.yaml and loads it (relative paths in
 // it, such as the ledger's, are read against dir).
 func loadPolicyText(t testing.TB, dir, yaml string) *policies.Policy {

@@ -31,14 +31,7 @@ func TestPostgresBackendStandardConformingStringsOff(t *testing.T) {
 	}
 	bdsn := dsn + sep + "options=-c%20standard_conforming_strings%3Doff"
 	dir := t.TempDir()
-	yaml := fmt.Sprintf(`version: 1
-backend: {driver: postgres, dsn: %q}
-listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
-ledger: {path: %q}
-users:
-  - name: analyst
-    scram_sha_256: "SCRAM-SHA-256$4096:ZGRwLXByb3h5LWRlbW8tc2FsdCE=$qAPd8V/SnKFcyDDCKp0IQLTsCwRJ/RRL6UQFwfbZ4M4=:NohECoZRG0EHMADxICmNaj7uHHXk9KtR7jVNv8Y7IE8="
-    budgets: {stats: {epsilon: 1}}
+	yaml := fmt.Sprintf(pgAnalystPolicyHead+`    budgets: {stats: {epsilon: 1}}
 datasets:
   stats:
     tables:
