@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -164,14 +162,7 @@ func (c *countingBackend) Stream(ctx context.Context, text string, args []ir.Val
 // the writer receives row i, the backend has produced exactly i+1 rows.
 // Collecting the rows first (what the session did) fails at the first row.
 func TestPassthroughStreamsFromTheBackend(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL streaming test")
-	}
-	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, be := postgresBackend(t, "the PostgreSQL streaming test")
 	cb := &countingBackend{Backend: be}
 	f := setup(t, "postgres", dsn, "", cb)
 	const n = 100_000

@@ -9,7 +9,9 @@ import (
 	_ "github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
+	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -59,4 +61,17 @@ func seededProxy(t testing.TB, dir, text string, be Backend, cfg Config) (*Proxy
 	cfg.Policy, cfg.Backend, cfg.Ledger = pol, be, led
 	cfg.Engine = release.New(be, led, release.Options{Source: noise.SeededSource(1)})
 	return New(cfg), pol, led
+}
+
+// postgresBackend opens the PostgreSQL backend on DDP_TEST_POSTGRES_DSN:
+// without it t skips saying what, with it and no server t fails (Open
+// pings). The caller closes it, or hands it to seededProxy, which does.
+func postgresBackend(t testing.TB, what string) (string, *postgres.Backend) {
+	t.Helper()
+	dsn := pgtest.DSN(t, what)
+	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
+	if err != nil {
+		t.Fatalf("DDP_TEST_POSTGRES_DSN is set but the backend does not open: %v", err)
+	}
+	return dsn, be
 }

@@ -12,8 +12,6 @@ import (
 	_ "github.com/lib/pq"
 	_ "github.com/ncruces/go-sqlite3/driver"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -194,14 +192,7 @@ func TestPreparedStatements(t *testing.T) {
 // TestPostgresPassthrough runs catalog and public statements through a
 // real PostgreSQL backend.
 func TestPostgresPassthrough(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL pass-through test")
-	}
-	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, be := postgresBackend(t, "the PostgreSQL pass-through test")
 	f := setup(t, "postgres", dsn, "", be)
 	rs := mustQuery(t, f.s, "SELECT current_database() AS db, 1 + 1 AS two")
 	r := rs[0]
