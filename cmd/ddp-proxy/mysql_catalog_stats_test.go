@@ -51,36 +51,28 @@ func catalogQuery(t *testing.T, db *sql.DB, q string, args ...any) catalogOutcom
 			}
 		}
 	}
+	table, err := scanText(rows, "NULL")
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
 	var out catalogOutcome
 	var all, names []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+	for _, vals := range table {
 		var row []string
 		for i, v := range vals {
 			switch strings.ToLower(cols[i]) {
 			case "create_time", "update_time", "check_time", "table_id":
 				continue
 			}
-			s := "NULL"
-			if v.Valid {
-				s = v.String
-			}
-			row = append(row, s)
+			row = append(row, v)
 			if i == nameCol {
-				names = append(names, s)
+				names = append(names, v)
 			}
 		}
 		all = append(all, strings.Join(row, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", q, err)
 	}
 	out.rows = strings.Join(all, "\n")
 	out.signal = out.rows
