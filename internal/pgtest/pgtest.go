@@ -1,6 +1,8 @@
 // Package pgtest holds what tests share to use the PostgreSQL server
 // named by DDP_TEST_POSTGRES_DSN: the lookup that skips a test when it is
-// not set, and throwaway schemas. Test code only.
+// not set, connections that fail the test when it is set but the server
+// does not answer, and throwaway schemas. Test code only; the MySQL
+// counterpart is internal/mysqltest.
 package pgtest
 
 import (
