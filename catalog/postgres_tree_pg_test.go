@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,16 +16,14 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/catalog"
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 )
 
 // pgDescription reads the catalog description from the PostgreSQL at
 // DDP_TEST_POSTGRES_DSN through the backend, and opens a raw connection.
 func pgDescription(t *testing.T) (*catalog.Relations, *sql.DB) {
 	t.Helper()
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL catalog rewrite test")
-	}
+	dsn := pgtest.DSN(t, "the PostgreSQL catalog rewrite test")
 	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
 	if err != nil {
 		t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %v", err)
@@ -46,6 +43,29 @@ func pgDescription(t *testing.T) (*catalog.Relations, *sql.DB) {
 	}
 	t.Cleanup(func() { raw.Close() })
 	return rels, raw
+}
+
+// catalogRelationsOf runs q (it selects schema and relation names) and
+// returns its rows.
+func catalogRelationsOf(t *testing.T, raw *sql.DB, q string, args ...any) [][2]string {
+	t.Helper()
+	rows, err := raw.Query(q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var r [2]string
+		if err := rows.Scan(&r[0], &r[1]); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestCatalogDescriptionMatchesServer: the description lists every column
@@ -73,21 +93,12 @@ WHERE attrelid = ('pg_catalog.' || $1)::regclass AND attnum > 0 AND NOT attisdro
 			t.Errorf("%s: described %v, server %s", name, got, want)
 		}
 	}
-	rows, err := raw.Query(`SELECT DISTINCT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	catRels := catalogRelationsOf(t, raw, `SELECT DISTINCT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
 WHERE n.nspname IN ('pg_catalog', 'information_schema') AND c.relkind IN ('r', 'v', 'm', 'p', 'f') AND a.attname = ANY ($1)`,
 		"{"+strings.Join(catalog.StatisticsColumns(), ",")+"}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var schema, name string
-		if err := rows.Scan(&schema, &name); err != nil {
-			t.Fatal(err)
-		}
-		n++
+	for _, r := range catRels {
+		schema, name := r[0], r[1]
 		if rels.Lookup(schema, name) == nil {
 			t.Errorf("%s.%s has a statistics column but is not described", schema, name)
 		}
@@ -95,6 +106,7 @@ WHERE n.nspname IN ('pg_catalog', 'information_schema') AND c.relkind IN ('r', '
 			t.Errorf("%s.%s has a statistics column but is forwarded as definitions only", schema, name)
 		}
 	}
+	n := len(catRels)
 	if n != rels.Len() {
 		t.Errorf("%d relations with statistics columns, %d described", n, rels.Len())
 	}
@@ -106,23 +118,15 @@ WHERE n.nspname IN ('pg_catalog', 'information_schema') AND c.relkind IN ('r', '
 // refused until it is (this test then names it).
 func TestCatalogAllowListCoversServer(t *testing.T) {
 	_, raw := pgDescription(t)
-	rows, err := raw.Query(`SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	catRels := catalogRelationsOf(t, raw, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname IN ('pg_catalog', 'information_schema') AND c.relkind IN ('r', 'v', 'm', 'p', 'f') ORDER BY 1, 2`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var schema, name string
-		if err := rows.Scan(&schema, &name); err != nil {
-			t.Fatal(err)
-		}
-		n++
+	for _, r := range catRels {
+		schema, name := r[0], r[1]
 		if catalog.PostgresRelation(schema, name) == catalog.Unknown {
 			t.Errorf("%s.%s has no rule", schema, name)
 		}
 	}
+	n := len(catRels)
 	if n < 100 {
 		t.Fatalf("only %d catalog relations", n)
 	}

@@ -1,6 +1,10 @@
 package parser
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/cpubench"
+)
 
 // BenchmarkParse measures a typical dashboard query, end to end: grammar,
 // relation collection and IR construction.
@@ -10,7 +14,7 @@ func BenchmarkParse(b *testing.B) {
 	for _, d := range []Dialect{Postgres, MySQL} {
 		b.Run(d.String(), func(b *testing.B) {
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				stmts, err := Parse(d, q)
 				if err != nil || stmts[0].Query == nil {
@@ -27,7 +31,7 @@ func BenchmarkCachedParse(b *testing.B) {
 	c := NewCache(128)
 	const q = `SELECT sex, COUNT(*), AVG(age) FROM people WHERE age BETWEEN 30 AND 50 GROUP BY sex ORDER BY 2 DESC`
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer cpubench.Report(b)()
 	for b.Loop() {
 		if _, err := c.Parse(Postgres, q); err != nil {
 			b.Fatal(err)

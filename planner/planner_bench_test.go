@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
+	"github.com/ddp-proxy/ddp-proxy/internal/cpubench"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -25,7 +26,7 @@ func BenchmarkParsePlan(b *testing.B) {
 	const metabase = `SELECT "source"."sex" AS "sex", count(*) AS "count", avg("source"."age") AS "avg" FROM (SELECT "public"."people"."sex" AS "sex", "public"."people"."age" AS "age" FROM "public"."people" WHERE "public"."people"."age" BETWEEN 30 AND 50) AS "source" GROUP BY "source"."sex" ORDER BY "source"."sex" ASC`
 	b.Run("postgres/metabase-subquery", func(b *testing.B) {
 		b.ReportAllocs()
-		defer reportCPU(b)()
+		defer cpubench.Report(b)()
 		for b.Loop() {
 			stmts, err := parser.Parse(parser.Postgres, metabase)
 			if err != nil {
@@ -39,7 +40,7 @@ func BenchmarkParsePlan(b *testing.B) {
 	for d, sql := range queries {
 		b.Run(d.String(), func(b *testing.B) {
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				stmts, err := parser.Parse(d, sql)
 				if err != nil {
@@ -64,7 +65,7 @@ func BenchmarkParsePlan(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				if _, err := pl.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
 					b.Fatal(err)
@@ -77,7 +78,7 @@ func BenchmarkParsePlan(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
 					b.Fatal(err)
@@ -105,7 +106,7 @@ ORDER BY 2, 3`
 	}
 	rels := planner.SmallCatalog()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer cpubench.Report(b)()
 	for b.Loop() {
 		if _, err := p.Plan(planner.Request{User: user, Dialect: "postgres", Statement: &stmts[0], Catalog: rels}); err != nil {
 			b.Fatal(err)
@@ -127,7 +128,7 @@ func BenchmarkParsePlanWindow(b *testing.B) {
 	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
 		b.Run(d.String(), func(b *testing.B) {
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				stmts, err := parser.Parse(d, sql)
 				if err != nil {
@@ -156,7 +157,7 @@ func BenchmarkParsePlanHistogram(b *testing.B) {
 	for d, sql := range queries {
 		b.Run(d.String(), func(b *testing.B) {
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				stmts, err := parser.Parse(d, sql)
 				if err != nil {
@@ -177,7 +178,7 @@ func BenchmarkParsePlanHistogram(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: d.String(), Statement: &stmts[0]}); err != nil {
 					b.Fatal(err)
@@ -201,7 +202,7 @@ func BenchmarkParsePlanQuantile(b *testing.B) {
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				stmts, err := parser.Parse(parser.Postgres, sql)
 				if err != nil {

@@ -2,17 +2,15 @@ package session
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -36,18 +34,13 @@ type leakFixture struct {
 
 func newLeakFixture(t *testing.T) *leakFixture {
 	t.Helper()
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL catalog leak test")
-	}
+	dsn := pgtest.DSN(t, "the PostgreSQL catalog leak test")
 	raw, err := sql.Open("postgres", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rnd [4]byte
-	rand.Read(rnd[:])
-	schema := "ddp_catleak_" + hex.EncodeToString(rnd[:])
-	t.Cleanup(func() { raw.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE"); raw.Close() })
+	t.Cleanup(func() { raw.Close() })
+	schema := pgtest.Schema(t, dsn, "ddp_catleak_")
 	// One connection, so that its activity statistics can be flushed
 	// (pg_stat_force_next_flush, PostgreSQL 15 and later) and pg_stat_*
 	// shows the row count the attacks on them look for.

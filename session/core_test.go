@@ -2,24 +2,17 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/parser"
-	"github.com/ddp-proxy/ddp-proxy/policies"
-	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -89,38 +82,14 @@ datasets:
 // groups (every key of the declared domain, most of them empty).
 func groupsFixture(t testing.TB) (*Proxy, *Session, *ledger.Ledger) {
 	t.Helper()
-	t.Setenv("DDP_TEST_SESSION_PASSWORD", "pw")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "d.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	stmts := []string{"CREATE TABLE visits (id INTEGER, k INTEGER)", "BEGIN"}
 	for i := range 300 {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO visits VALUES (%d, %d)", i, (i*7919)%100000))
 	}
-	stmts = append(stmts, "COMMIT")
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	pol, err := policies.LoadBytes(filepath.Join(dir, "p.yaml"), []byte(fmt.Sprintf(groupsPolicy, path, filepath.Join(dir, "ledger.db"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	be, err := sqlite.Open(context.Background(), path, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { led.Close(); be.Close() })
-	p := New(Config{Policy: pol, Backend: be, Ledger: led, Engine: release.New(be, led, release.Options{Source: noise.SeededSource(1)})})
+	be := sqliteBackend(t, path, append(stmts, "COMMIT")...)
+	p, pol, led := seededProxy(t, dir, fmt.Sprintf(groupsPolicy, path, filepath.Join(dir, "ledger.db")), be, Config{})
 	return p, p.Open(pol.User("alice"), parser.Postgres, nil), led
 }
 
@@ -193,14 +162,7 @@ func (c *countingBackend) Stream(ctx context.Context, text string, args []ir.Val
 // the writer receives row i, the backend has produced exactly i+1 rows.
 // Collecting the rows first (what the session did) fails at the first row.
 func TestPassthroughStreamsFromTheBackend(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL streaming test")
-	}
-	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, be := postgresBackend(t, "the PostgreSQL streaming test")
 	cb := &countingBackend{Backend: be}
 	f := setup(t, "postgres", dsn, "", cb)
 	const n = 100_000

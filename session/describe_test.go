@@ -2,21 +2,14 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/parser"
-	"github.com/ddp-proxy/ddp-proxy/policies"
-	"github.com/ddp-proxy/ddp-proxy/release"
 )
 
 // undeclaredPolicy has a private table that declares no columns (visits),
@@ -44,38 +37,15 @@ datasets:
 
 func undeclaredFixture(t *testing.T) *Proxy {
 	t.Helper()
-	t.Setenv("DDP_TEST_SESSION_PASSWORD", "pw")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "d.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{
+	be := sqliteBackend(t, path,
 		"CREATE TABLE visits (id INTEGER, diagnosis TEXT, clinic TEXT)",
 		"CREATE TABLE regions (code TEXT, label TEXT)",
 		"CREATE TABLE people (id INTEGER, age INTEGER, salary REAL)",
-	} {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	be, err := sqlite.Open(context.Background(), path, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.LoadBytes(filepath.Join(dir, "p.yaml"), []byte(fmt.Sprintf(undeclaredPolicy, path, filepath.Join(dir, "ledger.db"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { led.Close(); be.Close() })
-	eng := release.New(be, led, release.Options{Source: noise.SeededSource(1)})
-	return New(Config{Policy: pol, Backend: be, Ledger: led, Engine: eng, InfoSchema: emulated.QueryMySQL})
+	)
+	p, _, _ := seededProxy(t, dir, fmt.Sprintf(undeclaredPolicy, path, filepath.Join(dir, "ledger.db")), be, Config{InfoSchema: emulated.QueryMySQL})
+	return p
 }
 
 // TestDescribeNeverShowsUndeclaredColumns: every way a client lists a

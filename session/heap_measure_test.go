@@ -2,12 +2,9 @@ package session
 
 import (
 	"context"
-	"os"
 	"runtime"
 	"testing"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 )
@@ -41,14 +38,7 @@ func (h *heapWriter) Complete(ir.Completion) error { return nil }
 // before (13.9 MB live for these rows, measured on main), and the MySQL
 // front end a converted copy of it on top.
 func TestPassthroughLiveHeap(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set")
-	}
-	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, be := postgresBackend(t, "the pass-through heap measure")
 	f := setup(t, "postgres", dsn, "", be)
 	stmts, err := parser.Parse(parser.Postgres, "SELECT g AS n, 'row ' || g AS s FROM generate_series(1, 100000) AS g")
 	if err != nil {

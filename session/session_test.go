@@ -12,15 +12,9 @@ import (
 	_ "github.com/lib/pq"
 	_ "github.com/ncruces/go-sqlite3/driver"
 
-	"github.com/ddp-proxy/ddp-proxy/backends"
-	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/parser"
-	"github.com/ddp-proxy/ddp-proxy/policies"
-	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -52,43 +46,19 @@ type fixture struct {
 
 func setup(t *testing.T, driver, dsn, schema string, be Backend) *fixture {
 	t.Helper()
-	t.Setenv("DDP_TEST_SESSION_PASSWORD", "pw")
 	dir := t.TempDir()
-	pol, err := policies.LoadBytes(filepath.Join(dir, "p.yaml"), []byte(fmt.Sprintf(testPolicy, driver, dsn, filepath.Join(dir, "ledger.db"), schema)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { led.Close(); be.Close() })
-	eng := release.New(be, led, release.Options{Source: noise.SeededSource(1)})
-	p := New(Config{Policy: pol, Backend: be, Ledger: led, Engine: eng})
+	p, pol, led := seededProxy(t, dir, fmt.Sprintf(testPolicy, driver, dsn, filepath.Join(dir, "ledger.db"), schema), be, Config{})
 	return &fixture{p: p, s: p.Open(pol.User("alice"), parser.Postgres, map[string]string{"application_name": "test"}), led: led}
 }
 
 func sqliteFixture(t *testing.T) *fixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "d.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	stmts := []string{"CREATE TABLE people (id INTEGER, age INTEGER, sex TEXT)", "BEGIN"}
 	for i := 0; i < 200; i++ {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO people VALUES (%d, %d, '%s')", i, 20+i%50, []string{"F", "M"}[i%2]))
 	}
-	for _, s := range append(stmts, "COMMIT") {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	be, err := sqlite.Open(context.Background(), path, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := sqliteBackend(t, path, append(stmts, "COMMIT")...)
 	return setup(t, "sqlite", path, "", be)
 }
 
@@ -222,14 +192,7 @@ func TestPreparedStatements(t *testing.T) {
 // TestPostgresPassthrough runs catalog and public statements through a
 // real PostgreSQL backend.
 func TestPostgresPassthrough(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL pass-through test")
-	}
-	be, err := postgres.Open(context.Background(), dsn, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, be := postgresBackend(t, "the PostgreSQL pass-through test")
 	f := setup(t, "postgres", dsn, "", be)
 	rs := mustQuery(t, f.s, "SELECT current_database() AS db, 1 + 1 AS two")
 	r := rs[0]

@@ -15,13 +15,9 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/backends/mysql"
 	"github.com/ddp-proxy/ddp-proxy/backends/postgres"
-	"github.com/ddp-proxy/ddp-proxy/backends/sqlite"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
-	"github.com/ddp-proxy/ddp-proxy/noise"
 	"github.com/ddp-proxy/ddp-proxy/parser"
-	"github.com/ddp-proxy/ddp-proxy/policies"
-	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -114,20 +110,7 @@ func totalityFixtures(t *testing.T) [][2]*totalityFixture {
 func totalitySQLite(t *testing.T, variant string) *totalityFixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hr.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{"CREATE TABLE people (" + totalityTypes["sqlite"] + ")", "INSERT INTO people VALUES " + strings.Join(totalityRows(variant), ", ")} {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	be, err := sqlite.Open(context.Background(), path, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := sqliteBackend(t, path, "CREATE TABLE people ("+totalityTypes["sqlite"]+")", "INSERT INTO people VALUES "+strings.Join(totalityRows(variant), ", "))
 	return totalityProxy(t, "sqlite", path, "", variant, be)
 }
 
@@ -174,19 +157,8 @@ func totalityProxy(t *testing.T, driver, dsn, schema, variant string, be Backend
 // verbs: driver, dsn, ledger path, schema).
 func totalityProxyPolicy(t *testing.T, tmpl, driver, dsn, schema, variant string, be Backend) *totalityFixture {
 	t.Helper()
-	t.Setenv("DDP_TEST_SESSION_PASSWORD", "pw")
 	dir := t.TempDir()
-	pol, err := policies.LoadBytes(filepath.Join(dir, "p.yaml"), []byte(fmt.Sprintf(tmpl, driver, dsn, filepath.Join(dir, "ledger.db"), schema)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { led.Close(); be.Close() })
-	eng := release.New(be, led, release.Options{Source: noise.SeededSource(1)})
-	p := New(Config{Policy: pol, Backend: be, Ledger: led, Engine: eng})
+	p, _, led := seededProxy(t, dir, fmt.Sprintf(tmpl, driver, dsn, filepath.Join(dir, "ledger.db"), schema), be, Config{})
 	return &totalityFixture{name: driver + "/" + variant, p: p, led: led, schema: schema}
 }
 

@@ -20,7 +20,6 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/admin"
 	"github.com/ddp-proxy/ddp-proxy/budget"
-	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -29,14 +28,7 @@ import (
 // edit may change the policy first.
 func serveDemoAdmin(t *testing.T, edit func(*policies.Policy)) *proxy {
 	t.Helper()
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pol := demoPolicy(t)
 	pol.Listen.Postgres, pol.Listen.MySQL, pol.Listen.Admin = "127.0.0.1:0", policies.ListenOff, "127.0.0.1:0"
 	if edit != nil {
 		edit(pol)

@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
-	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -44,14 +43,7 @@ func auditJSON(t *testing.T, args ...string) []budget.AuditEntry {
 // adds none), with the statement as sent and a fingerprint shared by
 // statements that differ only in literals.
 func TestAuditWhileServing(t *testing.T) {
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, pol := demoPolicy(t)
 	pol.Listen.Postgres = "127.0.0.1:0"
 	pol.Listen.MySQL = policies.ListenOff
 	pol.Ledger.Replica = "replica-test"

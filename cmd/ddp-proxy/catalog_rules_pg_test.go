@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,19 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ddp-proxy/ddp-proxy/internal/catalogtest"
-	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 )
 
 // catalogRulesPolicy declares the two tables of schema %s private.
-const catalogRulesPolicy = `
-version: 1
-backend: {driver: postgres, dsn: %q}
-listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
-ledger: {path: %q}
-users:
-  - name: analyst
-    scram_sha_256: "SCRAM-SHA-256$4096:ZGRwLXByb3h5LWRlbW8tc2FsdCE=$qAPd8V/SnKFcyDDCKp0IQLTsCwRJ/RRL6UQFwfbZ4M4=:NohECoZRG0EHMADxICmNaj7uHHXk9KtR7jVNv8Y7IE8="
-    budgets: {stats: {epsilon: 1}}
+const catalogRulesPolicy = pgAnalystPolicyHead + `    budgets: {stats: {epsilon: 1}}
 datasets:
   stats:
     tables:
@@ -72,30 +61,11 @@ func pgOutcome(t *testing.T, conn *pgx.Conn, q string) (rows, sqlstate string) {
 
 // catalogRulesPostgres is TestCatalogRules's PostgreSQL half.
 func catalogRulesPostgres(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL catalog rules")
-	}
+	dsn := pgtest.DSN(t, "the PostgreSQL catalog rules")
 	ctx := context.Background()
-	raw, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %v", err)
-	}
-	defer raw.Close(ctx)
-	var rnd [4]byte
-	rand.Read(rnd[:])
-	schema := "ddp_rules_" + hex.EncodeToString(rnd[:])
+	raw := pgtest.Connect(t, dsn)
+	schema := pgtest.CreateSchema(t, raw, dsn, "ddp_rules_")
 	names := [2]string{"rules_a", "rules_b"}
-	if _, err := raw.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %v", err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			c.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
 	var db string
 	if err := raw.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
 		t.Fatal(err)
@@ -111,37 +81,17 @@ func catalogRulesPostgres(t *testing.T) {
 		}
 		for i, n := range names {
 			q := schema + "." + n
-			for _, s := range []string{
-				"DROP TABLE IF EXISTS " + q,
-				"CREATE TABLE " + q + " (id bigserial PRIMARY KEY, v bigint)",
+			pgtest.Exec(t, raw,
+				"DROP TABLE IF EXISTS "+q,
+				"CREATE TABLE "+q+" (id bigserial PRIMARY KEY, v bigint)",
 				fmt.Sprintf("INSERT INTO %s (v) SELECT g FROM generate_series(1, %d) g", q, sizes[i]),
-				"ANALYZE " + q,
-			} {
-				if _, err := raw.Exec(ctx, s); err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
-			}
+				"ANALYZE "+q,
+			)
 		}
 		dir := t.TempDir()
-		path := filepath.Join(dir, "p.yaml")
-		yaml := fmt.Sprintf(catalogRulesPolicy, dsn, filepath.Join(dir, "ledger.db"), names[0], schema, names[1], schema)
-		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		pol, err := policies.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pol := loadPolicyText(t, dir, fmt.Sprintf(catalogRulesPolicy, dsn, filepath.Join(dir, "ledger.db"), names[0], schema, names[1], schema))
 		p, stop := servePolicy(t, pol)
-		cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/%s?sslmode=disable", p.pgAddr, db))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-		proxy, err := pgx.ConnectConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		proxy := connectPgxURL(t, fmt.Sprintf("postgres://analyst:demo@%s/%s?sslmode=disable", p.pgAddr, db), pgx.QueryExecModeSimpleProtocol)
 		proxied[run], direct[run] = map[string]outcome{}, map[string]outcome{}
 		for _, c := range catalogtest.Cases {
 			if c.Postgres == "" {

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -41,14 +38,7 @@ type catalogBackend struct {
 // column types.
 func demoCatalog(t *testing.T) catalogBackend {
 	addr, _ := startDemo(t)
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pol := demoPolicy(t)
 	b := catalogBackend{name: "demo", addr: addr, db: "demo", schema: "public", table: "people", database: "demo"}
 	people := pol.Datasets["census"].Tables["people"]
 	for _, c := range people.ColumnNames {
@@ -65,15 +55,7 @@ func demoCatalog(t *testing.T) catalogBackend {
 	return b
 }
 
-const catalogPolicy = `
-version: 1
-backend: {driver: postgres, dsn: %q}
-listen: {postgres: "127.0.0.1:0", mysql: "off", auth: trust}
-ledger: {path: %q}
-users:
-  - name: analyst
-    scram_sha_256: "SCRAM-SHA-256$4096:ZGRwLXByb3h5LWRlbW8tc2FsdCE=$qAPd8V/SnKFcyDDCKp0IQLTsCwRJ/RRL6UQFwfbZ4M4=:NohECoZRG0EHMADxICmNaj7uHHXk9KtR7jVNv8Y7IE8="
-    budgets: {census: {epsilon: 5}}
+const catalogPolicy = pgAnalystPolicyHead + `    budgets: {census: {epsilon: 5}}
     max_epsilon: 1
 datasets:
   census:
@@ -90,47 +72,25 @@ datasets:
 // through the proxy: catalog queries pass through to PostgreSQL's own
 // catalog, with undeclared tables and columns hidden.
 func postgresCatalog(t *testing.T) catalogBackend {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL catalog test")
-	}
-	raw, err := sql.Open("postgres", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rnd [4]byte
-	rand.Read(rnd[:])
-	schema := "ddp_pgcat_" + hex.EncodeToString(rnd[:])
-	for _, q := range []string{
-		"CREATE SCHEMA " + schema,
-		"CREATE TABLE " + schema + ".people (person_id integer PRIMARY KEY, age integer NOT NULL, sex text, income text)",
-		"INSERT INTO " + schema + ".people SELECT g, 20 + g % 50, CASE WHEN g % 2 = 0 THEN 'F' ELSE 'M' END, 'x' FROM generate_series(1, 300) g",
-		"CREATE TABLE " + schema + ".hidden_t (x integer)",
+	dsn := pgtest.DSN(t, "the PostgreSQL catalog test")
+	raw := pgtest.Connect(t, dsn)
+	schema := pgtest.CreateSchema(t, raw, dsn, "ddp_pgcat_")
+	pgtest.Exec(t, raw,
+		"CREATE TABLE "+schema+".people (person_id integer PRIMARY KEY, age integer NOT NULL, sex text, income text)",
+		"INSERT INTO "+schema+".people SELECT g, 20 + g % 50, CASE WHEN g % 2 = 0 THEN 'F' ELSE 'M' END, 'x' FROM generate_series(1, 300) g",
+		"CREATE TABLE "+schema+".hidden_t (x integer)",
 		// An index over a declared column (\d lists it) and one over an
 		// undeclared column (its definition would name income: hidden).
-		"CREATE INDEX people_age_idx ON " + schema + ".people (age)",
-		"CREATE INDEX people_income_idx ON " + schema + ".people (income)",
-		"ANALYZE " + schema + ".people",
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			raw.Close()
-			t.Fatalf("PostgreSQL at DDP_TEST_POSTGRES_DSN: %s: %v", q, err)
-		}
-	}
-	t.Cleanup(func() { raw.Exec("DROP SCHEMA " + schema + " CASCADE"); raw.Close() })
+		"CREATE INDEX people_age_idx ON "+schema+".people (age)",
+		"CREATE INDEX people_income_idx ON "+schema+".people (income)",
+		"ANALYZE "+schema+".people",
+	)
 	var db string
-	if err := raw.QueryRow("SELECT current_database()").Scan(&db); err != nil {
+	if err := raw.QueryRow(context.Background(), "SELECT current_database()").Scan(&db); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, "p.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(catalogPolicy, dsn, filepath.Join(dir, "ledger.db"), schema)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := loadPolicyText(t, dir, fmt.Sprintf(catalogPolicy, dsn, filepath.Join(dir, "ledger.db"), schema))
 	p, _ := servePolicy(t, pol)
 	return catalogBackend{name: "postgres", addr: p.pgAddr, db: db, schema: schema, table: schema + ".people",
 		// Only the declared columns: person_id (the unit) and income exist

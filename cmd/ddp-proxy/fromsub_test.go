@@ -105,16 +105,7 @@ func TestWrappedQueriesOverTheWire(t *testing.T) {
 	})
 
 	t.Run("mysql", func(t *testing.T) {
-		db, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
+		_, conn := mysqlConn(t, fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddr))
 		// The same text with MySQL's quotes, and the schema the MySQL
 		// catalog shows the table in (the session's database).
 		mysqlText := func(q string) string {
@@ -162,25 +153,9 @@ func preparedStrings(t *testing.T, conn *sql.Conn, q string) [][]string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
+	out, err := scanText(rows, "")
 	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]string
-	for rows.Next() {
-		vs := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vs {
-			ptrs[i] = &vs[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		r := make([]string, len(vs))
-		for i, v := range vs {
-			r[i] = v.String
-		}
-		out = append(out, r)
+		t.Fatalf("%s: %v", q, err)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("%s: %v", q, err)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"database/sql"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -23,47 +21,34 @@ func TestPassthroughLexerMismatchDemo(t *testing.T) {
 		"SELECT $$a$$ , ' , (SELECT count(*) FROM people) -- ' FROM cells LIMIT 1",
 		"SELECT 'a' , ' , (SELECT count(*) FROM people) -- ' FROM cells LIMIT 1",
 	} {
-		rows, err := conn.Query(context.Background(), q)
+		r, err := queryPgx(conn, q)
 		if err != nil {
 			t.Logf("postgres %s: %v", q, err)
 			continue
 		}
-		var vals [][]any
-		for rows.Next() {
-			v, _ := rows.Values()
-			vals = append(vals, v)
-		}
-		err = rows.Err()
-		rows.Close()
-		t.Logf("postgres %s: %v %v", q, vals, err)
+		t.Logf("postgres %s: %v %v", q, r.vals, r.err)
 		// Answered statements may only return their own string literals
 		// (a row read of the public table cells binds them as values); a
 		// number is the private table's count, read by the backend.
-		for _, row := range vals {
+		for _, row := range r.vals {
 			for _, v := range row {
 				if _, ok := v.(string); !ok {
-					t.Errorf("postgres %s: the backend read the private table: %v", q, vals)
+					t.Errorf("postgres %s: the backend read the private table: %v", q, r.vals)
 				}
 			}
 		}
 	}
-	db, err := sql.Open("mysql", "analyst:demo@tcp("+myAddr+")/demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, "mysql", "analyst:demo@tcp("+myAddr+")/demo")
 	for _, q := range []string{
 		// MySQL strings take backslash escapes, SQLite's do not.
 		`SELECT lower('a\' , (SELECT count(*) FROM people) -- ')`,
 		`SELECT lower('a\') , (SELECT count(*) FROM people) -- ')`,
 	} {
-		rows, err := db.Query(q)
+		cols, _, err := resultShape(db, q)
 		if err != nil {
 			t.Logf("mysql %s: %v", q, err)
 			continue
 		}
-		cols, _ := rows.Columns()
-		rows.Close()
 		t.Logf("mysql %s: columns %v", q, cols)
 		if len(cols) > 1 {
 			t.Errorf("mysql %s: the backend read the private table (columns %v)", q, cols)

@@ -12,9 +12,6 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/ddp-proxy/ddp-proxy/demo"
-	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
 // TestQuerySizeLimit: listen.max_query_bytes is enforced on both front
@@ -23,14 +20,7 @@ import (
 // not let a client change it, and queries under it are answered.
 func TestQuerySizeLimit(t *testing.T) {
 	const limit = 64 << 10
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pol := demoPolicy(t)
 	pol.Listen.Postgres, pol.Listen.MySQL, pol.Listen.MaxQueryBytes = "127.0.0.1:0", "127.0.0.1:0", limit
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := startProxy(ctx, pol, slog.New(slog.DiscardHandler))

@@ -40,17 +40,8 @@ func TestMySQLAuthAndBudgetMariaDB(t *testing.T) {
 		}
 	}
 
-	db, err := sql.Open("mysql", fmt.Sprintf("analyst:%s@tcp(%s)/test", f.password, addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	_, conn := mysqlConn(t, fmt.Sprintf("analyst:%s@tcp(%s)/test", f.password, addr))
 	// Budget 1, ε 0.4 per query: two answers, the third is refused.
 	if _, err := conn.ExecContext(ctx, "SET @ddp_epsilon = 0.4"); err != nil {
 		t.Fatal(err)
@@ -75,7 +66,7 @@ func TestMySQLAuthAndBudgetMariaDB(t *testing.T) {
 		t.Errorf("budget view = %v, want 0.8 spent", b)
 	}
 	// ε above the user's max_epsilon is refused when set.
-	_, err = conn.ExecContext(ctx, "SET @ddp_epsilon = 5")
+	_, err := conn.ExecContext(ctx, "SET @ddp_epsilon = 5")
 	wantMySQLError(t, err, 1231, "42000")
 	if got := queryStrings(t, conn, "SELECT 1"); got[0][0] != "1" {
 		t.Errorf("SELECT 1 after budget exhaustion = %v", got)

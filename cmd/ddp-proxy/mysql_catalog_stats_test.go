@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -52,36 +51,28 @@ func catalogQuery(t *testing.T, db *sql.DB, q string, args ...any) catalogOutcom
 			}
 		}
 	}
+	table, err := scanText(rows, "NULL")
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
 	var out catalogOutcome
 	var all, names []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+	for _, vals := range table {
 		var row []string
 		for i, v := range vals {
 			switch strings.ToLower(cols[i]) {
 			case "create_time", "update_time", "check_time", "table_id":
 				continue
 			}
-			s := "NULL"
-			if v.Valid {
-				s = v.String
-			}
-			row = append(row, s)
+			row = append(row, v)
 			if i == nameCol {
-				names = append(names, s)
+				names = append(names, v)
 			}
 		}
 		all = append(all, strings.Join(row, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", q, err)
 	}
 	out.rows = strings.Join(all, "\n")
 	out.signal = out.rows
@@ -252,22 +243,12 @@ func queryRaw(t *testing.T, db *sql.DB, q string) [][]string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		row := make([]string, len(cols))
-		for i, v := range vals {
-			row[i] = v.String
-		}
-		out = append(out, row)
+	out, err := scanText(rows, "")
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
 	}
 	return out
 }
@@ -277,8 +258,7 @@ func queryRaw(t *testing.T, db *sql.DB, q string) [][]string {
 func catalogStatsPolicy(t *testing.T, dsn string, names [2]string) *policies.Policy {
 	t.Helper()
 	t.Setenv("DDP_TEST_MYCAT_PW", catalogStatsPassword)
-	dir := t.TempDir()
-	yaml := fmt.Sprintf(`version: 1
+	return loadPolicyText(t, t.TempDir(), fmt.Sprintf(`version: 1
 backend:
   driver: mysql
   dsn: %q
@@ -305,14 +285,5 @@ datasets:
         unit: id
         columns:
           v: {type: integer, bounds: [0, 10000]}
-`, dsn, names[0], names[1])
-	path := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pol
+`, dsn, names[0], names[1]))
 }

@@ -33,22 +33,9 @@ func queryStrings(t *testing.T, conn *sql.Conn, q string, args ...any) [][]strin
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		row := make([]string, len(cols))
-		for i, v := range vals {
-			row[i] = v.String
-		}
-		out = append(out, row)
+	out, err := scanText(rows, "")
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("%s: %v", q, err)
@@ -83,17 +70,8 @@ func (sc driverScenario) run(t *testing.T) {
 			if strings.Contains(sc.dsn, "?") {
 				sep = "&"
 			}
-			db, err := sql.Open("mysql", fmt.Sprintf("%s%sinterpolateParams=%v", sc.dsn, sep, interpolate))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
 			ctx := context.Background()
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			_, conn := mysqlConn(t, fmt.Sprintf("%s%sinterpolateParams=%v", sc.dsn, sep, interpolate))
 
 			// What connectors send on connect.
 			for _, q := range []string{"SET NAMES utf8mb4", "SET autocommit=1", "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'"} {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"strings"
 	"testing"
 
@@ -18,11 +17,7 @@ import (
 func TestMariaDBExecutableCommentNotForwarded(t *testing.T) {
 	f := newMariaFixture(t, 40, 5)
 	addr := serveMySQL(t, f.pol)
-	db, err := sql.Open("mysql", "analyst:"+f.password+"@tcp("+addr+")/test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, "mysql", "analyst:"+f.password+"@tcp("+addr+")/test")
 	for _, q := range []string{
 		"SELECT 1 /*M!, (SELECT COUNT(*) FROM " + f.table + ") */",
 		"SELECT 1 /*M!100000 , (SELECT COUNT(*) FROM " + f.table + ") */",
@@ -33,17 +28,11 @@ func TestMariaDBExecutableCommentNotForwarded(t *testing.T) {
 		"SELECT 1 AS a FROM DUAL /*M! WHERE (SELECT COUNT(*) FROM " + f.table + ") > 1000 */",
 		"SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = 'x' /*M! OR (SELECT COUNT(*) FROM " + f.table + ") > 0 */",
 	} {
-		rows, err := db.Query(q)
+		cols, n, err := resultShape(db, q)
 		if err != nil {
 			t.Logf("%s: refused: %v", q, err)
 			continue
 		}
-		cols, _ := rows.Columns()
-		n := 0
-		for rows.Next() {
-			n++
-		}
-		rows.Close()
 		t.Logf("%s: columns %v, %d rows", q, cols, n)
 		if len(cols) > 1 || strings.Contains(q, "DUAL") && n == 0 {
 			t.Errorf("%s: MariaDB ran the executable comment (columns %v, %d rows): it read the private table %s", q, cols, n, f.table)
@@ -58,23 +47,17 @@ func TestPostgresFrontEndOnMariaDBComments(t *testing.T) {
 	f.pol.Listen.Postgres = "127.0.0.1:0"
 	f.pol.Listen.MySQL = policies.ListenOff
 	p, _ := servePolicy(t, f.pol)
-	db, err := sql.Open("pgx", "postgres://analyst:"+f.password+"@"+p.pgAddr+"/test?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, "pgx", "postgres://analyst:"+f.password+"@"+p.pgAddr+"/test?sslmode=disable")
 	for _, q := range []string{
 		"SELECT lower('a') /*! , (SELECT COUNT(*) FROM " + f.table + ") */",
 		"SELECT lower('a') /*M! , (SELECT COUNT(*) FROM " + f.table + ") */",
 		"SELECT lower('a') --x\n, (SELECT COUNT(*) FROM " + f.table + ")",
 	} {
-		rows, err := db.Query(q)
+		cols, _, err := resultShape(db, q)
 		if err != nil {
 			t.Logf("%s: refused: %v", q, err)
 			continue
 		}
-		cols, _ := rows.Columns()
-		rows.Close()
 		t.Logf("%s: columns %v", q, cols)
 		if len(cols) > 1 {
 			t.Errorf("%s: the backend read the private table (columns %v)", q, cols)
@@ -94,19 +77,13 @@ func TestMariaDBBackslashWithServerSQLMode(t *testing.T) {
 	}
 	f.pol.Backend.DSN += sep + "sql_mode=%27NO_BACKSLASH_ESCAPES%27"
 	addr := serveMySQL(t, f.pol)
-	db, err := sql.Open("mysql", "analyst:"+f.password+"@tcp("+addr+")/test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, "mysql", "analyst:"+f.password+"@tcp("+addr+")/test")
 	q := `SELECT lower('a\') , (SELECT COUNT(*) FROM ` + f.table + `) -- ')`
-	rows, err := db.Query(q)
+	cols, _, err := resultShape(db, q)
 	if err != nil {
 		t.Logf("%s: %v", q, err)
 		return
 	}
-	cols, _ := rows.Columns()
-	rows.Close()
 	t.Logf("%s: columns %v", q, cols)
 	if len(cols) > 1 {
 		t.Errorf("%s: the backend read the private table (columns %v)", q, cols)

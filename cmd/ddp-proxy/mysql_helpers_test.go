@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"crypto/sha1"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -16,7 +14,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -33,14 +31,7 @@ func serveMySQL(t *testing.T, pol *policies.Policy) string {
 // the MySQL address and the demo database's path.
 func startMySQLDemo(t *testing.T) (addr, dbPath string) {
 	t.Helper()
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, pol := demoPolicy(t)
 	return serveMySQL(t, pol), files.Database
 }
 
@@ -48,14 +39,7 @@ func startMySQLDemo(t *testing.T) (addr, dbPath string) {
 // SHOW TABLES and information_schema.TABLES must list on the demo.
 func demoTables(t *testing.T) []string {
 	t.Helper()
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pol := demoPolicy(t)
 	var names []string
 	for _, ds := range pol.Datasets {
 		names = append(names, ds.TableNames...)
@@ -64,16 +48,12 @@ func demoTables(t *testing.T) []string {
 	return names
 }
 
-const mysqlDSNEnv = "DDP_TEST_MYSQL_DSN"
+const mysqlDSNEnv = mysqltest.Env
 
 // mariaDSN returns the test server's DSN, skipping when none is set.
 func mariaDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv(mysqlDSNEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set; set it (e.g. root@tcp(127.0.0.1:3306)/test) to run the MariaDB backend tests", mysqlDSNEnv)
-	}
-	return dsn
+	return mysqltest.DSN(t, "the MariaDB backend tests")
 }
 
 // mariaFixture is a private table in the MariaDB test database with known
@@ -92,11 +72,7 @@ type mariaFixture struct {
 func newMariaFixture(t *testing.T, n int, budget float64) *mariaFixture {
 	t.Helper()
 	dsn := mariaDSN(t)
-	raw, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
+	raw := mysqltest.Open(t, dsn)
 	f := &mariaFixture{table: fmt.Sprintf("ddp_my_people_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9), count: map[string]int64{}}
 	if _, err := raw.Exec("CREATE TABLE " + f.table + " (id BIGINT NOT NULL PRIMARY KEY, age BIGINT, sex VARCHAR(8), score DOUBLE)"); err != nil {
 		t.Fatalf("%s is set but the server is unusable: %v", mysqlDSNEnv, err)

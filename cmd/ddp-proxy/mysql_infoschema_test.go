@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
 )
 
 // connectorJGetColumns is the query MariaDB Connector/J 2.7 sends for
@@ -26,17 +28,8 @@ func connectorJGetColumns(t *testing.T, db, table string) string {
 func TestMySQLInfoSchemaMariaDB(t *testing.T) {
 	f := newMariaFixture(t, 50, 5)
 	addr := serveMySQL(t, f.pol)
-	db, err := sql.Open("mysql", "analyst:"+f.password+"@tcp("+addr+")/test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	_, conn := mysqlConn(t, "analyst:"+f.password+"@tcp("+addr+")/test")
 
 	// Only the policy's table, although the test database holds others
 	// (the other tests' tables, at least the fixture's own raw pool).
@@ -76,12 +69,7 @@ func TestMySQLInfoSchemaMariaDB(t *testing.T) {
 
 func rawMariaDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("mysql", mariaDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return mysqltest.Open(t, mariaDSN(t))
 }
 
 // TestMySQLInfoSchemaDemo: on the SQLite demo the same queries are

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -16,16 +15,7 @@ import (
 func TestMySQLHandshakeAndKill(t *testing.T) {
 	addr, _ := startMySQLDemo(t)
 	ctx := context.Background()
-	db, err := sql.Open("mysql", "analyst:anything@tcp("+addr+")/demo?multiStatements=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	db, conn := mysqlConn(t, "analyst:anything@tcp("+addr+")/demo?multiStatements=true")
 
 	rows, err := conn.QueryContext(ctx, "SET NAMES utf8mb4; /*!40101 SET @ddp_epsilon:=0.05 */; SET SESSION autocommit = 1; SELECT @@version_comment, @ddp_epsilon, @@autocommit")
 	if err != nil {
@@ -33,19 +23,12 @@ func TestMySQLHandshakeAndKill(t *testing.T) {
 	}
 	var got []string
 	for {
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range vals {
-				got = append(got, v.String)
-			}
+		set, err := scanText(rows, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range set {
+			got = append(got, row...)
 		}
 		if !rows.NextResultSet() {
 			break

@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -24,14 +23,7 @@ import (
 // returns the PostgreSQL and MySQL addresses and the demo's sex domain.
 func startNamesDemo(t *testing.T) (pgAddr, myAddr string, sexes []string) {
 	t.Helper()
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pol := demoPolicy(t)
 	for _, v := range pol.Datasets["census"].Tables["people"].Columns["sex"].Domain.Values {
 		sexes = append(sexes, fmt.Sprint(v))
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -16,7 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -34,24 +34,9 @@ func allStrings(t *testing.T, db *sql.DB, q string, args ...any) ([]string, [][]
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
-	var out [][]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		row := make([]string, len(cols))
-		for i, v := range vals {
-			row[i] = "NULL"
-			if v.Valid {
-				row[i] = v.String
-			}
-		}
-		out = append(out, row)
+	out, err := scanText(rows, "NULL")
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("%s: %v", q, err)
@@ -96,14 +81,7 @@ func floatRows(t *testing.T, rows [][]string) [][]string {
 }
 
 func TestPublicRowsDemo(t *testing.T) {
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, pol := demoPolicy(t)
 	// Hide one column of cells: it must stay hidden on every path.
 	cells := pol.Datasets["social"].Tables["cells"]
 	if cells == nil || !cells.Public {
@@ -349,22 +327,11 @@ func sortedRows(rows [][]string) [][]string {
 // TestPublicRowsPostgresBackendMySQLClient reads public tables of a
 // PostgreSQL backend through the MySQL front end (go-sql-driver).
 func TestPublicRowsPostgresBackendMySQLClient(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set")
-	}
-	backend, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer backend.Close()
+	dsn := pgtest.DSN(t, "the public-row reads of a PostgreSQL backend")
+	backend := pgtest.OpenDB(t, dsn)
 	pub, pub2, priv := publicRowsFixture(t, backend)
 	p := publicRowsPolicy(t, "postgres", dsn, "mysql", pub, pub2, priv)
-	client, err := sql.Open("mysql", "analyst:pub-pw@tcp("+p.myAddr+")/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := openDB(t, "mysql", "analyst:pub-pw@tcp("+p.myAddr+")/")
 	checkPublicRows(t, client, backend, func(s string) string { return strings.ReplaceAll(s, `"`, "`") }, pub, pub2, priv)
 }
 
@@ -372,21 +339,10 @@ func TestPublicRowsPostgresBackendMySQLClient(t *testing.T) {
 // MariaDB backend through the PostgreSQL front end (pgx).
 func TestPublicRowsMariaDBBackendPostgresClient(t *testing.T) {
 	dsn := mariaDSN(t)
-	backend, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer backend.Close()
-	if err := backend.Ping(); err != nil {
-		t.Fatalf("%s is set but the server is unreachable: %v", mysqlDSNEnv, err)
-	}
+	backend := mysqltest.Open(t, dsn)
 	pub, pub2, priv := publicRowsFixture(t, backend)
 	p := publicRowsPolicy(t, "mysql", dsn, "postgres", pub, pub2, priv)
-	client, err := sql.Open("pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := openDB(t, "pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
 	checkPublicRows(t, client, backend, func(s string) string { return s }, pub, pub2, priv)
 }
 
@@ -420,38 +376,19 @@ func checkSameDialectHidden(t *testing.T, client *sql.DB, pub, pub2 string) {
 
 func TestPublicRowsSameDialectHidden(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-		if dsn == "" {
-			t.Skip("DDP_TEST_POSTGRES_DSN is not set")
-		}
-		backend, err := sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer backend.Close()
+		dsn := pgtest.DSN(t, "the public-row reads of a PostgreSQL backend")
+		backend := pgtest.OpenDB(t, dsn)
 		pub, pub2, priv := publicRowsFixture(t, backend)
 		p := publicRowsPolicy(t, "postgres", dsn, "postgres", pub, pub2, priv)
-		client, err := sql.Open("pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer client.Close()
+		client := openDB(t, "pgx", fmt.Sprintf("postgres://analyst:pub-pw@%s/test?sslmode=disable", p.pgAddr))
 		checkSameDialectHidden(t, client, pub, pub2)
 	})
 	t.Run("mariadb", func(t *testing.T) {
 		dsn := mariaDSN(t)
-		backend, err := sql.Open("mysql", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer backend.Close()
+		backend := mysqltest.Open(t, dsn)
 		pub, pub2, priv := publicRowsFixture(t, backend)
 		p := publicRowsPolicy(t, "mysql", dsn, "mysql", pub, pub2, priv)
-		client, err := sql.Open("mysql", "analyst:pub-pw@tcp("+p.myAddr+")/test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer client.Close()
+		client := openDB(t, "mysql", "analyst:pub-pw@tcp("+p.myAddr+")/test")
 		checkSameDialectHidden(t, client, pub, pub2)
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/cpubench"
 )
 
 // BenchmarkPrivateAnswer measures a private aggregate over 100 rows through
@@ -57,7 +59,7 @@ func BenchmarkPrivateAnswer(b *testing.B) {
 			}
 			defer c.Close(ctx)
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			for b.Loop() {
 				if err := query(c, fresh); err != nil {
 					b.Fatal(err)
@@ -66,7 +68,7 @@ func BenchmarkPrivateAnswer(b *testing.B) {
 		})
 		b.Run(name+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer cpubench.Report(b)()
 			b.SetParallelism(4) // 8 clients on 2 cores
 			b.RunParallel(func(pb *testing.PB) {
 				c, err := connect()
@@ -83,20 +85,5 @@ func BenchmarkPrivateAnswer(b *testing.B) {
 				}
 			})
 		})
-	}
-}
-
-// reportCPU reports the process's CPU time (user + system, client and
-// proxy together) per operation as "cpu-µs/op": on a shared machine the
-// wall time per operation mostly measures the neighbours, the CPU time
-// what a query costs. Call as defer reportCPU(b)().
-func reportCPU(b *testing.B) func() {
-	start := processCPU(b)
-	return func() {
-		if b.N > 0 {
-			if end := processCPU(b); end > 0 {
-				b.ReportMetric(float64((end-start).Microseconds())/float64(b.N), "cpu-µs/op")
-			}
-		}
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/lib/pq"
 
-	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -38,14 +37,7 @@ func startDemoBoth(t *testing.T) (pgAddr, myAddr string) {
 // free ports until the test ends (or stop is called).
 func serveDemo(t *testing.T) (p *proxy, stop func() error) {
 	t.Helper()
-	files, err := demo.Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policies.Load(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pol := demoPolicy(t)
 	pol.Listen.Postgres = "127.0.0.1:0"
 	pol.Listen.MySQL = "127.0.0.1:0"
 	return servePolicy(t, pol)
@@ -253,15 +245,5 @@ var pgxModes = []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExe
 // when the test ends.
 func connectPgx(t *testing.T, addr string, mode pgx.QueryExecMode) *pgx.Conn {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DefaultQueryExecMode = mode
-	conn, err := pgx.ConnectConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return connectPgxURL(t, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr), mode)
 }
