@@ -7,7 +7,7 @@ import (
 
 // TestMySQLColumnLabels: a MySQL select item without alias is named after
 // its text as written (MariaDB's names for the same items: see
-// TestMySQLColumnNamesMatchMariaDB in session/mysqlwire), a column after
+// TestMySQLColumnNamesMatchMariaDB in cmd/ddp-proxy), a column after
 // the column, an aliased item after its alias; PostgreSQL items get no
 // label (the planner names them count, ?column?, ...).
 func TestMySQLColumnLabels(t *testing.T) {
