@@ -70,6 +70,12 @@ type SelectItem struct {
 	Name  string
 	Expr  Expr // the expression item; nil for a column or an aggregate
 	Alias string
+	// Label is the output name of an aggregate or expression item without
+	// alias when the client's database names it after its text as written
+	// (MySQL: "COUNT(*)", "age DIV 10"); "" names it as PostgreSQL does
+	// (count, ?column?). Unlike Alias it is not a name the query's other
+	// clauses may refer to.
+	Label string
 }
 
 // IsColumn reports whether the item is a plain column.

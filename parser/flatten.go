@@ -792,6 +792,9 @@ func aggOutputs(q *ir.Query) ([]aggOutput, error) {
 // expression of the query (a column, an Aggregate node or the expression).
 func aggOutputOf(it ir.SelectItem) (string, ir.Expr) {
 	name := it.Alias
+	if name == "" {
+		name = it.Label // MySQL's name for the item: the text as written
+	}
 	var value ir.Expr
 	switch {
 	case it.Expr != nil:

@@ -66,7 +66,7 @@ func TestGroupByExpressions(t *testing.T) {
 			if st.Query == nil {
 				t.Fatalf("Query is nil: %s", st.NotAggregate)
 			}
-			if !reflect.DeepEqual(*st.Query, tt.want) {
+			if !reflect.DeepEqual(unlabeled(*st.Query), tt.want) {
 				t.Errorf("Query\n got %#v\nwant %#v", *st.Query, tt.want)
 			}
 		})

@@ -482,6 +482,13 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 		if f.WildCard != nil {
 			return nil, notAgg(msgStar)
 		}
+		// MySQL names an item without alias after its text as written,
+		// case and inner spacing kept ("COUNT(*)", "count( * )"); a
+		// column, even in parentheses, after the column.
+		label := ""
+		if f.AsName.O == "" {
+			label = strings.TrimSpace(f.Text())
+		}
 		e := unparen(f.Expr)
 		switch x := e.(type) {
 		case *ast.ColumnNameExpr:
@@ -496,7 +503,7 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Name: agg.Name, Alias: f.AsName.O})
+			items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Distinct: agg.Distinct, Fraction: agg.Fraction, Name: agg.Name, Alias: f.AsName.O, Label: label})
 			continue
 		case *ast.FuncCallExpr:
 			if u := myCallAggregate(x); u != nil {
@@ -504,7 +511,7 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 				if err != nil {
 					return nil, err
 				}
-				items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Name: agg.Name, Alias: f.AsName.O})
+				items = append(items, ir.SelectItem{Agg: agg.Func, Arg: agg.Arg, ArgExpr: agg.ArgExpr, Name: agg.Name, Alias: f.AsName.O, Label: label})
 				continue
 			}
 		}
@@ -521,7 +528,7 @@ func (m *myQueryBuilder) fields(fl *ast.FieldList) ([]ir.SelectItem, error) {
 			}
 			x = row
 		}
-		items = append(items, ir.SelectItem{Expr: x, Alias: f.AsName.O})
+		items = append(items, ir.SelectItem{Expr: x, Alias: f.AsName.O, Label: label})
 	}
 	return items, nil
 }

@@ -252,7 +252,7 @@ func TestAggregateSubset(t *testing.T) {
 			if st.NotAggregate != "" {
 				t.Errorf("NotAggregate = %q with a Query", st.NotAggregate)
 			}
-			if !reflect.DeepEqual(*st.Query, tt.want) {
+			if !reflect.DeepEqual(unlabeled(*st.Query), tt.want) {
 				t.Errorf("Query\n got %#v\nwant %#v", *st.Query, tt.want)
 			}
 		})

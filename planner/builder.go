@@ -861,7 +861,11 @@ func (b *builder) selectList(q *ir.Query) error {
 			b.plan.Outputs = append(b.plan.Outputs[:n], o) // replaces the hidden one just added, if any
 		default:
 			a := ir.Aggregate{Func: it.Agg, Arg: it.Arg, ArgExpr: it.ArgExpr, Distinct: it.Distinct, Fraction: it.Fraction, Name: it.Name}
-			if _, err := b.aggregateOutput(a, it.Alias, false); err != nil {
+			name := it.Alias
+			if name == "" {
+				name = it.Label
+			}
+			if _, err := b.aggregateOutput(a, name, false); err != nil {
 				return err
 			}
 		}
@@ -920,11 +924,15 @@ func aggName(a ir.Aggregate) string {
 	return string(a.Func)
 }
 
-// exprName names an expression item without alias as PostgreSQL does:
-// the function or aggregate name, the column name, else ?column?.
+// exprName names an expression item without alias as MySQL does when
+// the parser set a Label, else as PostgreSQL does: the function or
+// aggregate name, the column name, else ?column?.
 func exprName(it ir.SelectItem) string {
 	if it.Alias != "" {
 		return it.Alias
+	}
+	if it.Label != "" {
+		return it.Label
 	}
 	switch n := it.Expr.(type) {
 	case ir.Func:

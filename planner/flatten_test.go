@@ -117,8 +117,10 @@ func TestWrappedQueriesShareTheFlatRelease(t *testing.T) {
 				if post(got) != post(flat) {
 					t.Errorf("%s: post-processing %s, want %s", f.sql, post(got), post(flat))
 				}
+				// MySQL names an item without alias after its text, which
+				// differs between the forms: only same-dialect names compare.
 				for i := range got.Outputs {
-					if got.Outputs[i].Name != flat.Outputs[i].Name {
+					if f.a.dialect == g.flat.a.dialect && got.Outputs[i].Name != flat.Outputs[i].Name {
 						t.Errorf("%s: output %d named %q, want %q", f.sql, i, got.Outputs[i].Name, flat.Outputs[i].Name)
 					}
 				}

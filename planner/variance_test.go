@@ -201,9 +201,10 @@ func TestVarianceUnderDDP(t *testing.T) {
 	}
 }
 
-// TestAggregateColumnNames: a column without alias is named after the
-// function as written, as the client's database names it (PostgreSQL
-// calls stddev(x)'s column "stddev", not "stddev_samp").
+// TestAggregateColumnNames: a column without alias is named as the
+// client's database names it: PostgreSQL after the function as written
+// (stddev(x)'s column is "stddev", not "stddev_samp"), MySQL after the
+// item's text.
 func TestAggregateColumnNames(t *testing.T) {
 	p := planner.New(loadPolicy(t))
 	for _, tt := range []struct {
@@ -215,10 +216,10 @@ func TestAggregateColumnNames(t *testing.T) {
 		{parser.Postgres, "SELECT variance(age) FROM people", "variance"},
 		{parser.Postgres, "SELECT var_samp(age) FROM people", "var_samp"},
 		{parser.Postgres, "SELECT round(stddev(age)) FROM people", "round"},
-		// TiDB's grammar reads STD as stddev_pop: the written name is gone.
-		{parser.MySQL, "SELECT STD(age) FROM people", "stddev_pop"},
-		{parser.MySQL, "SELECT var(age) FROM people", "var"},
-		{parser.MySQL, "SELECT COUNT(*) FROM people", "count"},
+		// MySQL and MariaDB name the column after the item's text.
+		{parser.MySQL, "SELECT STD(age) FROM people", "STD(age)"},
+		{parser.MySQL, "SELECT variance(age) FROM people", "variance(age)"},
+		{parser.MySQL, "SELECT COUNT(*) FROM people", "COUNT(*)"},
 	} {
 		pl, err := plan(t, p, tt.sql, planArgs{dialect: tt.d})
 		if err != nil {

@@ -52,9 +52,9 @@ SELECT * FROM ddp.budget;
 	for _, want := range []string{
 		"Tables_in_demo\n" + strings.Join(demoTables(t), "\n") + "\n",
 		"Field\tType\tNull\tKey\tDefault\tExtra\nage\tbigint\tYES\t\tNULL\tbounds 17..90, groupable\n",
-		"sex\tcount\nFemale\t",
+		"sex\tCOUNT(*)\nFemale\t", // MariaDB's name for the item
 		"Note\t1105\tddp: spent ε = 0.5 on census\n",
-		"count: noise scale 2, 95% within ±6",
+		"COUNT(*): noise scale 2, 95% within ±6",
 		"class: private_aggregate",
 		"dataset\tepsilon_total\tepsilon_spent\tepsilon_left",
 		"census\t10\t1\t9\t", // two answers at ε = 0.5
@@ -91,7 +91,7 @@ SELECT * FROM information_schema.column_statistics;
 	for _, want := range []string{
 		"Tables_in_test\n" + f.table + "\n",
 		"age\tbigint\tYES\t\tNULL\tbounds 0..100, groupable\n",
-		"sex\tsum\nF\t",
+		"sex\tSUM(score)\nF\t",
 		"1\n1\n",
 		"table_name\n" + f.table + "\n", // only the policy's table, although test holds others
 	} {
