@@ -17,7 +17,10 @@ import (
 // or refused, with the same keys) on the database where that person's
 // value is ordinary and on the one where it is hostile.
 
-const dateTotalityPolicy = `
+// totalityPolicyHead is the start of the totality probes' policies: the
+// backend, a ledger and one user with a large budget on dataset hr, whose
+// tables each probe file declares after it.
+const totalityPolicyHead = `
 version: 1
 backend: {driver: %s, dsn: %q}
 ledger: {path: %q}
@@ -29,7 +32,9 @@ users:
 datasets:
   hr:
     tables:
-      events:
+`
+
+const dateTotalityPolicy = totalityPolicyHead + `      events:
         schema: %q
         unit: id
         columns:

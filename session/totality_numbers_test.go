@@ -17,19 +17,7 @@ import (
 // expressions, FILTER) must give the same outcome with the ordinary
 // value and the hostile one.
 
-const numberTotalityPolicy = `
-version: 1
-backend: {driver: %s, dsn: %q}
-ledger: {path: %q}
-users:
-  - name: eve
-    password_env: DDP_TEST_SESSION_PASSWORD
-    budgets: {hr: {epsilon: 100000}}
-    max_epsilon: 1
-datasets:
-  hr:
-    tables:
-      nums:
+const numberTotalityPolicy = totalityPolicyHead + `      nums:
         schema: %q
         unit: id
         columns:

@@ -20,19 +20,7 @@ import (
 // finite value in the feasible range, on the ordinary data and with one
 // person's value replaced by a hostile one (same outcome).
 
-const varianceTotalityPolicy = `
-version: 1
-backend: {driver: %s, dsn: %q}
-ledger: {path: %q}
-users:
-  - name: eve
-    password_env: DDP_TEST_SESSION_PASSWORD
-    budgets: {hr: {epsilon: 100000}}
-    max_epsilon: 1
-datasets:
-  hr:
-    tables:
-      nums:
+const varianceTotalityPolicy = totalityPolicyHead + `      nums:
         schema: %q
         unit: id
         columns:
