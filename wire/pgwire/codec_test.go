@@ -35,31 +35,31 @@ func TestBinaryEncodingMatchesPgtype(t *testing.T) {
 	m := pgtype.NewMap()
 	tests := []struct {
 		name    string
-		typ     Type
+		typ     ir.ColType
 		v       ir.Value
 		ref     any // Go value pgtype encodes as the reference
 		wantErr bool
 	}{
-		{"int8", TypeInt8, ir.Int(-5), int64(-5), false},
-		{"int8 max", TypeInt8, ir.Int(math.MaxInt64), int64(math.MaxInt64), false},
-		{"int8 from integral float", TypeInt8, ir.Float(42), int64(42), false},
-		{"int8 from numeric text", TypeInt8, ir.String("17"), int64(17), false},
-		{"int8 from fraction", TypeInt8, ir.Float(0.5), nil, true},
-		{"int8 from 2^63", TypeInt8, ir.Float(math.Exp2(63)), nil, true},
-		{"int8 from bool", TypeInt8, ir.Bool(true), nil, true},
-		{"int4", TypeInt4, ir.Int(-70000), int32(-70000), false},
-		{"int4 overflow", TypeInt4, ir.Int(1 << 40), nil, true},
-		{"float8", TypeFloat8, ir.Float(0.1), 0.1, false},
-		{"float8 from int", TypeFloat8, ir.Int(3), float64(3), false},
-		{"float8 -inf", TypeFloat8, ir.Float(math.Inf(-1)), math.Inf(-1), false},
-		{"bool", TypeBool, ir.Bool(true), true, false},
-		{"bool false", TypeBool, ir.Bool(false), false, false},
-		{"bool from int", TypeBool, ir.Int(1), nil, true},
-		{"text", TypeText, ir.String("héllo"), "héllo", false},
-		{"text from int", TypeText, ir.Int(12), "12", false},
-		{"name", TypeName, ir.String("pg_class"), "pg_class", false},
-		{"oid", TypeOID, ir.Int(4000000000), uint32(4000000000), false},
-		{"oid negative", TypeOID, ir.Int(-1), nil, true},
+		{"int8", ir.TypeInt8, ir.Int(-5), int64(-5), false},
+		{"int8 max", ir.TypeInt8, ir.Int(math.MaxInt64), int64(math.MaxInt64), false},
+		{"int8 from integral float", ir.TypeInt8, ir.Float(42), int64(42), false},
+		{"int8 from numeric text", ir.TypeInt8, ir.String("17"), int64(17), false},
+		{"int8 from fraction", ir.TypeInt8, ir.Float(0.5), nil, true},
+		{"int8 from 2^63", ir.TypeInt8, ir.Float(math.Exp2(63)), nil, true},
+		{"int8 from bool", ir.TypeInt8, ir.Bool(true), nil, true},
+		{"int4", ir.TypeInt4, ir.Int(-70000), int32(-70000), false},
+		{"int4 overflow", ir.TypeInt4, ir.Int(1 << 40), nil, true},
+		{"float8", ir.TypeFloat8, ir.Float(0.1), 0.1, false},
+		{"float8 from int", ir.TypeFloat8, ir.Int(3), float64(3), false},
+		{"float8 -inf", ir.TypeFloat8, ir.Float(math.Inf(-1)), math.Inf(-1), false},
+		{"bool", ir.TypeBool, ir.Bool(true), true, false},
+		{"bool false", ir.TypeBool, ir.Bool(false), false, false},
+		{"bool from int", ir.TypeBool, ir.Int(1), nil, true},
+		{"text", ir.TypeText, ir.String("héllo"), "héllo", false},
+		{"text from int", ir.TypeText, ir.Int(12), "12", false},
+		{"name", ir.TypeName, ir.String("pg_class"), "pg_class", false},
+		{"oid", ir.TypeOID, ir.Int(4000000000), uint32(4000000000), false},
+		{"oid negative", ir.TypeOID, ir.Int(-1), nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,7 +82,7 @@ func TestBinaryEncodingMatchesPgtype(t *testing.T) {
 }
 
 func TestAppendDataRow(t *testing.T) {
-	cols := []Column{{Name: "a", Type: TypeInt8}, {Name: "b", Type: TypeText}, {Name: "c", Type: TypeFloat8}}
+	cols := []ir.Column{{Name: "a", Type: ir.TypeInt8}, {Name: "b", Type: ir.TypeText}, {Name: "c", Type: ir.TypeFloat8}}
 	buf, err := appendDataRow([]byte("prefix"), cols, []int16{1, 0, 0},
 		[]ir.Value{ir.Int(258), ir.Null(), ir.Float(2.5)})
 	if err != nil {
@@ -188,42 +188,42 @@ func TestDecodeParam(t *testing.T) {
 		data     []byte
 		format   int16
 		declared uint32
-		want     Type
+		want     ir.ColType
 		wantVal  ir.Value
 		wantCode string // "" = success
 	}{
-		{"null", nil, 1, oidInt8, TypeInt8, ir.Null(), ""},
-		{"text as session int", []byte("-12"), 0, 0, TypeInt8, ir.Int(-12), ""},
-		{"session type wins for text", []byte("5"), 0, oidText, TypeInt4, ir.Int(5), ""},
-		{"declared int2 range", []byte("40000"), 0, oidInt2, TypeText, ir.Value{}, "22023"},
-		{"int4 range", []byte("2147483648"), 0, 0, TypeInt4, ir.Value{}, "22023"},
-		{"int8 overflow", []byte("9223372036854775808"), 0, 0, TypeInt8, ir.Value{}, "22023"},
-		{"not an int", []byte("1.5"), 0, 0, TypeInt8, ir.Value{}, "22P02"},
-		{"float", []byte("-2.5e3"), 0, 0, TypeFloat8, ir.Float(-2500), ""},
-		{"float overflow", []byte("1e400"), 0, 0, TypeFloat8, ir.Value{}, "22023"},
-		{"float junk", []byte("abc"), 0, 0, TypeFloat8, ir.Value{}, "22P02"},
-		{"bool text", []byte("off"), 0, 0, TypeBool, ir.Bool(false), ""},
-		{"bool junk", []byte("maybe"), 0, 0, TypeBool, ir.Value{}, "22P02"},
-		{"untyped text stays string", []byte("42"), 0, 0, TypeText, ir.String("42"), ""},
-		{"unknown declared type as text", []byte("1 day"), 0, 1186, TypeText, ir.String("1 day"), ""},
+		{"null", nil, 1, oidInt8, ir.TypeInt8, ir.Null(), ""},
+		{"text as session int", []byte("-12"), 0, 0, ir.TypeInt8, ir.Int(-12), ""},
+		{"session type wins for text", []byte("5"), 0, oidText, ir.TypeInt4, ir.Int(5), ""},
+		{"declared int2 range", []byte("40000"), 0, oidInt2, ir.TypeText, ir.Value{}, "22023"},
+		{"int4 range", []byte("2147483648"), 0, 0, ir.TypeInt4, ir.Value{}, "22023"},
+		{"int8 overflow", []byte("9223372036854775808"), 0, 0, ir.TypeInt8, ir.Value{}, "22023"},
+		{"not an int", []byte("1.5"), 0, 0, ir.TypeInt8, ir.Value{}, "22P02"},
+		{"float", []byte("-2.5e3"), 0, 0, ir.TypeFloat8, ir.Float(-2500), ""},
+		{"float overflow", []byte("1e400"), 0, 0, ir.TypeFloat8, ir.Value{}, "22023"},
+		{"float junk", []byte("abc"), 0, 0, ir.TypeFloat8, ir.Value{}, "22P02"},
+		{"bool text", []byte("off"), 0, 0, ir.TypeBool, ir.Bool(false), ""},
+		{"bool junk", []byte("maybe"), 0, 0, ir.TypeBool, ir.Value{}, "22P02"},
+		{"untyped text stays string", []byte("42"), 0, 0, ir.TypeText, ir.String("42"), ""},
+		{"unknown declared type as text", []byte("1 day"), 0, 1186, ir.TypeText, ir.String("1 day"), ""},
 		// 2024-01-01 is day 19723 after 1970-01-01 (54 years, 13 leap days).
-		{"text date", []byte("2024-01-01"), 0, oidDate, TypeText, ir.Date(19723), ""},
-		{"text date by session type", []byte("2024-01-01"), 0, 0, TypeDate, ir.Date(19723), ""},
-		{"text timestamp", []byte("2024-01-01 00:00:01.5"), 0, oidTS, TypeText, ir.Timestamp(19723*ir.MicrosPerDay + 1_500_000), ""},
-		{"text timestamptz with zone", []byte("2024-01-01 02:00:00+02"), 0, oidTSTZ, TypeText, ir.TimestampTZ(19723 * ir.MicrosPerDay), ""},
-		{"text date out of range", []byte("2024-13-45"), 0, oidDate, TypeText, ir.Value{}, "22008"},
-		{"text date junk", []byte("soon"), 0, oidDate, TypeText, ir.Value{}, "22007"},
-		{"binary date", []byte{0, 0, 0, 1}, 1, oidDate, TypeText, ir.Date(10958), ""}, // 2000-01-02
-		{"binary timestamp", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1, oidTS, TypeText, ir.Timestamp(10957*ir.MicrosPerDay - 1), ""},
-		{"binary timestamptz infinity", []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1, oidTSTZ, TypeText, ir.Value{}, "22008"},
-		{"binary date short", []byte{0, 1}, 1, oidDate, TypeText, ir.Value{}, "22P03"},
-		{"invalid utf8", []byte{0xff, 0xfe}, 0, 0, TypeText, ir.Value{}, "22P02"},
-		{"binary int4", []byte{0xff, 0xff, 0xff, 0xfe}, 1, 0, TypeInt4, ir.Int(-2), ""},
-		{"binary by declared oid", []byte{0, 7}, 1, oidInt2, TypeInt8, ir.Int(7), ""},
-		{"binary oid unsigned", []byte{0xff, 0xff, 0xff, 0xff}, 1, 0, TypeOID, ir.Int(math.MaxUint32), ""},
-		{"binary bool 2", []byte{2}, 1, 0, TypeBool, ir.Value{}, "22P03"},
-		{"binary unsupported type", make([]byte, 16), 1, 2950, TypeText, ir.Value{}, "0A000"},
-		{"format code 2", []byte("1"), 2, 0, TypeInt8, ir.Value{}, "08P01"},
+		{"text date", []byte("2024-01-01"), 0, oidDate, ir.TypeText, ir.Date(19723), ""},
+		{"text date by session type", []byte("2024-01-01"), 0, 0, ir.TypeDate, ir.Date(19723), ""},
+		{"text timestamp", []byte("2024-01-01 00:00:01.5"), 0, oidTS, ir.TypeText, ir.Timestamp(19723*ir.MicrosPerDay + 1_500_000), ""},
+		{"text timestamptz with zone", []byte("2024-01-01 02:00:00+02"), 0, oidTSTZ, ir.TypeText, ir.TimestampTZ(19723 * ir.MicrosPerDay), ""},
+		{"text date out of range", []byte("2024-13-45"), 0, oidDate, ir.TypeText, ir.Value{}, "22008"},
+		{"text date junk", []byte("soon"), 0, oidDate, ir.TypeText, ir.Value{}, "22007"},
+		{"binary date", []byte{0, 0, 0, 1}, 1, oidDate, ir.TypeText, ir.Date(10958), ""}, // 2000-01-02
+		{"binary timestamp", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1, oidTS, ir.TypeText, ir.Timestamp(10957*ir.MicrosPerDay - 1), ""},
+		{"binary timestamptz infinity", []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1, oidTSTZ, ir.TypeText, ir.Value{}, "22008"},
+		{"binary date short", []byte{0, 1}, 1, oidDate, ir.TypeText, ir.Value{}, "22P03"},
+		{"invalid utf8", []byte{0xff, 0xfe}, 0, 0, ir.TypeText, ir.Value{}, "22P02"},
+		{"binary int4", []byte{0xff, 0xff, 0xff, 0xfe}, 1, 0, ir.TypeInt4, ir.Int(-2), ""},
+		{"binary by declared oid", []byte{0, 7}, 1, oidInt2, ir.TypeInt8, ir.Int(7), ""},
+		{"binary oid unsigned", []byte{0xff, 0xff, 0xff, 0xff}, 1, 0, ir.TypeOID, ir.Int(math.MaxUint32), ""},
+		{"binary bool 2", []byte{2}, 1, 0, ir.TypeBool, ir.Value{}, "22P03"},
+		{"binary unsupported type", make([]byte, 16), 1, 2950, ir.TypeText, ir.Value{}, "0A000"},
+		{"format code 2", []byte("1"), 2, 0, ir.TypeInt8, ir.Value{}, "08P01"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -302,15 +302,15 @@ func TestParseStartupPacket(t *testing.T) {
 // format reads back as itself, and the text format is ir's text.
 func TestTimeEncodeRoundTrip(t *testing.T) {
 	for _, c := range []struct {
-		typ Type
+		typ ir.ColType
 		oid uint32
 		v   ir.Value
 	}{
-		{TypeDate, oidDate, ir.Date(ir.MinDate)},
-		{TypeDate, oidDate, ir.Date(14761)},
-		{TypeTimestamp, oidTS, ir.Timestamp(ir.MaxTimestamp)},
-		{TypeTimestamp, oidTS, ir.Timestamp(-1)},
-		{TypeTimestampTZ, oidTSTZ, ir.TimestampTZ(14761*ir.MicrosPerDay + 5)},
+		{ir.TypeDate, oidDate, ir.Date(ir.MinDate)},
+		{ir.TypeDate, oidDate, ir.Date(14761)},
+		{ir.TypeTimestamp, oidTS, ir.Timestamp(ir.MaxTimestamp)},
+		{ir.TypeTimestamp, oidTS, ir.Timestamp(-1)},
+		{ir.TypeTimestampTZ, oidTSTZ, ir.TimestampTZ(14761*ir.MicrosPerDay + 5)},
 	} {
 		b, err := appendBinary(nil, c.typ, c.v)
 		if err != nil {
@@ -324,7 +324,7 @@ func TestTimeEncodeRoundTrip(t *testing.T) {
 			t.Errorf("%v: text %q, want %q", c.v, got, c.v.Text())
 		}
 	}
-	if _, err := appendBinary(nil, TypeDate, ir.Int(3)); err == nil {
+	if _, err := appendBinary(nil, ir.TypeDate, ir.Int(3)); err == nil {
 		t.Error("an integer encoded as a date")
 	}
 }

@@ -47,28 +47,9 @@ const (
 	testVerifier  = "SCRAM-SHA-256$4096:MDEyMzQ1Njc4OWFiY2RlZg==$bpSY5Ze9NUH+I35LC3gVq+DpBfK46iXBxvhAKqVu9pE=:VpYlBuxyzeCI1KnctrefdljpB1mk3Gp7sBI/t11+NkQ="
 )
 
-// The tests name the result vocabulary briefly.
-type (
-	Column = ir.Column
-	Type   = ir.ColType
-)
-
-const (
-	TypeText        = ir.TypeText
-	TypeInt8        = ir.TypeInt8
-	TypeFloat8      = ir.TypeFloat8
-	TypeBool        = ir.TypeBool
-	TypeInt4        = ir.TypeInt4
-	TypeName        = ir.TypeName
-	TypeOID         = ir.TypeOID
-	TypeDate        = ir.TypeDate
-	TypeTimestamp   = ir.TypeTimestamp
-	TypeTimestampTZ = ir.TypeTimestampTZ
-)
-
 // Result is one fake answer, held whole and written by write.
 type Result struct {
-	Columns []Column
+	Columns []ir.Column
 	Rows    [][]ir.Value
 	Tag     string
 	Empty   bool
@@ -89,13 +70,13 @@ func (r Result) write(w ir.RowWriter) error {
 	return w.Complete(ir.Completion{Tag: r.Tag, Empty: r.Empty, Cost: ir.Cost{Notices: r.Notices}})
 }
 
-var fakeColumns = []Column{
-	{Name: "i", Type: TypeInt8}, {Name: "label", Type: TypeText}, {Name: "half", Type: TypeFloat8}, {Name: "even", Type: TypeBool},
-	{Name: "small", Type: TypeInt4}, {Name: "nm", Type: TypeName}, {Name: "o", Type: TypeOID},
+var fakeColumns = []ir.Column{
+	{Name: "i", Type: ir.TypeInt8}, {Name: "label", Type: ir.TypeText}, {Name: "half", Type: ir.TypeFloat8}, {Name: "even", Type: ir.TypeBool},
+	{Name: "small", Type: ir.TypeInt4}, {Name: "nm", Type: ir.TypeName}, {Name: "o", Type: ir.TypeOID},
 }
 
 var (
-	oneColumns = []Column{{Name: "i", Type: TypeInt8}, {Name: "label", Type: TypeText}}
+	oneColumns = []ir.Column{{Name: "i", Type: ir.TypeInt8}, {Name: "label", Type: ir.TypeText}}
 	oneRows    = [][]ir.Value{{ir.Int(1), ir.String("one")}}
 )
 
@@ -236,33 +217,33 @@ func (s *fakeSession) Prepare(_ context.Context, sql string, _ []ir.ColType) (*P
 				return nil, sqlerr.New(sqlerr.SyntaxError, "unknown type")
 			}
 			p.ParamTypes = append(p.ParamTypes, t)
-			p.Columns = append(p.Columns, Column{Name: fmt.Sprintf("p%d", i+1), Type: t})
+			p.Columns = append(p.Columns, ir.Column{Name: fmt.Sprintf("p%d", i+1), Type: t})
 		}
 	case "echoany":
 		n, _ := strconv.Atoi(f[1])
 		for i := range n {
-			p.ParamTypes = append(p.ParamTypes, TypeText)
-			p.Columns = append(p.Columns, Column{Name: fmt.Sprintf("k%d", i+1), Type: TypeText})
+			p.ParamTypes = append(p.ParamTypes, ir.TypeText)
+			p.Columns = append(p.Columns, ir.Column{Name: fmt.Sprintf("k%d", i+1), Type: ir.TypeText})
 		}
 	case "failprepare":
 		return nil, fakeErr(f[1])
 	case "rows":
 		p.Columns = fakeColumns
 	case "notice":
-		p.Columns = []Column{{Name: "n", Type: TypeInt8}}
+		p.Columns = []ir.Column{{Name: "n", Type: ir.TypeInt8}}
 	case "one":
 		p.Columns = oneColumns
 	case "wait":
-		p.Columns = []Column{{Name: "ms", Type: TypeInt8}}
+		p.Columns = []ir.Column{{Name: "ms", Type: ir.TypeInt8}}
 	case "mismatch":
-		p.Columns = []Column{{Name: "a", Type: TypeInt8}}
+		p.Columns = []ir.Column{{Name: "a", Type: ir.TypeInt8}}
 	}
 	return p, nil
 }
 
-var fakeTypes = map[string]Type{
-	"int8": TypeInt8, "int4": TypeInt4, "float8": TypeFloat8, "bool": TypeBool,
-	"text": TypeText, "name": TypeName, "oid": TypeOID,
+var fakeTypes = map[string]ir.ColType{
+	"int8": ir.TypeInt8, "int4": ir.TypeInt4, "float8": ir.TypeFloat8, "bool": ir.TypeBool,
+	"text": ir.TypeText, "name": ir.TypeName, "oid": ir.TypeOID,
 }
 
 func (s *fakeSession) Execute(ctx context.Context, p *Prepared, args []ir.Value, w ir.RowWriter) error {
@@ -286,7 +267,7 @@ func (s *fakeSession) execute(ctx context.Context, p *Prepared, args []ir.Value)
 			}
 			return Result{Columns: p.Columns, Rows: [][]ir.Value{row}, Tag: "SELECT 1"}, nil
 		case "mismatch":
-			return Result{Columns: []Column{{Name: "a", Type: TypeInt8}, {Name: "b", Type: TypeInt8}},
+			return Result{Columns: []ir.Column{{Name: "a", Type: ir.TypeInt8}, {Name: "b", Type: ir.TypeInt8}},
 				Rows: [][]ir.Value{{ir.Int(1), ir.Int(2)}}, Tag: "SELECT 1"}, nil
 		}
 	}
@@ -326,7 +307,7 @@ func (s *fakeSession) run(ctx context.Context, stmt string, _ []ir.Value) (Resul
 		return Result{Columns: oneColumns, Rows: oneRows, Tag: "SELECT 1"}, nil
 	case "notice":
 		return Result{
-			Columns: []Column{{Name: "n", Type: TypeInt8}}, Rows: [][]ir.Value{{ir.Int(1)}}, Tag: "SELECT 1",
+			Columns: []ir.Column{{Name: "n", Type: ir.TypeInt8}}, Rows: [][]ir.Value{{ir.Int(1)}}, Tag: "SELECT 1",
 			Notices: []string{"epsilon spent 0.5"},
 		}, nil
 	case "fail":
@@ -353,7 +334,7 @@ func (s *fakeSession) run(ctx context.Context, stmt string, _ []ir.Value) (Resul
 				return Result{}, ctx.Err()
 			}
 		}
-		return Result{Columns: []Column{{Name: "ms", Type: TypeInt8}}, Rows: [][]ir.Value{{ir.Int(int64(ms))}}, Tag: "SELECT 1"}, nil
+		return Result{Columns: []ir.Column{{Name: "ms", Type: ir.TypeInt8}}, Rows: [][]ir.Value{{ir.Int(int64(ms))}}, Tag: "SELECT 1"}, nil
 	case "begin":
 		s.tx = true
 		return Result{Tag: "BEGIN"}, nil
