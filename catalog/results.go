@@ -15,14 +15,44 @@ import (
 // SELECT * FROM pg_class or information_schema.TABLES keeps the column,
 // which clients expect, without its value.
 func Blank(columns []string, rows [][]ir.Value) {
+	stats := StatisticsIndexes(columns)
+	for _, row := range rows {
+		BlankRow(stats, row)
+	}
+}
+
+// StatisticsIndexes returns the positions of a result's statistics
+// columns, for BlankRow on rows streamed one at a time.
+func StatisticsIndexes(columns []string) []int {
+	var stats []int
 	for i, c := range columns {
-		if !IsStatistics(c) {
-			continue
-		}
-		for _, row := range rows {
-			row[i] = ir.Null()
+		if IsStatistics(c) {
+			stats = append(stats, i)
 		}
 	}
+	return stats
+}
+
+// BlankRow sets a row's values at stats (StatisticsIndexes) to NULL.
+func BlankRow(stats []int, row []ir.Value) {
+	for _, i := range stats {
+		row[i] = ir.Null()
+	}
+}
+
+// keepRows returns the rows keep accepts (all when keep is nil), in rows'
+// backing array.
+func keepRows(rows [][]ir.Value, keep func(row []ir.Value) bool) [][]ir.Value {
+	if keep == nil {
+		return rows
+	}
+	kept := rows[:0]
+	for _, row := range rows {
+		if keep(row) {
+			kept = append(kept, row)
+		}
+	}
+	return kept
 }
 
 // tableNameColumns are catalog result columns that name a relation, with
@@ -57,6 +87,13 @@ func declaresTableNamed(pol *policies.Policy, name string) bool {
 // them (a backend's indexes over declared columns; nil: none). It returns
 // the rows kept, in rows' backing array.
 func HideUnexposed(pol *policies.Policy, columns []string, rows [][]ir.Value, shown func(name string) bool) [][]ir.Value {
+	return keepRows(rows, ExposedRows(pol, columns, shown))
+}
+
+// ExposedRows returns HideUnexposed's test of one row of a result with
+// these columns, decided once per result: nil when no column names a
+// relation (every row is kept).
+func ExposedRows(pol *policies.Policy, columns []string, shown func(name string) bool) func(row []ir.Value) bool {
 	nameCol, schemaCol := -1, -1
 	for i, c := range columns {
 		if scs, ok := tableNameColumns[strings.ToLower(c)]; ok && nameCol < 0 {
@@ -83,11 +120,10 @@ func HideUnexposed(pol *policies.Policy, columns []string, rows [][]ir.Value, sh
 			}
 		}
 		if nameCol < 0 || schemaCol < 0 {
-			return rows
+			return nil
 		}
 	}
-	kept := rows[:0]
-	for _, row := range rows {
+	return func(row []ir.Value) bool {
 		name := row[nameCol].Text()
 		schema := ""
 		if schemaCol >= 0 {
@@ -95,21 +131,17 @@ func HideUnexposed(pol *policies.Policy, columns []string, rows [][]ir.Value, sh
 		}
 		switch {
 		case schemaCol >= 0 && systemSchema(schema):
+			return true
 		case schemaCol < 0 && strings.HasPrefix(strings.ToLower(name), "pg_"):
+			return true
 		case schemaCol < 0:
 			// No schema in the result (SQLAlchemy's table list filters
 			// by schema in WHERE): a table of that name in any schema.
-			if !declaresTableNamed(pol, name) && (shown == nil || !shown(name)) {
-				continue
-			}
-		default:
-			if _, t := pol.LookupTable(schema, name); t == nil {
-				continue
-			}
+			return declaresTableNamed(pol, name) || (shown != nil && shown(name))
 		}
-		kept = append(kept, row)
+		_, t := pol.LookupTable(schema, name)
+		return t != nil
 	}
-	return kept
 }
 
 // HideUndeclaredColumns drops the rows of a result that lists columns
@@ -120,6 +152,13 @@ func HideUnexposed(pol *policies.Policy, columns []string, rows [][]ir.Value, sh
 // public one shows the backend's columns (emulated.Describe). It returns
 // the rows kept, in rows' backing array.
 func HideUndeclaredColumns(pol *policies.Policy, columns []string, rows [][]ir.Value) [][]ir.Value {
+	return keepRows(rows, DeclaredColumnRows(pol, columns))
+}
+
+// DeclaredColumnRows returns HideUndeclaredColumns's test of one row of a
+// result with these columns, decided once per result: nil when the result
+// does not list columns (every row is kept).
+func DeclaredColumnRows(pol *policies.Policy, columns []string) func(row []ir.Value) bool {
 	tableCol, schemaCol, columnCol := -1, -1, -1
 	for i, c := range columns {
 		switch strings.ToLower(c) {
@@ -132,10 +171,9 @@ func HideUndeclaredColumns(pol *policies.Policy, columns []string, rows [][]ir.V
 		}
 	}
 	if tableCol < 0 || columnCol < 0 {
-		return rows
+		return nil
 	}
-	kept := rows[:0]
-	for _, row := range rows {
+	return func(row []ir.Value) bool {
 		schema := ""
 		if schemaCol >= 0 {
 			schema = row[schemaCol].Text()
@@ -144,10 +182,10 @@ func HideUndeclaredColumns(pol *policies.Policy, columns []string, rows [][]ir.V
 		col := strings.ToLower(row[columnCol].Text())
 		switch {
 		case t == nil, len(t.ColumnNames) == 0 && t.Public:
+			return true
 		case len(t.ColumnNames) == 0, t.Columns[col] == nil && !strings.EqualFold(col, t.Unit):
-			continue
+			return false
 		}
-		kept = append(kept, row)
+		return true
 	}
-	return kept
 }

@@ -67,14 +67,6 @@ func listResult(rows [][]ir.Value) Result {
 	return r
 }
 
-// hideUnexposed drops the rows of a catalog result that name a relation
-// the policy does not declare (catalog.HideUnexposed).
-func (s *Session) hideUnexposed(r *Result) {
-	if kept := catalog.HideUnexposed(s.p.pol, columnNames(r.Columns), r.Rows, s.p.exposedIndex); len(kept) != len(r.Rows) {
-		r.Rows, r.Tag = kept, "SELECT "+itoa(len(kept))
-	}
-}
-
 func columnNames(cols []Column) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -203,23 +204,28 @@ func (ms *mySession) exec(ctx context.Context, st *ir.Statement, prep *Prepared,
 
 // myWriter is the MySQL adapter's RowWriter around the front end's.
 type myWriter struct {
-	ms  *mySession
-	w   ir.RowWriter
-	one Result // the row being filtered, as blankMySQLStatistics takes it
+	ms *mySession
+	w  ir.RowWriter
+	// Decided once per answer from its columns (catalog): the statistics
+	// columns to blank, and the test that drops a column the policy does
+	// not list from a column listing (nil: none).
+	stats    []int
+	declared func(row []ir.Value) bool
 }
 
 func (mw *myWriter) Columns(cols []Column) error {
-	mw.one = Result{Columns: cols, Rows: make([][]ir.Value, 0, 1)}
+	names := columnNames(cols)
+	mw.stats = catalog.StatisticsIndexes(names)
+	mw.declared = catalog.DeclaredColumnRows(mw.ms.core.Policy(), names)
 	return mw.w.Columns(cols)
 }
 
 func (mw *myWriter) Row(row []ir.Value) error {
-	mw.one.Rows = append(mw.one.Rows[:0], row)
-	mw.ms.blankMySQLStatistics(&mw.one)
-	if len(mw.one.Rows) == 0 {
+	catalog.BlankRow(mw.stats, row)
+	if mw.declared != nil && !mw.declared(row) {
 		return nil // a column the policy hides
 	}
-	return mw.w.Row(mw.one.Rows[0])
+	return mw.w.Row(row)
 }
 
 func (mw *myWriter) Complete(done ir.Completion) error {

@@ -16,17 +16,6 @@ func (ms *mySession) checkCatalog(st *ir.Statement) error {
 	return catalog.CheckMySQLInfoSchema(ms.core.Policy().Backend.Driver, ms.env.info != nil, st.Relations)
 }
 
-// blankMySQLStatistics nulls the statistics columns of a MySQL result and
-// hides the columns a declared table does not list (catalog.Blank,
-// catalog.HideUndeclaredColumns).
-func (ms *mySession) blankMySQLStatistics(r *Result) {
-	cols := columnNames(r.Columns)
-	catalog.Blank(cols, r.Rows)
-	if kept := catalog.HideUndeclaredColumns(ms.core.Policy(), cols, r.Rows); len(kept) != len(r.Rows) {
-		r.Rows, r.Tag = kept, "SELECT "+itoa(len(kept))
-	}
-}
-
 // InfoSchemaFunc runs a MySQL information_schema query over the catalog
 // the session describes (see Config.InfoSchema).
 type InfoSchemaFunc func(ctx context.Context, sql string, args []ir.Value, database string, tables []emulated.MySQLTable) ([]ir.Column, [][]ir.Value, error)

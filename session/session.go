@@ -383,31 +383,27 @@ func (s *Session) passthrough(ctx context.Context, sql string, args []ir.Value, 
 	return w.Complete(ir.Completion{Tag: "SELECT " + strconv.Itoa(n)})
 }
 
-// passthroughFilter returns the per-row filter of a pass-through result:
-// statistics columns (SELECT * FROM pg_class and the like) stay, since
-// clients expect them, but are blanked; rows naming relations the policy
-// does not expose are dropped (hideUnexposed).
+// passthroughFilter returns the per-row filter of a pass-through result,
+// decided once for its columns: statistics columns (SELECT * FROM pg_class
+// and the like) stay, since clients expect them, but are blanked; rows
+// naming relations the policy does not expose are dropped
+// (catalog.ExposedRows).
 func (s *Session) passthroughFilter(cols []Column) func(row []ir.Value) bool {
-	var stats, times []int
+	names := columnNames(cols)
+	stats := catalog.StatisticsIndexes(names)
+	exposed := catalog.ExposedRows(s.p.pol, names, s.p.exposedIndex)
+	var times []int
 	for i, c := range cols {
-		if catalog.IsStatistics(c.Name) {
-			stats = append(stats, i)
-		}
 		if _, ok := timeKinds[c.Type]; ok {
 			times = append(times, i)
 		}
 	}
-	one := Result{Columns: cols, Rows: make([][]ir.Value, 1)}
 	return func(row []ir.Value) bool {
 		for _, i := range times {
 			row[i] = ir.AsTime(row[i], timeKinds[cols[i].Type])
 		}
-		for _, i := range stats {
-			row[i] = ir.Null()
-		}
-		one.Rows = append(one.Rows[:0], row)
-		s.hideUnexposed(&one)
-		return len(one.Rows) == 1
+		catalog.BlankRow(stats, row)
+		return exposed == nil || exposed(row)
 	}
 }
 
