@@ -482,12 +482,10 @@ var emulatedMySQLFunctions = map[string]bool{
 	"database": true, "schema": true, "count": true, "max": true, "min": true, "group_concat": true,
 	"cast": true, "abs": true, "locate": true, "instr": true,
 	"least": true, "greatest": true,
-	// Clock probes (Metabase's time-zone offset), answered in UTC.
-	"now": true, "utc_timestamp": true, "current_timestamp": true, "timediff": true, "time_format": true,
 }
 
-// mysqlClockFunctions are MySQL's clock functions the emulated
-// information_schema answers (in the session's time zone, UTC) even in a
+// mysqlClockFunctions are MySQL's clock functions (Metabase's time-zone
+// probe) the emulated information_schema also answers (in the session's time zone, UTC) even in a
 // statement that reads no relation.
 var mysqlClockFunctions = map[string]bool{"now": true, "utc_timestamp": true, "current_timestamp": true, "timediff": true, "time_format": true}
 
@@ -498,7 +496,7 @@ func IsMySQLClockFunction(f string) bool { return mysqlClockFunctions[strings.To
 // emulation that calls a function off emulatedMySQLFunctions.
 func CheckEmulatedMySQLFunctions(backend string, functions []string) error {
 	for _, f := range functions {
-		if !emulatedMySQLFunctions[strings.ToLower(f)] {
+		if lf := strings.ToLower(f); !emulatedMySQLFunctions[lf] && !mysqlClockFunctions[lf] {
 			return sqlerr.New(sqlerr.FeatureNotSupported, "function %s is not supported in information_schema queries on the %s backend", f, backend)
 		}
 	}
