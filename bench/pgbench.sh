@@ -13,6 +13,9 @@
 #   cached (the same query each time: answered from the ledger):
 #          latency vs PgBouncer (target ≤ 1.0×)
 #
+# and the proxy's CPU time per answer (user + system, from /proc), which
+# the machine's other load disturbs far less than latency does.
+#
 #   bench/pgbench.sh [seconds per slice] [rounds] [clients...]
 #   e.g. bench/pgbench.sh 5 3 1 4 64
 #
@@ -150,13 +153,15 @@ printf '\\set r random(1, 1000000000)\nSELECT sex, COUNT(*) FROM %s WHERE age <>
 # cached: the same query every time, answered from the ledger after the first.
 printf 'SELECT sex, COUNT(*) FROM %s WHERE age > 30 GROUP BY sex;\n' "$tiny" > "$work/cached.sql"
 
-run() { # dsn script clients -> "tps latency_ms failed"
+# The proxy's CPU time (user + system, clock ticks) from /proc.
+proxy_ticks() { awk '{print $14 + $15}' "/proc/$proxy_pid/stat"; }
+run() { # dsn script clients -> "tps latency_ms failed transactions"
   PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" -T "$SECS" "$1" 2>/dev/null |
-    awk '/latency average/ {lat=$4} /^tps/ {tps=$3} /number of failed/ {f=$5} END {printf "%s %s %s\n", tps+0, lat+0, f+0}'
+    awk '/latency average/ {lat=$4} /^tps/ {tps=$3} /number of failed/ {f=$5} /actually processed/ {split($6, a, "/"); n=a[1]} END {printf "%s %s %s %s\n", tps+0, lat+0, f+0, n+0}'
 }
 
 # One table per workload: columns are targets, cells "tps / latency".
-declare -A tps lat
+declare -A tps lat cpu
 targets=(direct)
 [ -n "$bouncer" ] && targets+=(pgbouncer)
 targets+=(proxy_fresh proxy_cached)
@@ -171,7 +176,12 @@ for c in "${CLIENTS[@]}"; do
     n=${#targets[@]}
     for i in $(seq 0 $((n - 1))); do
       t=${targets[$(((i + r) % n))]}
-      read -r tp la fa < <(run "$(dsn_of "$t")" "$(script_of "$t")" "$c")
+      t0=$(proxy_ticks)
+      read -r tp la fa nt < <(run "$(dsn_of "$t")" "$(script_of "$t")" "$c")
+      t1=$(proxy_ticks)
+      # Proxy CPU per answer (µs): what the answers cost the proxy,
+      # whatever the machine's other load does to the latency.
+      case $t in proxy_*) [ "$nt" -gt 0 ] && cpu[$t.$c]="${cpu[$t.$c]:-} $(awk -v d=$((t1 - t0)) -v n="$nt" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", d * 1e6 / hz / n}')" ;; esac
       [ "$fa" != 0 ] && echo "warning: $t at $c clients: $fa failed transactions" >&2
       tps[$t.$c]="${tps[$t.$c]:-} $tp"
       lat[$t.$c]="${lat[$t.$c]:-} $la"
@@ -208,6 +218,14 @@ if [ "$BIG" -gt 0 ]; then
       "$(ratio "$(echo "${lat[proxy_fresh_big.$c]}" | median)" "$(echo "${lat[direct_big.$c]}" | median)")"
   done
 fi
+printf '\nproxy CPU per answer (µs, user + system, median of rounds)\n%-8s' clients
+for t in "${targets[@]}"; do case $t in proxy_*) printf '%18s' "$t" ;; esac; done
+printf '\n'
+for c in "${CLIENTS[@]}"; do
+  printf '%-8s' "$c"
+  for t in "${targets[@]}"; do case $t in proxy_*) printf '%18s' "$(echo "${cpu[$t.$c]:-0}" | median)" ;; esac; done
+  printf '\n'
+done
 echo "targets: fresh lat vs direct ≤ 2.50x at 1 client; fresh tps vs direct ≥ 0.50x at 64 clients; cached lat vs bouncer ≤ 1.00x"
 
 if [ "${DDP_BENCH_STRACE:-}" = 1 ] && command -v strace >/dev/null; then
