@@ -34,7 +34,14 @@ type Cache struct {
 	// one's tree instead of parsed, bounded the same way.
 	shapeOrder *list.List // values are *shapeEntry
 	shapes     map[string]*list.Element
+	shapeBytes int // the sum of the shapes' key lengths, at most maxShapeBytes
 }
+
+// maxShapeBytes bounds the shapes' memory besides their number: a shape
+// keeps up to 1+maxShapeInstances trees, and a tree takes up to about 70
+// bytes per byte of text (measured on a 6 kB IN list), so 512 kB of shape
+// text is some 100 MB at worst and a few hundred typical BI statements.
+const maxShapeBytes = 512 << 10
 
 type fpEntry struct {
 	key cacheKey
@@ -207,9 +214,12 @@ func (c *Cache) addShape(e *shapeEntry) {
 		return // another caller checked it first
 	}
 	c.shapes[e.key] = c.shapeOrder.PushFront(e)
-	for c.shapeOrder.Len() > c.max {
+	c.shapeBytes += len(e.key)
+	for c.shapeOrder.Len() > c.max || c.shapeBytes > maxShapeBytes {
 		last := c.shapeOrder.Back()
-		delete(c.shapes, last.Value.(*shapeEntry).key)
+		old := last.Value.(*shapeEntry)
+		delete(c.shapes, old.key)
+		c.shapeBytes -= len(old.key)
 		c.shapeOrder.Remove(last)
 	}
 }

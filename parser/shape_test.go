@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -383,4 +384,75 @@ func FuzzShape(f *testing.F) {
 			checkShapeVariant(t, c, variant(r, text, lits))
 		}
 	})
+}
+
+// Many goroutines parsing texts of a few shapes through one cache (the
+// pooled trees are patched per text) get what fresh parses give. Run
+// with -race.
+func TestShapeConcurrent(t *testing.T) {
+	c := NewCache(64)
+	bases := []string{
+		"SELECT sex, COUNT(*) FROM t WHERE age <> -123456 GROUP BY sex",
+		"SELECT count(*) FROM t WHERE a IN (1, 2.5, 'x') AND b BETWEEN -3 AND 4 LIMIT 10",
+		"DECLARE c CURSOR FOR SELECT count(*) FROM t WHERE a > 5; SELECT 'x', -1.5",
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			for i := range 200 {
+				base := bases[(g+i)%len(bases)]
+				_, lits, _ := pgShape(base)
+				text := variant(r, base, lits)
+				got, gerr := c.Parse(Postgres, text)
+				want, werr := Parse(Postgres, text)
+				if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
+					select {
+					case errs <- text:
+					default:
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for text := range errs {
+		t.Errorf("%q: cached statements differ from a fresh parse", text)
+	}
+}
+
+// The shapes are bounded by number (the cache's size) and by the bytes of
+// their texts.
+func TestShapeCacheBounded(t *testing.T) {
+	c := NewCache(3)
+	for i := range 10 {
+		if _, err := c.Parse(Postgres, fmt.Sprintf("SELECT count(*) FROM t%d WHERE a > 5", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.shapeOrder.Len(); n != 3 || len(c.shapes) != 3 {
+		t.Fatalf("%d shapes (%d in the map), bound 3", n, len(c.shapes))
+	}
+	c = NewCache(1 << 20)
+	long := "/* " + strings.Repeat("x", 12<<10) + " */" // kept in the key
+	for i := range 100 {
+		if _, err := c.Parse(Postgres, fmt.Sprintf("SELECT %s 1 FROM t%d", long, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for el := c.shapeOrder.Front(); el != nil; el = el.Next() {
+		total += len(el.Value.(*shapeEntry).key)
+	}
+	if total != c.shapeBytes || total > maxShapeBytes || c.shapeOrder.Len() != len(c.shapes) {
+		t.Fatalf("shapes hold %d bytes (counted %d), bound %d", total, c.shapeBytes, maxShapeBytes)
+	}
+	if c.shapeOrder.Len() < 10 {
+		t.Fatalf("only %d shapes kept", c.shapeOrder.Len())
+	}
 }
