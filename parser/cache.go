@@ -83,24 +83,8 @@ func (c *Cache) Fingerprint(d Dialect, text string) string {
 	}
 	c.mu.Unlock()
 
-	// libpg_query's fingerprint leaves constants out, so every text of a
-	// checked shape has the same one (TestShapeFingerprint): a new literal
-	// need not be fingerprinted, nor fill the text-keyed map.
-	var shape *shapeEntry
 	if d == Postgres {
-		if key, lits, ok := pgShape(text); ok && len(lits) > 0 {
-			shape = c.shape(key)
-		}
-		if shape != nil && shape.ok {
-			c.mu.Lock()
-			fp := shape.fp
-			c.mu.Unlock()
-			if fp == "" {
-				fp = Fingerprint(d, text)
-				c.mu.Lock()
-				shape.fp = fp
-				c.mu.Unlock()
-			}
+		if fp, ok := c.shapeFingerprint(text); ok {
 			return fp
 		}
 	}
@@ -222,4 +206,41 @@ func (c *Cache) addShape(e *shapeEntry) {
 		c.shapeBytes -= len(old.key)
 		c.shapeOrder.Remove(last)
 	}
+}
+
+// shapeFingerprint returns the fingerprint of a PostgreSQL text through its
+// shape: libpg_query's fingerprint leaves constants out, so every text of
+// a checked shape has the same one (the oracle tests compare them), and a
+// new literal need not be fingerprinted nor fill the text-keyed map. The
+// front ends fingerprint a statement's own text, which is not the text
+// they parsed when it came with others or a semicolon, so an unknown
+// shape is parsed and checked here too. ok=false: no usable shape.
+func (c *Cache) shapeFingerprint(text string) (fp string, ok bool) {
+	key, lits, lexed := pgShape(text)
+	if !lexed || len(lits) == 0 {
+		return "", false
+	}
+	e := c.shape(key)
+	if e == nil {
+		res, err := pgParse(text)
+		if err != nil {
+			c.addShape(&shapeEntry{key: key})
+			return "", false
+		}
+		e = newShapeEntry(key, text, res, lits)
+		c.addShape(e)
+	}
+	if !e.ok {
+		return "", false
+	}
+	c.mu.Lock()
+	fp = e.fp
+	c.mu.Unlock()
+	if fp == "" {
+		fp = Fingerprint(Postgres, text)
+		c.mu.Lock()
+		e.fp = fp
+		c.mu.Unlock()
+	}
+	return fp, true
 }

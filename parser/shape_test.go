@@ -229,6 +229,7 @@ func TestShapeOracle(t *testing.T) {
 	corpus := shapeCorpus(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	c := NewCache(1 << 16)
+	fc := NewCache(1 << 16) // fingerprints only: shapes first seen there
 	checked, refused, none := 0, 0, 0
 	for _, text := range corpus {
 		key, lits, ok := pgShape(text)
@@ -251,7 +252,11 @@ func TestShapeOracle(t *testing.T) {
 			refused++
 		}
 		for range 6 {
-			checkShapeVariant(t, c, variant(r, text, lits))
+			v := variant(r, text, lits)
+			checkShapeVariant(t, c, v)
+			if got, want := fc.Fingerprint(Postgres, v), Fingerprint(Postgres, v); got != want {
+				t.Fatalf("%q: fingerprint %q through a shape first seen by Fingerprint, fresh %q", v, got, want)
+			}
 		}
 	}
 	t.Logf("%d texts: %d checked shapes, %d refused shapes, %d without literals or not lexed", len(corpus), checked, refused, none)
