@@ -29,10 +29,14 @@ import (
 // grammar sees token types, not values, so a text of the same
 // shape (same bytes around literals of the same types) goes through the
 // same grammar rules; a rule that reads a literal's value for anything
-// else (float(10) vs float(30), FETCH 5, interval '1' day's field mask)
-// puts it somewhere other than an A_Const, and the check refuses the
-// shape. The oracle tests compare the trees and statements with fresh
+// else (float(10) vs float(30), FETCH 5, SET x = +5) puts it somewhere
+// other than an A_Const of its own, and the check refuses the shape. The
+// oracle tests compare the trees, statements and fingerprints with fresh
 // parses over the repository's corpora.
+//
+// Trees are patched in place and reused (shapeInst), one text at a time:
+// this relies on the conversion (pgStatements) only reading the tree,
+// which TestShapeConversionReadsOnly checks.
 
 // shapeSlot is where one literal of the shape lives in the tree.
 type shapeSlot struct {
@@ -269,6 +273,8 @@ type treePlan struct {
 	kids []int // pointer, slice and oneof fields (messages below)
 }
 
+// The plans are derived from the generated types only, so one set serves
+// every cache.
 var (
 	treePlans   sync.Map // reflect.Type → *treePlan
 	aConstType  = reflect.TypeFor[pg.A_Const]()
