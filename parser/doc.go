@@ -14,6 +14,13 @@
 // sees a flat ir.Query, so a wrapped query and the flat query it means
 // share one release.
 //
+// The front ends parse through a Cache: by exact text, and for PostgreSQL
+// also by shape (shape.go), so that a statement sent again with new
+// literal values reuses the checked tree of its first text instead of
+// running libpg_query. The shape lexer (shape_lex.go) only proposes where
+// the literals are; the first text's tree must confirm each of them, and
+// the tests compare the results with fresh parses.
+//
 // Classification fails closed:
 //   - A statement type not recognised is StmtRefused (FeatureNotSupported,
 //     or ReadOnly when it writes), never a SELECT or a session statement.

@@ -66,10 +66,16 @@ func Parse(d Dialect, sql string) ([]ir.Statement, error) {
 	if err != nil {
 		return nil, err
 	}
+	return orEmpty(stmts), nil
+}
+
+// orEmpty is Parse's result for the statements of a text: no statement is
+// one StmtEmpty.
+func orEmpty(stmts []ir.Statement) []ir.Statement {
 	if len(stmts) == 0 {
-		stmts = []ir.Statement{{Kind: ir.StmtEmpty}}
+		return []ir.Statement{{Kind: ir.StmtEmpty}}
 	}
-	return stmts, nil
+	return stmts
 }
 
 // trimStatement removes the surrounding blanks and semicolons of one

@@ -22,13 +22,19 @@ func parsePostgres(sql string) ([]ir.Statement, error) {
 	if err != nil {
 		return nil, pgSyntaxError(err)
 	}
+	return pgStatements(sql, res), nil
+}
+
+// pgStatements classifies the statements of sql's tree. It reads the tree
+// and never changes it (the shape cache reuses trees).
+func pgStatements(sql string, res *pg.ParseResult) []ir.Statement {
 	out := make([]ir.Statement, 0, len(res.Stmts))
 	for _, raw := range res.Stmts {
 		st := pgStatement(raw.Stmt)
 		st.Text = pgStmtText(sql, raw.StmtLocation, raw.StmtLen)
 		out = append(out, st)
 	}
-	return out, nil
+	return out
 }
 
 // pgParse calls the grammar, turning a panic inside the third-party code
