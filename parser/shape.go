@@ -84,7 +84,6 @@ func newShapeEntry(key, sql string, res *pg.ParseResult, lits []pgLiteral) *shap
 		byLoc[c.Location] = append(byLoc[c.Location], k)
 	}
 	used := make([]bool, len(refs.consts))
-	litAt := map[int32]bool{}
 	slots := make([]shapeSlot, len(lits))
 	for i, l := range lits {
 		var found []shapeSlot
@@ -99,9 +98,7 @@ func newShapeEntry(key, sql string, res *pg.ParseResult, lits []pgLiteral) *shap
 					found = append(found, shapeSlot{konst: k, negated: true})
 				}
 			}
-			litAt[int32(l.minus)] = true
 		}
-		litAt[int32(l.start)] = true
 		if len(found) != 1 || used[found[0].konst] {
 			return e
 		}
@@ -109,7 +106,7 @@ func newShapeEntry(key, sql string, res *pg.ParseResult, lits []pgLiteral) *shap
 		slots[i] = found[0]
 	}
 	for k, c := range refs.consts {
-		if !used[k] && !litAt[c.Location] && !atWord(sql, c.Location) {
+		if !used[k] && !atWord(sql, c.Location) {
 			return e
 		}
 	}
