@@ -43,11 +43,46 @@ type exact struct {
 func zeroExact() exact { return exact{new(big.Rat), new(big.Rat)} }
 
 func (a exact) add(b exact) exact {
-	return exact{new(big.Rat).Add(a.eps, b.eps), new(big.Rat).Add(a.delta, b.delta)}
+	return exact{addRat(a.eps, b.eps, false), addRat(a.delta, b.delta, false)}
 }
 
 func (a exact) sub(b exact) exact {
-	return exact{new(big.Rat).Sub(a.eps, b.eps), new(big.Rat).Sub(a.delta, b.delta)}
+	return exact{addRat(a.eps, b.eps, true), addRat(a.delta, b.delta, true)}
+}
+
+// addRat returns x+y, or x-y with neg, exactly, through cheaper paths
+// for what every charge computes (a charge's arithmetic was most of the
+// ledger's allocations): a zero y gives x itself (shared, which is safe:
+// nothing changes a rational in place; δ is usually 0), integers add as
+// integers, and a common denominator (every charge of ε 1/10) is not
+// multiplied out. Each path's result is normalised as big.Rat's own.
+func addRat(x, y *big.Rat, neg bool) *big.Rat {
+	switch {
+	case y.Sign() == 0:
+		return x
+	case x.Sign() == 0 && !neg:
+		return y
+	case x.IsInt() && y.IsInt():
+		r := new(big.Rat)
+		if neg {
+			r.Num().Sub(x.Num(), y.Num()) // a Rat's numerator, denominator 1
+		} else {
+			r.Num().Add(x.Num(), y.Num())
+		}
+		return r
+	case !x.IsInt() && !y.IsInt() && x.Denom().Cmp(y.Denom()) == 0:
+		n := new(big.Int)
+		if neg {
+			n.Sub(x.Num(), y.Num())
+		} else {
+			n.Add(x.Num(), y.Num())
+		}
+		return new(big.Rat).SetFrac(n, x.Denom())
+	}
+	if neg {
+		return new(big.Rat).Sub(x, y)
+	}
+	return new(big.Rat).Add(x, y)
 }
 
 func (a exact) equal(b exact) bool { return a.eps.Cmp(b.eps) == 0 && a.delta.Cmp(b.delta) == 0 }
@@ -72,9 +107,26 @@ func (a exact) clampZero() exact {
 // budget rounds to the nearest float64 pair, for display only: accounting
 // never goes back through float64.
 func (a exact) budget() budget.Budget {
-	e, _ := a.eps.Float64()
-	d, _ := a.delta.Float64()
-	return budget.Budget{Epsilon: e, Delta: d}
+	return budget.Budget{Epsilon: ratFloat(a.eps), Delta: ratFloat(a.delta)}
+}
+
+// ratFloat is r.Float64(): the nearest float64. When numerator and
+// denominator are exact float64s (|n|, d ≤ 2⁵³), one IEEE division is
+// that nearest value (division is correctly rounded), without big.Rat's
+// allocations.
+func ratFloat(r *big.Rat) float64 {
+	const exactInt = 1 << 53
+	if r.IsInt() {
+		if n := r.Num(); n.IsInt64() && n.Int64() >= -exactInt && n.Int64() <= exactInt {
+			return float64(n.Int64())
+		}
+	} else if n, d := r.Num(), r.Denom(); n.IsInt64() && d.IsInt64() {
+		if ni, di := n.Int64(), d.Int64(); ni >= -exactInt && ni <= exactInt && di <= exactInt {
+			return float64(ni) / float64(di)
+		}
+	}
+	f, _ := r.Float64()
+	return f
 }
 
 // fmtRat renders r for a client message: the nearest float64 in its
