@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
@@ -53,36 +54,92 @@ func (a exact) sub(b exact) exact {
 // addRat returns x+y, or x-y with neg, exactly, through cheaper paths
 // for what every charge computes (a charge's arithmetic was most of the
 // ledger's allocations): a zero y gives x itself (shared, which is safe:
-// nothing changes a rational in place; δ is usually 0), integers add as
-// integers, and a common denominator (every charge of ε 1/10) is not
-// multiplied out. Each path's result is normalised as big.Rat's own.
+// nothing changes a rational in place; δ is usually 0), and when both
+// fit in int64 halves the sum is computed and reduced in int64
+// (smallRat). Results are normalised as big.Rat's own.
 func addRat(x, y *big.Rat, neg bool) *big.Rat {
 	switch {
 	case y.Sign() == 0:
 		return x
 	case x.Sign() == 0 && !neg:
 		return y
-	case x.IsInt() && y.IsInt():
-		r := new(big.Rat)
-		if neg {
-			r.Num().Sub(x.Num(), y.Num()) // a Rat's numerator, denominator 1
-		} else {
-			r.Num().Add(x.Num(), y.Num())
-		}
+	}
+	if r, ok := addSmall(x, y, neg); ok {
 		return r
-	case !x.IsInt() && !y.IsInt() && x.Denom().Cmp(y.Denom()) == 0:
-		n := new(big.Int)
-		if neg {
-			n.Sub(x.Num(), y.Num())
-		} else {
-			n.Add(x.Num(), y.Num())
-		}
-		return new(big.Rat).SetFrac(n, x.Denom())
 	}
 	if neg {
 		return new(big.Rat).Sub(x, y)
 	}
 	return new(big.Rat).Add(x, y)
+}
+
+// addSmall is x±y when every numerator and denominator and every
+// intermediate product fits in an int64 (ok false otherwise).
+func addSmall(x, y *big.Rat, neg bool) (*big.Rat, bool) {
+	xn, xd, yn, yd := x.Num(), x.Denom(), y.Num(), y.Denom()
+	if !xn.IsInt64() || !xd.IsInt64() || !yn.IsInt64() || !yd.IsInt64() {
+		return nil, false
+	}
+	a, ok1 := mul64(xn.Int64(), yd.Int64())
+	b, ok2 := mul64(yn.Int64(), xd.Int64())
+	d, ok3 := mul64(xd.Int64(), yd.Int64())
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	if neg {
+		b = -b // |b| ≤ MaxInt64: cannot overflow
+	}
+	n := a + b
+	if (a > 0 && b > 0 && n < 0) || (a < 0 && b < 0 && n >= 0) {
+		return nil, false
+	}
+	if g := gcd64(n, d); g > 1 {
+		n, d = n/g, d/g
+	}
+	return smallRat(n, d), true
+}
+
+// smallRat returns n/d for d > 0 and n, d coprime: the normalised form,
+// built without big.Rat's GCD (its norm allocates several times). After
+// SetInt64 the denominator is initialised, so Denom is a reference to it
+// (math/big documents that it may be set so).
+func smallRat(n, d int64) *big.Rat {
+	r := new(big.Rat).SetInt64(n)
+	if d != 1 {
+		r.Denom().SetInt64(d)
+	}
+	return r
+}
+
+// mul64 is a*b, ok false when it overflows (or is MinInt64, whose
+// negation would).
+func mul64(a, b int64) (int64, bool) {
+	ua, ub := uint64(a), uint64(b)
+	if a < 0 {
+		ua = -ua
+	}
+	if b < 0 {
+		ub = -ub
+	}
+	hi, lo := bits.Mul64(ua, ub)
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	if (a < 0) != (b < 0) {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// gcd64 is the greatest common divisor of |a| and b > 0.
+func gcd64(a, b int64) int64 {
+	if a < 0 {
+		a = -a
+	}
+	for a != 0 {
+		a, b = b%a, a
+	}
+	return b
 }
 
 func (a exact) equal(b exact) bool { return a.eps.Cmp(b.eps) == 0 && a.delta.Cmp(b.delta) == 0 }

@@ -86,7 +86,11 @@ func TestExactDecimalRoundTrips(t *testing.T) {
 func TestExactArithmeticPaths(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func() *big.Rat {
-		switch rng.IntN(6) {
+		switch rng.IntN(8) {
+		case 6:
+			return big.NewRat(-rng.Int64N(1<<62), rng.Int64N(1<<31)+1)
+		case 7:
+			return big.NewRat(math.MinInt64, 1<<uint(rng.IntN(63)))
 		case 0:
 			return new(big.Rat)
 		case 1:
