@@ -101,7 +101,10 @@ type logRecord struct {
 }
 
 func (r *logRecord) appendFrame(b []byte) ([]byte, error) {
-	e := newEnc(32 + len(r.pending) + len(r.audit) + len(r.key) + len(r.release))
+	// Encoded in place after a header filled in last: no payload buffer
+	// of its own, copied into b (two per fresh answer).
+	start := len(b)
+	e := &enc{b: append(b, 0, 0, 0, 0, 0, 0, 0, 0, recordBinary)}
 	e.b = binary.BigEndian.AppendUint64(e.b, r.lsn)
 	e.b = append(e.b, byte(r.kind))
 	e.uvarint(r.id)
@@ -116,12 +119,13 @@ func (r *logRecord) appendFrame(b []byte) ([]byte, error) {
 		e.bytes(r.key)
 		e.bytes(r.release)
 	}
-	if len(e.b) >= maxLogRecord {
-		return b, fmt.Errorf("log record of %d bytes is too large", len(e.b))
+	payload := e.b[start+8:]
+	if len(payload) >= maxLogRecord {
+		return b, fmt.Errorf("log record of %d bytes is too large", len(payload))
 	}
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(e.b)))
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(e.b, crcTable))
-	return append(b, e.b...), nil
+	binary.LittleEndian.PutUint32(e.b[start:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(e.b[start+4:], crc32.Checksum(payload, crcTable))
+	return e.b, nil
 }
 
 // decodeLogRecord reads a payload whose CRC matched.
