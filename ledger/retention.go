@@ -138,8 +138,12 @@ func (l *Ledger) putRelease(tx *bolt.Tx, key, val []byte, now time.Time) error {
 	if err := tx.Bucket(bucketReleases).Put(key, val); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketEvicted).Delete(key); err != nil {
-		return err
+	// The key's eviction record, if any, is dropped (no record can
+	// exist while evictedAny is unset: every eviction sets it first).
+	if l.evictedAny.Load() {
+		if err := tx.Bucket(bucketEvicted).Delete(key); err != nil {
+			return err
+		}
 	}
 	if err := indexRelease(tx, key, int64(len(val)), now); err != nil {
 		return err
