@@ -59,6 +59,9 @@ const (
 	checkpointRecords = 8192
 )
 
+// maxSpare bounds the write buffer kept for reuse (a burst's is not).
+const maxSpare = 1 << 20
+
 // checkpointEvery is a variable for the tests that must tell a write by
 // the settle timer from one by a checkpoint.
 var checkpointEvery = time.Second
@@ -222,6 +225,7 @@ type wal struct {
 	mu      sync.Mutex
 	next    uint64 // LSN of the next record
 	buf     []byte
+	spare   []byte // the buffer of the last write, reused by the next group
 	bufN    int
 	urgent  bool   // a caller waits for buf
 	cur     *flush // the group buf is for
@@ -333,7 +337,10 @@ func (w *wal) loop(force bool) {
 			return
 		}
 		buf, n, g, last := w.buf, w.bufN, w.cur, w.next-1
-		w.buf, w.bufN, w.urgent, w.cur, w.flying, w.since = nil, 0, false, newFlush(), g, time.Time{}
+		// The next group fills the buffer the last write used (only one
+		// write is in flight): appends do not grow a new one each time.
+		w.buf, w.spare = w.spare[:0], nil
+		w.bufN, w.urgent, w.cur, w.flying, w.since = 0, false, newFlush(), g, time.Time{}
 		w.mu.Unlock()
 
 		start := time.Now()
@@ -347,6 +354,9 @@ func (w *wal) loop(force bool) {
 		}
 		g.err = w.err
 		w.flying = nil
+		if cap(buf) <= maxSpare {
+			w.spare = buf // written: the kernel has its bytes
+		}
 		big := w.logged > checkpointBytes || len(w.recs) > checkpointRecords
 		w.mu.Unlock()
 		close(g.done)
