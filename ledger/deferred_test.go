@@ -123,6 +123,49 @@ func TestDeferredCommitSettlesByTimer(t *testing.T) {
 	}
 }
 
+// TestDeferredCommitSettlesAfterTimerWasArmed: the settle timer armed by
+// one deferred commit stays armed when a group carries that commit; a
+// later deferred commit finds it armed and must still be written when
+// the timer fires early for it (re-armed for its own remaining time).
+func TestDeferredCommitSettlesAfterTimerWasArmed(t *testing.T) {
+	// No checkpoint may write q2 instead of the timer.
+	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
+	checkpointEvery = time.Hour
+	h := &harness{t: t, settle: 50 * time.Millisecond, path: t.TempDir() + "/ledger.db"}
+	h.open()
+	t.Cleanup(h.checkAndClose)
+	ctx := context.Background()
+	r1, err := h.l.Reserve(ctx, "ann", "census", eps(0.1), eps(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r1.CommitDeferred("q1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	// This reservation's write carries q1's commit.
+	r2, err := h.l.Reserve(ctx, "ann", "census", eps(0.1), eps(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.storedRaw("q1") == nil {
+		t.Fatal("q1's commit did not ride on the next reservation's write")
+	}
+	if _, err := r2.CommitDeferred("q2", []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for h.storedRaw("q2") == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the second deferred commit was not settled by the timer within 5s")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if p, _ := h.l.Pending(); len(p) != 0 {
+		t.Fatalf("%d pending after settling, want 0", len(p))
+	}
+}
+
 // TestCloseSettlesDeferredCommits: a graceful shutdown loses nothing.
 func TestCloseSettlesDeferredCommits(t *testing.T) {
 	h := newSlowSettleHarness(t)

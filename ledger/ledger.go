@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,6 +69,10 @@ type Ledger struct {
 	retention Retention
 	stopEvict chan struct{} // closed by Close; nil without an age bound
 	evictDone chan struct{}
+	// evictedAny: the file may hold eviction records (Evicted reads
+	// them). Set at Open when it does and by every eviction, before its
+	// transaction commits; never cleared.
+	evictedAny atomic.Bool
 
 	// wal is the change log that makes charges durable (wal.go); state
 	// decides them (state.go); ckMu runs one checkpoint at a time.
@@ -149,7 +154,13 @@ func Open(path string, opts Options) (*Ledger, error) {
 		if logID, applied, err = upgradeV3(tx); err != nil {
 			return err
 		}
-		return ensureReleaseIndex(tx, l.now())
+		if err := ensureReleaseIndex(tx, l.now()); err != nil {
+			return err
+		}
+		if k, _ := tx.Bucket(bucketEvicted).Cursor().First(); k != nil {
+			l.evictedAny.Store(true)
+		}
+		return nil
 	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)

@@ -138,14 +138,21 @@ func (l *Ledger) putRelease(tx *bolt.Tx, key, val []byte, now time.Time) error {
 	if err := tx.Bucket(bucketReleases).Put(key, val); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketEvicted).Delete(key); err != nil {
-		return err
+	// The key's eviction record, if any, is dropped (no record can
+	// exist while evictedAny is unset: every eviction sets it first).
+	if l.evictedAny.Load() {
+		if err := tx.Bucket(bucketEvicted).Delete(key); err != nil {
+			return err
+		}
 	}
 	if err := indexRelease(tx, key, int64(len(val)), now); err != nil {
 		return err
 	}
 	if l.retention.MaxBytes > 0 {
-		_, err := evictOldest(tx, now, func(int64) bool { return releaseBytes(tx) > l.retention.MaxBytes })
+		n, err := evictOldest(tx, now, func(int64) bool { return releaseBytes(tx) > l.retention.MaxBytes })
+		if n > 0 {
+			l.evictedAny.Store(true) // before the transaction makes the entries visible
+		}
 		return err
 	}
 	return nil
@@ -231,6 +238,9 @@ func (l *Ledger) Evict(ctx context.Context) (int, error) {
 		}
 		var err error
 		n, err = evictOldest(tx, now, more)
+		if n > 0 {
+			l.evictedAny.Store(true) // before the transaction makes the entries visible
+		}
 		return err
 	})
 	if err != nil {
@@ -309,6 +319,10 @@ func checkReleases(tx *bolt.Tx) []error {
 func (l *Ledger) Evicted(ctx context.Context, cacheKey string) (time.Time, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, false, err
+	}
+	if !l.evictedAny.Load() {
+		// Nothing was ever evicted: no read transaction per fresh answer.
+		return time.Time{}, false, nil
 	}
 	var t time.Time
 	var ok bool

@@ -69,6 +69,10 @@ func TestRetentionMaxBytes(t *testing.T) {
 			t.Errorf("release k%d kept %v, want %v", i, got, want)
 		}
 	}
+	// The bound's evictions (at commit, not by Evict) are reported too.
+	if _, ok, err := h.l.Evicted(context.Background(), "k0"); err != nil || !ok {
+		t.Errorf("Evicted(k0) = %v, %v; want evicted by the bytes bound", ok, err)
+	}
 	// Budgets are never evicted: five charges of 0.01.
 	if got := h.spentExact("ann", "census"); got.eps.Cmp(rat(t, "1/20")) != 0 {
 		t.Errorf("spent %v after eviction, want 1/20", got.eps)
@@ -94,6 +98,12 @@ func TestRetentionMaxAge(t *testing.T) {
 	}
 	if _, ok, _ := h.l.Evicted(context.Background(), "new"); ok {
 		t.Error("Evicted(new) = true for a release that is kept")
+	}
+	// Open finds the eviction records of an earlier run (Evicted skips
+	// its read while nothing was ever evicted).
+	h.reopen()
+	if _, ok, err := h.l.Evicted(context.Background(), "old"); err != nil || !ok {
+		t.Errorf("Evicted(old) after a restart = %v, %v; want evicted", ok, err)
 	}
 	// The evicted key is free again: a repeat stores a new release.
 	h.store("old", 10, false)

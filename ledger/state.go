@@ -338,9 +338,10 @@ func (l *Ledger) closeLog() error {
 	if w.err == nil {
 		w.err = errClosed
 	}
+	w.closed = true
 	if w.timer != nil {
 		w.timer.Stop()
-		w.timer = nil
+		w.armed = false
 	}
 	w.mu.Unlock()
 	if err == nil {

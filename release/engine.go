@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -428,9 +427,11 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 		}
 		rel.Rows = append(rel.Rows, storedRow{Aggs: a})
 	case planner.KeysDomain:
+		var kb []byte
 		for _, k := range keys {
 			var agg []int64
-			if r, ok := truth[keyString(k)]; ok {
+			kb = appendKey(kb[:0], k)
+			if r, ok := truth[string(kb)]; ok {
 				agg = r.Aggs
 			}
 			a, err := addNoise(agg)
@@ -678,15 +679,16 @@ func normalize(v ir.Value, typ string) ir.Value {
 func uniqueKeys(d []ir.Value) []ir.Value {
 	seen := make(map[string]bool, len(d))
 	var out []ir.Value
+	var kb []byte
 	for i, v := range d {
-		k := keyString([]ir.Value{v})
-		if seen[k] {
+		kb = appendKey(kb[:0], []ir.Value{v})
+		if seen[string(kb)] {
 			if out == nil {
 				out = slices.Clone(d[:i])
 			}
 			continue
 		}
-		seen[k] = true
+		seen[string(kb)] = true
 		if out != nil {
 			out = append(out, v)
 		}
@@ -708,15 +710,21 @@ func positiveZero(v ir.Value) ir.Value {
 // keyString identifies a key; -0 and 0 are one key, as in every backend's
 // GROUP BY (a derived domain may hold either: math.Ceil(-0.4) is -0).
 func keyString(keys []ir.Value) string {
-	var b strings.Builder
+	var buf [64]byte
+	return string(appendKey(buf[:0], keys))
+}
+
+// appendKey appends keyString(keys) to b: a map lookup by string(b)
+// allocates nothing.
+func appendKey(b []byte, keys []ir.Value) []byte {
 	for _, k := range keys {
 		k = positiveZero(k)
-		b.WriteString(k.Kind.String())
-		b.WriteByte(':')
-		b.WriteString(k.SQL())
-		b.WriteByte(0)
+		b = append(b, k.Kind.String()...)
+		b = append(b, ':')
+		b = append(b, k.SQL()...)
+		b = append(b, 0)
 	}
-	return b.String()
+	return b
 }
 
 func lessKeys(a, b []ir.Value) bool {

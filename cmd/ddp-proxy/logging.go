@@ -12,6 +12,7 @@ const serveUsage = "usage: ddp-proxy serve --policy FILE [--pid-file F] [--log-f
 // newLogger builds the process's log handler (only main builds one): text
 // or JSON lines on w, from level up. At info every private query is
 // logged once, by its fingerprint, never its text (session/observe.go).
+// When w is main's logBuffer, warnings and errors are flushed at once.
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
@@ -20,9 +21,9 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(withFlush(slog.NewTextHandler(w, opts), w)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(withFlush(slog.NewJSONHandler(w, opts), w)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }

@@ -32,8 +32,12 @@ func main() {
 // mainStatus runs the command line args and returns the process exit
 // status, printing an error that carries no status of its own.
 func mainStatus(args []string) int {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	err := run(context.Background(), args, os.Stdout, os.Stderr, log)
+	// stderr is buffered (logBuffer: one write per batch of log lines,
+	// not per private query) and flushed before the process exits.
+	stderr := newLogBuffer(os.Stderr, logFlushEvery)
+	log, _ := newLogger(stderr, "text", "info")
+	err := run(context.Background(), args, os.Stdout, stderr, log)
+	_ = stderr.Close()
 	var ee exitError
 	switch {
 	case err == nil:
