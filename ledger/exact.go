@@ -90,7 +90,9 @@ func addSmall(x, y *big.Rat, neg bool) (*big.Rat, bool) {
 		b = -b // |b| ≤ MaxInt64: cannot overflow
 	}
 	n := a + b
-	if (a > 0 && b > 0 && n < 0) || (a < 0 && b < 0 && n >= 0) {
+	if (a > 0 && b > 0 && n < 0) || (a < 0 && b < 0 && n >= 0) || n == math.MinInt64 {
+		// Overflowed, or MinInt64, whose absolute value gcd64 cannot
+		// take: big.Rat's path.
 		return nil, false
 	}
 	if g := gcd64(n, d); g > 1 {

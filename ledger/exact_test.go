@@ -105,8 +105,17 @@ func TestExactArithmeticPaths(t *testing.T) {
 		}
 		return big.NewRat(rng.Int64N(1e9), rng.Int64N(1e6)+1)
 	}
-	for i := 0; i < 20000; i++ {
+	// Sums of exactly MinInt64 (no overflow, but no int64 absolute value).
+	edges := [][2]*big.Rat{
+		{big.NewRat(1, 2), big.NewRat(1<<62+1, 2)},
+		{big.NewRat(-(math.MaxInt64 / 7), 1), big.NewRat(1, 7)},
+		{big.NewRat(-math.MaxInt64, 1), big.NewRat(1, 1)},
+	}
+	for i := 0; i < 20000+len(edges); i++ {
 		x, y := pick(), pick()
+		if i < len(edges) {
+			x, y = edges[i][0], edges[i][1]
+		}
 		xs, ys := x.RatString(), y.RatString()
 		for _, neg := range []bool{false, true} {
 			want := new(big.Rat).Add(x, y)
