@@ -129,7 +129,10 @@ func TestDeferredCommitSettlesByTimer(t *testing.T) {
 // the timer fires early for it (re-armed for its own remaining time).
 func TestDeferredCommitSettlesAfterTimerWasArmed(t *testing.T) {
 	// No checkpoint may write q2 instead of the timer.
-	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
+	// Restored after the ledger's Close (cleanups run last first): its
+	// checkpointer reads the value until then.
+	prev := checkpointEvery
+	t.Cleanup(func() { checkpointEvery = prev })
 	checkpointEvery = time.Hour
 	h := &harness{t: t, settle: 50 * time.Millisecond, path: t.TempDir() + "/ledger.db"}
 	h.open()

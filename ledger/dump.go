@@ -309,6 +309,7 @@ func (l *Ledger) Import(d *Dump) error {
 			if err := rb.Put(r.Key, r.Data); err != nil {
 				return err
 			}
+			l.releaseKeys.add(r.Key)
 			// Imported releases enter the retention index as stored now
 			// (a dump keeps no release times): the age bound counts from
 			// the import.

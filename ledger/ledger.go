@@ -84,6 +84,10 @@ type Ledger struct {
 	logClosed bool // by Close (closeLog)
 
 	memo *memo // exact decimals and decoded accounts (memo.go)
+
+	// releaseKeys: which cache keys may have a release in the bbolt
+	// file (releasekeys.go).
+	releaseKeys *releaseKeys
 }
 
 // ErrLocked is matched (errors.Is) by Open's error when another process
@@ -105,7 +109,8 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 // a ledger that starts afresh forgets every charge.
 func Open(path string, opts Options) (*Ledger, error) {
 	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, memo: newMemo(),
-		state: state{accounts: map[string]*account{}, releases: map[string]logged{}}}
+		state:       state{accounts: map[string]*account{}, releases: map[string]logged{}},
+		releaseKeys: newReleaseKeys()}
 	if l.replica == "" {
 		l.replica = DefaultReplica()
 	}
@@ -160,7 +165,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 		if k, _ := tx.Bucket(bucketEvicted).Cursor().First(); k != nil {
 			l.evictedAny.Store(true)
 		}
-		return nil
+		return l.releaseKeys.load(tx)
 	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)

@@ -138,6 +138,7 @@ func (l *Ledger) putRelease(tx *bolt.Tx, key, val []byte, now time.Time) error {
 	if err := tx.Bucket(bucketReleases).Put(key, val); err != nil {
 		return err
 	}
+	l.releaseKeys.add(key)
 	// The key's eviction record, if any, is dropped (no record can
 	// exist while evictedAny is unset: every eviction sets it first).
 	if l.evictedAny.Load() {

@@ -60,6 +60,9 @@ func (l *Ledger) storedRelease(key string) ([]byte, uint64, error) {
 
 // fileRelease returns the release stored under key in the bbolt file.
 func (l *Ledger) fileRelease(key string) ([]byte, error) {
+	if !l.releaseKeys.may(key) {
+		return nil, nil
+	}
 	var out []byte
 	err := l.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketReleases).Get([]byte(key)); v != nil {
@@ -160,7 +163,7 @@ func (b *batch) apply(r *logRecord) error {
 	switch r.kind {
 	case logCommit:
 		a.committed = a.committed.add(p.cost)
-		if len(r.key) > 0 && tx.Bucket(bucketReleases).Get(r.key) == nil {
+		if len(r.key) > 0 && (!b.l.releaseKeys.mayBytes(r.key) || tx.Bucket(bucketReleases).Get(r.key) == nil) {
 			return b.l.putRelease(tx, r.key, r.release, r.time)
 		}
 		return nil
