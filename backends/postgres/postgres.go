@@ -60,7 +60,13 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	socks := backends.NewSockets(opts.ConnectTimeout)
 	base.Dialer(socks)
 	db := sql.OpenDB(&sessionConnector{base: base, setup: setup, socks: socks})
-	return &Backend{Engine: backends.NewEngine(db, sqlrender.Postgres(), opts, classify, socks)}, nil
+	e := backends.NewEngine(db, sqlrender.Postgres(), opts, classify, socks)
+	// A private query's statement is prepared once per connection: then
+	// it is one Bind/Execute/Sync round trip, and PostgreSQL (which
+	// shares the machine's cores with the proxy as often as not) skips
+	// parsing and planning it.
+	e.CacheStatements(statementCacheSize, replan)
+	return &Backend{Engine: e}, nil
 }
 
 // Open is New followed by a connection check; a server that cannot be
@@ -117,6 +123,18 @@ func classify(err error) (bool, string) {
 		return false, "bad_conn"
 	}
 	return false, ""
+}
+
+// statementCacheSize bounds the prepared statements kept per connection:
+// one per shape of private query (literals are bound, not spliced).
+const statementCacheSize = 256
+
+// replan recognises PostgreSQL's refusal to reuse a prepared statement
+// whose result type changed with its tables ("cached plan must not change
+// result type", raised while binding, before anything ran).
+func replan(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == "0A000" && pe.Routine == "RevalidateCachedQuery"
 }
 
 // sessionConnector configures every new session before database/sql
