@@ -44,7 +44,7 @@ type Engine struct {
 	deadline time.Duration // client-side bound of one call (0: none)
 	log      *slog.Logger
 	classify Classifier
-	sockets  *Sockets // nil for a local database, which ctx alone interrupts
+	sockets  *Sockets        // nil for a local database, which ctx alone interrupts
 	stmts    *statementCache // nil: Aggregate's statements are not prepared (CacheStatements)
 }
 
