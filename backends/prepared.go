@@ -75,6 +75,15 @@ func (e *Engine) queryCached(ctx context.Context, text string, args []any,
 	defer cancel()
 	w := e.watch(qctx, sk)
 	defer e.release(conn, w)
+	// The driver watches the caller's cancellation only, not our
+	// deadline: lib/pq's statement-level watcher sends its CancelRequest
+	// before it lets the call return, so at a deadline in a silent
+	// network the call would wait for that request's own timeout. The
+	// deadline is the watcher's, which cuts the socket at once; a
+	// caller's cancel still stops the server's work.
+	dctx, dcancel := context.WithCancel(context.WithoutCancel(qctx))
+	defer dcancel()
+	defer context.AfterFunc(ctx, dcancel)()
 	limit := e.stmts.limit
 	return conn.Raw(func(dc any) error {
 		var c *stmtCache
@@ -101,7 +110,7 @@ func (e *Engine) queryCached(ctx context.Context, text string, args []any,
 			// statement reached the network.
 			return fail(err)
 		}
-		rows, err := c.query(qctx, dc, text, named, e.stmts)
+		rows, err := c.query(dctx, dc, text, named, e.stmts)
 		if err != nil {
 			return fail(err)
 		}
