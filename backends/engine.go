@@ -45,6 +45,7 @@ type Engine struct {
 	log      *slog.Logger
 	classify Classifier
 	sockets  *Sockets        // nil for a local database, which ctx alone interrupts
+	direct   bool            // Aggregate reads through the driver's interfaces (ReadAggregatesDirectly)
 	stmts    *statementCache // nil: Aggregate's statements are not prepared (CacheStatements)
 }
 
@@ -108,8 +109,8 @@ func (e *Engine) Aggregate(ctx context.Context, q *ir.BackendQuery, fn func(ir.B
 		return err
 	}
 	d := aggDecoder{nk: len(q.GroupBy), na: len(q.Aggs), fn: fn}
-	if e.stmts != nil {
-		err = e.queryCached(ctx, st.SQL, st.Args, d.start, func(vals []driver.Value, fail func(error) error) error {
+	if e.direct {
+		err = e.queryDirect(ctx, st.SQL, st.Args, d.start, func(vals []driver.Value, fail func(error) error) error {
 			return aggRow(&d, vals, fail)
 		})
 	} else {

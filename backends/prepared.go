@@ -51,7 +51,16 @@ type statementCache struct {
 // of connections without a known socket, and the pass-through path
 // (Rows, Stream, Result: client text, unbounded in variety), are not
 // cached. Call it before the engine is used.
+//
+// CAUTION: PostgreSQL can lose a CancelRequest that arrives in the first
+// moments of a named statement's execution (measured with lib/pq and
+// pg_cancel_backend: a cancel 10 ms in was ignored and the statement ran
+// to its end, where the unnamed statement was cancelled), so a client's
+// early cancel may then not stop the server's work; the proxy still
+// answers the client at the cancel grace. That is why New does not turn
+// it on.
 func (e *Engine) CacheStatements(limit int, replan func(error) bool) {
+	e.direct = true
 	if limit <= 0 {
 		e.stmts = nil
 		return
@@ -59,12 +68,28 @@ func (e *Engine) CacheStatements(limit int, replan func(error) bool) {
 	e.stmts = &statementCache{limit: limit, replan: replan}
 }
 
-// queryCached is query with text run as a cached prepared statement of
-// the connection, through the driver's own interfaces: start receives
+// ReadAggregatesDirectly makes Aggregate run its statement through the
+// driver's own interfaces (driver.QueryerContext) instead of
+// database/sql's: no sql.Rows, no goroutine per query watching the
+// context on database/sql's side, no copying conversion of every value.
+// The driver sees the same calls as under database/sql (the arguments
+// converted alike, namedArgs), so its values, errors and cancellation
+// are the same. Off, it also stops caching statements. Call it before
+// the engine is used.
+func (e *Engine) ReadAggregatesDirectly(on bool) {
+	e.direct = on
+	if !on {
+		e.stmts = nil
+	}
+}
+
+// queryDirect is query run through the driver's own interfaces, with
+// text as a cached prepared statement of the connection when the engine
+// caches statements: start receives
 // the columns' database type names, each every row (driver values, valid
 // until the next row). Their errors are returned as they are; the
 // driver's go through fail.
-func (e *Engine) queryCached(ctx context.Context, text string, args []any,
+func (e *Engine) queryDirect(ctx context.Context, text string, args []any,
 	start func(types []string, fail func(error) error) error,
 	each func(vals []driver.Value, fail func(error) error) error) error {
 	conn, sk, err := e.checkout(ctx)
@@ -75,6 +100,25 @@ func (e *Engine) queryCached(ctx context.Context, text string, args []any,
 	defer cancel()
 	w := e.watch(qctx, sk)
 	defer e.release(conn, w)
+	if e.stmts == nil {
+		return conn.Raw(func(dc any) error {
+			sent := w.sent()
+			fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
+			named, err := namedArgs(dc, args)
+			if err != nil {
+				return fail(err)
+			}
+			q, ok := dc.(driver.QueryerContext)
+			if !ok {
+				return fail(fmt.Errorf("backends: driver connection %T cannot query with a context", dc))
+			}
+			rows, err := q.QueryContext(qctx, text, named)
+			if err != nil {
+				return fail(err)
+			}
+			return readRows(rows, start, each, fail)
+		})
+	}
 	// The driver watches the caller's cancellation only, not our
 	// deadline: lib/pq's statement-level watcher sends its CancelRequest
 	// before it lets the call return, so at a deadline in a silent
@@ -114,43 +158,49 @@ func (e *Engine) queryCached(ctx context.Context, text string, args []any,
 		if err != nil {
 			return fail(err)
 		}
-		// lib/pq's Close must run exactly once: a second call waits
-		// forever for its finished cancel watcher.
-		open := true
-		defer func() {
-			if open {
-				rows.Close()
-			}
-		}()
-		cols := rows.Columns()
-		types := make([]string, len(cols))
-		if tn, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
-			for i := range types {
-				types[i] = tn.ColumnTypeDatabaseTypeName(i)
-			}
+		return readRows(rows, start, each, fail)
+	})
+}
+
+// readRows reads a driver's rows and closes them.
+func readRows(rows driver.Rows, start func(types []string, fail func(error) error) error,
+	each func(vals []driver.Value, fail func(error) error) error, fail func(error) error) error {
+	// lib/pq's Close must run exactly once: a second call waits
+	// forever for its finished cancel watcher.
+	open := true
+	defer func() {
+		if open {
+			rows.Close()
 		}
-		if err := start(types, fail); err != nil {
-			return err
+	}()
+	cols := rows.Columns()
+	types := make([]string, len(cols))
+	if tn, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
+		for i := range types {
+			types[i] = tn.ColumnTypeDatabaseTypeName(i)
 		}
-		vals := make([]driver.Value, len(cols))
-		for {
-			err := rows.Next(vals)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return fail(err)
-			}
-			if err := each(vals, fail); err != nil {
-				return err
-			}
+	}
+	if err := start(types, fail); err != nil {
+		return err
+	}
+	vals := make([]driver.Value, len(cols))
+	for {
+		err := rows.Next(vals)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		open = false
-		if err := rows.Close(); err != nil {
+		if err != nil {
 			return fail(err)
 		}
-		return nil
-	})
+		if err := each(vals, fail); err != nil {
+			return err
+		}
+	}
+	open = false
+	if err := rows.Close(); err != nil {
+		return fail(err)
+	}
+	return nil
 }
 
 // query runs text with args on dc, preparing it unless it is cached.
@@ -179,6 +229,12 @@ func (c *stmtCache) query(ctx context.Context, dc any, text string, args []drive
 	}
 	c.tick++
 	c.byText[text] = &cachedStmt{st: st, used: c.tick}
+	// Between the prepare's round trip and the run's the server is idle,
+	// and a CancelRequest arriving then is lost: the statement would run
+	// on uncancelled. A cancel seen by now stops it here.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	rows, err := run(ctx, st, args)
 	if err != nil {
 		c.drop(text)

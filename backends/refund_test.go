@@ -72,6 +72,13 @@ func TestRefundableOnlyWhenNothingWasSent(t *testing.T) {
 			if !sqlerr.HasCode(err, tt.want) {
 				t.Fatalf("got %v, want code %s", err, tt.want.Name)
 			}
+			// Aggregate read straight from the driver: the same rule.
+			e.ReadAggregatesDirectly(true)
+			q := &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Aggs: []ir.BackendAgg{{Kind: ir.CountRows}}}
+			err = e.Aggregate(context.Background(), q, func(ir.BackendRow) error { return nil })
+			if !sqlerr.HasCode(err, tt.want) {
+				t.Fatalf("direct aggregate: got %v, want code %s", err, tt.want.Name)
+			}
 		})
 	}
 }

@@ -61,11 +61,12 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	base.Dialer(socks)
 	db := sql.OpenDB(&sessionConnector{base: base, setup: setup, socks: socks})
 	e := backends.NewEngine(db, sqlrender.Postgres(), opts, classify, socks)
-	// A private query's statement is prepared once per connection: then
-	// it is one Bind/Execute/Sync round trip, and PostgreSQL (which
-	// shares the machine's cores with the proxy as often as not) skips
-	// parsing and planning it.
-	e.CacheStatements(statementCacheSize, replan)
+	// Private queries' rows are read straight from lib/pq. Their
+	// statements are not prepared per connection (CacheStatements), though
+	// that halves PostgreSQL's CPU per query: PostgreSQL can lose a
+	// client's CancelRequest early in a named statement's execution
+	// (TestCancelRequestStopsTheBackendQuery in cmd/ddp-proxy shows it).
+	e.ReadAggregatesDirectly(true)
 	return &Backend{Engine: e}, nil
 }
 
@@ -125,14 +126,15 @@ func classify(err error) (bool, string) {
 	return false, ""
 }
 
-// statementCacheSize bounds the prepared statements kept per connection:
-// one per shape of private query (literals are bound, not spliced).
-const statementCacheSize = 256
+// StatementCacheSize bounds the prepared statements kept per connection
+// when they are cached (Engine.CacheStatements): one per shape of private
+// query (literals are bound, not spliced).
+const StatementCacheSize = 256
 
-// replan recognises PostgreSQL's refusal to reuse a prepared statement
+// Replan recognises PostgreSQL's refusal to reuse a prepared statement
 // whose result type changed with its tables ("cached plan must not change
 // result type", raised while binding, before anything ran).
-func replan(err error) bool {
+func Replan(err error) bool {
 	var pe *pq.Error
 	return errors.As(err, &pe) && pe.Code == "0A000" && pe.Routine == "RevalidateCachedQuery"
 }

@@ -83,9 +83,10 @@ func testDSNB(b *testing.B) string {
 
 // BenchmarkAggregate measures a fresh private answer's backend statement
 // (a small GROUP BY with a new bound literal each time) as the release
-// step runs it, with Aggregate's statements prepared once per connection
-// (as New sets it up) and, for comparison, sent as the unnamed statement
-// every time. Besides the wall time it reports the CPU spent per query by
+// step runs it: read straight from lib/pq as New sets it up ("direct"),
+// also with the statement prepared once per connection ("prepared", not
+// on by default, see CacheStatements) and through database/sql as before
+// ("database-sql"). Besides the wall time it reports the CPU spent per query by
 // this process (proxy-µs/op) and by the PostgreSQL processes on this
 // machine (server-µs/op; meaningful only when the server is local and
 // otherwise idle), which share the cores in a typical deployment.
@@ -105,16 +106,17 @@ func BenchmarkAggregate(b *testing.B) {
 	}
 	defer func() { _, _ = raw.ExecContext(ctx, "DROP TABLE IF EXISTS "+table) }()
 	for _, mode := range []struct {
-		name     string
-		prepared bool
-	}{{"prepared", true}, {"unnamed", false}} {
+		name             string
+		direct, prepared bool
+	}{{"prepared", true, true}, {"direct", true, false}, {"database-sql", false, false}} {
 		app := "ddp_bench_" + mode.name + "_" + suffix()
 		be, err := Open(ctx, withApp(dsn, app), backends.Options{MaxOpenConns: 8, StatementTimeout: 30 * time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if !mode.prepared {
-			be.CacheStatements(0, nil)
+		be.ReadAggregatesDirectly(mode.direct)
+		if mode.prepared {
+			be.CacheStatements(StatementCacheSize, Replan)
 		}
 		run := func(b *testing.B, i int64) {
 			q := &ir.BackendQuery{

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,12 +67,18 @@ func prepared(t *testing.T, b *Backend) (stmts, runs int64) {
 	return stmts, runs
 }
 
-// TestAggregatePreparedOncePerConnection: a query shape is prepared once
+// cached turns on b's statement cache (New leaves it off).
+func cached(b *Backend) *Backend {
+	b.CacheStatements(StatementCacheSize, Replan)
+	return b
+}
+
+// TestAggregatePreparedOncePerConnection: with the statement cache on, a query shape is prepared once
 // per connection and then only bound and run, whatever its literals; a
 // new shape adds a statement. The answers are those of the data.
 func TestAggregatePreparedOncePerConnection(t *testing.T) {
 	table, _ := people(t)
-	b := open(t, backends.Options{MaxOpenConns: 1})
+	b := cached(open(t, backends.Options{MaxOpenConns: 1}))
 	ctx := context.Background()
 	for i := range int64(10) {
 		got, err := backendtest.Collect(ctx, b, countBySex(table, -i))
@@ -102,7 +109,7 @@ func TestAggregatePreparedOncePerConnection(t *testing.T) {
 func TestStatementCacheBound(t *testing.T) {
 	table, _ := people(t)
 	b := open(t, backends.Options{MaxOpenConns: 1})
-	b.CacheStatements(2, replan)
+	b.CacheStatements(2, Replan)
 	ctx := context.Background()
 	shapes := []ir.CmpOp{ir.OpNe, ir.OpLt, ir.OpGt, ir.OpNe}
 	for i, op := range shapes {
@@ -123,7 +130,7 @@ func TestStatementCacheBound(t *testing.T) {
 // prepares it again and answers with the new type.
 func TestCachedStatementAfterColumnTypeChange(t *testing.T) {
 	table, raw := people(t)
-	b := open(t, backends.Options{MaxOpenConns: 1})
+	b := cached(open(t, backends.Options{MaxOpenConns: 1}))
 	ctx := context.Background()
 	q := &ir.BackendQuery{
 		From:    ir.TableRef{Name: table, Alias: "t"},
@@ -147,12 +154,18 @@ func TestCachedStatementAfterColumnTypeChange(t *testing.T) {
 	}
 }
 
-// TestSilentNetworkBeforeAggregate: a prepared aggregate written into a
-// silent network ends at the client deadline as abandoned (57014: it was
+// TestSilentNetworkBeforeAggregate: an aggregate (read directly from the
+// driver, prepared or not) written into a silent network ends at the client deadline as abandoned (57014: it was
 // sent, so it stays charged); the cut connection goes with its
 // statements, and once the network is back the shape is prepared afresh
 // on a new connection.
 func TestSilentNetworkBeforeAggregate(t *testing.T) {
+	for _, prepared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prepared=%v", prepared), func(t *testing.T) { silentBeforeAggregate(t, prepared) })
+	}
+}
+
+func silentBeforeAggregate(t *testing.T, prepared bool) {
 	table, _ := people(t)
 	f, dsn := viaForwarder(t)
 	const timeout = time.Second
@@ -161,6 +174,9 @@ func TestSilentNetworkBeforeAggregate(t *testing.T) {
 		t.Fatalf("%s is set but the server is unusable: %v", dsnEnv, err)
 	}
 	t.Cleanup(func() { b.Close() })
+	if prepared {
+		cached(b)
+	}
 	ctx := context.Background()
 	if _, err := backendtest.Collect(ctx, b, countBySex(table, -1)); err != nil {
 		t.Fatalf("warm-up: %v", err)
