@@ -85,10 +85,9 @@ func (e *Engine) ReadAggregatesDirectly(on bool) {
 
 // queryDirect is query run through the driver's own interfaces, with
 // text as a cached prepared statement of the connection when the engine
-// caches statements: start receives
-// the columns' database type names, each every row (driver values, valid
-// until the next row). Their errors are returned as they are; the
-// driver's go through fail.
+// caches statements: start receives the columns' database type names,
+// each every row (driver values, valid until the next row). Their errors
+// are returned as they are; the driver's go through fail.
 func (e *Engine) queryDirect(ctx context.Context, text string, args []any,
 	start func(types []string, fail func(error) error) error,
 	each func(vals []driver.Value, fail func(error) error) error) error {
@@ -123,8 +122,10 @@ func (e *Engine) queryDirect(ctx context.Context, text string, args []any,
 	// deadline: lib/pq's statement-level watcher sends its CancelRequest
 	// before it lets the call return, so at a deadline in a silent
 	// network the call would wait for that request's own timeout. The
-	// deadline is the watcher's, which cuts the socket at once; a
-	// caller's cancel still stops the server's work.
+	// deadline is the watcher's, which cuts the socket at once. A
+	// caller's cancel still sends the CancelRequest (see CacheStatements
+	// for when PostgreSQL loses it); in a silent network the call then
+	// ends once that request's connection times out (ConnectTimeout).
 	dctx, dcancel := context.WithCancel(context.WithoutCancel(qctx))
 	defer dcancel()
 	defer context.AfterFunc(ctx, dcancel)()
