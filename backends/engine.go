@@ -286,9 +286,8 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 	}
 	cctx, cancel := e.withDeadline(ctx)
 	defer cancel()
-	attempts := min(e.db.Stats().Idle+2, 16)
 	var last error
-	for range attempts {
+	for i, attempts := 0, 1; i < attempts; i++ {
 		conn, err := e.db.Conn(cctx)
 		if err != nil {
 			// No connection could be opened (database/sql already
@@ -304,6 +303,12 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 		last = err
 		if cctx.Err() != nil {
 			break
+		}
+		if i == 0 {
+			// A stale one: after a server restart every idle one is, so
+			// try past them all (the pool's statistics take its lock:
+			// only read them now).
+			attempts = min(e.db.Stats().Idle+3, 16)
 		}
 	}
 	if err := ctx.Err(); err != nil {
