@@ -44,7 +44,9 @@ type Engine struct {
 	deadline time.Duration // client-side bound of one call (0: none)
 	log      *slog.Logger
 	classify Classifier
-	sockets  *Sockets // nil for a local database, which ctx alone interrupts
+	sockets  *Sockets        // nil for a local database, which ctx alone interrupts
+	direct   bool            // Aggregate reads through the driver's interfaces (ReadAggregatesDirectly)
+	stmts    *statementCache // nil: Aggregate's statements are not prepared (CacheStatements)
 }
 
 // cancelGrace is how long a driver may take to end a cancelled call by
@@ -85,13 +87,13 @@ func (e *Engine) Close() error { return e.db.Close() }
 // Ping checks that a connection can be had and answers: unlike a
 // statement's checkout, it makes a round trip on it.
 func (e *Engine) Ping(ctx context.Context) error {
-	conn, err := e.checkout(ctx)
+	conn, sk, err := e.checkout(ctx)
 	if err != nil {
 		return err
 	}
 	cctx, cancel := e.withDeadline(ctx)
 	defer cancel()
-	if err := e.ping(cctx, conn); err != nil {
+	if err := e.ping(cctx, conn, sk); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return e.fail(Canceled(cerr), "")
 		}
@@ -106,48 +108,82 @@ func (e *Engine) Aggregate(ctx context.Context, q *ir.BackendQuery, fn func(ir.B
 	if err != nil {
 		return err
 	}
-	nk, na := len(q.GroupBy), len(q.Aggs)
-	n := 0
-	err = e.query(ctx, st.SQL, st.Args, func(rows *sql.Rows, fail func(error) error) error {
-		types, err := rows.ColumnTypes()
-		if err != nil {
-			return fail(err)
-		}
-		if len(types) != nk+na {
-			return fail(errors.New("backends: aggregate result has the wrong number of columns"))
-		}
-		dest := make([]any, nk+na)
-		ptrs := make([]any, nk+na)
-		for i := range dest {
-			ptrs[i] = &dest[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
+	d := aggDecoder{nk: len(q.GroupBy), na: len(q.Aggs), fn: fn}
+	if e.direct {
+		err = e.queryDirect(ctx, st.SQL, st.Args, d.start, func(vals []driver.Value, fail func(error) error) error {
+			return aggRow(&d, vals, fail)
+		})
+	} else {
+		err = e.query(ctx, st.SQL, st.Args, func(rows *sql.Rows, fail func(error) error) error {
+			types, err := rows.ColumnTypes()
+			if err != nil {
 				return fail(err)
 			}
-			row := ir.BackendRow{Keys: make([]ir.Value, nk), Aggs: make([]int64, na)}
-			for i := range nk {
-				if row.Keys[i], err = DecodeValue(dest[i], types[i].DatabaseTypeName()); err != nil {
-					return fail(err)
-				}
+			names := make([]string, len(types))
+			for i, t := range types {
+				names[i] = t.DatabaseTypeName()
 			}
-			for i := range na {
-				// An overflowing sum is a failure, never a wrapped number.
-				if row.Aggs[i], err = DecodeInt(dest[nk+i]); err != nil {
-					return fail(err)
-				}
-			}
-			n++
-			if err := fn(row); err != nil {
+			if err := d.start(names, fail); err != nil {
 				return err
 			}
-		}
-		return nil
-	})
-	if err == nil && nk == 0 && n != 1 {
+			dest := make([]any, len(types))
+			ptrs := make([]any, len(types))
+			for i := range dest {
+				ptrs[i] = &dest[i]
+			}
+			for rows.Next() {
+				if err := rows.Scan(ptrs...); err != nil {
+					return fail(err)
+				}
+				if err := aggRow(&d, dest, fail); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err == nil && d.nk == 0 && d.n != 1 {
 		return e.fail(Failed(errors.New("backends: aggregate without GROUP BY did not return exactly one row")), "")
 	}
 	return err
+}
+
+// aggDecoder turns an aggregate's result rows into ir.BackendRows: nk
+// group keys, then na exact integer aggregates.
+type aggDecoder struct {
+	nk, na int
+	fn     func(ir.BackendRow) error
+	types  []string // the columns' database type names
+	n      int      // rows passed to fn
+}
+
+func (d *aggDecoder) start(types []string, fail func(error) error) error {
+	if len(types) != d.nk+d.na {
+		return fail(errors.New("backends: aggregate result has the wrong number of columns"))
+	}
+	d.types = types
+	return nil
+}
+
+// aggRow decodes one row (scanned by database/sql, or the driver's own
+// values: the same values, which DecodeValue reads alike) and passes it
+// to fn, whose error is returned as it is.
+func aggRow[V any](d *aggDecoder, vals []V, fail func(error) error) error {
+	row := ir.BackendRow{Keys: make([]ir.Value, d.nk), Aggs: make([]int64, d.na)}
+	var err error
+	for i := range d.nk {
+		if row.Keys[i], err = DecodeValue(vals[i], d.types[i]); err != nil {
+			return fail(err)
+		}
+	}
+	for i := range d.na {
+		// An overflowing sum is a failure, never a wrapped number.
+		if row.Aggs[i], err = DecodeInt(vals[d.nk+i]); err != nil {
+			return fail(err)
+		}
+	}
+	d.n++
+	return d.fn(row)
 }
 
 // Rows runs a public or catalog query with args bound to its placeholders.
@@ -213,13 +249,13 @@ func DecodeRows(rows *sql.Rows, start func([]ColumnInfo) func([]ir.Value) error,
 // which returns the callback's errors as they are and driver errors
 // through fail.
 func (e *Engine) query(ctx context.Context, text string, args []any, each func(*sql.Rows, func(error) error) error) error {
-	conn, err := e.checkout(ctx)
+	conn, sk, err := e.checkout(ctx)
 	if err != nil {
 		return err
 	}
 	qctx, cancel := e.withDeadline(ctx)
 	defer cancel()
-	w := e.watch(qctx, conn)
+	w := e.watch(qctx, sk)
 	defer e.release(conn, w)
 	sent := w.sent()
 	fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
@@ -242,16 +278,16 @@ func (e *Engine) query(ctx context.Context, text string, args []any, each func(*
 
 // checkout gets a pooled connection, retrying past stale idle ones
 // (after a server restart every idle one is dead). A network connection
-// is checked by a peek at its socket, a local one by a ping.
-func (e *Engine) checkout(ctx context.Context) (*sql.Conn, error) {
+// is checked by a peek at its socket (returned too), a local one by a
+// ping.
+func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, e.fail(Canceled(err), "")
+		return nil, nil, e.fail(Canceled(err), "")
 	}
 	cctx, cancel := e.withDeadline(ctx)
 	defer cancel()
-	attempts := min(e.db.Stats().Idle+2, 16)
 	var last error
-	for range attempts {
+	for i, attempts := 0, 1; i < attempts; i++ {
 		conn, err := e.db.Conn(cctx)
 		if err != nil {
 			// No connection could be opened (database/sql already
@@ -260,28 +296,36 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, error) {
 			last = err
 			break
 		}
-		if err = e.usable(cctx, conn); err == nil {
-			return conn, nil
+		sk, err := e.usable(cctx, conn)
+		if err == nil {
+			return conn, sk, nil
 		}
 		last = err
 		if cctx.Err() != nil {
 			break
 		}
+		if i == 0 {
+			// A stale one: after a server restart every idle one is, so
+			// try past them all (the pool's statistics take its lock:
+			// only read them now).
+			attempts = min(e.db.Stats().Idle+3, 16)
+		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, e.fail(Canceled(err), "")
+		return nil, nil, e.fail(Canceled(err), "")
 	}
 	// Our own deadline while waiting for a connection also lands here:
 	// nothing was sent, so it is refundable.
-	return nil, e.fail(Unavailable(last), "")
+	return nil, nil, e.fail(Unavailable(last), "")
 }
 
 // usable checks a checked-out conn; one that fails is given up. A
 // network connection costs a non-blocking peek (no round trip); a local
-// database, or a connection without a known socket, a ping.
-func (e *Engine) usable(ctx context.Context, conn *sql.Conn) error {
+// database, or a connection without a known socket, a ping. It returns
+// the connection's socket (nil for a local database).
+func (e *Engine) usable(ctx context.Context, conn *sql.Conn) (*socket, error) {
 	if e.sockets == nil {
-		return e.ping(ctx, conn)
+		return nil, e.ping(ctx, conn, nil)
 	}
 	var sk *socket
 	_ = conn.Raw(func(dc any) error {
@@ -289,18 +333,22 @@ func (e *Engine) usable(ctx context.Context, conn *sql.Conn) error {
 		return nil
 	})
 	if sk == nil {
-		return e.ping(ctx, conn)
+		// Connections come only from the connector that dials through
+		// e.sockets; this is a bug, and the call runs unbounded.
+		e.log.Error("backend connection without a known socket; the call cannot be cut off at its deadline", "dialect", e.dialect.Name)
+		return nil, e.ping(ctx, conn, nil)
 	}
 	if sk.stale() {
 		e.discard(conn)
-		return errors.New("backends: pooled connection closed by the server")
+		return nil, errors.New("backends: pooled connection closed by the server")
 	}
-	return nil
+	return sk, nil
 }
 
-// ping checks conn; a connection that fails it is given up.
-func (e *Engine) ping(ctx context.Context, conn *sql.Conn) error {
-	w := e.watch(ctx, conn)
+// ping checks conn, whose socket is sk (nil: unknown); a connection that
+// fails it is given up.
+func (e *Engine) ping(ctx context.Context, conn *sql.Conn, sk *socket) error {
+	w := e.watch(ctx, sk)
 	err := conn.PingContext(ctx)
 	if w.stop() {
 		e.discard(conn)
@@ -343,23 +391,14 @@ type watcher struct {
 	grace   *time.Timer
 }
 
-// watch arms the cut-off of conn's socket for ctx: at ctx's deadline at
-// once (the server's own timeout should have answered by then, so the
-// backend or the network is gone), and cancelGrace after a cancellation
-// (the driver's own cancel normally ends the call well before).
-func (e *Engine) watch(ctx context.Context, conn *sql.Conn) *watcher {
-	w := &watcher{}
-	if e.sockets == nil {
-		return w
-	}
-	_ = conn.Raw(func(dc any) error {
-		w.sk = e.sockets.lookup(dc)
-		return nil
-	})
-	if w.sk == nil {
-		// Connections come only from the connector that dials through
-		// e.sockets; this is a bug, and the call runs unbounded.
-		e.log.Error("backend connection without a known socket; the call cannot be cut off at its deadline", "dialect", e.dialect.Name)
+// watch arms the cut-off of socket sk (nil: none, as for a local
+// database) for ctx: at ctx's deadline at once (the server's own timeout
+// should have answered by then, so the backend or the network is gone),
+// and cancelGrace after a cancellation (the driver's own cancel normally
+// ends the call well before).
+func (e *Engine) watch(ctx context.Context, sk *socket) *watcher {
+	w := &watcher{sk: sk}
+	if sk == nil {
 		return w
 	}
 	w.after = context.AfterFunc(ctx, func() {

@@ -174,6 +174,9 @@ type socket struct {
 	// during which it did not move sent nothing of its statement, so its
 	// failure cannot depend on the data (Engine.execFailure).
 	sent atomic.Int64
+	// stmts are the connection's prepared statements (Engine.queryCached),
+	// used only while the connection is checked out.
+	stmts *stmtCache
 }
 
 // Write counts what reaches the network.

@@ -60,7 +60,14 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 	socks := backends.NewSockets(opts.ConnectTimeout)
 	base.Dialer(socks)
 	db := sql.OpenDB(&sessionConnector{base: base, setup: setup, socks: socks})
-	return &Backend{Engine: backends.NewEngine(db, sqlrender.Postgres(), opts, classify, socks)}, nil
+	e := backends.NewEngine(db, sqlrender.Postgres(), opts, classify, socks)
+	// Private queries' rows are read straight from lib/pq. Their
+	// statements are not prepared per connection (CacheStatements), though
+	// that halves PostgreSQL's CPU per query: PostgreSQL can lose a
+	// client's CancelRequest early in a named statement's execution
+	// (TestCancelRequestStopsTheBackendQuery in cmd/ddp-proxy shows it).
+	e.ReadAggregatesDirectly(true)
+	return &Backend{Engine: e}, nil
 }
 
 // Open is New followed by a connection check; a server that cannot be
@@ -117,6 +124,19 @@ func classify(err error) (bool, string) {
 		return false, "bad_conn"
 	}
 	return false, ""
+}
+
+// StatementCacheSize bounds the prepared statements kept per connection
+// when they are cached (Engine.CacheStatements): one per shape of private
+// query (literals are bound, not spliced).
+const StatementCacheSize = 256
+
+// Replan recognises PostgreSQL's refusal to reuse a prepared statement
+// whose result type changed with its tables ("cached plan must not change
+// result type", raised while binding, before anything ran).
+func Replan(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == "0A000" && pe.Routine == "RevalidateCachedQuery"
 }
 
 // sessionConnector configures every new session before database/sql
