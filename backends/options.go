@@ -18,6 +18,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// MaxOpenConns caps the pool (0 = database/sql's default, unlimited).
 	MaxOpenConns int
+	// PreparedStatements > 0 caches that many prepared statements per
+	// connection for aggregates (PostgreSQL only; Engine.CacheStatements).
+	PreparedStatements int
 	// Logger receives failures with their internal causes (nil = discard).
 	// Query text and bound values are never logged.
 	Logger *slog.Logger

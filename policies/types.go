@@ -47,6 +47,13 @@ type Backend struct {
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// MaxOpenConns is the connection pool size (default 10).
 	MaxOpenConns int `yaml:"max_open_conns"`
+	// PreparedStatements, when > 0, keeps up to that many prepared
+	// statements per PostgreSQL connection for private queries (one per
+	// query shape): PostgreSQL then binds and runs them without parsing
+	// and planning each. Off by default: PostgreSQL can lose a client's
+	// cancel early in a prepared statement's run (backends.Engine.
+	// CacheStatements); statement_timeout still bounds it.
+	PreparedStatements int `yaml:"prepared_statements"`
 }
 
 // Listen configures the wire front ends.

@@ -9,6 +9,10 @@ import (
 	"strings"
 )
 
+// maxPreparedStatements bounds backend.prepared_statements: each is a
+// plan held in a PostgreSQL session's memory.
+const maxPreparedStatements = 10000
+
 // checker collects problems, each located by the line of its path (or of
 // the nearest ancestor the file wrote, for a key that is missing).
 type checker struct {
@@ -85,6 +89,12 @@ func (p *Policy) checkTop(c *checker) {
 	}
 	if p.Backend.MaxOpenConns < 1 {
 		c.add("backend.max_open_conns", "max_open_conns must be at least 1, not %d", p.Backend.MaxOpenConns)
+	}
+	switch n := p.Backend.PreparedStatements; {
+	case n < 0 || n > maxPreparedStatements:
+		c.add("backend.prepared_statements", "prepared_statements must be 0 (off) to %d, not %d", maxPreparedStatements, n)
+	case n > 0 && p.Backend.Driver != "postgres":
+		c.add("backend.prepared_statements", "prepared_statements applies to the postgres driver only; remove it for %s", p.Backend.Driver)
 	}
 	p.checkLedger(c)
 	if p.Listen.Auth != AuthPassword && p.Listen.Auth != AuthCleartext && p.Listen.Auth != AuthTrust {

@@ -26,10 +26,11 @@ var (
 // Open connects to the policy's backend and checks that it answers.
 func Open(ctx context.Context, cfg policies.Backend, log *slog.Logger) (backends.Backend, error) {
 	opts := backends.Options{
-		StatementTimeout: cfg.StatementTimeout.Duration,
-		ConnectTimeout:   cfg.ConnectTimeout.Duration,
-		MaxOpenConns:     cfg.MaxOpenConns,
-		Logger:           log,
+		StatementTimeout:   cfg.StatementTimeout.Duration,
+		ConnectTimeout:     cfg.ConnectTimeout.Duration,
+		MaxOpenConns:       cfg.MaxOpenConns,
+		PreparedStatements: cfg.PreparedStatements,
+		Logger:             log,
 	}
 	switch cfg.Driver {
 	case "postgres":

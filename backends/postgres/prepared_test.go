@@ -73,12 +73,14 @@ func cached(b *Backend) *Backend {
 	return b
 }
 
-// TestAggregatePreparedOncePerConnection: with the statement cache on, a query shape is prepared once
-// per connection and then only bound and run, whatever its literals; a
-// new shape adds a statement. The answers are those of the data.
+// TestAggregatePreparedOncePerConnection: with the statement cache on
+// (Options.PreparedStatements, the policy's backend.prepared_statements),
+// a query shape is prepared once per connection and then only bound and
+// run, whatever its literals; a new shape adds a statement. The answers
+// are those of the data.
 func TestAggregatePreparedOncePerConnection(t *testing.T) {
 	table, _ := people(t)
-	b := cached(open(t, backends.Options{MaxOpenConns: 1}))
+	b := open(t, backends.Options{MaxOpenConns: 1, PreparedStatements: StatementCacheSize})
 	ctx := context.Background()
 	for i := range int64(10) {
 		got, err := backendtest.Collect(ctx, b, countBySex(table, -i))
