@@ -226,6 +226,9 @@ func restartOnly(old, pol *policies.Policy) []string {
 	if old.Backend.MaxOpenConns != pol.Backend.MaxOpenConns {
 		out = append(out, "backend.max_open_conns")
 	}
+	if old.Backend.PreparedStatements != pol.Backend.PreparedStatements {
+		out = append(out, "backend.prepared_statements")
+	}
 	if old.Ledger.Replica != pol.Ledger.Replica || old.Ledger.Retention != pol.Ledger.Retention {
 		out = append(out, "ledger.replica/retention")
 	}
