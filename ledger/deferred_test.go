@@ -128,8 +128,12 @@ func TestDeferredCommitSettlesByTimer(t *testing.T) {
 // later deferred commit finds it armed and must still be written when
 // the timer fires early for it (re-armed for its own remaining time).
 func TestDeferredCommitSettlesAfterTimerWasArmed(t *testing.T) {
-	// No checkpoint may write q2 instead of the timer.
-	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
+	// No checkpoint may write q2 instead of the timer. The old value
+	// comes back in a cleanup registered first, so run last: after
+	// checkAndClose has stopped the checkpointer that reads it (a defer
+	// would run before the cleanups, racing with it).
+	old := checkpointEvery
+	t.Cleanup(func() { checkpointEvery = old })
 	checkpointEvery = time.Hour
 	h := &harness{t: t, settle: 50 * time.Millisecond, path: t.TempDir() + "/ledger.db"}
 	h.open()
