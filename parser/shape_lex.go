@@ -178,7 +178,11 @@ func pgLiterals(sql string) ([]pgLiteral, bool) {
 			}
 			next = j
 		case isOpChar(c):
-			next = start + operatorLen(sql[start:])
+			n, ok := operatorLen(sql[start:])
+			if !ok {
+				return nil, false
+			}
+			next = start + n
 			isMinus = next == start+1 && c == '-'
 		default:
 			next = i + 1 // ( ) , ; : [ ] and the like
@@ -316,11 +320,15 @@ func scanNumber(sql string, i int) (pgLiteral, bool) {
 // starts with an operator character: scan.l's {operator} rule, which stops
 // at a comment start and drops trailing + and - from a multi-character
 // operator unless it contains one of ~ ! @ # % ^ & | ` ? (so "<>-5" is
-// "<>", "-", "5").
-func operatorLen(s string) int {
+// "<>", "-", "5"). ok is false for a run of more than maxOperatorRun
+// operator characters.
+func operatorLen(s string) (int, bool) {
 	n := 0
 	for n < len(s) && isOpChar(s[n]) {
 		n++
+	}
+	if n > maxOperatorRun {
+		return 0, false
 	}
 	op := s[:n]
 	if k := strings.Index(op, "/*"); k >= 0 {
@@ -334,5 +342,15 @@ func operatorLen(s string) int {
 			n--
 		}
 	}
-	return n
+	return n, true
 }
+
+// maxOperatorRun bounds the operator characters in a row the lexer reads.
+// Dropping trailing + and - leaves the rest of a run to be read again as
+// the next token ("+-+-+-" is six tokens, each found by reading to the
+// run's end), which is quadratic in the run's length: a 16 kB run cost
+// the lexer as much time as libpg_query's own scanner (1.5 s), spent a
+// second time before the parse. PostgreSQL rejects an operator longer
+// than NAMEDATALEN-1 = 63 bytes, so a longer run is that or many tokens,
+// never an ordinary statement's: no shape, parsed the usual way.
+const maxOperatorRun = 63

@@ -300,6 +300,8 @@ func TestShapeDecisions(t *testing.T) {
 		{"SELECT 1_000", "none"},
 		{"SELECT 'a\\b'", "none"},
 		{"SELECT 1 /* x", "none"},
+		{"SELECT 1 " + strings.Repeat("+-", 31) + "+ 2", "checked"}, // a run of 63 operator characters
+		{"SELECT 1 " + strings.Repeat("+-", 32) + " 2", "none"},     // 64: read once, refused
 	} {
 		key, lits, ok := pgShape(tc.text)
 		got := "none"
