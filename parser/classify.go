@@ -57,31 +57,51 @@ func lockRefused() *sqlerr.Error {
 type refs struct {
 	rels    []ir.TableRef
 	funcs   []string
-	seenRel map[ir.TableRef]bool
-	seenFn  map[string]bool
+	seenRel map[ir.TableRef]bool // nil until rels outgrows smallRefs
+	seenFn  map[string]bool      // nil until funcs outgrows smallRefs
 	params  int
 	refused *sqlerr.Error
 }
 
-func newRefs() *refs {
-	return &refs{seenRel: map[ir.TableRef]bool{}, seenFn: map[string]bool{}}
-}
+// smallRefs is how many relations or functions are deduplicated by
+// scanning the list before a set is built: a statement names a few, and
+// the two sets were a fifth of the allocations of a fresh statement's
+// conversion. The set keeps a long list (generated SQL) linear.
+const smallRefs = 16
+
+func newRefs() *refs { return &refs{} }
 
 // addRel records a relation. Aliases are dropped: Relations names tables,
 // and one table read twice under two aliases is listed once.
 func (r *refs) addRel(schema, name string) {
-	t := ir.TableRef{Schema: schema, Name: name}
-	if !r.seenRel[t] {
-		r.seenRel[t] = true
-		r.rels = append(r.rels, t)
-	}
+	r.rels, r.seenRel = addUnique(r.rels, r.seenRel, ir.TableRef{Schema: schema, Name: name})
 }
 
 func (r *refs) addFunc(name string) {
-	if !r.seenFn[name] {
-		r.seenFn[name] = true
-		r.funcs = append(r.funcs, name)
+	r.funcs, r.seenFn = addUnique(r.funcs, r.seenFn, name)
+}
+
+// addUnique appends x to list unless it is there, keeping first-seen
+// order; seen is the set of list once it has more than smallRefs items.
+func addUnique[T comparable](list []T, seen map[T]bool, x T) ([]T, map[T]bool) {
+	if seen == nil {
+		if slices.Contains(list, x) {
+			return list, nil
+		}
+		list = append(list, x)
+		if len(list) > smallRefs {
+			seen = make(map[T]bool, 2*len(list))
+			for _, y := range list {
+				seen[y] = true
+			}
+		}
+		return list, seen
 	}
+	if !seen[x] {
+		seen[x] = true
+		list = append(list, x)
+	}
+	return list, seen
 }
 
 func (r *refs) refuse(e *sqlerr.Error) {

@@ -6,12 +6,14 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // walkByRange is pgCollect's walk as it was before the field table and
@@ -165,6 +167,10 @@ func TestCollectMatchesRangeWalk(t *testing.T) {
 			c := pgCollector{refs: newRefs(), nodeOneof: m.Descriptor().Oneofs().ByName("node"), fields: pgFields()}
 			c.walkByRange(m)
 			want := c.refs
+			if byFields := collectByFields(raw.Stmt); !sameRefs(got, byFields) {
+				t.Fatalf("%s:\nwalk   %v %v %d %v\nfields %v %v %d %v", sql, got.rels, got.funcs, got.params, got.refused,
+					byFields.rels, byFields.funcs, byFields.params, byFields.refused)
+			}
 			// Range's order is left undefined on purpose (protobuf-go
 			// swaps two fields per message type, fixed per binary), so
 			// the lists are compared as sets, and a refusal by presence.
@@ -206,4 +212,184 @@ func sameSet[T comparable](a, b []T) bool {
 		}
 	}
 	return true
+}
+
+// walkFields is pgCollect's walk as it was before the direct walks (a
+// copy): every node by protobuf reflection, fields in declaration order.
+// The direct walks must find what it finds, in the same order.
+func (c *pgCollector) walkFields(m protoreflect.Message) {
+	switch x := m.Interface().(type) {
+	case *pg.Node:
+		if fd := m.WhichOneof(c.nodeOneof); fd != nil {
+			c.walkFields(m.Get(fd).Message())
+		}
+		return
+	case *pg.ColumnRef, *pg.A_Const, *pg.String, *pg.Integer, *pg.Float, *pg.Boolean, *pg.BitString, *pg.A_Star:
+		return
+	case *pg.RangeVar:
+		if x.Schemaname != "" || !c.scope.visible(x.Relname) {
+			c.refs.addRel(x.Schemaname, x.Relname)
+		}
+		return
+	case *pg.FuncCall:
+		c.refs.addFunc(pgFuncName(x))
+	case *pg.ParamRef:
+		c.refs.params = max(c.refs.params, int(x.Number))
+	case *pg.SQLValueFunction:
+		op := strings.TrimPrefix(x.Op.String(), "SVFOP_")
+		c.refs.addFunc(strings.ToLower(strings.TrimSuffix(op, "_N")))
+	case *pg.CoalesceExpr:
+		c.refs.addFunc("coalesce")
+	case *pg.MinMaxExpr:
+		if x.Op == pg.MinMaxOp_IS_LEAST {
+			c.refs.addFunc("least")
+		} else {
+			c.refs.addFunc("greatest")
+		}
+	case *pg.A_Expr:
+		if x.Kind == pg.A_Expr_Kind_AEXPR_NULLIF {
+			c.refs.addFunc("nullif")
+		}
+	case *pg.IntoClause:
+		c.refs.refuse(readOnly("SELECT ... INTO (it creates a table)"))
+	case *pg.LockingClause:
+		c.refs.refuse(lockRefused())
+	case *pg.InsertStmt:
+		c.refs.refuse(readOnly("INSERT"))
+	case *pg.UpdateStmt:
+		c.refs.refuse(readOnly("UPDATE"))
+	case *pg.DeleteStmt:
+		c.refs.refuse(readOnly("DELETE"))
+	case *pg.MergeStmt:
+		c.refs.refuse(readOnly("MERGE"))
+	}
+	mf := messageFields(m.Descriptor())
+	if wfd := mf.with; wfd != nil && m.Has(wfd) {
+		if w, ok := m.Get(wfd).Message().Interface().(*pg.WithClause); ok {
+			c.scope.push()
+			var names []string
+			for _, n := range w.Ctes {
+				if cte := n.GetCommonTableExpr(); cte != nil {
+					names = append(names, cte.Ctename)
+				}
+			}
+			if w.Recursive {
+				for _, name := range names {
+					c.scope.add(name)
+				}
+			}
+			for _, n := range w.Ctes {
+				c.walkFields(n.ProtoReflect())
+				if cte := n.GetCommonTableExpr(); cte != nil && !w.Recursive {
+					c.scope.add(cte.Ctename)
+				}
+			}
+			defer c.scope.pop()
+		}
+	}
+	for _, fd := range mf.children {
+		if !m.Has(fd) {
+			continue
+		}
+		if fd.IsList() {
+			l := m.Get(fd).List()
+			for i := range l.Len() {
+				c.walkFields(l.Get(i).Message())
+			}
+			continue
+		}
+		c.walkFields(m.Get(fd).Message())
+	}
+}
+
+func collectByFields(n *pg.Node) *refs {
+	c := pgCollector{refs: newRefs(), nodeOneof: pgNodeOneof(), fields: pgFields()}
+	c.walkFields(n.ProtoReflect())
+	return c.refs
+}
+
+func sameRefs(a, b *refs) bool {
+	return slices.Equal(a.rels, b.rels) && slices.Equal(a.funcs, b.funcs) && a.params == b.params &&
+		(a.refused == nil) == (b.refused == nil) && (a.refused == nil || a.refused.Error() == b.refused.Error())
+}
+
+// markedTree fills every message field of a new message of type d, down
+// to depth levels: a Node field (or each list) holds a RangeVar of its own
+// name, a RangeVar field is one, a FuncCall names a function of its own
+// (an A_Expr is a NULLIF, which names one too),
+// any other message is filled the same way one level down. A walk that
+// skips a field misses that field's relation.
+func markedTree(d protoreflect.MessageDescriptor, depth int, next *int) protoreflect.Message {
+	m := newMessage(d)
+	if rv, ok := m.Interface().(*pg.RangeVar); ok {
+		*next++
+		rv.Relname = "r" + strconv.Itoa(*next)
+		return m
+	}
+	if f, ok := m.Interface().(*pg.FuncCall); ok {
+		*next++
+		f.Funcname = []*pg.Node{pg.MakeStrNode("f" + strconv.Itoa(*next))}
+	}
+	if e, ok := m.Interface().(*pg.A_Expr); ok {
+		e.Kind = pg.A_Expr_Kind_AEXPR_NULLIF // the kind the walk acts on
+	}
+	if depth == 0 {
+		return m
+	}
+	fds := d.Fields()
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
+			continue
+		}
+		var child protoreflect.Message
+		if fd.Message().FullName() == "pg_query.Node" {
+			*next++
+			child = pg.MakeSimpleRangeVarNode("n"+strconv.Itoa(*next), 0).ProtoReflect()
+		} else {
+			child = markedTree(fd.Message(), depth-1, next)
+		}
+		if fd.IsList() {
+			m.Mutable(fd).List().Append(protoreflect.ValueOfMessage(child))
+		} else {
+			m.Set(fd, protoreflect.ValueOfMessage(child))
+		}
+	}
+	return m
+}
+
+func newMessage(d protoreflect.MessageDescriptor) protoreflect.Message {
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(d.FullName())
+	if err != nil {
+		panic(err)
+	}
+	return mt.New()
+}
+
+// TestDirectWalkMatchesReflection: for every node type of pg_query's
+// schema, a Node of that type with every message field filled (two levels
+// down, each holding relations of its own) gives pgCollect the same
+// relations, functions, parameters and refusal, in the same order, as
+// the walk by reflection over every field. Then the same as the child of
+// each directly walked type's fields, so that the nodes below a direct
+// walk are reached too.
+func TestDirectWalkMatchesReflection(t *testing.T) {
+	oneof := pgNodeOneof()
+	fds := oneof.Fields()
+	compared := 0
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		next := 0
+		n := &pg.Node{}
+		n.ProtoReflect().Set(fd, protoreflect.ValueOfMessage(markedTree(fd.Message(), 3, &next)))
+		got, want := pgCollect(n), collectByFields(n)
+		if !sameRefs(got, want) {
+			t.Errorf("%s:\ndirect %v %v %d %v\nfields %v %v %d %v", fd.Message().FullName(), got.rels, got.funcs, got.params, got.refused,
+				want.rels, want.funcs, want.params, want.refused)
+		}
+		compared++
+	}
+	if compared < 200 {
+		t.Fatalf("only %d node types", compared)
+	}
 }

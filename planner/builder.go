@@ -242,12 +242,10 @@ func (b *builder) exprColumn(c ir.ColumnRef) (exprtype.Column, error) {
 		return exprtype.Column{}, err
 	}
 	bt := b.sc.tables[r.table]
-	path := "datasets." + b.sc.ds.Name + ".tables." + bt.tbl.Name + ".columns"
 	if r.decl == nil {
-		return exprtype.Column{Ref: r.col, Type: exprtype.Unknown, Declare: path + " (" + b.p.pol.Position(path) + ")"}, nil
+		return exprtype.Column{Ref: r.col, Type: exprtype.Unknown, Declare: b.p.declare(declareKey{dataset: b.sc.ds.Name, table: bt.tbl.Name})}, nil
 	}
-	path += "." + r.name
-	col := exprtype.Column{Ref: r.col, Declare: path + " (" + b.p.pol.Position(path) + ")"}
+	col := exprtype.Column{Ref: r.col, Declare: b.p.declare(declareKey{dataset: b.sc.ds.Name, table: bt.tbl.Name, column: r.name, declared: true})}
 	col.Type = exprType(r.decl.Type)
 	col.Lo, col.Hi, col.HasBounds = clampBounds(r.decl, col.Type)
 	if d := r.decl.Domain; d != nil && d.Query == "" {
@@ -256,6 +254,33 @@ func (b *builder) exprColumn(c ir.ColumnRef) (exprtype.Column, error) {
 	// A LEFT-joined table's columns read NULL where no row matches.
 	col.Nullable = r.table > 0 && b.q.Joins[r.table-1].Outer
 	return col, nil
+}
+
+// declareKey names a policy entry: a declared column, or (declared
+// false, column "") a table's column list.
+type declareKey struct {
+	dataset, table, column string
+	declared               bool
+}
+
+// declare is the policy entry k as exprtype.Column.Declare names it (its
+// path and position), remembered for the planner's lifetime: it is only
+// read in error hints, and building it took three allocations per column
+// of every query. The text depends on nothing but the key and the policy,
+// which is the planner's own for its lifetime (one policy generation), so
+// the key is complete; it only names declared columns and tables, so the
+// memo is bounded by the policy.
+func (p *Planner) declare(k declareKey) string {
+	if s, ok := p.declares.Load(k); ok {
+		return s.(string)
+	}
+	path := "datasets." + k.dataset + ".tables." + k.table + ".columns"
+	if k.declared {
+		path += "." + k.column
+	}
+	s := path + " (" + p.pol.Position(path) + ")"
+	p.declares.Store(k, s)
+	return s
 }
 
 // timeDomainExtent is the smallest and largest value of a date or time

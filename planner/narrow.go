@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -40,6 +41,7 @@ func (b *builder) narrowKeys() {
 		conj = append(conj, e)
 	}
 	split(where)
+	var texts []string // FormatExpr of each conjunct, once some key needs them
 	for gi, g := range b.groupCols {
 		gp := &b.plan.Groups[gi]
 		if gp.Domain == nil && !gp.NullKey {
@@ -52,8 +54,24 @@ func (b *builder) narrowKeys() {
 		text := ir.FormatExpr(key)
 		// The conjuncts on the key alone, with the key replaced by a
 		// placeholder (Param 0, which no parsed query holds).
+		if texts == nil {
+			texts = make([]string, len(conj))
+			for i, c := range conj {
+				texts[i] = ir.FormatExpr(c)
+			}
+		}
 		var onKey []ir.Expr
-		for _, c := range conj {
+		for i, c := range conj {
+			// A node formatted as the key lies in a conjunct only if the
+			// conjunct's text contains the key's: FormatExpr writes every
+			// node Rewrite visits verbatim into its parent's text
+			// (ir.TestRewriteNodesFormatInside), and the first node the
+			// rewrite replaces is an unchanged node of the conjunct. So
+			// the others are skipped without a rewrite formatting each
+			// of their nodes.
+			if !strings.Contains(texts[i], text) {
+				continue
+			}
 			found := false
 			sub, _ := ir.Rewrite(c, func(n ir.Expr) (ir.Expr, error) {
 				if ir.FormatExpr(n) == text {

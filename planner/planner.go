@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
@@ -26,6 +27,8 @@ type Planner struct {
 	pol  *policies.Policy
 	opts Options
 	bins *binCache
+	// declares memoises declare (builder.go): declareKey → string.
+	declares sync.Map
 }
 
 // Options configure a Planner.

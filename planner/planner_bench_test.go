@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
@@ -214,4 +215,53 @@ func BenchmarkParsePlanQuantile(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFreshPlan is pgbench's fresh workload as the proxy plans it: a
+// GROUP BY count with a new WHERE literal each time, parsed through the
+// front ends' Cache (the shape cache builds it from a cached tree) and
+// planned with the PostgreSQL dialect's limits (session.PlannerOptions).
+// "plan" plans one parsed statement over and over: the planner alone.
+func BenchmarkFreshPlan(b *testing.B) {
+	b.Setenv("DDP_TEST_PLANNER_PASSWORD", "pw")
+	pol := loadPolicyB(b)
+	pg := sqlrender.ByName("postgres")
+	p := planner.NewWith(pol, planner.Options{Limits: planner.Limits{Dialect: pg.Name, MaxParams: pg.MaxParams, MaxDepth: pg.MaxDepth,
+		Measure: func(q *ir.BackendQuery) (planner.Shape, error) {
+			s, err := pg.Measure(q)
+			return planner.Shape{Params: s.Params, Depth: s.Depth}, err
+		}}})
+	user := pol.User("alice")
+	text := func(i int) string {
+		return "SELECT sex, COUNT(*) FROM people WHERE age <> -" + strconv.Itoa(100000+i) + " GROUP BY sex"
+	}
+	b.Run("parse+plan", func(b *testing.B) {
+		c := parser.NewCache(4096)
+		b.ReportAllocs()
+		defer cpubench.Report(b)()
+		i := 0
+		for b.Loop() {
+			stmts, err := c.Parse(parser.Postgres, text(i))
+			i++
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: "postgres", Statement: &stmts[0]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("plan", func(b *testing.B) {
+		stmts, err := parser.Parse(parser.Postgres, text(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		defer cpubench.Report(b)()
+		for b.Loop() {
+			if _, err := p.Plan(planner.Request{User: user, Epsilon: 1, Dialect: "postgres", Statement: &stmts[0]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -78,6 +78,7 @@ func (d *Dialect) render(q *ir.BackendQuery) (*renderer, error) {
 		return nil, err
 	}
 	r := &renderer{d: d}
+	r.b.Grow(512) // a typical statement: one allocation instead of seven
 	if q.MaxRowsPerUnit > 0 {
 		r.bounded(q)
 	} else {
@@ -288,12 +289,13 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 	// unit keeps may then depend on ties, but the multiset of projected
 	// values it keeps does not.
 	var order []ir.Expr
+	var keys []string // ir.FormatExpr of each of order, formatted once
 	for i, g := range q.GroupBy {
 		r.key(g)
 		r.w(" AS ")
 		r.alias("ddp_g", i)
 		r.w(", ")
-		order = appendUnique(order, g)
+		order, keys = appendUnique(order, keys, g)
 	}
 	for i, a := range q.Aggs {
 		if a.Column == nil && a.Expr == nil {
@@ -304,9 +306,9 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 		r.alias("ddp_a", i)
 		r.w(", ")
 		if a.Expr != nil {
-			order = appendUnique(order, a.Expr)
+			order, keys = appendUnique(order, keys, a.Expr)
 		} else {
-			order = appendUnique(order, *a.Column)
+			order, keys = appendUnique(order, keys, *a.Column)
 		}
 	}
 	if len(order) == 0 {
@@ -341,14 +343,16 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 	}
 }
 
-func appendUnique(es []ir.Expr, e ir.Expr) []ir.Expr {
+// appendUnique appends e to es unless an expression of the same text is
+// there; keys are the texts of es.
+func appendUnique(es []ir.Expr, keys []string, e ir.Expr) ([]ir.Expr, []string) {
 	key := ir.FormatExpr(e)
-	for _, x := range es {
-		if ir.FormatExpr(x) == key {
-			return es
+	for _, k := range keys {
+		if k == key {
+			return es, keys
 		}
 	}
-	return append(es, e)
+	return append(es, e), append(keys, key)
 }
 
 // input writes an aggregate's input: its column or its expression. A
