@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -91,14 +92,16 @@ func (e *Engine) ReadAggregatesDirectly(on bool) {
 func (e *Engine) queryDirect(ctx context.Context, text string, args []any,
 	start func(types []string, fail func(error) error) error,
 	each func(vals []driver.Value, fail func(error) error) error) error {
-	conn, sk, err := e.checkout(ctx)
-	if err != nil {
-		return err
-	}
-	qctx, cancel := e.withDeadline(ctx)
-	defer cancel()
-	w := e.watch(qctx, sk)
-	defer e.release(conn, w)
+	return e.onConn(ctx, func(conn *sql.Conn, sk *socket, qctx context.Context, w *watcher) error {
+		return e.queryOn(ctx, conn, sk, qctx, w, text, args, start, each)
+	})
+}
+
+// queryOn is queryDirect's statement on a checked-out connection.
+func (e *Engine) queryOn(ctx context.Context, conn *sql.Conn, sk *socket, qctx context.Context, w *watcher,
+	text string, args []any,
+	start func(types []string, fail func(error) error) error,
+	each func(vals []driver.Value, fail func(error) error) error) error {
 	if e.stmts == nil {
 		return conn.Raw(func(dc any) error {
 			sent := w.sent()

@@ -249,6 +249,32 @@ func DecodeRows(rows *sql.Rows, start func([]ColumnInfo) func([]ir.Value) error,
 // which returns the callback's errors as they are and driver errors
 // through fail.
 func (e *Engine) query(ctx context.Context, text string, args []any, each func(*sql.Rows, func(error) error) error) error {
+	return e.onConn(ctx, func(conn *sql.Conn, _ *socket, qctx context.Context, w *watcher) error {
+		sent := w.sent()
+		fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
+		rows, err := conn.QueryContext(qctx, text, args...)
+		if err != nil {
+			return fail(err)
+		}
+		defer rows.Close()
+		if err := each(rows, fail); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return fail(err)
+		}
+		if err := rows.Close(); err != nil {
+			return fail(err)
+		}
+		return nil
+	})
+}
+
+// onConn runs fn on a checked-out connection (sk its socket, nil for a
+// local one) under the statement deadline qctx and the watcher w, then
+// hands the connection back to the pool or discards it: what every
+// backend statement does around its own call.
+func (e *Engine) onConn(ctx context.Context, fn func(conn *sql.Conn, sk *socket, qctx context.Context, w *watcher) error) error {
 	conn, sk, err := e.checkout(ctx)
 	if err != nil {
 		return err
@@ -257,23 +283,7 @@ func (e *Engine) query(ctx context.Context, text string, args []any, each func(*
 	defer cancel()
 	w := e.watch(qctx, sk)
 	defer e.release(conn, w)
-	sent := w.sent()
-	fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
-	rows, err := conn.QueryContext(qctx, text, args...)
-	if err != nil {
-		return fail(err)
-	}
-	defer rows.Close()
-	if err := each(rows, fail); err != nil {
-		return err
-	}
-	if err := rows.Err(); err != nil {
-		return fail(err)
-	}
-	if err := rows.Close(); err != nil {
-		return fail(err)
-	}
-	return nil
+	return fn(conn, sk, qctx, w)
 }
 
 // checkout gets a pooled connection, retrying past stale idle ones
