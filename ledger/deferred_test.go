@@ -129,12 +129,7 @@ func TestDeferredCommitSettlesByTimer(t *testing.T) {
 // the timer fires early for it (re-armed for its own remaining time).
 func TestDeferredCommitSettlesAfterTimerWasArmed(t *testing.T) {
 	// No checkpoint may write q2 instead of the timer.
-	// Restored after the ledger's Close (cleanups run last first): its
-	// checkpointer reads the value until then.
-	prev := checkpointEvery
-	t.Cleanup(func() { checkpointEvery = prev })
-	checkpointEvery = time.Hour
-	h := &harness{t: t, settle: 50 * time.Millisecond, path: t.TempDir() + "/ledger.db"}
+	h := &harness{t: t, settle: 50 * time.Millisecond, checkpointEvery: time.Hour, path: t.TempDir() + "/ledger.db"}
 	h.open()
 	t.Cleanup(h.checkAndClose)
 	ctx := context.Background()

@@ -23,6 +23,8 @@ type harness struct {
 	l    *Ledger
 	// settle is Options.SettleDelay (0: the default).
 	settle time.Duration
+	// checkpointEvery is Options.checkpointEvery (0: the default).
+	checkpointEvery time.Duration
 }
 
 func newHarness(t *testing.T) *harness {
@@ -44,7 +46,7 @@ func harnessAt(t *testing.T, path string) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	l, err := Open(h.path, Options{LockTimeout: time.Second, Now: func() time.Time { return testClock }, SettleDelay: h.settle, Replica: testReplica})
+	l, err := Open(h.path, Options{LockTimeout: time.Second, Now: func() time.Time { return testClock }, SettleDelay: h.settle, Replica: testReplica, checkpointEvery: h.checkpointEvery})
 	if err != nil {
 		h.t.Fatalf("Open: %v", err)
 	}

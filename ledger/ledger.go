@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,8 @@ type Options struct {
 	// a durable write to ride on before it is committed by itself
 	// (0 = DefaultSettleDelay).
 	SettleDelay time.Duration
+	// checkpointEvery replaces defaultCheckpointEvery (tests).
+	checkpointEvery time.Duration
 	// OnCommit, when set, is called after every write of the change log
 	// with the number of changes it carried (group commit) and how long
 	// it took, fdatasync included (metrics). It must not block.
@@ -80,6 +83,8 @@ type Ledger struct {
 	state  state
 	ckMu   sync.Mutex
 	ckDone chan struct{} // closed when the checkpointer has stopped
+	// checkpointEvery: the checkpointer's period (Options.checkpointEvery).
+	checkpointEvery time.Duration
 
 	logClosed bool // by Close (closeLog)
 
@@ -109,8 +114,9 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 // a ledger that starts afresh forgets every charge.
 func Open(path string, opts Options) (*Ledger, error) {
 	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, memo: newMemo(),
-		state:       state{accounts: map[string]*account{}, releases: map[string]logged{}},
-		releaseKeys: newReleaseKeys()}
+		checkpointEvery: cmp.Or(opts.checkpointEvery, defaultCheckpointEvery),
+		state:           state{accounts: map[string]*account{}, releases: map[string]logged{}},
+		releaseKeys:     newReleaseKeys()}
 	if l.replica == "" {
 		l.replica = DefaultReplica()
 	}

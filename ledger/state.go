@@ -244,10 +244,10 @@ func (l *Ledger) forget(last uint64) {
 }
 
 // checkpointLoop checkpoints when the log grew large (the writer kicks)
-// or checkpointEvery after changes, until the log is closed.
+// or every l.checkpointEvery after changes, until the log is closed.
 func (l *Ledger) checkpointLoop(done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(checkpointEvery)
+	t := time.NewTicker(l.checkpointEvery)
 	defer t.Stop()
 	for {
 		select {

@@ -54,7 +54,7 @@ const (
 	logChunk      = 1 << 20
 	maxLogRecord  = 1 << 31
 	// A checkpoint runs when the log holds this many bytes or records,
-	// and at the latest checkpointEvery after a change.
+	// and at the latest defaultCheckpointEvery after a change.
 	checkpointBytes   = 8 << 20
 	checkpointRecords = 8192
 )
@@ -62,9 +62,10 @@ const (
 // maxSpare bounds the write buffer kept for reuse (a burst's is not).
 const maxSpare = 1 << 20
 
-// checkpointEvery is a variable for the tests that must tell a write by
-// the settle timer from one by a checkpoint.
-var checkpointEvery = time.Second
+// defaultCheckpointEvery is how often changes are checkpointed at the
+// latest (Options.checkpointEvery, set by tests that must tell a write by
+// the settle timer from one by a checkpoint).
+const defaultCheckpointEvery = time.Second
 
 var (
 	keyLogID      = []byte("log_id")      // 16 random bytes, in the log's header too
