@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"container/list"
 	"sync"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -18,23 +17,19 @@ import (
 // filled in).
 type Cache struct {
 	mu    sync.Mutex
-	max   int
-	order *list.List // front = most recently used; values are *cacheEntry
-	items map[cacheKey]*list.Element
+	items *lru[cacheKey, cacheEntry]
 
 	// Fingerprints of statement texts, bounded the same way: a private
 	// statement's fingerprint goes into its log line on every answer
 	// (cached ones too) and into the audit entry of a fresh one, and
 	// libpg_query computes it by parsing the text again.
-	fpOrder *list.List // values are *fpEntry
-	fps     map[cacheKey]*list.Element
+	fps *lru[cacheKey, string]
 
 	// Shapes of PostgreSQL texts (shape.go): a text that misses above but
 	// differs from a parsed one only in literal values is built from that
 	// one's tree instead of parsed, bounded the same way.
-	shapeOrder *list.List // values are *shapeEntry
-	shapes     map[string]*list.Element
-	shapeBytes int // the sum of the shapes' key lengths, at most maxShapeBytes
+	// Bounded also by the bytes of their keys (maxShapeBytes).
+	shapes *lru[string, *shapeEntry]
 }
 
 // maxShapeBytes bounds the shapes' memory besides their number: a shape
@@ -43,18 +38,12 @@ type Cache struct {
 // text is some 100 MB at worst and a few hundred typical BI statements.
 const maxShapeBytes = 512 << 10
 
-type fpEntry struct {
-	key cacheKey
-	fp  string
-}
-
 type cacheKey struct {
 	d   Dialect
 	sql string
 }
 
 type cacheEntry struct {
-	key   cacheKey
 	stmts []ir.Statement
 	err   error
 }
@@ -62,9 +51,9 @@ type cacheEntry struct {
 // NewCache returns a cache holding at most size parsed texts (size < 1
 // means 1).
 func NewCache(size int) *Cache {
-	return &Cache{max: max(size, 1), order: list.New(), items: map[cacheKey]*list.Element{},
-		fpOrder: list.New(), fps: map[cacheKey]*list.Element{},
-		shapeOrder: list.New(), shapes: map[string]*list.Element{}}
+	size = max(size, 1)
+	return &Cache{items: newLRU[cacheKey, cacheEntry](size, 0, nil), fps: newLRU[cacheKey, string](size, 0, nil),
+		shapes: newLRU[string, *shapeEntry](size, maxShapeBytes, func(k string) int { return len(k) })}
 }
 
 // Fingerprint is Fingerprint with memoisation (the same value: it depends
@@ -75,13 +64,11 @@ func (c *Cache) Fingerprint(d Dialect, text string) string {
 	}
 	k := cacheKey{d, text}
 	c.mu.Lock()
-	if el, ok := c.fps[k]; ok {
-		c.fpOrder.MoveToFront(el)
-		fp := el.Value.(*fpEntry).fp
-		c.mu.Unlock()
+	fp, ok := c.fps.get(k)
+	c.mu.Unlock()
+	if ok {
 		return fp
 	}
-	c.mu.Unlock()
 
 	if d == Postgres {
 		if fp, ok := c.shapeFingerprint(text); ok {
@@ -89,18 +76,10 @@ func (c *Cache) Fingerprint(d Dialect, text string) string {
 		}
 	}
 
-	fp := Fingerprint(d, text)
-
+	fp = Fingerprint(d, text)
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.fps[k]; !ok {
-		c.fps[k] = c.fpOrder.PushFront(&fpEntry{key: k, fp: fp})
-		for c.fpOrder.Len() > c.max {
-			last := c.fpOrder.Back()
-			delete(c.fps, last.Value.(*fpEntry).key)
-			c.fpOrder.Remove(last)
-		}
-	}
+	c.fps.add(k, fp)
+	c.mu.Unlock()
 	return fp
 }
 
@@ -116,13 +95,11 @@ func (c *Cache) Parse(d Dialect, sql string) ([]ir.Statement, error) {
 	}
 	k := cacheKey{d, sql}
 	c.mu.Lock()
-	if el, ok := c.items[k]; ok {
-		c.order.MoveToFront(el)
-		e := el.Value.(*cacheEntry)
-		c.mu.Unlock()
+	e, ok := c.items.get(k)
+	c.mu.Unlock()
+	if ok {
 		return e.stmts, e.err
 	}
-	c.mu.Unlock()
 
 	stmts, done, err := c.parseShape(d, sql)
 	if !done {
@@ -130,15 +107,8 @@ func (c *Cache) Parse(d Dialect, sql string) ([]ir.Statement, error) {
 	}
 
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[k]; !ok {
-		c.items[k] = c.order.PushFront(&cacheEntry{key: k, stmts: stmts, err: err})
-		for c.order.Len() > c.max {
-			last := c.order.Back()
-			delete(c.items, last.Value.(*cacheEntry).key)
-			c.order.Remove(last)
-		}
-	}
+	c.items.add(k, cacheEntry{stmts: stmts, err: err})
+	c.mu.Unlock()
 	return stmts, err
 }
 
@@ -146,7 +116,7 @@ func (c *Cache) Parse(d Dialect, sql string) ([]ir.Statement, error) {
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.items.order.Len()
 }
 
 // parseShape parses a PostgreSQL text through its shape: from the shape's
@@ -183,29 +153,14 @@ func (c *Cache) parseShape(d Dialect, sql string) (stmts []ir.Statement, done bo
 func (c *Cache) shape(key string) *shapeEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.shapes[key]
-	if !ok {
-		return nil
-	}
-	c.shapeOrder.MoveToFront(el)
-	return el.Value.(*shapeEntry)
+	e, _ := c.shapes.get(key)
+	return e
 }
 
 func (c *Cache) addShape(e *shapeEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.shapes[e.key]; ok {
-		return // another caller checked it first
-	}
-	c.shapes[e.key] = c.shapeOrder.PushFront(e)
-	c.shapeBytes += len(e.key)
-	for c.shapeOrder.Len() > c.max || c.shapeBytes > maxShapeBytes {
-		last := c.shapeOrder.Back()
-		old := last.Value.(*shapeEntry)
-		delete(c.shapes, old.key)
-		c.shapeBytes -= len(old.key)
-		c.shapeOrder.Remove(last)
-	}
+	c.shapes.add(e.key, e) // kept if another caller checked it first
 }
 
 // shapeFingerprint returns the fingerprint of a PostgreSQL text through its

@@ -59,8 +59,8 @@ func TestCacheFingerprint(t *testing.T) {
 	if my, pg := c.Fingerprint(MySQL, bq), c.Fingerprint(Postgres, bq); my == "" || pg != "" {
 		t.Errorf("backquoted text: MySQL %q (want a digest), PostgreSQL %q (want none: it does not parse)", my, pg)
 	}
-	if n := c.fpOrder.Len(); n != 2 || len(c.fps) != 2 {
-		t.Errorf("fingerprint cache holds %d (%d keyed), bound is 2", n, len(c.fps))
+	if n := c.fps.order.Len(); n != 2 || len(c.fps.items) != 2 {
+		t.Errorf("fingerprint cache holds %d (%d keyed), bound is 2", n, len(c.fps.items))
 	}
 }
 

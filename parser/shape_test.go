@@ -442,8 +442,8 @@ func TestShapeCacheBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := c.shapeOrder.Len(); n != 3 || len(c.shapes) != 3 {
-		t.Fatalf("%d shapes (%d in the map), bound 3", n, len(c.shapes))
+	if n := c.shapes.order.Len(); n != 3 || len(c.shapes.items) != 3 {
+		t.Fatalf("%d shapes (%d in the map), bound 3", n, len(c.shapes.items))
 	}
 	c = NewCache(1 << 20)
 	long := "/* " + strings.Repeat("x", 12<<10) + " */" // kept in the key
@@ -453,13 +453,13 @@ func TestShapeCacheBounded(t *testing.T) {
 		}
 	}
 	total := 0
-	for el := c.shapeOrder.Front(); el != nil; el = el.Next() {
-		total += len(el.Value.(*shapeEntry).key)
+	for el := c.shapes.order.Front(); el != nil; el = el.Next() {
+		total += len(el.Value.(*lruEntry[string, *shapeEntry]).key)
 	}
-	if total != c.shapeBytes || total > maxShapeBytes || c.shapeOrder.Len() != len(c.shapes) {
-		t.Fatalf("shapes hold %d bytes (counted %d), bound %d", total, c.shapeBytes, maxShapeBytes)
+	if total != c.shapes.size || total > maxShapeBytes || c.shapes.order.Len() != len(c.shapes.items) {
+		t.Fatalf("shapes hold %d bytes (counted %d), bound %d", total, c.shapes.size, maxShapeBytes)
 	}
-	if c.shapeOrder.Len() < 10 {
-		t.Fatalf("only %d shapes kept", c.shapeOrder.Len())
+	if c.shapes.order.Len() < 10 {
+		t.Fatalf("only %d shapes kept", c.shapes.order.Len())
 	}
 }
