@@ -132,6 +132,7 @@ func (c preparingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		pc := c.conn
 		pc.fakeConn = fakeConn{nc}
+		MarkDedicated(ctx) // statements are cached only on dedicated sessions
 		return pc, nil
 	})
 }

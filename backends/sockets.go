@@ -136,6 +136,18 @@ func (s *Sockets) Connect(ctx context.Context, open func(context.Context) (drive
 	return dc, nil
 }
 
+// MarkDedicated records, from inside the open function of Connect, that
+// the connection being opened talks to one server session for its whole
+// life (no transaction pooler in between), so that statements it prepares
+// are found by its later calls (Engine.CacheStatements).
+func MarkDedicated(ctx context.Context) {
+	if sl, ok := ctx.Value(slotKey{}).(*slot); ok {
+		if sk := sl.last(); sk != nil {
+			sk.dedicated = true
+		}
+	}
+}
+
 // lookup returns the socket under a driver connection (nil if unknown).
 func (s *Sockets) lookup(dc any) *socket {
 	c, ok := dc.(driver.Conn)
@@ -177,6 +189,9 @@ type socket struct {
 	// stmts are the connection's prepared statements (Engine.queryCached),
 	// used only while the connection is checked out.
 	stmts *stmtCache
+	// dedicated is set by MarkDedicated before Connect registers the
+	// socket (under owner.mu, which every lookup takes), never after.
+	dedicated bool
 }
 
 // Write counts what reaches the network.

@@ -27,6 +27,10 @@ const (
 	// client can make the proxy hold.
 	DefaultMaxQueryBytes         = 4 << 20
 	DefaultMaxPreparedStatements = 1000
+	// DefaultPreparedStatements is backend.prepared_statements for the
+	// postgres driver: statements kept per backend connection, one per
+	// shape of private query.
+	DefaultPreparedStatements = 256
 	DefaultMaxPreparedBytes      = 16 << 20
 	// Bounds of max_query_bytes: MySQL's own range of max_allowed_packet.
 	MinQueryBytes = 1 << 10
@@ -106,6 +110,9 @@ func (p *Policy) normalize(c *checker) {
 	}
 	if p.Backend.MaxOpenConns == 0 && !p.has("backend.max_open_conns") {
 		p.Backend.MaxOpenConns = DefaultMaxOpenConns
+	}
+	if p.Backend.Driver == "postgres" && p.Backend.PreparedStatements == 0 && !p.has("backend.prepared_statements") {
+		p.Backend.PreparedStatements = DefaultPreparedStatements
 	}
 	for i, u := range p.Users {
 		if u == nil {

@@ -50,9 +50,9 @@ type Backend struct {
 	// PreparedStatements, when > 0, keeps up to that many prepared
 	// statements per PostgreSQL connection for private queries (one per
 	// query shape): PostgreSQL then binds and runs them without parsing
-	// and planning each. Off by default: PostgreSQL can lose a client's
-	// cancel early in a prepared statement's run (backends.Engine.
-	// CacheStatements); statement_timeout still bounds it.
+	// and planning each. Default DefaultPreparedStatements for postgres;
+	// 0 turns it off. Connections behind a pooler never cache them
+	// (backends/postgres.ownSession).
 	PreparedStatements int `yaml:"prepared_statements"`
 }
 

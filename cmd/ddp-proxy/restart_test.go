@@ -11,10 +11,10 @@ import (
 // backend pool, built once at startup, names it as needing a restart
 // instead of seeming to apply it.
 func TestRestartOnlyBackendSettings(t *testing.T) {
-	old := &policies.Policy{Backend: policies.Backend{MaxOpenConns: 10}}
+	old := &policies.Policy{Backend: policies.Backend{MaxOpenConns: 10, PreparedStatements: policies.DefaultPreparedStatements}}
 	for name, change := range map[string]func(*policies.Policy){
 		"backend.max_open_conns":      func(p *policies.Policy) { p.Backend.MaxOpenConns = 20 },
-		"backend.prepared_statements": func(p *policies.Policy) { p.Backend.PreparedStatements = 256 },
+		"backend.prepared_statements": func(p *policies.Policy) { p.Backend.PreparedStatements = 0 },
 	} {
 		pol := *old
 		change(&pol)
