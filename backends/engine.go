@@ -91,9 +91,7 @@ func (e *Engine) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cctx, cancel := e.withDeadline(ctx)
-	defer cancel()
-	if err := e.ping(cctx, conn, sk); err != nil {
+	if err := e.ping(ctx, conn, sk); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return e.fail(Canceled(cerr), "")
 		}
@@ -249,10 +247,10 @@ func DecodeRows(rows *sql.Rows, start func([]ColumnInfo) func([]ir.Value) error,
 // which returns the callback's errors as they are and driver errors
 // through fail.
 func (e *Engine) query(ctx context.Context, text string, args []any, each func(*sql.Rows, func(error) error) error) error {
-	return e.onConn(ctx, func(conn *sql.Conn, _ *socket, qctx context.Context, w *watcher) error {
+	return e.onConn(ctx, func(conn *sql.Conn, _ *socket, w *watcher) error {
 		sent := w.sent()
-		fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
-		rows, err := conn.QueryContext(qctx, text, args...)
+		fail := func(err error) error { return e.execFailure(ctx, w, sent, err) }
+		rows, err := conn.QueryContext(w.ctx, text, args...)
 		if err != nil {
 			return fail(err)
 		}
@@ -271,19 +269,17 @@ func (e *Engine) query(ctx context.Context, text string, args []any, each func(*
 }
 
 // onConn runs fn on a checked-out connection (sk its socket, nil for a
-// local one) under the statement deadline qctx and the watcher w, then
-// hands the connection back to the pool or discards it: what every
-// backend statement does around its own call.
-func (e *Engine) onConn(ctx context.Context, fn func(conn *sql.Conn, sk *socket, qctx context.Context, w *watcher) error) error {
+// local one) under the watcher w, whose ctx is the one to give the
+// driver, then hands the connection back to the pool or discards it:
+// what every backend statement does around its own call.
+func (e *Engine) onConn(ctx context.Context, fn func(conn *sql.Conn, sk *socket, w *watcher) error) error {
 	conn, sk, err := e.checkout(ctx)
 	if err != nil {
 		return err
 	}
-	qctx, cancel := e.withDeadline(ctx)
-	defer cancel()
-	w := e.watch(qctx, sk)
+	w := e.watch(ctx, sk)
 	defer e.release(conn, w)
-	return fn(conn, sk, qctx, w)
+	return fn(conn, sk, w)
 }
 
 // checkout gets a pooled connection, retrying past stale idle ones
@@ -355,11 +351,11 @@ func (e *Engine) usable(ctx context.Context, conn *sql.Conn) (*socket, error) {
 	return sk, nil
 }
 
-// ping checks conn, whose socket is sk (nil: unknown); a connection that
-// fails it is given up.
+// ping checks conn, whose socket is sk (nil: unknown, and ctx bounds
+// the call); a connection that fails it is given up.
 func (e *Engine) ping(ctx context.Context, conn *sql.Conn, sk *socket) error {
 	w := e.watch(ctx, sk)
-	err := conn.PingContext(ctx)
+	err := conn.PingContext(w.ctx)
 	if w.stop() {
 		e.discard(conn)
 		if err == nil {
@@ -374,7 +370,8 @@ func (e *Engine) ping(ctx context.Context, conn *sql.Conn, sk *socket) error {
 }
 
 // release returns conn to the pool, or discards it when its socket was
-// cut: a connection abandoned mid-protocol can never be reused.
+// cut (a connection abandoned mid-protocol can never be reused) or a
+// CancelRequest was sent for it (it may stop the next statement).
 func (e *Engine) release(conn *sql.Conn, w *watcher) {
 	if w.stop() {
 		e.discard(conn)
@@ -391,38 +388,67 @@ func (e *Engine) discard(conn *sql.Conn) {
 	conn.Close()
 }
 
-// watcher cuts one connection's socket when its call's context ends.
+// watcher bounds one call on a connection: its deadline cuts the socket,
+// and the caller's cancellation asks the server to stop the statement and
+// cuts the socket if the driver has not ended the call cancelGrace later.
 type watcher struct {
-	sk    *socket
-	after func() bool
+	sk *socket
+	// ctx is what the driver is given for the call: for a network
+	// connection never the deadline, which the socket's own timer
+	// enforces (cheaper than a context per call, and a driver that saw
+	// it would wait for its CancelRequest before returning, in a silent
+	// network for that request's connect timeout), and no cancellation
+	// either when the engine sends the connection's CancelRequest itself
+	// (socket.cancel).
+	ctx   context.Context
+	end   context.CancelFunc // releases ctx's deadline (a local database)
+	armed bool               // sk's deadline runs
+	after func() bool        // stops the hook on the caller's cancellation
 
-	mu      sync.Mutex
-	stopped bool
-	grace   *time.Timer
+	mu       sync.Mutex
+	stopped  bool
+	canceled bool // the engine asked the server to cancel
+	grace    *time.Timer
 }
 
-// watch arms the cut-off of socket sk (nil: none, as for a local
-// database) for ctx: at ctx's deadline at once (the server's own timeout
-// should have answered by then, so the backend or the network is gone),
-// and cancelGrace after a cancellation (the driver's own cancel normally
-// ends the call well before).
+// watch starts watching one call of the connection whose socket is sk
+// (nil: a local database, bounded by ctx alone). At the deadline the
+// socket is cut at once: the server's own timeout should have answered
+// by then, so the backend or the network is gone. After a cancellation of
+// ctx it is cut cancelGrace later (the CancelRequest normally ends the
+// call well before).
 func (e *Engine) watch(ctx context.Context, sk *socket) *watcher {
-	w := &watcher{sk: sk}
+	w := &watcher{sk: sk, ctx: ctx}
 	if sk == nil {
+		// Only a context can interrupt a local database's call.
+		w.ctx, w.end = e.withDeadline(ctx)
 		return w
 	}
-	w.after = context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			w.sk.abort()
-			return
-		}
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if !w.stopped {
-			w.grace = time.AfterFunc(cancelGrace, w.sk.abort)
-		}
-	})
+	if sk.cancel != nil {
+		w.ctx = context.WithoutCancel(ctx)
+	}
+	if e.deadline > 0 {
+		sk.arm(e.deadline)
+		w.armed = true
+	}
+	w.after = context.AfterFunc(ctx, w.cancel)
 	return w
+}
+
+// cancel runs when the caller's ctx ends during the call.
+func (w *watcher) cancel() {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.grace = time.AfterFunc(cancelGrace, w.sk.abort)
+	send := w.sk.cancel != nil
+	w.canceled = send
+	w.mu.Unlock()
+	if send {
+		_ = w.sk.cancel(context.Background())
+	}
 }
 
 // sent returns the bytes sent so far on the watched socket (-1 when it
@@ -437,10 +463,16 @@ func (w *watcher) sent() int64 {
 // fired reports whether the socket was cut.
 func (w *watcher) fired() bool { return w.sk != nil && w.sk.cut.Load() }
 
-// stop disarms the watcher and reports whether the socket was cut.
+// stop disarms the watcher and reports whether the connection is lost:
+// its socket was cut, or a CancelRequest was sent for it.
 func (w *watcher) stop() bool {
 	if w.sk == nil {
+		w.end()
 		return false
+	}
+	if w.armed {
+		w.armed = false
+		w.sk.disarm()
 	}
 	w.after()
 	w.mu.Lock()
@@ -448,8 +480,9 @@ func (w *watcher) stop() bool {
 	if w.grace != nil {
 		w.grace.Stop()
 	}
+	canceled := w.canceled
 	w.mu.Unlock()
-	return w.fired()
+	return canceled || w.fired()
 }
 
 // execFailure classifies an error raised once the statement was handed
@@ -458,7 +491,7 @@ func (w *watcher) stop() bool {
 // cancel makes lib/pq report 57014 too. A failure with no byte sent is
 // BackendUnavailable: the server never saw the statement, so the failure
 // cannot depend on private data and the release step may refund it.
-func (e *Engine) execFailure(ctx, qctx context.Context, w *watcher, sent int64, err error) error {
+func (e *Engine) execFailure(ctx context.Context, w *watcher, sent int64, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return e.fail(Canceled(errors.Join(cerr, err)), "")
 	}
@@ -469,7 +502,7 @@ func (e *Engine) execFailure(ctx, qctx context.Context, w *watcher, sent int64, 
 	switch {
 	case timeout:
 		return e.fail(TimedOut(err), code)
-	case w.fired() || errors.Is(qctx.Err(), context.DeadlineExceeded):
+	case w.fired() || errors.Is(w.ctx.Err(), context.DeadlineExceeded):
 		return e.fail(Unresponsive(err), code)
 	}
 	return e.fail(Failed(err), code)
