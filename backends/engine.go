@@ -34,10 +34,12 @@ type Classifier func(err error) (timeout bool, driverCode string)
 // server may have started executing.
 //
 // Every call is bounded on the client side too, by ClientTimeout of the
-// statement timeout: the checkout and ping, and then the statement with
-// its row reads. A network connection the deadline catches is cut (see
-// Sockets) and discarded, so a backend that went silent costs the caller
-// that deadline, never a hang, and leaves no stuck connection in the pool.
+// statement timeout: the wait for a free connection, the ping of a local
+// database, and then the statement with its row reads (opening a network
+// connection is bounded by the connect timeout, Sockets). A network
+// connection the deadline catches is cut (see Sockets) and discarded, so
+// a backend that went silent costs the caller that deadline, never a
+// hang, and leaves no stuck connection in the pool.
 type Engine struct {
 	db       *sql.DB
 	dialect  *sqlrender.Dialect
@@ -47,6 +49,14 @@ type Engine struct {
 	sockets  *Sockets        // nil for a local database, which ctx alone interrupts
 	direct   bool            // Aggregate reads through the driver's interfaces (ReadAggregatesDirectly)
 	stmts    *statementCache // nil: Aggregate's statements are not prepared (CacheStatements)
+	// slots holds one token per checked-out connection (nil: the pool
+	// is not capped). A call takes one before it asks the pool, so the
+	// pool never makes it wait (it hands out an idle connection or
+	// opens one, under the connect timeout), and the deadline of the
+	// wait costs a timer only when every connection is busy: a context
+	// with a deadline around every checkout cost an allocation, a timer
+	// and a registration with the caller's context.
+	slots chan struct{}
 }
 
 // cancelGrace is how long a driver may take to end a cancelled call by
@@ -67,12 +77,14 @@ func ClientTimeout(statement time.Duration) time.Duration {
 // NewEngine wraps db. The pool limits of opts are applied to db. sockets
 // is the dialer db's connector dials through (nil for a local database).
 func NewEngine(db *sql.DB, d *sqlrender.Dialect, opts Options, classify Classifier, sockets *Sockets) *Engine {
+	e := &Engine{db: db, dialect: d, deadline: ClientTimeout(opts.StatementTimeout), log: opts.logger(),
+		classify: classify, sockets: sockets}
 	if opts.MaxOpenConns > 0 {
 		db.SetMaxOpenConns(opts.MaxOpenConns)
 		db.SetMaxIdleConns(opts.MaxOpenConns)
+		e.slots = make(chan struct{}, opts.MaxOpenConns)
 	}
-	return &Engine{db: db, dialect: d, deadline: ClientTimeout(opts.StatementTimeout), log: opts.logger(),
-		classify: classify, sockets: sockets}
+	return e
 }
 
 // Dialect names the SQL dialect.
@@ -91,6 +103,7 @@ func (e *Engine) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer e.freeSlot()
 	if err := e.ping(ctx, conn, sk); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return e.fail(Canceled(cerr), "")
@@ -290,11 +303,56 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, e.fail(Canceled(err), "")
 	}
-	cctx, cancel := e.withDeadline(ctx)
-	defer cancel()
+	if err := e.takeSlot(ctx); err != nil {
+		return nil, nil, err
+	}
+	conn, sk, err := e.checkoutSlotted(ctx)
+	if err != nil {
+		e.freeSlot()
+	}
+	return conn, sk, err
+}
+
+// takeSlot waits for a free connection slot, at most the deadline.
+func (e *Engine) takeSlot(ctx context.Context) error {
+	if e.slots == nil {
+		return nil
+	}
+	select {
+	case e.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	var expired <-chan time.Time
+	if e.deadline > 0 {
+		t := time.NewTimer(e.deadline)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case e.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return e.fail(Canceled(ctx.Err()), "")
+	case <-expired:
+		// Nothing was sent: refundable.
+		return e.fail(Unavailable(errors.New("backends: every pooled connection stayed busy until the deadline")), "")
+	}
+}
+
+// freeSlot gives back the slot of a connection handed back to the pool.
+func (e *Engine) freeSlot() {
+	if e.slots != nil {
+		<-e.slots
+	}
+}
+
+// checkoutSlotted is checkout once a slot is held: the pool has an idle
+// connection or room for a new one.
+func (e *Engine) checkoutSlotted(ctx context.Context) (*sql.Conn, *socket, error) {
 	var last error
 	for i, attempts := 0, 1; i < attempts; i++ {
-		conn, err := e.db.Conn(cctx)
+		conn, err := e.db.Conn(ctx)
 		if err != nil {
 			// No connection could be opened (database/sql already
 			// retried past bad pooled ones): the server is unreachable,
@@ -302,12 +360,12 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 			last = err
 			break
 		}
-		sk, err := e.usable(cctx, conn)
+		sk, err := e.usable(ctx, conn)
 		if err == nil {
 			return conn, sk, nil
 		}
 		last = err
-		if cctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
 		if i == 0 {
@@ -320,8 +378,7 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, e.fail(Canceled(err), "")
 	}
-	// Our own deadline while waiting for a connection also lands here:
-	// nothing was sent, so it is refundable.
+	// Nothing was sent: refundable.
 	return nil, nil, e.fail(Unavailable(last), "")
 }
 
@@ -375,9 +432,10 @@ func (e *Engine) ping(ctx context.Context, conn *sql.Conn, sk *socket) error {
 func (e *Engine) release(conn *sql.Conn, w *watcher) {
 	if w.stop() {
 		e.discard(conn)
-		return
+	} else {
+		conn.Close()
 	}
-	conn.Close()
+	e.freeSlot()
 }
 
 // discard closes conn's driver connection instead of pooling it.
