@@ -108,3 +108,37 @@ func TestBusyPoolWait(t *testing.T) {
 		}
 	}
 }
+
+// TestWatcherGivesUpRacedConnections: a connection's watcher serves call
+// after call; a call whose cancel hook ran (here: its caller was
+// cancelled before it began) gives its connection up, so that no hook
+// of an earlier call can act on a later one.
+func TestWatcherGivesUpRacedConnections(t *testing.T) {
+	addr := silentServer(t)
+	s := NewSockets(0)
+	dc, err := s.Connect(context.Background(), func(ctx context.Context) (driver.Conn, error) {
+		c, err := s.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return fakeConn{c}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	sk := s.lookup(dc)
+	e := NewEngine(sql.OpenDB(oneRowConnector{s: s, addr: addr}), sqlrender.Postgres(),
+		Options{StatementTimeout: time.Minute}, func(error) (bool, string) { return false, "" }, s)
+	defer e.Close()
+	for range 3 {
+		if w := e.watch(context.Background(), sk); w.stop() {
+			t.Fatal("a call that ended normally lost its connection")
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if w := e.watch(ctx, sk); !w.stop() {
+		t.Fatal("a call whose cancel hook ran kept its connection")
+	}
+}

@@ -458,15 +458,15 @@ type watcher struct {
 	// network for that request's connect timeout), and no cancellation
 	// either when the engine sends the connection's CancelRequest itself
 	// (socket.cancel).
-	ctx   context.Context
-	end   context.CancelFunc // releases ctx's deadline (a local database)
-	armed bool               // sk's deadline runs
-	after func() bool        // stops the hook on the caller's cancellation
+	ctx      context.Context
+	end      context.CancelFunc // releases ctx's deadline (a local database)
+	armed    bool               // sk's deadline runs
+	after    func() bool        // stops the hook on the caller's cancellation
+	onCancel func()             // w.cancel, made once per socket
 
-	mu       sync.Mutex
-	stopped  bool
-	canceled bool // the engine asked the server to cancel
-	grace    *time.Timer
+	mu      sync.Mutex
+	stopped bool
+	grace   *time.Timer
 }
 
 // watch starts watching one call of the connection whose socket is sk
@@ -475,13 +475,22 @@ type watcher struct {
 // by then, so the backend or the network is gone. After a cancellation of
 // ctx it is cut cancelGrace later (the CancelRequest normally ends the
 // call well before).
+//
+// A network connection's watcher lives on its socket and serves each of
+// its calls in turn: a call's cancel hook never runs after the call
+// (stop gives the connection up when it could).
 func (e *Engine) watch(ctx context.Context, sk *socket) *watcher {
-	w := &watcher{sk: sk, ctx: ctx}
 	if sk == nil {
 		// Only a context can interrupt a local database's call.
+		w := &watcher{}
 		w.ctx, w.end = e.withDeadline(ctx)
 		return w
 	}
+	w := &sk.w
+	if w.onCancel == nil {
+		w.sk, w.onCancel = sk, w.cancel
+	}
+	w.ctx, w.stopped, w.grace = ctx, false, nil
 	if sk.cancel != nil {
 		w.ctx = context.WithoutCancel(ctx)
 	}
@@ -489,7 +498,7 @@ func (e *Engine) watch(ctx context.Context, sk *socket) *watcher {
 		sk.arm(e.deadline)
 		w.armed = true
 	}
-	w.after = context.AfterFunc(ctx, w.cancel)
+	w.after = context.AfterFunc(ctx, w.onCancel)
 	return w
 }
 
@@ -501,10 +510,8 @@ func (w *watcher) cancel() {
 		return
 	}
 	w.grace = time.AfterFunc(cancelGrace, w.sk.abort)
-	send := w.sk.cancel != nil
-	w.canceled = send
 	w.mu.Unlock()
-	if send {
+	if w.sk.cancel != nil {
 		_ = w.sk.cancel(context.Background())
 	}
 }
@@ -522,7 +529,9 @@ func (w *watcher) sent() int64 {
 func (w *watcher) fired() bool { return w.sk != nil && w.sk.cut.Load() }
 
 // stop disarms the watcher and reports whether the connection is lost:
-// its socket was cut, or a CancelRequest was sent for it.
+// its socket was cut, a CancelRequest was sent for it, or the caller's
+// cancellation came as the call ended (its hook may still be running; a
+// connection is given up rather than watched by a stale hook).
 func (w *watcher) stop() bool {
 	if w.sk == nil {
 		w.end()
@@ -532,15 +541,15 @@ func (w *watcher) stop() bool {
 		w.armed = false
 		w.sk.disarm()
 	}
-	w.after()
+	hooked := !w.after()
+	w.ctx, w.after = nil, nil // not kept past the call
 	w.mu.Lock()
 	w.stopped = true
 	if w.grace != nil {
 		w.grace.Stop()
 	}
-	canceled := w.canceled
 	w.mu.Unlock()
-	return canceled || w.fired()
+	return hooked || w.fired()
 }
 
 // execFailure classifies an error raised once the statement was handed

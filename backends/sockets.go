@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -205,6 +206,13 @@ type socket struct {
 	// deadline per call costs an allocation, a timer and a registration
 	// with its parent. Used only while the connection is checked out.
 	expiry *time.Timer
+	// raw, peek and bad serve stale, which only the connection's holder
+	// calls.
+	raw  syscall.RawConn
+	peek func(fd uintptr) bool
+	bad  bool
+	// w watches the call the connection carries (Engine.watch).
+	w watcher
 }
 
 // arm starts the deadline of one call: after d the socket is cut (every
