@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/binary"
 	"errors"
+	"net/url"
 	"testing"
 	"time"
 
@@ -205,5 +206,55 @@ func TestCancelStopsTheBackendStatement(t *testing.T) {
 	var rows int
 	if err := b.Rows(context.Background(), "SELECT 1", []ir.Value{}, func([]string, []ir.Value) error { rows++; return nil }); err != nil || rows != 1 {
 		t.Errorf("statement after a cancel: %d rows, %v", rows, err)
+	}
+}
+
+// TestTLSLeavesCancelToTheDriver: over TLS the handshake cannot be read,
+// so no key is found and lib/pq's own CancelRequest still stops a
+// cancelled statement. Skipped when the test server has no TLS.
+func TestTLSLeavesCancelToTheDriver(t *testing.T) {
+	u, err := url.Parse(testDSN(t))
+	if err != nil || u.Host == "" {
+		t.Skipf("%s is not a postgres:// URL", dsnEnv)
+	}
+	q := u.Query()
+	q.Set("sslmode", "require")
+	u.RawQuery = q.Encode()
+	cfg, err := pq.NewConfig(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	socks := backends.NewSockets(0)
+	base.Dialer(keyDialer{socks})
+	conn, cancel, err := (&sessionConnector{base: base, socks: socks}).connect(context.Background())
+	if err != nil {
+		t.Skipf("the test server takes no TLS connection: %v", err)
+	}
+	conn.Close()
+	if cancel != nil {
+		t.Fatal("a cancel key was read from a TLS handshake")
+	}
+
+	b, err := Open(context.Background(), u.String(), backends.Options{StatementTimeout: time.Minute, MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx, stop := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, stop)
+	start := time.Now()
+	_, err = intRows(b, ctx, "SELECT 1 FROM pg_sleep(20)")
+	if !sqlerr.HasCode(err, sqlerr.QueryCanceled) {
+		t.Fatalf("cancelled statement over TLS: %v, want query_canceled", err)
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("cancelled call returned after %v, want well within the cancel grace", took)
+	}
+	if got, err := intRows(b, context.Background(), "SELECT 7"); err != nil || got != 7 {
+		t.Fatalf("statement after a cancel over TLS: %d, %v", got, err)
 	}
 }
