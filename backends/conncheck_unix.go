@@ -15,32 +15,41 @@ import (
 // (what go-sql-driver/mysql's connCheck and pgconn's CheckConn do).
 // Connections whose socket cannot be inspected count as fresh.
 func (k *socket) stale() bool {
-	sc, ok := k.Conn.(syscall.Conn)
-	if !ok {
-		return false
+	if k.raw == nil {
+		sc, ok := k.Conn.(syscall.Conn)
+		if !ok {
+			return false
+		}
+		raw, err := sc.SyscallConn()
+		if err != nil {
+			return true
+		}
+		k.raw = raw
+		k.peek = k.peekFD
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return true
-	}
-	var bad bool
+	k.bad = false
+	err := k.raw.Read(k.peek)
+	return k.bad || err != nil
+}
+
+// peekFD is stale's look at the socket; it sets k.bad. A method value
+// kept on the socket, with the socket's RawConn: a check allocates
+// nothing.
+func (k *socket) peekFD(fd uintptr) bool {
 	var buf [1]byte
-	err = raw.Read(func(fd uintptr) bool {
-		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		for errors.Is(rerr, syscall.EINTR) {
-			n, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		}
-		switch {
-		case n > 0: // unasked data: an error report before a close
-			bad = true
-		case rerr == nil: // n == 0: the peer closed
-			bad = true
-		case errors.Is(rerr, syscall.EAGAIN), errors.Is(rerr, syscall.EWOULDBLOCK):
-			// Nothing to read: the connection is idle and open.
-		default:
-			bad = true
-		}
-		return true
-	})
-	return bad || err != nil
+	n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	for errors.Is(err, syscall.EINTR) {
+		n, _, err = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	}
+	switch {
+	case n > 0: // unasked data: an error report before a close
+		k.bad = true
+	case err == nil: // n == 0: the peer closed
+		k.bad = true
+	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EWOULDBLOCK):
+		// Nothing to read: the connection is idle and open.
+	default:
+		k.bad = true
+	}
+	return true
 }

@@ -96,13 +96,13 @@ func (e *Engine) ReadAggregatesDirectly(on bool) {
 func (e *Engine) queryDirect(ctx context.Context, text string, args []any,
 	start func(types []string, fail func(error) error) error,
 	each func(vals []driver.Value, fail func(error) error) error) error {
-	return e.onConn(ctx, func(conn *sql.Conn, sk *socket, qctx context.Context, w *watcher) error {
-		return e.queryOn(ctx, conn, sk, qctx, w, text, args, start, each)
+	return e.onConn(ctx, func(conn *sql.Conn, sk *socket, w *watcher) error {
+		return e.queryOn(ctx, conn, sk, w, text, args, start, each)
 	})
 }
 
 // queryOn is queryDirect's statement on a checked-out connection.
-func (e *Engine) queryOn(ctx context.Context, conn *sql.Conn, sk *socket, qctx context.Context, w *watcher,
+func (e *Engine) queryOn(ctx context.Context, conn *sql.Conn, sk *socket, w *watcher,
 	text string, args []any,
 	start func(types []string, fail func(error) error) error,
 	each func(vals []driver.Value, fail func(error) error) error) error {
@@ -113,7 +113,7 @@ func (e *Engine) queryOn(ctx context.Context, conn *sql.Conn, sk *socket, qctx c
 		// statement, so every statement is the unnamed one.
 		return conn.Raw(func(dc any) error {
 			sent := w.sent()
-			fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
+			fail := func(err error) error { return e.execFailure(ctx, w, sent, err) }
 			named, err := namedArgs(dc, args)
 			if err != nil {
 				return fail(err)
@@ -122,24 +122,22 @@ func (e *Engine) queryOn(ctx context.Context, conn *sql.Conn, sk *socket, qctx c
 			if !ok {
 				return fail(fmt.Errorf("backends: driver connection %T cannot query with a context", dc))
 			}
-			rows, err := q.QueryContext(qctx, text, named)
+			rows, err := q.QueryContext(w.ctx, text, named)
 			if err != nil {
 				return fail(err)
 			}
 			return readRows(rows, start, each, fail)
 		})
 	}
-	// The driver watches the caller's cancellation only, not our
-	// deadline: lib/pq's statement-level watcher sends its CancelRequest
-	// before it lets the call return, so at a deadline in a silent
-	// network the call would wait for that request's own timeout. The
-	// deadline is the watcher's, which cuts the socket at once. A
-	// caller's cancel still sends the CancelRequest (see CacheStatements
-	// for when PostgreSQL loses it); in a silent network the call then
-	// ends once that request's connection times out (ConnectTimeout).
-	dctx, dcancel := context.WithCancel(context.WithoutCancel(qctx))
-	defer dcancel()
-	defer context.AfterFunc(ctx, dcancel)()
+	// The driver never sees our deadline (watcher.ctx): lib/pq's
+	// statement-level watcher sends its CancelRequest before it lets the
+	// call return, so at a deadline in a silent network the call would
+	// wait for that request's own timeout; the socket's timer cuts it at
+	// once instead. A caller's cancel still sends the CancelRequest (see
+	// CacheStatements for when PostgreSQL loses it); in a silent network
+	// the call then ends at the cancel grace when the engine sends it
+	// (socket.cancel), or once the driver's request times out
+	// (ConnectTimeout) when the driver does.
 	limit := e.stmts.limit
 	return conn.Raw(func(dc any) error {
 		if sk.stmts == nil {
@@ -151,14 +149,14 @@ func (e *Engine) queryOn(ctx context.Context, conn *sql.Conn, sk *socket, qctx c
 			c.flush()
 		}()
 		sent := w.sent()
-		fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
+		fail := func(err error) error { return e.execFailure(ctx, w, sent, err) }
 		named, err := namedArgs(dc, args)
 		if err != nil {
 			// Nothing was sent: refundable, like any failure before the
 			// statement reached the network.
 			return fail(err)
 		}
-		rows, err := c.query(dctx, dc, text, named, e.stmts)
+		rows, err := c.query(w.ctx, dc, text, named, e.stmts)
 		if err != nil {
 			return fail(err)
 		}

@@ -34,10 +34,12 @@ type Classifier func(err error) (timeout bool, driverCode string)
 // server may have started executing.
 //
 // Every call is bounded on the client side too, by ClientTimeout of the
-// statement timeout: the checkout and ping, and then the statement with
-// its row reads. A network connection the deadline catches is cut (see
-// Sockets) and discarded, so a backend that went silent costs the caller
-// that deadline, never a hang, and leaves no stuck connection in the pool.
+// statement timeout: the wait for a free connection, the ping of a local
+// database, and then the statement with its row reads (opening a network
+// connection is bounded by the connect timeout, Sockets). A network
+// connection the deadline catches is cut (see Sockets) and discarded, so
+// a backend that went silent costs the caller that deadline, never a
+// hang, and leaves no stuck connection in the pool.
 type Engine struct {
 	db       *sql.DB
 	dialect  *sqlrender.Dialect
@@ -47,6 +49,14 @@ type Engine struct {
 	sockets  *Sockets        // nil for a local database, which ctx alone interrupts
 	direct   bool            // Aggregate reads through the driver's interfaces (ReadAggregatesDirectly)
 	stmts    *statementCache // nil: Aggregate's statements are not prepared (CacheStatements)
+	// slots holds one token per checked-out connection (nil: the pool
+	// is not capped). A call takes one before it asks the pool, so the
+	// pool never makes it wait (it hands out an idle connection or
+	// opens one, under the connect timeout), and the deadline of the
+	// wait costs a timer only when every connection is busy: a context
+	// with a deadline around every checkout cost an allocation, a timer
+	// and a registration with the caller's context.
+	slots chan struct{}
 }
 
 // cancelGrace is how long a driver may take to end a cancelled call by
@@ -67,12 +77,14 @@ func ClientTimeout(statement time.Duration) time.Duration {
 // NewEngine wraps db. The pool limits of opts are applied to db. sockets
 // is the dialer db's connector dials through (nil for a local database).
 func NewEngine(db *sql.DB, d *sqlrender.Dialect, opts Options, classify Classifier, sockets *Sockets) *Engine {
+	e := &Engine{db: db, dialect: d, deadline: ClientTimeout(opts.StatementTimeout), log: opts.logger(),
+		classify: classify, sockets: sockets}
 	if opts.MaxOpenConns > 0 {
 		db.SetMaxOpenConns(opts.MaxOpenConns)
 		db.SetMaxIdleConns(opts.MaxOpenConns)
+		e.slots = make(chan struct{}, opts.MaxOpenConns)
 	}
-	return &Engine{db: db, dialect: d, deadline: ClientTimeout(opts.StatementTimeout), log: opts.logger(),
-		classify: classify, sockets: sockets}
+	return e
 }
 
 // Dialect names the SQL dialect.
@@ -91,9 +103,8 @@ func (e *Engine) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cctx, cancel := e.withDeadline(ctx)
-	defer cancel()
-	if err := e.ping(cctx, conn, sk); err != nil {
+	defer e.freeSlot()
+	if err := e.ping(ctx, conn, sk); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return e.fail(Canceled(cerr), "")
 		}
@@ -249,10 +260,10 @@ func DecodeRows(rows *sql.Rows, start func([]ColumnInfo) func([]ir.Value) error,
 // which returns the callback's errors as they are and driver errors
 // through fail.
 func (e *Engine) query(ctx context.Context, text string, args []any, each func(*sql.Rows, func(error) error) error) error {
-	return e.onConn(ctx, func(conn *sql.Conn, _ *socket, qctx context.Context, w *watcher) error {
+	return e.onConn(ctx, func(conn *sql.Conn, _ *socket, w *watcher) error {
 		sent := w.sent()
-		fail := func(err error) error { return e.execFailure(ctx, qctx, w, sent, err) }
-		rows, err := conn.QueryContext(qctx, text, args...)
+		fail := func(err error) error { return e.execFailure(ctx, w, sent, err) }
+		rows, err := conn.QueryContext(w.ctx, text, args...)
 		if err != nil {
 			return fail(err)
 		}
@@ -271,19 +282,17 @@ func (e *Engine) query(ctx context.Context, text string, args []any, each func(*
 }
 
 // onConn runs fn on a checked-out connection (sk its socket, nil for a
-// local one) under the statement deadline qctx and the watcher w, then
-// hands the connection back to the pool or discards it: what every
-// backend statement does around its own call.
-func (e *Engine) onConn(ctx context.Context, fn func(conn *sql.Conn, sk *socket, qctx context.Context, w *watcher) error) error {
+// local one) under the watcher w, whose ctx is the one to give the
+// driver, then hands the connection back to the pool or discards it:
+// what every backend statement does around its own call.
+func (e *Engine) onConn(ctx context.Context, fn func(conn *sql.Conn, sk *socket, w *watcher) error) error {
 	conn, sk, err := e.checkout(ctx)
 	if err != nil {
 		return err
 	}
-	qctx, cancel := e.withDeadline(ctx)
-	defer cancel()
-	w := e.watch(qctx, sk)
+	w := e.watch(ctx, sk)
 	defer e.release(conn, w)
-	return fn(conn, sk, qctx, w)
+	return fn(conn, sk, w)
 }
 
 // checkout gets a pooled connection, retrying past stale idle ones
@@ -294,11 +303,56 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, e.fail(Canceled(err), "")
 	}
-	cctx, cancel := e.withDeadline(ctx)
-	defer cancel()
+	if err := e.takeSlot(ctx); err != nil {
+		return nil, nil, err
+	}
+	conn, sk, err := e.checkoutSlotted(ctx)
+	if err != nil {
+		e.freeSlot()
+	}
+	return conn, sk, err
+}
+
+// takeSlot waits for a free connection slot, at most the deadline.
+func (e *Engine) takeSlot(ctx context.Context) error {
+	if e.slots == nil {
+		return nil
+	}
+	select {
+	case e.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	var expired <-chan time.Time
+	if e.deadline > 0 {
+		t := time.NewTimer(e.deadline)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case e.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return e.fail(Canceled(ctx.Err()), "")
+	case <-expired:
+		// Nothing was sent: refundable.
+		return e.fail(Unavailable(errors.New("backends: every pooled connection stayed busy until the deadline")), "")
+	}
+}
+
+// freeSlot gives back the slot of a connection handed back to the pool.
+func (e *Engine) freeSlot() {
+	if e.slots != nil {
+		<-e.slots
+	}
+}
+
+// checkoutSlotted is checkout once a slot is held: the pool has an idle
+// connection or room for a new one.
+func (e *Engine) checkoutSlotted(ctx context.Context) (*sql.Conn, *socket, error) {
 	var last error
 	for i, attempts := 0, 1; i < attempts; i++ {
-		conn, err := e.db.Conn(cctx)
+		conn, err := e.db.Conn(ctx)
 		if err != nil {
 			// No connection could be opened (database/sql already
 			// retried past bad pooled ones): the server is unreachable,
@@ -306,12 +360,12 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 			last = err
 			break
 		}
-		sk, err := e.usable(cctx, conn)
+		sk, err := e.usable(ctx, conn)
 		if err == nil {
 			return conn, sk, nil
 		}
 		last = err
-		if cctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
 		if i == 0 {
@@ -324,8 +378,7 @@ func (e *Engine) checkout(ctx context.Context) (*sql.Conn, *socket, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, e.fail(Canceled(err), "")
 	}
-	// Our own deadline while waiting for a connection also lands here:
-	// nothing was sent, so it is refundable.
+	// Nothing was sent: refundable.
 	return nil, nil, e.fail(Unavailable(last), "")
 }
 
@@ -355,11 +408,11 @@ func (e *Engine) usable(ctx context.Context, conn *sql.Conn) (*socket, error) {
 	return sk, nil
 }
 
-// ping checks conn, whose socket is sk (nil: unknown); a connection that
-// fails it is given up.
+// ping checks conn, whose socket is sk (nil: unknown, and ctx bounds
+// the call); a connection that fails it is given up.
 func (e *Engine) ping(ctx context.Context, conn *sql.Conn, sk *socket) error {
 	w := e.watch(ctx, sk)
-	err := conn.PingContext(ctx)
+	err := conn.PingContext(w.ctx)
 	if w.stop() {
 		e.discard(conn)
 		if err == nil {
@@ -374,13 +427,15 @@ func (e *Engine) ping(ctx context.Context, conn *sql.Conn, sk *socket) error {
 }
 
 // release returns conn to the pool, or discards it when its socket was
-// cut: a connection abandoned mid-protocol can never be reused.
+// cut (a connection abandoned mid-protocol can never be reused) or a
+// CancelRequest was sent for it (it may stop the next statement).
 func (e *Engine) release(conn *sql.Conn, w *watcher) {
 	if w.stop() {
 		e.discard(conn)
-		return
+	} else {
+		conn.Close()
 	}
-	conn.Close()
+	e.freeSlot()
 }
 
 // discard closes conn's driver connection instead of pooling it.
@@ -391,38 +446,74 @@ func (e *Engine) discard(conn *sql.Conn) {
 	conn.Close()
 }
 
-// watcher cuts one connection's socket when its call's context ends.
+// watcher bounds one call on a connection: its deadline cuts the socket,
+// and the caller's cancellation asks the server to stop the statement and
+// cuts the socket if the driver has not ended the call cancelGrace later.
 type watcher struct {
-	sk    *socket
-	after func() bool
+	sk *socket
+	// ctx is what the driver is given for the call: for a network
+	// connection never the deadline, which the socket's own timer
+	// enforces (cheaper than a context per call, and a driver that saw
+	// it would wait for its CancelRequest before returning, in a silent
+	// network for that request's connect timeout), and no cancellation
+	// either when the engine sends the connection's CancelRequest itself
+	// (socket.cancel).
+	ctx      context.Context
+	end      context.CancelFunc // releases ctx's deadline (a local database)
+	armed    bool               // sk's deadline runs
+	after    func() bool        // stops the hook on the caller's cancellation
+	onCancel func()             // w.cancel, made once per socket
 
 	mu      sync.Mutex
 	stopped bool
 	grace   *time.Timer
 }
 
-// watch arms the cut-off of socket sk (nil: none, as for a local
-// database) for ctx: at ctx's deadline at once (the server's own timeout
-// should have answered by then, so the backend or the network is gone),
-// and cancelGrace after a cancellation (the driver's own cancel normally
-// ends the call well before).
+// watch starts watching one call of the connection whose socket is sk
+// (nil: a local database, bounded by ctx alone). At the deadline the
+// socket is cut at once: the server's own timeout should have answered
+// by then, so the backend or the network is gone. After a cancellation of
+// ctx it is cut cancelGrace later (the CancelRequest normally ends the
+// call well before).
+//
+// A network connection's watcher lives on its socket and serves each of
+// its calls in turn: a call's cancel hook never runs after the call
+// (stop gives the connection up when it could).
 func (e *Engine) watch(ctx context.Context, sk *socket) *watcher {
-	w := &watcher{sk: sk}
 	if sk == nil {
+		// Only a context can interrupt a local database's call.
+		w := &watcher{}
+		w.ctx, w.end = e.withDeadline(ctx)
 		return w
 	}
-	w.after = context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			w.sk.abort()
-			return
-		}
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if !w.stopped {
-			w.grace = time.AfterFunc(cancelGrace, w.sk.abort)
-		}
-	})
+	w := &sk.w
+	if w.onCancel == nil {
+		w.sk, w.onCancel = sk, w.cancel
+	}
+	w.ctx, w.stopped, w.grace = ctx, false, nil
+	if sk.cancel != nil {
+		w.ctx = context.WithoutCancel(ctx)
+	}
+	if e.deadline > 0 {
+		sk.arm(e.deadline)
+		w.armed = true
+	}
+	w.after = context.AfterFunc(ctx, w.onCancel)
 	return w
+}
+
+// cancel runs when the caller's ctx ends during the call.
+func (w *watcher) cancel() {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.grace = time.AfterFunc(cancelGrace, w.sk.abort)
+	w.mu.Unlock()
+	if w.sk.cancel != nil {
+		_ = w.sk.cancel(context.Background())
+	}
 }
 
 // sent returns the bytes sent so far on the watched socket (-1 when it
@@ -437,19 +528,28 @@ func (w *watcher) sent() int64 {
 // fired reports whether the socket was cut.
 func (w *watcher) fired() bool { return w.sk != nil && w.sk.cut.Load() }
 
-// stop disarms the watcher and reports whether the socket was cut.
+// stop disarms the watcher and reports whether the connection is lost:
+// its socket was cut, a CancelRequest was sent for it, or the caller's
+// cancellation came as the call ended (its hook may still be running; a
+// connection is given up rather than watched by a stale hook).
 func (w *watcher) stop() bool {
 	if w.sk == nil {
+		w.end()
 		return false
 	}
-	w.after()
+	if w.armed {
+		w.armed = false
+		w.sk.disarm()
+	}
+	hooked := !w.after()
+	w.ctx, w.after = nil, nil // not kept past the call
 	w.mu.Lock()
 	w.stopped = true
 	if w.grace != nil {
 		w.grace.Stop()
 	}
 	w.mu.Unlock()
-	return w.fired()
+	return hooked || w.fired()
 }
 
 // execFailure classifies an error raised once the statement was handed
@@ -458,7 +558,7 @@ func (w *watcher) stop() bool {
 // cancel makes lib/pq report 57014 too. A failure with no byte sent is
 // BackendUnavailable: the server never saw the statement, so the failure
 // cannot depend on private data and the release step may refund it.
-func (e *Engine) execFailure(ctx, qctx context.Context, w *watcher, sent int64, err error) error {
+func (e *Engine) execFailure(ctx context.Context, w *watcher, sent int64, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return e.fail(Canceled(errors.Join(cerr, err)), "")
 	}
@@ -469,7 +569,7 @@ func (e *Engine) execFailure(ctx, qctx context.Context, w *watcher, sent int64, 
 	switch {
 	case timeout:
 		return e.fail(TimedOut(err), code)
-	case w.fired() || errors.Is(qctx.Err(), context.DeadlineExceeded):
+	case w.fired() || errors.Is(w.ctx.Err(), context.DeadlineExceeded):
 		return e.fail(Unresponsive(err), code)
 	}
 	return e.fail(Failed(err), code)

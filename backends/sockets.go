@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -125,6 +126,7 @@ func (s *Sockets) Connect(ctx context.Context, open func(context.Context) (drive
 		dc.Close()
 		return nil, errors.New("backends: the driver connected without the pool's dialer")
 	}
+	sk.cancel = sl.canceler()
 	if err := sk.SetDeadline(time.Time{}); err != nil {
 		dc.Close()
 		return nil, err
@@ -145,6 +147,24 @@ func MarkDedicated(ctx context.Context) {
 		if sk := sl.last(); sk != nil {
 			sk.dedicated = true
 		}
+	}
+}
+
+// SetCanceler is for the open function given to Sockets.Connect: cancel
+// asks the server, out of band, to stop whatever statement runs on the
+// connection being opened (PostgreSQL's CancelRequest). The Engine then
+// gives the driver contexts that are never cancelled, so that the driver
+// watches nothing per statement (lib/pq starts a goroutine per call that
+// watches a cancellable context), and calls cancel itself when a caller's
+// context ends or a call outlives its deadline; such a connection is not
+// pooled again (the request may arrive after the statement ended and
+// stop the next one). Without it the driver gets the caller's context
+// and cancels by itself.
+func SetCanceler(ctx context.Context, cancel func(context.Context) error) {
+	if sl, ok := ctx.Value(slotKey{}).(*slot); ok {
+		sl.mu.Lock()
+		sl.cancel = cancel
+		sl.mu.Unlock()
 	}
 }
 
@@ -192,6 +212,54 @@ type socket struct {
 	// dedicated is set by MarkDedicated before Connect registers the
 	// socket (under owner.mu, which every lookup takes), never after.
 	dedicated bool
+	// cancel asks the server to stop the running statement (SetCanceler);
+	// nil when the driver cancels by itself. Set before the connection is
+	// pooled, never changed.
+	cancel func(context.Context) error
+	// expiry cuts the socket at the deadline of the call it carries (arm).
+	// One timer serves every call of the connection: a context with a
+	// deadline per call costs an allocation, a timer and a registration
+	// with its parent. Used only while the connection is checked out.
+	expiry *time.Timer
+	// raw, peek and bad serve stale, which only the connection's holder
+	// calls.
+	raw  syscall.RawConn
+	peek func(fd uintptr) bool
+	bad  bool
+	// w watches the call the connection carries (Engine.watch).
+	w watcher
+}
+
+// arm starts the deadline of one call: after d the socket is cut (every
+// blocked read returns) and the server is asked to cancel the statement,
+// unless disarm comes first.
+func (k *socket) arm(d time.Duration) {
+	if k.expiry == nil {
+		k.expiry = time.AfterFunc(d, k.expire)
+		return
+	}
+	k.expiry.Reset(d)
+}
+
+// disarm ends the deadline that arm started and reports whether it
+// passed; then the socket is cut when disarm returns.
+func (k *socket) disarm() bool {
+	if k.expiry.Stop() {
+		return false
+	}
+	// expire ran or is running: the connection is lost either way, and
+	// its caller must not see it whole before expire has cut it.
+	k.abort()
+	return true
+}
+
+func (k *socket) expire() {
+	k.abort()
+	if k.cancel != nil {
+		// The server may still be running the statement: a silent
+		// network, or a server that missed its own statement timeout.
+		_ = k.cancel(context.Background())
+	}
 }
 
 // Write counts what reaches the network.
@@ -224,6 +292,7 @@ type slot struct {
 	mu      sync.Mutex
 	socks   []*socket
 	aborted bool
+	cancel  func(context.Context) error // SetCanceler
 }
 
 func (sl *slot) add(sk *socket) {
@@ -252,4 +321,10 @@ func (sl *slot) last() *socket {
 		return nil
 	}
 	return sl.socks[len(sl.socks)-1]
+}
+
+func (sl *slot) canceler() func(context.Context) error {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return sl.cancel
 }

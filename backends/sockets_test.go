@@ -140,3 +140,62 @@ func TestOrphanSocketsExpire(t *testing.T) {
 		t.Fatalf("orphan socket read: %v after %v", err, time.Since(start))
 	}
 }
+
+// TestCallDeadline: one timer serves the calls of a connection. A call
+// disarmed before its deadline leaves the socket whole and the connection
+// usable for the next call; one that outlives it has its socket cut (the
+// blocked read returns), the server asked to cancel (SetCanceler), and
+// disarm reports it. A canceler set during the attempt reaches the socket.
+func TestCallDeadline(t *testing.T) {
+	addr := silentServer(t)
+	s := NewSockets(time.Second)
+	cancels := make(chan struct{}, 4)
+	dc, err := s.Connect(context.Background(), func(ctx context.Context) (driver.Conn, error) {
+		c, err := s.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		SetCanceler(ctx, func(context.Context) error {
+			cancels <- struct{}{}
+			return nil
+		})
+		return fakeConn{c}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := s.lookup(dc)
+	if sk == nil || sk.cancel == nil {
+		t.Fatal("connection registered without its canceler")
+	}
+	for range 3 {
+		sk.arm(200 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
+		if sk.disarm() {
+			t.Fatal("a call that ended before its deadline was reported expired")
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // past the deadline of every call
+	if sk.cut.Load() || len(cancels) != 0 {
+		t.Fatalf("a disarmed deadline fired: cut=%v cancels=%d", sk.cut.Load(), len(cancels))
+	}
+
+	sk.arm(100 * time.Millisecond)
+	start := time.Now()
+	var b [1]byte
+	_, err = dc.(fakeConn).Read(b[:])
+	if !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read past the deadline: %v", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("cut after %v, want about 100ms", took)
+	}
+	if !sk.disarm() {
+		t.Error("disarm after the deadline did not report it")
+	}
+	select {
+	case <-cancels:
+	case <-time.After(time.Second):
+		t.Error("no cancel request at the deadline")
+	}
+}

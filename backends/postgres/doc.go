@@ -5,6 +5,11 @@
 // guarantee), plus the classification of pq errors and the Columns
 // introspection helper.
 //
+// The engine cancels a statement with the connection's CancelRequest
+// itself, so lib/pq watches no context per statement; the key is read
+// from the connection's startup handshake as it passes (cancel.go). Over
+// TLS it cannot be, and lib/pq cancels by itself.
+//
 // It must never import the planner or any privacy package; the
 // compile-time check that *Backend satisfies backends.Backend is in
 // backends/connect and the tests.

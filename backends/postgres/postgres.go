@@ -59,7 +59,7 @@ func New(dsn string, opts backends.Options) (*Backend, error) {
 		setup += "; SET statement_timeout = 1"
 	}
 	socks := backends.NewSockets(opts.ConnectTimeout)
-	base.Dialer(socks)
+	base.Dialer(keyDialer{socks})
 	db := sql.OpenDB(&sessionConnector{base: base, setup: setup, socks: socks})
 	e := backends.NewEngine(db, sqlrender.Postgres(), opts, classify, socks)
 	// Private queries' rows are read straight from lib/pq, and their
@@ -157,9 +157,12 @@ func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 func (c *sessionConnector) open(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.base.Connect(ctx)
+	conn, cancel, err := c.connect(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if cancel != nil {
+		backends.SetCanceler(ctx, cancel)
 	}
 	ex, ok := conn.(driver.ExecerContext)
 	if !ok {
@@ -239,6 +242,20 @@ const connectionCheckSetup = "SET client_connection_check_interval = 1000"
 func undefinedSetting(err error) bool {
 	var pe *pq.Error
 	return errors.As(err, &pe) && pe.Code == "42704"
+}
+
+// connect opens a lib/pq connection and returns the function that sends
+// its CancelRequest (nil: its key could not be read; see keyConn).
+func (c *sessionConnector) connect(ctx context.Context) (driver.Conn, func(context.Context) error, error) {
+	ks := &keySlot{}
+	conn, err := c.base.Connect(context.WithValue(ctx, keySlotKey{}, ks))
+	if err != nil {
+		return nil, nil, err
+	}
+	if ks.last == nil {
+		return conn, nil, nil
+	}
+	return conn, ks.last.canceler(c.socks), nil
 }
 
 func (c *sessionConnector) Driver() driver.Driver { return c.base.Driver() }

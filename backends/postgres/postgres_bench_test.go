@@ -126,7 +126,11 @@ func BenchmarkAggregate(b *testing.B) {
 				Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 			}
 			n := 0
-			err := be.Aggregate(ctx, q, func(ir.BackendRow) error {
+			// A cancellable context per statement, as the front ends
+			// give every query (a client's CancelRequest cancels it).
+			qctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			err := be.Aggregate(qctx, q, func(ir.BackendRow) error {
 				n++
 				return nil
 			})

@@ -108,6 +108,53 @@ func TestAppendDataRow(t *testing.T) {
 	}
 }
 
+// TestAppendedMessagesMatchPgproto3: the messages written without
+// pgproto3 are byte for byte its encodings, after what the buffer held.
+func TestAppendedMessagesMatchPgproto3(t *testing.T) {
+	cols := []ir.Column{{Name: "sex", Type: ir.TypeText}, {Name: "count", Type: ir.TypeInt8},
+		{Name: "", Type: ir.TypeName}, {Name: "é", Type: ir.TypeTimestampTZ}, {Name: "b", Type: ir.TypeBool}}
+	pgproto3RD := func(formats []int16) pgproto3.BackendMessage {
+		fields := make([]pgproto3.FieldDescription, len(cols))
+		for i, c := range cols {
+			f := formatText
+			if formats != nil {
+				f = formats[i]
+			}
+			fields[i] = pgproto3.FieldDescription{Name: []byte(c.Name), DataTypeOID: oidOf(c.Type),
+				DataTypeSize: sizeOf(c.Type), TypeModifier: -1, Format: f}
+		}
+		return &pgproto3.RowDescription{Fields: fields}
+	}
+	tests := []struct {
+		name string
+		got  func([]byte) []byte
+		want pgproto3.BackendMessage
+	}{
+		{"RowDescription text", func(b []byte) []byte { return appendRowDescription(b, cols, nil) }, pgproto3RD(nil)},
+		{"RowDescription formats", func(b []byte) []byte { return appendRowDescription(b, cols, []int16{1, 0, 1, 1, 0}) }, pgproto3RD([]int16{1, 0, 1, 1, 0})},
+		{"RowDescription empty", func(b []byte) []byte { return appendRowDescription(b, nil, nil) }, &pgproto3.RowDescription{}},
+		{"CommandComplete", func(b []byte) []byte { return appendCommandComplete(b, "SELECT 2") }, &pgproto3.CommandComplete{CommandTag: []byte("SELECT 2")}},
+		{"CommandComplete empty", func(b []byte) []byte { return appendCommandComplete(b, "") }, &pgproto3.CommandComplete{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := tt.want.Encode([]byte("prefix"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.got([]byte("prefix")); !bytes.Equal(got, want) {
+				t.Errorf("got  % x\nwant % x", got, want)
+			}
+		})
+	}
+	c := &conn{}
+	c.readyForQuery()
+	want, _ := (&pgproto3.ReadyForQuery{TxStatus: TxIdle}).Encode(nil)
+	if !bytes.Equal(c.wbuf, want) {
+		t.Errorf("ReadyForQuery % x, want % x", c.wbuf, want)
+	}
+}
+
 func be32get(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }

@@ -308,20 +308,25 @@ func (c *conn) beginClose() {
 }
 
 // beginQuery returns the context of one session call; a CancelRequest
-// cancels it. end reports whether that happened.
-func (c *conn) beginQuery() (ctx context.Context, end func() (userCanceled bool)) {
+// cancels it. endQuery ends it.
+func (c *conn) beginQuery() context.Context {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	c.queryCancel, c.userCancel = cancel, false
 	c.mu.Unlock()
-	return ctx, func() bool {
-		c.mu.Lock()
-		u := c.userCancel
-		c.queryCancel = nil
-		c.mu.Unlock()
-		cancel()
-		return u
-	}
+	return ctx
+}
+
+// endQuery ends the call beginQuery started and reports whether a
+// CancelRequest cancelled it. (A method, not a closure beginQuery
+// returns: that cost an allocation per statement.)
+func (c *conn) endQuery() (userCanceled bool) {
+	c.mu.Lock()
+	u, cancel := c.userCancel, c.queryCancel
+	c.queryCancel = nil
+	c.mu.Unlock()
+	cancel()
+	return u
 }
 
 // cancelQuery cancels the running session call, if any.
@@ -375,7 +380,7 @@ func (c *conn) readyForQuery() {
 			st = s
 		}
 	}
-	c.send(&pgproto3.ReadyForQuery{TxStatus: st})
+	c.wbuf = append(c.wbuf, 'Z', 0, 0, 0, 5, st) // ReadyForQuery, without an allocation
 }
 
 // sendError queues an ERROR. Callers flush right after it, so the client

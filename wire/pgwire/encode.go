@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgproto3"
-
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -93,23 +91,38 @@ func sizeOf(t ir.ColType) int16 {
 	return -1
 }
 
-// rowDescription describes cols with one format per column (nil: text).
-func rowDescription(cols []ir.Column, formats []int16) *pgproto3.RowDescription {
-	fields := make([]pgproto3.FieldDescription, len(cols))
+// appendRowDescription appends a RowDescription of cols with one format
+// per column (nil: text). Like appendDataRow it writes the bytes itself:
+// a pgproto3.RowDescription costs a slice and a copy of every name per
+// answer (the bytes are the same; a test compares them).
+func appendRowDescription(buf []byte, cols []ir.Column, formats []int16) []byte {
+	start := len(buf)
+	buf = append(buf, 'T', 0, 0, 0, 0)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(cols)))
 	for i, c := range cols {
 		f := formatText
 		if formats != nil {
 			f = formats[i]
 		}
-		fields[i] = pgproto3.FieldDescription{
-			Name:         []byte(c.Name),
-			DataTypeOID:  oidOf(c.Type),
-			DataTypeSize: sizeOf(c.Type),
-			TypeModifier: -1,
-			Format:       f,
-		}
+		buf = append(buf, c.Name...)
+		buf = append(buf, 0)
+		buf = binary.BigEndian.AppendUint32(buf, 0) // table OID
+		buf = binary.BigEndian.AppendUint16(buf, 0) // column number
+		buf = binary.BigEndian.AppendUint32(buf, oidOf(c.Type))
+		buf = binary.BigEndian.AppendUint16(buf, uint16(sizeOf(c.Type)))
+		buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32) // type modifier -1
+		buf = binary.BigEndian.AppendUint16(buf, uint16(f))
 	}
-	return &pgproto3.RowDescription{Fields: fields}
+	binary.BigEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-1))
+	return buf
+}
+
+// appendCommandComplete appends a CommandComplete with tag.
+func appendCommandComplete(buf []byte, tag string) []byte {
+	buf = append(buf, 'C')
+	buf = binary.BigEndian.AppendUint32(buf, uint32(4+len(tag)+1))
+	buf = append(buf, tag...)
+	return append(buf, 0)
 }
 
 // appendDataRow appends one DataRow message. It writes the bytes itself

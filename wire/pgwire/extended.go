@@ -68,13 +68,13 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	if err != nil {
 		return err
 	}
-	ctx, end := c.beginQuery()
+	ctx := c.beginQuery()
 	declared := make([]ir.ColType, len(m.ParameterOIDs))
 	for i, oid := range m.ParameterOIDs {
 		declared[i] = typeOfOID(oid)
 	}
 	prep, err := c.sess.Prepare(ctx, m.Query, declared)
-	userCanceled := end()
+	userCanceled := c.endQuery()
 	if err != nil {
 		return c.queryErr(err, userCanceled)
 	}
@@ -253,7 +253,7 @@ func (c *conn) describeRows(cols []ir.Column, formats []int16) {
 		c.send(&pgproto3.NoData{})
 		return
 	}
-	c.send(rowDescription(cols, formats))
+	c.wbuf = appendRowDescription(c.wbuf, cols, formats)
 }
 
 func (c *conn) execute(m *pgproto3.Execute) error {
@@ -289,7 +289,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		return nil
 	}
 	p.rows, p.next = nil, 0 // done: let the rows go
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(p.tag)})
+	c.wbuf = appendCommandComplete(c.wbuf, p.tag)
 	return nil
 }
 
@@ -301,9 +301,9 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 // the answer cost.
 func (c *conn) run(p *portal, stream bool) (streamed bool, err error) {
 	w := &portalWriter{c: c, p: p, stream: stream}
-	ctx, end := c.beginQuery()
+	ctx := c.beginQuery()
 	err = c.sess.Execute(ctx, p.stmt.prep, p.args, w)
-	userCanceled := end()
+	userCanceled := c.endQuery()
 	switch {
 	case w.encodeErr != nil:
 		c.logErr("encoding result", w.encodeErr)
@@ -363,7 +363,7 @@ func (w *portalWriter) Complete(done ir.Completion) error {
 	w.c.sendNotices(done.Cost.Notices)
 	w.p.tag = done.Tag
 	if w.stream {
-		w.c.send(&pgproto3.CommandComplete{CommandTag: []byte(done.Tag)})
+		w.c.wbuf = appendCommandComplete(w.c.wbuf, done.Tag)
 	}
 	w.done = true
 	return nil

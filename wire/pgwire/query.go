@@ -19,9 +19,9 @@ func (c *conn) simpleQuery(sql string) {
 	delete(c.portals, "")
 
 	w := &queryWriter{c: c}
-	ctx, end := c.beginQuery()
+	ctx := c.beginQuery()
 	err := c.sess.Query(ctx, sql, w)
-	userCanceled := end()
+	userCanceled := c.endQuery()
 
 	switch {
 	case w.encodeErr != nil:
@@ -49,7 +49,7 @@ type queryWriter struct {
 
 func (w *queryWriter) Columns(cols []ir.Column) error {
 	w.cols = cols
-	w.c.send(rowDescription(cols, nil))
+	w.c.wbuf = appendRowDescription(w.c.wbuf, cols, nil)
 	return nil
 }
 
@@ -69,7 +69,7 @@ func (w *queryWriter) Complete(done ir.Completion) error {
 		return nil
 	}
 	w.c.sendNotices(done.Cost.Notices)
-	w.c.send(&pgproto3.CommandComplete{CommandTag: []byte(done.Tag)})
+	w.c.wbuf = appendCommandComplete(w.c.wbuf, done.Tag)
 	return nil
 }
 
