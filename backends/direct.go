@@ -60,10 +60,11 @@ type statementCache struct {
 // milliseconds of a statement with parameters, prepared or not (measured
 // with lib/pq: 5 ms in, the statement ran to its end; 30 ms in, it was
 // cancelled); with prepared statements a cancel lands there more often,
-// as there is less to do before the run. The engine cuts the connection
-// cancelGrace after a cancel either way, and the postgres backend asks
-// the server to check its client every second, so such a statement stops
-// then.
+// as there is less to do before the run. Where the engine sends the
+// CancelRequest itself (socket.cancel) it sends it again while the call
+// goes on (cancelRetry); either way it cuts the connection cancelGrace
+// after a cancel, and the postgres backend asks the server to check its
+// client every second, so such a statement stops then at the latest.
 func (e *Engine) CacheStatements(limit int, replan func(error) bool) {
 	e.direct = true
 	if limit <= 0 {

@@ -467,6 +467,8 @@ type watcher struct {
 	mu      sync.Mutex
 	stopped bool
 	grace   *time.Timer
+	retry   *time.Timer // the next CancelRequest (resend)
+	wait    time.Duration
 }
 
 // watch starts watching one call of the connection whose socket is sk
@@ -490,7 +492,7 @@ func (e *Engine) watch(ctx context.Context, sk *socket) *watcher {
 	if w.onCancel == nil {
 		w.sk, w.onCancel = sk, w.cancel
 	}
-	w.ctx, w.stopped, w.grace = ctx, false, nil
+	w.ctx, w.stopped, w.grace, w.retry = ctx, false, nil, nil
 	if sk.cancel != nil {
 		w.ctx = context.WithoutCancel(ctx)
 	}
@@ -510,9 +512,33 @@ func (w *watcher) cancel() {
 		return
 	}
 	w.grace = time.AfterFunc(cancelGrace, w.sk.abort)
+	w.wait = cancelRetry
 	w.mu.Unlock()
-	if w.sk.cancel != nil {
-		_ = w.sk.cancel(context.Background())
+	w.resend()
+}
+
+// cancelRetry is how long after a CancelRequest the engine sends another
+// while the call goes on, doubling each time until cancelGrace cuts the
+// socket. PostgreSQL ignores a CancelRequest that reaches a session
+// between reading its messages, which happens in a statement's first
+// milliseconds (measured with lib/pq: a cancel 5 ms in was lost and the
+// statement ran to its end; 30 ms in it stopped the statement).
+const cancelRetry = 50 * time.Millisecond
+
+// resend sends the connection's CancelRequest (when the engine sends it,
+// socket.cancel) and arms the next one. A request that comes after the
+// call ended is harmless: a connection a CancelRequest was sent for is
+// never pooled again (stop).
+func (w *watcher) resend() {
+	if w.sk.cancel == nil {
+		return
+	}
+	_ = w.sk.cancel(context.Background())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.retry = time.AfterFunc(w.wait, w.resend)
+		w.wait *= 2
 	}
 }
 
@@ -547,6 +573,9 @@ func (w *watcher) stop() bool {
 	w.stopped = true
 	if w.grace != nil {
 		w.grace.Stop()
+	}
+	if w.retry != nil {
+		w.retry.Stop()
 	}
 	w.mu.Unlock()
 	return hooked || w.fired()

@@ -126,9 +126,14 @@ datasets:
 	took := time.Since(start)
 	// PostgreSQL can miss a CancelRequest in a statement's first
 	// milliseconds (with prepared statements this test's cancel lands
-	// there about every other run); the proxy then cuts the connection at
-	// the cancel grace (2 s) and the server, checking its client every
-	// second, stops the statement, which would run for tens of seconds.
+	// there about every other run): the proxy sends it again 50, 100,
+	// 200 ... ms later, so the client hears well before the cancel grace
+	// (2 s), where the proxy cuts the connection and the server, checking
+	// its client every second, stops a statement that would run for tens
+	// of seconds.
+	if took > 1500*time.Millisecond {
+		t.Errorf("the cancelled query ended %v after it started, want well before the 2 s cancel grace", took)
+	}
 	for running() != 0 {
 		if time.Since(start) > 6*time.Second {
 			t.Fatal("the backend statement kept running after the cancel")
