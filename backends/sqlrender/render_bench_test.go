@@ -12,5 +12,13 @@ func BenchmarkRender(b *testing.B) {
 				}
 			}
 		})
+		b.Run(d.Name+"/measure", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.Measure(boundedJoin); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
