@@ -44,7 +44,8 @@ func formatExpr(b *strings.Builder, e Expr) {
 	case ColumnRef:
 		formatCol(b, n)
 	case Literal:
-		b.WriteString(n.Value.SQL())
+		var buf [64]byte // most literals: no string built
+		b.Write(n.Value.AppendSQL(buf[:0]))
 		if n.Value.Kind == KindFloat {
 			b.WriteString("::real") // 1 and 1.0 must not share a fingerprint
 		}
