@@ -151,8 +151,8 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if pl.Synopsis != nil {
 		return e.runSynopsis(ctx, user, pl, limit, q)
 	}
-	unlock := e.flight.lock(pl.CacheKey)
-	defer unlock()
+	fl := e.flight.lock(pl.CacheKey)
+	defer e.flight.unlock(pl.CacheKey, fl)
 
 	data, ok, held, err := e.lookup(ctx, pl.CacheKey)
 	defer held()
@@ -320,18 +320,30 @@ func (e *Engine) keyDomain(ctx context.Context, pl *planner.Plan) ([][]ir.Value,
 				WithHint("group by fewer or coarser columns")
 		}
 	}
-	keys := [][]ir.Value{{}}
+	return keyProduct(doms), nil
+}
+
+// keyProduct is the cartesian product of doms in lexicographic order
+// (the last group varies fastest), every key a capped window of one
+// array.
+func keyProduct(doms [][]ir.Value) [][]ir.Value {
+	n := 1
 	for _, d := range doms {
-		next := make([][]ir.Value, 0, len(keys)*len(d))
-		for _, k := range keys {
-			for _, v := range d {
-				nk := append(append([]ir.Value(nil), k...), v)
-				next = append(next, nk)
-			}
-		}
-		keys = next
+		n *= len(d)
 	}
-	return keys, nil
+	w := len(doms)
+	vals := make([]ir.Value, n*w)
+	keys := make([][]ir.Value, n)
+	for i := range keys {
+		k := vals[i*w : (i+1)*w : (i+1)*w]
+		r := i
+		for g := w - 1; g >= 0; g-- {
+			k[g] = doms[g][r%len(doms[g])]
+			r /= len(doms[g])
+		}
+		keys[i] = k
+	}
+	return keys
 }
 
 func (e *Engine) sqlDomain(ctx context.Context, sql, typ string) ([]ir.Value, error) {
@@ -397,8 +409,22 @@ func (e *Engine) tableDomain(ctx context.Context, q *ir.BackendQuery, typ string
 // released key (release/quantile.go).
 func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.BackendRow, order []string, bins binCounts) (*stored, error) {
 	rel := &stored{Version: 1}
+	rows := 1 // the rows noised (an upper bound with thresholds)
+	switch pl.Keys.Mode {
+	case planner.KeysDomain:
+		rows = len(keys)
+	case planner.KeysThreshold:
+		rows = len(order)
+	}
+	rel.Rows = make([]storedRow, 0, rows)
+	width := len(pl.Aggs)
+	var block []int64 // the rows' noisy values, allocated together
 	addNoise := func(agg []int64) ([]int64, error) {
-		out := make([]int64, len(pl.Aggs))
+		if len(block) < width || width == 0 {
+			block = make([]int64, width*max(rows, 1))
+		}
+		out := block[:width:width]
+		block = block[width:]
 		for i, a := range pl.Aggs {
 			if a.Quantile != nil {
 				continue // selected once the released keys are known
@@ -479,14 +505,19 @@ func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Pl
 		return nil, err
 	}
 	rows := make([][]ir.Value, 0, len(srs))
-	for _, sr := range srs {
+	// Every row a capped window of one array (a row HAVING drops leaves
+	// its window unused); parts is outputValue's scratch.
+	w := len(pl.Outputs)
+	vals := make([]ir.Value, len(srs)*w)
+	parts := make([]aggregate.Noisy, 0, maxParts(pl))
+	for si, sr := range srs {
 		if len(sr.Aggs) != len(pl.Aggs) || len(sr.Keys) != len(pl.Groups) && pl.Keys.Mode != planner.KeysNone {
 			return nil, sqlerr.New(sqlerr.Internal, "internal error: a cached release does not match its plan")
 		}
-		row := make([]ir.Value, len(pl.Outputs))
+		row := vals[si*w : (si+1)*w : (si+1)*w]
 		rp := setPlan(pl, sr)
 		for i, o := range pl.Outputs {
-			row[i] = outputValue(rp, o, sr, clamp)
+			row[i] = outputValue(rp, o, sr, clamp, parts)
 		}
 		// Expressions read the other outputs only, never one another
 		// (those that read a window are computed after the windows).
@@ -530,7 +561,7 @@ func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Pl
 	for i := range rows {
 		rows[i] = rows[i][:pl.NumVisible]
 	}
-	var cols []Column
+	cols := make([]Column, 0, pl.NumVisible)
 	for _, o := range pl.Outputs[:pl.NumVisible] {
 		c := Column{Name: o.Name, Type: o.Type}
 		switch o.Kind {
@@ -624,20 +655,31 @@ func evalOutputs(pl *planner.Plan, row []ir.Value, late bool) error {
 	return nil
 }
 
-func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) ir.Value {
+// outputValue computes one output of a row; parts is scratch space
+// (aggregate.Unit.Value only reads its parts during the call).
+func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool, parts []aggregate.Noisy) ir.Value {
 	switch o.Kind {
 	case planner.OutGroup:
 		return sr.Keys[o.Group]
 	case planner.OutGrouping:
 		return ir.Int(pl.GroupingValue(o, sr.Set))
 	case planner.OutAggregate:
-		parts := make([]aggregate.Noisy, len(o.Parts))
-		for i, pi := range o.Parts {
-			parts[i] = aggregate.Noisy{Units: sr.Aggs[pi], Quantum: pl.Aggs[pi].Quantum}
+		parts = parts[:0]
+		for _, pi := range o.Parts {
+			parts = append(parts, aggregate.Noisy{Units: sr.Aggs[pi], Quantum: pl.Aggs[pi].Quantum})
 		}
 		return o.Unit.Value(aggregate.Context{Arg: o.Arg, ClampCounts: clamp}, parts)
 	}
 	return ir.Null()
+}
+
+// maxParts is the most parts an output of pl has.
+func maxParts(pl *planner.Plan) int {
+	n := 0
+	for _, o := range pl.Outputs {
+		n = max(n, len(o.Parts))
+	}
+	return n
 }
 
 // normalize converts a backend key to the group column's declared type
@@ -677,6 +719,13 @@ func normalize(v ir.Value, typ string) ir.Value {
 // count would be released twice for the price of one. d is not modified
 // (it may be the policy's or a cached domain).
 func uniqueKeys(d []ir.Value) []ir.Value {
+	if len(d) <= maxLinearKeys {
+		return uniqueKeysLinear(d)
+	}
+	return uniqueKeysMap(d)
+}
+
+func uniqueKeysMap(d []ir.Value) []ir.Value {
 	seen := make(map[string]bool, len(d))
 	var out []ir.Value
 	var kb []byte
@@ -689,6 +738,43 @@ func uniqueKeys(d []ir.Value) []ir.Value {
 			continue
 		}
 		seen[string(kb)] = true
+		if out != nil {
+			out = append(out, v)
+		}
+	}
+	if out == nil {
+		return d
+	}
+	return out
+}
+
+// maxLinearKeys is the size up to which uniqueKeys compares each key with
+// the earlier ones instead of building a map (a declared domain is most
+// often a few values).
+const maxLinearKeys = 16
+
+// uniqueKeysLinear is uniqueKeys for a short d: the keys of d[:i] lie one
+// after another in kb, key j ending at ends[j].
+func uniqueKeysLinear(d []ir.Value) []ir.Value {
+	var out []ir.Value
+	var kbuf [512]byte
+	var ends [maxLinearKeys]int
+	kb := kbuf[:0]
+	for i, v := range d {
+		start := len(kb)
+		kb = appendKey(kb, []ir.Value{v})
+		ends[i] = len(kb)
+		dup, from := false, 0
+		for j := 0; j < i && !dup; j++ {
+			dup = string(kb[from:ends[j]]) == string(kb[start:])
+			from = ends[j]
+		}
+		if dup {
+			if out == nil {
+				out = slices.Clone(d[:i])
+			}
+			continue
+		}
 		if out != nil {
 			out = append(out, v)
 		}
@@ -721,7 +807,7 @@ func appendKey(b []byte, keys []ir.Value) []byte {
 		k = positiveZero(k)
 		b = append(b, k.Kind.String()...)
 		b = append(b, ':')
-		b = append(b, k.SQL()...)
+		b = k.AppendSQL(b)
 		b = append(b, 0)
 	}
 	return b
@@ -749,7 +835,8 @@ type keyLock struct {
 	refs int
 }
 
-func (k *keyedMutex) lock(key string) func() {
+// lock locks key and returns the lock to pass to unlock.
+func (k *keyedMutex) lock(key string) *keyLock {
 	k.mu.Lock()
 	if k.locks == nil {
 		k.locks = map[string]*keyLock{}
@@ -762,15 +849,18 @@ func (k *keyedMutex) lock(key string) func() {
 	l.refs++
 	k.mu.Unlock()
 	l.Lock()
-	return func() {
-		l.Unlock()
-		k.mu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
+	return l
+}
+
+// unlock releases key, which lock returned l for.
+func (k *keyedMutex) unlock(key string, l *keyLock) {
+	l.Unlock()
+	k.mu.Lock()
+	l.refs--
+	if l.refs == 0 {
+		delete(k.locks, key)
 	}
+	k.mu.Unlock()
 }
 
 // checkJoinKeys verifies, once per public table, that the declared join key
