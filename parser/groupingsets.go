@@ -24,10 +24,19 @@ type setList [][]int
 // key of the query.
 type keyList struct {
 	keys []groupKey
+	// text are the keys' groupKeyText, computed once a second key
+	// arrives: most GROUP BY clauses name one key, which needs none.
 	text []string
 }
 
 func (l *keyList) add(k groupKey) int {
+	if len(l.keys) == 0 {
+		l.keys = append(l.keys, k)
+		return 0
+	}
+	if len(l.text) == 0 {
+		l.text = append(l.text, groupKeyText(l.keys[0]))
+	}
 	t := groupKeyText(k)
 	for i, s := range l.text {
 		if s == t {
