@@ -194,7 +194,7 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if err != nil {
 		return nil, err
 	}
-	truth, order, err := e.collect(ctx, pl)
+	truth, order, err := e.collect(ctx, pl, len(keys))
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -240,10 +240,12 @@ func (e *Engine) publish(ctx context.Context, user *policies.User, pl *planner.P
 }
 
 // collect runs a plan's backend query and gathers its true rows by key,
-// in the backend's order.
-func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.BackendRow, []string, error) {
-	truth := map[string]ir.BackendRow{}
-	var order []string
+// in the backend's order. rows is the number expected, when known (the
+// declared keys): room for them, up to maxRowsHint, is made at once.
+func (e *Engine) collect(ctx context.Context, pl *planner.Plan, rows int) (map[string]ir.BackendRow, []string, error) {
+	rows = min(rows, maxRowsHint)
+	truth := make(map[string]ir.BackendRow, rows)
+	order := make([]string, 0, rows)
 	err := e.backend.Aggregate(ctx, pl.Backend, func(r ir.BackendRow) error {
 		for i := range r.Keys {
 			r.Keys[i] = normalize(r.Keys[i], pl.Groups[i].Type)
@@ -268,6 +270,10 @@ func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.B
 	})
 	return truth, order, err
 }
+
+// maxRowsHint bounds the room collect makes ahead: a large domain may
+// have few keys present in the data.
+const maxRowsHint = 1024
 
 // failed settles a reservation after a failure: refunded only when the
 // backend certainly never ran the statement, else kept (the failure may
@@ -453,7 +459,8 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 		}
 		rel.Rows = append(rel.Rows, storedRow{Aggs: a})
 	case planner.KeysDomain:
-		var kb []byte
+		var kbuf [128]byte
+		kb := kbuf[:0]
 		for _, k := range keys {
 			var agg []int64
 			kb = appendKey(kb[:0], k)
