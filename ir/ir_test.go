@@ -3,6 +3,8 @@ package ir
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -155,6 +157,23 @@ func TestAppendSQL(t *testing.T) {
 	for _, v := range values {
 		if got, want := string(v.AppendSQL([]byte("x"))), "x"+v.SQL(); got != want {
 			t.Errorf("AppendSQL(%#v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestQuoteIsStrconv: formatted names are quoted exactly as strconv.Quote
+// quotes them (fingerprints and release keys contain them), for every
+// single byte and for names around the plain-ASCII fast path.
+func TestQuoteIsStrconv(t *testing.T) {
+	names := []string{"", "age", "Age", "t0", "a b", `a"b`, `a\b`, "tab\there", "é", "日本", "\x7f", "\x00", "\xff", "x~", "~ ", " "}
+	for c := 0; c < 256; c++ {
+		names = append(names, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"z")
+	}
+	for _, s := range names {
+		var b strings.Builder
+		quote(&b, s)
+		if got, want := b.String(), strconv.Quote(s); got != want {
+			t.Errorf("quote(%q) = %s, want %s", s, got, want)
 		}
 	}
 }
