@@ -194,7 +194,7 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if err != nil {
 		return nil, err
 	}
-	truth, order, err := e.collect(ctx, pl, len(keys))
+	truth, err := e.collect(ctx, pl, len(keys))
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -204,7 +204,7 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if err != nil {
 		return nil, e.keep(res, err)
 	}
-	rel, err := e.noisy(pl, keys, truth, order, bins)
+	rel, err := e.noisy(pl, keys, truth, bins)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -239,22 +239,63 @@ func (e *Engine) publish(ctx context.Context, user *policies.User, pl *planner.P
 	return e.finish(ctx, user, pl, rel, pl.Budget, false)
 }
 
+// truthRows are a query's true rows by key (keyString), in the
+// backend's order. An answer has a few rows most often: a key is then
+// found by comparing it with each, and the map is built only past
+// maxLinearKeys rows.
+type truthRows struct {
+	keys  []string
+	rows  []ir.BackendRow
+	index map[string]int
+}
+
+// find returns the row of key k, or false.
+func (t *truthRows) find(k []byte) (ir.BackendRow, bool) {
+	if t.index != nil {
+		i, ok := t.index[string(k)]
+		if !ok {
+			return ir.BackendRow{}, false
+		}
+		return t.rows[i], true
+	}
+	for i, x := range t.keys {
+		if x == string(k) {
+			return t.rows[i], true
+		}
+	}
+	return ir.BackendRow{}, false
+}
+
+// add appends the row r of a key not there yet.
+func (t *truthRows) add(k string, r ir.BackendRow) {
+	t.keys = append(t.keys, k)
+	t.rows = append(t.rows, r)
+	switch {
+	case t.index != nil:
+		t.index[k] = len(t.keys) - 1
+	case len(t.keys) > maxLinearKeys:
+		t.index = make(map[string]int, 2*len(t.keys))
+		for i, x := range t.keys {
+			t.index[x] = i
+		}
+	}
+}
+
 // collect runs a plan's backend query and gathers its true rows by key,
 // in the backend's order. rows is the number expected, when known (the
 // declared keys): room for them, up to maxRowsHint, is made at once.
-func (e *Engine) collect(ctx context.Context, pl *planner.Plan, rows int) (map[string]ir.BackendRow, []string, error) {
+func (e *Engine) collect(ctx context.Context, pl *planner.Plan, rows int) (*truthRows, error) {
 	rows = min(rows, maxRowsHint)
-	truth := make(map[string]ir.BackendRow, rows)
-	order := make([]string, 0, rows)
+	truth := &truthRows{keys: make([]string, 0, rows), rows: make([]ir.BackendRow, 0, rows)}
 	err := e.backend.Aggregate(ctx, pl.Backend, func(r ir.BackendRow) error {
 		for i := range r.Keys {
 			r.Keys[i] = normalize(r.Keys[i], pl.Groups[i].Type)
 		}
-		k := keyString(r.Keys)
-		prev, dup := truth[k]
+		var kbuf [64]byte
+		kb := appendKey(kbuf[:0], r.Keys)
+		prev, dup := truth.find(kb)
 		if !dup {
-			order = append(order, k)
-			truth[k] = r
+			truth.add(string(kb), r)
 			return nil
 		}
 		// Two backend groups that read as one key (SQLite's text
@@ -268,7 +309,7 @@ func (e *Engine) collect(ctx context.Context, pl *planner.Plan, rows int) (map[s
 		}
 		return nil
 	})
-	return truth, order, err
+	return truth, err
 }
 
 // maxRowsHint bounds the room collect makes ahead: a large domain may
@@ -413,14 +454,14 @@ func (e *Engine) tableDomain(ctx context.Context, q *ir.BackendQuery, typ string
 // noisy draws the noise: one discrete Laplace sample per aggregate and
 // released key, then one exponential-mechanism draw per quantile and
 // released key (release/quantile.go).
-func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.BackendRow, order []string, bins binCounts) (*stored, error) {
+func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth *truthRows, bins binCounts) (*stored, error) {
 	rel := &stored{Version: 1}
 	rows := 1 // the rows noised (an upper bound with thresholds)
 	switch pl.Keys.Mode {
 	case planner.KeysDomain:
 		rows = len(keys)
 	case planner.KeysThreshold:
-		rows = len(order)
+		rows = len(truth.rows)
 	}
 	rel.Rows = make([]storedRow, 0, rows)
 	width := len(pl.Aggs)
@@ -449,8 +490,8 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 	}
 	switch pl.Keys.Mode {
 	case planner.KeysNone:
-		var agg []int64
-		for _, r := range truth {
+		var agg []int64 // from the one row (no GROUP BY), if any
+		for _, r := range truth.rows {
 			agg = r.Aggs
 		}
 		a, err := addNoise(agg)
@@ -464,7 +505,7 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 		for _, k := range keys {
 			var agg []int64
 			kb = appendKey(kb[:0], k)
-			if r, ok := truth[string(kb)]; ok {
+			if r, ok := truth.find(kb); ok {
 				agg = r.Aggs
 			}
 			a, err := addNoise(agg)
@@ -474,8 +515,7 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 			rel.Rows = append(rel.Rows, storedRow{Keys: k, Aggs: a})
 		}
 	case planner.KeysThreshold:
-		for _, k := range order {
-			r := truth[k]
+		for _, r := range truth.rows {
 			a, err := addNoise(r.Aggs)
 			if err != nil {
 				return nil, err

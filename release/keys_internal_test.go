@@ -89,3 +89,23 @@ func TestKeyProduct(t *testing.T) {
 		}
 	}
 }
+
+// TestTruthRows: rows are found by key, and kept in the order added,
+// below and past the size where the map is built.
+func TestTruthRows(t *testing.T) {
+	for _, n := range []int{0, 1, maxLinearKeys, maxLinearKeys + 1, 3 * maxLinearKeys} {
+		var tr truthRows
+		for i := range n {
+			tr.add(keyString([]ir.Value{ir.Int(int64(i))}), ir.BackendRow{Aggs: []int64{int64(i)}})
+		}
+		for i := range n {
+			r, ok := tr.find(appendKey(nil, []ir.Value{ir.Int(int64(i))}))
+			if !ok || r.Aggs[0] != int64(i) || tr.rows[i].Aggs[0] != int64(i) {
+				t.Fatalf("%d rows: key %d found %v, %v", n, i, ok, r)
+			}
+		}
+		if _, ok := tr.find(appendKey(nil, []ir.Value{ir.Int(-1)})); ok || len(tr.rows) != n {
+			t.Fatalf("%d rows: a missing key was found, or %d rows kept", n, len(tr.rows))
+		}
+	}
+}
