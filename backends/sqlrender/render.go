@@ -372,8 +372,10 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 	// aggregate inputs, columns or expressions of the row): which rows a
 	// unit keeps may then depend on ties, but the multiset of projected
 	// values it keeps does not.
-	var order []ir.Expr
-	var keys []string // ir.FormatExpr of each of order, formatted once
+	var orderBuf [8]ir.Expr
+	var keysBuf [8]string
+	order := orderBuf[:0] // on the stack while the window orders by few values
+	keys := keysBuf[:0]   // ir.FormatExpr of each of order, formatted once
 	for i, g := range q.GroupBy {
 		r.key(g)
 		r.w(" AS ")
