@@ -134,8 +134,8 @@ func (d *Dialect) RenderExpr(e ir.Expr) (Statement, error) {
 //
 // A measuring renderer (Measure) writes nothing and binds nothing: n
 // counts the bytes the text would have, nargs the placeholders. Every
-// write goes through write, writeByte or ident, which are the only places
-// that tell the two modes apart.
+// write goes through write, writeBytes, writeByte, ident or alias, the
+// only places (with bind and literal) that tell the two modes apart.
 type renderer struct {
 	d       *Dialect
 	b       strings.Builder
