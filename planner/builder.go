@@ -624,6 +624,7 @@ type partKeys struct {
 
 const maxLinear = 16
 
+// find returns the index of key, or false.
 func (k *partKeys) find(key string) (int, bool) {
 	if k.m != nil {
 		i, ok := k.m[key]
@@ -637,19 +638,18 @@ func (k *partKeys) find(key string) (int, bool) {
 	return 0, false
 }
 
+// add appends a key not there yet.
 func (k *partKeys) add(key string) {
 	k.keys = append(k.keys, key)
-	if k.m == nil && len(k.keys) <= maxLinear {
-		return
-	}
-	if k.m == nil {
+	switch {
+	case k.m != nil:
+		k.m[key] = len(k.keys) - 1
+	case len(k.keys) > maxLinear:
 		k.m = make(map[string]int, 2*len(k.keys))
 		for i, x := range k.keys {
 			k.m[x] = i
 		}
-		return
 	}
-	k.m[key] = len(k.keys) - 1
 }
 
 // countRows is the COUNT(*) part (threshold key selection counts with it).
