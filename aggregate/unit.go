@@ -210,6 +210,7 @@ type Unit struct {
 	// precision (not exactly), which decides how round() rounds it.
 	Double func(argType string) bool
 	// Value computes the result from the noisy parts (in Parts order).
+	// It reads parts during the call only: the caller reuses the slice.
 	Value func(c Context, parts []Noisy) ir.Value
 	// Summarize describes the column's noise from its parts'.
 	Summarize func(parts []PartNoise) Summary

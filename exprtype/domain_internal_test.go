@@ -47,3 +47,25 @@ func TestArithValueOverflow(t *testing.T) {
 		}
 	}
 }
+
+// TestIntRangeOpsKeepInputs: the range operations never modify their
+// inputs (results may share them), which intPoint relies on to use one
+// value as both bounds of a literal's range.
+func TestIntRangeOpsKeepInputs(t *testing.T) {
+	vals := []int64{-7, -1, 0, 1, 3, 1 << 40}
+	ops := map[string]func(a, b IntRange) IntRange{
+		"add": addInt, "sub": subInt, "mul": mulInt, "hull": hullInt, "quo": quoInt, "mod": modInt,
+		"neg": func(a, _ IntRange) IntRange { return negInt(a) }, "abs": func(a, _ IntRange) IntRange { return absInt(a) },
+	}
+	for name, op := range ops {
+		for _, x := range vals {
+			for _, y := range vals {
+				a, b := intPoint(x), intPoint(y)
+				op(a, b)
+				if a.Lo.Int64() != x || a.Hi.Int64() != x || b.Lo.Int64() != y || b.Hi.Int64() != y {
+					t.Fatalf("%s(%d, %d) modified its inputs: %v, %v", name, x, y, a, b)
+				}
+			}
+		}
+	}
+}

@@ -166,13 +166,22 @@ func (in Info) String() string {
 
 func fmtReal(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-func intPoint(v int64) IntRange { return IntRange{big.NewInt(v), big.NewInt(v)} }
+// intPoint is [v, v]. Both bounds are one value: a range's bounds are
+// never modified (every operation builds new ones, minBig and maxBig
+// return their arguments), so they may be shared.
+func intPoint(v int64) IntRange {
+	p := big.NewInt(v)
+	return IntRange{p, p}
+}
 
 func intInfo(r IntRange) Info { return Info{Type: Integer, Bounded: true, Int: r} }
 
 func realInfo(r RealRange) Info { return Info{Type: Real, Bounded: true, Real: r} }
 
 func timeInfo(t Type, lo, hi int64) Info {
+	if lo == hi {
+		return Info{Type: t, Bounded: true, Int: intPoint(lo)}
+	}
 	return Info{Type: t, Bounded: true, Int: IntRange{big.NewInt(lo), big.NewInt(hi)}}
 }
 

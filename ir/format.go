@@ -33,8 +33,27 @@ func formatCol(b *strings.Builder, c ColumnRef) {
 // keys every release, and every column of a planned query is formatted
 // several times.
 func quote(b *strings.Builder, s string) {
+	if plainASCII(s) {
+		// What strconv.Quote writes for such a name, without its
+		// per-rune escaping decisions.
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	var buf [64]byte
 	b.Write(strconv.AppendQuote(buf[:0], s))
+}
+
+// plainASCII reports whether strconv.Quote would copy every byte of s
+// unchanged: printable ASCII other than the quote and the backslash.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func formatExpr(b *strings.Builder, e Expr) {
@@ -44,7 +63,8 @@ func formatExpr(b *strings.Builder, e Expr) {
 	case ColumnRef:
 		formatCol(b, n)
 	case Literal:
-		b.WriteString(n.Value.SQL())
+		var buf [64]byte // most literals: no string built
+		b.Write(n.Value.AppendSQL(buf[:0]))
 		if n.Value.Kind == KindFloat {
 			b.WriteString("::real") // 1 and 1.0 must not share a fingerprint
 		}

@@ -1,6 +1,9 @@
 package ir
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Grouping is GROUPING(k1, ..., kn) of a query with grouping sets: an
 // integer whose bit n-1-i is 1 when key ki is rolled up (not in the grouping
@@ -20,7 +23,9 @@ type Grouping struct {
 
 func (Grouping) exprNode() {}
 
-func formatGrouping(b interface{ WriteString(string) (int, error) }, n Grouping) {
+// formatGrouping takes the concrete builder: through an interface the
+// builder would escape, and every FormatExpr would allocate it.
+func formatGrouping(b *strings.Builder, n Grouping) {
 	b.WriteString("GROUPING(")
 	for i, k := range n.Keys {
 		if i > 0 {

@@ -2,6 +2,9 @@ package ir
 
 import (
 	"errors"
+	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +145,35 @@ func TestCompareValues(t *testing.T) {
 func TestQuoteString(t *testing.T) {
 	if got := QuoteString("it's"); got != "'it''s'" {
 		t.Fatalf("QuoteString = %s", got)
+	}
+}
+
+// TestAppendSQL: AppendSQL appends exactly SQL() for values of every kind
+// (release and cache keys are built with it and must not change).
+func TestAppendSQL(t *testing.T) {
+	values := []Value{Null(), Int(0), Int(-42), Int(math.MaxInt64), Float(0), Float(math.Copysign(0, -1)), Float(1.5), Float(1e300),
+		Float(math.Inf(1)), Float(math.Inf(-1)), Float(math.NaN()), String(""), String("it's"), String("''"), Bool(true), Bool(false),
+		Date(0), Date(-1), Timestamp(1_234_567_890_123), TimestampTZ(-5), {Kind: Kind(250)}}
+	for _, v := range values {
+		if got, want := string(v.AppendSQL([]byte("x"))), "x"+v.SQL(); got != want {
+			t.Errorf("AppendSQL(%#v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestQuoteIsStrconv: formatted names are quoted exactly as strconv.Quote
+// quotes them (fingerprints and release keys contain them), for every
+// single byte and for names around the plain-ASCII fast path.
+func TestQuoteIsStrconv(t *testing.T) {
+	names := []string{"", "age", "Age", "t0", "a b", `a"b`, `a\b`, "tab\there", "é", "日本", "\x7f", "\x00", "\xff", "x~", "~ ", " "}
+	for c := 0; c < 256; c++ {
+		names = append(names, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"z")
+	}
+	for _, s := range names {
+		var b strings.Builder
+		quote(&b, s)
+		if got, want := b.String(), strconv.Quote(s); got != want {
+			t.Errorf("quote(%q) = %s, want %s", s, got, want)
+		}
 	}
 }

@@ -132,6 +132,26 @@ func (v Value) SQL() string {
 	return v.Text()
 }
 
+// AppendSQL appends v.SQL() to b without building the string (release
+// keys and cache keys format every key value of every answer).
+func (v Value) AppendSQL(b []byte) []byte {
+	switch v.Kind {
+	case KindNull, KindBool:
+		return append(b, v.SQL()...)
+	case KindString:
+		return appendQuoted(b, v.Str)
+	case KindDate:
+		return appendQuoted(append(b, "DATE "...), v.Text())
+	case KindTimestamp:
+		return appendQuoted(append(b, "TIMESTAMP "...), v.Text())
+	case KindTimestampTZ:
+		return appendQuoted(append(b, "TIMESTAMPTZ "...), v.Text())
+	case KindInt:
+		return strconv.AppendInt(b, v.Int, 10)
+	}
+	return append(b, v.Text()...)
+}
+
 // Equal reports whether two values are identical (same kind and value).
 func (v Value) Equal(o Value) bool { return v == o }
 
@@ -209,13 +229,16 @@ func cmpInt(a, b int) int {
 
 // QuoteString renders s as a standard SQL string literal.
 func QuoteString(s string) string {
-	out := make([]byte, 0, len(s)+2)
-	out = append(out, '\'')
+	return string(appendQuoted(make([]byte, 0, len(s)+2), s))
+}
+
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '\'')
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\'' {
-			out = append(out, '\'')
+			b = append(b, '\'')
 		}
-		out = append(out, s[i])
+		b = append(b, s[i])
 	}
-	return string(append(out, '\''))
+	return append(b, '\'')
 }

@@ -24,10 +24,19 @@ type setList [][]int
 // key of the query.
 type keyList struct {
 	keys []groupKey
+	// text are the keys' groupKeyText, computed once a second key
+	// arrives: most GROUP BY clauses name one key, which needs none.
 	text []string
 }
 
 func (l *keyList) add(k groupKey) int {
+	if len(l.keys) == 0 {
+		l.keys = append(l.keys, k)
+		return 0
+	}
+	if len(l.text) == 0 {
+		l.text = append(l.text, groupKeyText(l.keys[0]))
+	}
 	t := groupKeyText(k)
 	for i, s := range l.text {
 		if s == t {
@@ -154,17 +163,27 @@ func sortInts(s []int) {
 // (nil for a plain list of keys).
 func pgGroupClause(items []*pg.Node, distinct bool) ([]groupKey, [][]int, error) {
 	var l keyList
-	sets := setList{{}}
+	// The keys before the first ROLLUP, CUBE or GROUPING SETS are one
+	// set, the crossing of their one-key sets; the crossing starts from
+	// it at the first of those (a plain list never needs it).
+	var plain []int
+	var sets setList
 	hasSets := false
 	for _, n := range items {
 		var s setList
 		var err error
 		if g := n.GetGroupingSet(); g != nil {
-			hasSets = true
 			s, err = pgGroupingSet(g, &l)
+			if err == nil && !hasSets {
+				hasSets, sets = true, setList{plain}
+			}
 		} else {
 			var i int
 			if i, err = pgKeyIndex(n, &l); err == nil {
+				if !hasSets {
+					plain = append(plain, i)
+					continue
+				}
 				s = setList{{i}}
 			}
 		}

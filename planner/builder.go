@@ -23,7 +23,7 @@ type builder struct {
 	notes []string
 
 	groupCols []groupKey
-	aggKeys   map[string]int
+	aggKeys   partKeys
 	// nullsHigh: the client speaks PostgreSQL, where NULL sorts after
 	// every value (MySQL sorts it before).
 	nullsHigh bool
@@ -363,20 +363,25 @@ func (g groupKey) name() string {
 }
 
 func (b *builder) groups(q *ir.Query) error {
-	seen := map[string]bool{}
+	var seen map[string]bool // a single key cannot repeat: no texts, no map
+	if len(q.GroupBy) > 1 {
+		seen = map[string]bool{}
+	}
 	for _, g := range q.GroupBy {
 		key, gp, err := b.groupKeyOf(q, g)
 		if err != nil {
 			return err
 		}
-		id := key.text
-		if key.expr == nil {
-			id = ir.FormatExpr(key.r.col)
+		if seen != nil {
+			id := key.text
+			if key.expr == nil {
+				id = ir.FormatExpr(key.r.col)
+			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
 		}
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
 		b.groupCols = append(b.groupCols, key)
 		b.plan.Groups = append(b.plan.Groups, gp)
 		var bk ir.Expr = key.r.col
@@ -598,18 +603,53 @@ func (b *builder) agg(p aggregate.Part) int {
 		// also names.
 		key += "/quantile:" + p.Quantile.Key()
 	}
-	if b.aggKeys == nil {
-		b.aggKeys = map[string]int{}
-	}
-	if i, ok := b.aggKeys[key]; ok {
+	if i, ok := b.aggKeys.find(key); ok {
 		return i
 	}
 	i := len(b.plan.Backend.Aggs)
-	b.aggKeys[key] = i
+	b.aggKeys.add(key)
 	b.plan.Backend.Aggs = append(b.plan.Backend.Aggs, a)
 	b.plan.Aggs = append(b.plan.Aggs, AggPlan{Label: p.Label})
 	b.parts = append(b.parts, p)
 	return i
+}
+
+// partKeys are the keys of a plan's parts (builder.agg), indexed from 0
+// in the order added. Most plans have a handful: they are searched in a
+// slice, and a map is built only past maxLinear.
+type partKeys struct {
+	keys []string
+	m    map[string]int
+}
+
+const maxLinear = 16
+
+// find returns the index of key, or false.
+func (k *partKeys) find(key string) (int, bool) {
+	if k.m != nil {
+		i, ok := k.m[key]
+		return i, ok
+	}
+	for i, x := range k.keys {
+		if x == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// add appends a key not there yet.
+func (k *partKeys) add(key string) {
+	k.keys = append(k.keys, key)
+	switch {
+	case k.m != nil:
+		k.m[key] = len(k.keys) - 1
+	case len(k.keys) > maxLinear:
+		k.m = make(map[string]int, 2*len(k.keys))
+		for i, x := range k.keys {
+			k.m[x] = i
+		}
+	}
 }
 
 // countRows is the COUNT(*) part (threshold key selection counts with it).
@@ -863,6 +903,8 @@ func (b *builder) selectList(q *ir.Query) error {
 	}
 	// The visible outputs come first, in select-list order; the hidden
 	// ones an expression needs are added after them (second loop).
+	// An Output is large: room for the visible ones at once.
+	b.plan.Outputs = slices.Grow(b.plan.Outputs, len(q.Select))
 	var exprItems []int
 	for i, it := range q.Select {
 		switch {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"math"
 	"sync"
 	"testing"
@@ -80,6 +81,13 @@ func TestCacheKeyBytes(t *testing.T) {
 			for _, sp := range plans {
 				if want := cacheKeyFmt(sp); sp.CacheKey != want || cacheKey(sp) != want {
 					t.Fatalf("%s (ε %v): key %s, fmt version %s", q, eps, sp.CacheKey, want)
+				}
+				for _, user := range []string{"alice", "", "b\x00ob"} {
+					h := sha256.New()
+					fmt.Fprintf(h, "ddp-release-user-v1\x00%s\x00%s", sp.CacheKey, user)
+					if got, want := userKey(sp.CacheKey, user), hex.EncodeToString(h.Sum(nil)); got != want {
+						t.Fatalf("userKey %s, fmt version %s", got, want)
+					}
 				}
 				planned++
 			}
@@ -166,5 +174,16 @@ func TestQuantileBinCache(t *testing.T) {
 	wg.Wait()
 	if compared < 20 || len(shared.bins.m) == 0 {
 		t.Fatalf("%d quantile parts compared, %d bin expressions cached", compared, len(shared.bins.m))
+	}
+}
+
+// hashGroupingSets is appendGroupingSets as it was written with fmt.
+func hashGroupingSets(h hash.Hash, gs *GroupingSetsPlan) {
+	if !gs.Separate() {
+		return
+	}
+	fmt.Fprintf(h, "sets:%d\x00", len(gs.Release))
+	for _, r := range gs.Release {
+		fmt.Fprintf(h, "%s\x00", r.CacheKey)
 	}
 }

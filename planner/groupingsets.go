@@ -2,9 +2,9 @@ package planner
 
 import (
 	"fmt"
-	"hash"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -425,17 +425,22 @@ func (b *builder) setPlan(set []int, eps, delta float64, ds *policies.Dataset, m
 	return sp, nil
 }
 
-// hashGroupingSets adds the sets and their strategy to a release's cache
-// key: a summed release is the finest grouping's own (the same noisy
-// cells), a separate one is its own set of releases.
-func hashGroupingSets(h hash.Hash, gs *GroupingSetsPlan) {
+// appendGroupingSets adds the sets and their strategy to the bytes a
+// release's cache key hashes (cacheKey): a summed release is the finest
+// grouping's own (the same noisy cells), a separate one is its own set of
+// releases.
+func appendGroupingSets(b []byte, gs *GroupingSetsPlan) []byte {
 	if !gs.Separate() {
-		return
+		return b
 	}
-	fmt.Fprintf(h, "sets:%d\x00", len(gs.Release))
+	b = append(b, "sets:"...)
+	b = strconv.AppendInt(b, int64(len(gs.Release)), 10)
+	b = append(b, 0)
 	for _, r := range gs.Release {
-		fmt.Fprintf(h, "%s\x00", r.CacheKey)
+		b = append(b, r.CacheKey...)
+		b = append(b, 0)
 	}
+	return b
 }
 
 func noisySets(release []*Plan) int {

@@ -10,6 +10,15 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/ir"
 )
 
+// appendConjuncts appends the top-level AND conjuncts of e to dst, left
+// to right.
+func appendConjuncts(dst []ir.Expr, e ir.Expr) []ir.Expr {
+	if a, ok := e.(ir.And); ok {
+		return appendConjuncts(appendConjuncts(dst, a.L), a.R)
+	}
+	return append(dst, e)
+}
+
 // narrowKeys drops from a grouping key's public key set (a declared
 // static domain, a derived one, or the NULL key of a LEFT-joined column)
 // the values that a top-level AND conjunct of WHERE rules out on its own:
@@ -30,17 +39,7 @@ func (b *builder) narrowKeys() {
 	if where == nil {
 		return
 	}
-	var conj []ir.Expr
-	var split func(e ir.Expr)
-	split = func(e ir.Expr) {
-		if a, ok := e.(ir.And); ok {
-			split(a.L)
-			split(a.R)
-			return
-		}
-		conj = append(conj, e)
-	}
-	split(where)
+	conj := appendConjuncts(nil, where)
 	var texts []string // FormatExpr of each conjunct, once some key needs them
 	for gi, g := range b.groupCols {
 		gp := &b.plan.Groups[gi]
@@ -133,6 +132,26 @@ func (b *builder) narrowKeys() {
 // (ir.KindNull) when WHERE sets no such end.
 type valueRange struct{ lo, hi ir.Value }
 
+// flipCmp is op with its operands swapped: literal < column reads as
+// column > literal. (Every CmpOp is listed; the zero value is what the
+// table this replaced gave any other.)
+func flipCmp(op ir.CmpOp) ir.CmpOp {
+	switch op {
+	case ir.OpLt:
+		return ir.OpGt
+	case ir.OpLe:
+		return ir.OpGe
+	case ir.OpGt:
+		return ir.OpLt
+	case ir.OpGe:
+		return ir.OpLe
+	case ir.OpEq, ir.OpNe:
+		return op
+	}
+	var none ir.CmpOp
+	return none
+}
+
 // whereColumnRanges reads, from the top-level AND conjuncts of the
 // lowered WHERE, the ranges it allows columns: col op literal (either
 // side; =, <, <=, >, >=) and col BETWEEN literal AND literal, on the
@@ -141,7 +160,7 @@ type valueRange struct{ lo, hi ir.Value }
 // are whole numbers of days or microseconds); of a real it is kept (a
 // wider range is still a bound).
 func whereColumnRanges(where ir.Expr) map[ir.ColumnRef]valueRange {
-	out := map[ir.ColumnRef]valueRange{}
+	var out map[ir.ColumnRef]valueRange // made at the first range found
 	limit := func(c ir.ColumnRef, v ir.Value, op ir.CmpOp) {
 		if v.Kind != ir.KindInt && v.Kind != ir.KindFloat && !v.IsTime() {
 			return
@@ -183,9 +202,11 @@ func whereColumnRanges(where ir.Expr) map[ir.ColumnRef]valueRange {
 		if !high.IsNull() && (r.hi.IsNull() || ir.CompareValues(high, r.hi) < 0) {
 			r.hi = high
 		}
+		if out == nil {
+			out = map[ir.ColumnRef]valueRange{}
+		}
 		out[c] = r
 	}
-	flip := map[ir.CmpOp]ir.CmpOp{ir.OpLt: ir.OpGt, ir.OpLe: ir.OpGe, ir.OpGt: ir.OpLt, ir.OpGe: ir.OpLe, ir.OpEq: ir.OpEq, ir.OpNe: ir.OpNe}
 	var visit func(e ir.Expr)
 	visit = func(e ir.Expr) {
 		switch n := e.(type) {
@@ -199,7 +220,7 @@ func whereColumnRanges(where ir.Expr) map[ir.ColumnRef]valueRange {
 				}
 			} else if c, ok := n.R.(ir.ColumnRef); ok {
 				if l, ok := n.L.(ir.Literal); ok {
-					limit(c, l.Value, flip[n.Op])
+					limit(c, l.Value, flipCmp(n.Op))
 				}
 			}
 		case ir.Between:

@@ -552,7 +552,7 @@ func cacheKey(pl *Plan) string {
 	b = append(b, 0)
 	for _, g := range pl.Groups {
 		for _, v := range g.Domain {
-			b = append(b, v.SQL()...)
+			b = v.AppendSQL(b)
 			b = append(b, ',')
 		}
 		if g.DomainFrom != nil {
@@ -565,18 +565,22 @@ func cacheKey(pl *Plan) string {
 		b = strconv.AppendBool(b, g.NullKey)
 		b = append(b, 0)
 	}
-	h := sha256.New()
-	h.Write(b)
-	hashGroupingSets(h, pl.GroupingSets)
-	return hex.EncodeToString(h.Sum(nil))
+	b = appendGroupingSets(b, pl.GroupingSets)
+	return hexSum(b)
+}
+
+// hexSum is the hex SHA-256 of b, with one allocation (the string).
+func hexSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
 
 // userKey makes a release key (of a release or a synopsis) private to one
 // user.
 func userKey(key, user string) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "ddp-release-user-v1\x00%s\x00%s", key, user)
-	return hex.EncodeToString(h.Sum(nil))
+	return hexSum([]byte("ddp-release-user-v1\x00" + key + "\x00" + user))
 }
 
 // names is how the request's client names tables.

@@ -151,8 +151,8 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if pl.Synopsis != nil {
 		return e.runSynopsis(ctx, user, pl, limit, q)
 	}
-	unlock := e.flight.lock(pl.CacheKey)
-	defer unlock()
+	fl := e.flight.lock(pl.CacheKey)
+	defer e.flight.unlock(pl.CacheKey, fl)
 
 	data, ok, held, err := e.lookup(ctx, pl.CacheKey)
 	defer held()
@@ -194,7 +194,7 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if err != nil {
 		return nil, err
 	}
-	truth, order, err := e.collect(ctx, pl)
+	truth, err := e.collect(ctx, pl, len(keys))
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -204,7 +204,7 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if err != nil {
 		return nil, e.keep(res, err)
 	}
-	rel, err := e.noisy(pl, keys, truth, order, bins)
+	rel, err := e.noisy(pl, keys, truth, bins)
 	if err != nil {
 		return nil, e.failed(res, err)
 	}
@@ -239,20 +239,63 @@ func (e *Engine) publish(ctx context.Context, user *policies.User, pl *planner.P
 	return e.finish(ctx, user, pl, rel, pl.Budget, false)
 }
 
+// truthRows are a query's true rows by key (keyString), in the
+// backend's order. An answer has a few rows most often: a key is then
+// found by comparing it with each, and the map is built only past
+// maxLinearKeys rows.
+type truthRows struct {
+	keys  []string
+	rows  []ir.BackendRow
+	index map[string]int
+}
+
+// find returns the row of key k, or false.
+func (t *truthRows) find(k []byte) (ir.BackendRow, bool) {
+	if t.index != nil {
+		i, ok := t.index[string(k)]
+		if !ok {
+			return ir.BackendRow{}, false
+		}
+		return t.rows[i], true
+	}
+	for i, x := range t.keys {
+		if x == string(k) {
+			return t.rows[i], true
+		}
+	}
+	return ir.BackendRow{}, false
+}
+
+// add appends the row r of a key not there yet.
+func (t *truthRows) add(k string, r ir.BackendRow) {
+	t.keys = append(t.keys, k)
+	t.rows = append(t.rows, r)
+	switch {
+	case t.index != nil:
+		t.index[k] = len(t.keys) - 1
+	case len(t.keys) > maxLinearKeys:
+		t.index = make(map[string]int, 2*len(t.keys))
+		for i, x := range t.keys {
+			t.index[x] = i
+		}
+	}
+}
+
 // collect runs a plan's backend query and gathers its true rows by key,
-// in the backend's order.
-func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.BackendRow, []string, error) {
-	truth := map[string]ir.BackendRow{}
-	var order []string
+// in the backend's order. rows is the number expected, when known (the
+// declared keys): room for them, up to maxRowsHint, is made at once.
+func (e *Engine) collect(ctx context.Context, pl *planner.Plan, rows int) (*truthRows, error) {
+	rows = min(rows, maxRowsHint)
+	truth := &truthRows{keys: make([]string, 0, rows), rows: make([]ir.BackendRow, 0, rows)}
 	err := e.backend.Aggregate(ctx, pl.Backend, func(r ir.BackendRow) error {
 		for i := range r.Keys {
 			r.Keys[i] = normalize(r.Keys[i], pl.Groups[i].Type)
 		}
-		k := keyString(r.Keys)
-		prev, dup := truth[k]
+		var kbuf [64]byte
+		kb := appendKey(kbuf[:0], r.Keys)
+		prev, dup := truth.find(kb)
 		if !dup {
-			order = append(order, k)
-			truth[k] = r
+			truth.add(string(kb), r)
 			return nil
 		}
 		// Two backend groups that read as one key (SQLite's text
@@ -266,8 +309,12 @@ func (e *Engine) collect(ctx context.Context, pl *planner.Plan) (map[string]ir.B
 		}
 		return nil
 	})
-	return truth, order, err
+	return truth, err
 }
+
+// maxRowsHint bounds the room collect makes ahead: a large domain may
+// have few keys present in the data.
+const maxRowsHint = 1024
 
 // failed settles a reservation after a failure: refunded only when the
 // backend certainly never ran the statement, else kept (the failure may
@@ -320,18 +367,30 @@ func (e *Engine) keyDomain(ctx context.Context, pl *planner.Plan) ([][]ir.Value,
 				WithHint("group by fewer or coarser columns")
 		}
 	}
-	keys := [][]ir.Value{{}}
+	return keyProduct(doms), nil
+}
+
+// keyProduct is the cartesian product of doms in lexicographic order
+// (the last group varies fastest), every key a capped window of one
+// array.
+func keyProduct(doms [][]ir.Value) [][]ir.Value {
+	n := 1
 	for _, d := range doms {
-		next := make([][]ir.Value, 0, len(keys)*len(d))
-		for _, k := range keys {
-			for _, v := range d {
-				nk := append(append([]ir.Value(nil), k...), v)
-				next = append(next, nk)
-			}
-		}
-		keys = next
+		n *= len(d)
 	}
-	return keys, nil
+	w := len(doms)
+	vals := make([]ir.Value, n*w)
+	keys := make([][]ir.Value, n)
+	for i := range keys {
+		k := vals[i*w : (i+1)*w : (i+1)*w]
+		r := i
+		for g := w - 1; g >= 0; g-- {
+			k[g] = doms[g][r%len(doms[g])]
+			r /= len(doms[g])
+		}
+		keys[i] = k
+	}
+	return keys
 }
 
 func (e *Engine) sqlDomain(ctx context.Context, sql, typ string) ([]ir.Value, error) {
@@ -395,10 +454,24 @@ func (e *Engine) tableDomain(ctx context.Context, q *ir.BackendQuery, typ string
 // noisy draws the noise: one discrete Laplace sample per aggregate and
 // released key, then one exponential-mechanism draw per quantile and
 // released key (release/quantile.go).
-func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.BackendRow, order []string, bins binCounts) (*stored, error) {
+func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth *truthRows, bins binCounts) (*stored, error) {
 	rel := &stored{Version: 1}
+	rows := 1 // the rows noised (an upper bound with thresholds)
+	switch pl.Keys.Mode {
+	case planner.KeysDomain:
+		rows = len(keys)
+	case planner.KeysThreshold:
+		rows = len(truth.rows)
+	}
+	rel.Rows = make([]storedRow, 0, rows)
+	width := len(pl.Aggs)
+	var block []int64 // the rows' noisy values, allocated together
 	addNoise := func(agg []int64) ([]int64, error) {
-		out := make([]int64, len(pl.Aggs))
+		if len(block) < width || width == 0 {
+			block = make([]int64, width*max(rows, 1))
+		}
+		out := block[:width:width]
+		block = block[width:]
 		for i, a := range pl.Aggs {
 			if a.Quantile != nil {
 				continue // selected once the released keys are known
@@ -417,8 +490,8 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 	}
 	switch pl.Keys.Mode {
 	case planner.KeysNone:
-		var agg []int64
-		for _, r := range truth {
+		var agg []int64 // from the one row (no GROUP BY), if any
+		for _, r := range truth.rows {
 			agg = r.Aggs
 		}
 		a, err := addNoise(agg)
@@ -427,11 +500,12 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 		}
 		rel.Rows = append(rel.Rows, storedRow{Aggs: a})
 	case planner.KeysDomain:
-		var kb []byte
+		var kbuf [128]byte
+		kb := kbuf[:0]
 		for _, k := range keys {
 			var agg []int64
 			kb = appendKey(kb[:0], k)
-			if r, ok := truth[string(kb)]; ok {
+			if r, ok := truth.find(kb); ok {
 				agg = r.Aggs
 			}
 			a, err := addNoise(agg)
@@ -441,8 +515,7 @@ func (e *Engine) noisy(pl *planner.Plan, keys [][]ir.Value, truth map[string]ir.
 			rel.Rows = append(rel.Rows, storedRow{Keys: k, Aggs: a})
 		}
 	case planner.KeysThreshold:
-		for _, k := range order {
-			r := truth[k]
+		for _, r := range truth.rows {
 			a, err := addNoise(r.Aggs)
 			if err != nil {
 				return nil, err
@@ -479,14 +552,19 @@ func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Pl
 		return nil, err
 	}
 	rows := make([][]ir.Value, 0, len(srs))
-	for _, sr := range srs {
+	// Every row a capped window of one array (a row HAVING drops leaves
+	// its window unused); parts is outputValue's scratch.
+	w := len(pl.Outputs)
+	vals := make([]ir.Value, len(srs)*w)
+	parts := make([]aggregate.Noisy, 0, maxParts(pl))
+	for si, sr := range srs {
 		if len(sr.Aggs) != len(pl.Aggs) || len(sr.Keys) != len(pl.Groups) && pl.Keys.Mode != planner.KeysNone {
 			return nil, sqlerr.New(sqlerr.Internal, "internal error: a cached release does not match its plan")
 		}
-		row := make([]ir.Value, len(pl.Outputs))
+		row := vals[si*w : (si+1)*w : (si+1)*w]
 		rp := setPlan(pl, sr)
 		for i, o := range pl.Outputs {
-			row[i] = outputValue(rp, o, sr, clamp)
+			row[i] = outputValue(rp, o, sr, clamp, parts)
 		}
 		// Expressions read the other outputs only, never one another
 		// (those that read a window are computed after the windows).
@@ -530,7 +608,7 @@ func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Pl
 	for i := range rows {
 		rows[i] = rows[i][:pl.NumVisible]
 	}
-	var cols []Column
+	cols := make([]Column, 0, pl.NumVisible)
 	for _, o := range pl.Outputs[:pl.NumVisible] {
 		c := Column{Name: o.Name, Type: o.Type}
 		switch o.Kind {
@@ -624,20 +702,31 @@ func evalOutputs(pl *planner.Plan, row []ir.Value, late bool) error {
 	return nil
 }
 
-func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool) ir.Value {
+// outputValue computes one output of a row; parts is scratch space
+// (aggregate.Unit.Value only reads its parts during the call).
+func outputValue(pl *planner.Plan, o planner.Output, sr storedRow, clamp bool, parts []aggregate.Noisy) ir.Value {
 	switch o.Kind {
 	case planner.OutGroup:
 		return sr.Keys[o.Group]
 	case planner.OutGrouping:
 		return ir.Int(pl.GroupingValue(o, sr.Set))
 	case planner.OutAggregate:
-		parts := make([]aggregate.Noisy, len(o.Parts))
-		for i, pi := range o.Parts {
-			parts[i] = aggregate.Noisy{Units: sr.Aggs[pi], Quantum: pl.Aggs[pi].Quantum}
+		parts = parts[:0]
+		for _, pi := range o.Parts {
+			parts = append(parts, aggregate.Noisy{Units: sr.Aggs[pi], Quantum: pl.Aggs[pi].Quantum})
 		}
 		return o.Unit.Value(aggregate.Context{Arg: o.Arg, ClampCounts: clamp}, parts)
 	}
 	return ir.Null()
+}
+
+// maxParts is the most parts an output of pl has.
+func maxParts(pl *planner.Plan) int {
+	n := 0
+	for _, o := range pl.Outputs {
+		n = max(n, len(o.Parts))
+	}
+	return n
 }
 
 // normalize converts a backend key to the group column's declared type
@@ -677,6 +766,13 @@ func normalize(v ir.Value, typ string) ir.Value {
 // count would be released twice for the price of one. d is not modified
 // (it may be the policy's or a cached domain).
 func uniqueKeys(d []ir.Value) []ir.Value {
+	if len(d) <= maxLinearKeys {
+		return uniqueKeysLinear(d)
+	}
+	return uniqueKeysMap(d)
+}
+
+func uniqueKeysMap(d []ir.Value) []ir.Value {
 	seen := make(map[string]bool, len(d))
 	var out []ir.Value
 	var kb []byte
@@ -689,6 +785,43 @@ func uniqueKeys(d []ir.Value) []ir.Value {
 			continue
 		}
 		seen[string(kb)] = true
+		if out != nil {
+			out = append(out, v)
+		}
+	}
+	if out == nil {
+		return d
+	}
+	return out
+}
+
+// maxLinearKeys is the size up to which uniqueKeys compares each key with
+// the earlier ones instead of building a map (a declared domain is most
+// often a few values).
+const maxLinearKeys = 16
+
+// uniqueKeysLinear is uniqueKeys for a short d: the keys of d[:i] lie one
+// after another in kb, key j ending at ends[j].
+func uniqueKeysLinear(d []ir.Value) []ir.Value {
+	var out []ir.Value
+	var kbuf [512]byte
+	var ends [maxLinearKeys]int
+	kb := kbuf[:0]
+	for i, v := range d {
+		start := len(kb)
+		kb = appendKey(kb, []ir.Value{v})
+		ends[i] = len(kb)
+		dup, from := false, 0
+		for j := 0; j < i && !dup; j++ {
+			dup = string(kb[from:ends[j]]) == string(kb[start:])
+			from = ends[j]
+		}
+		if dup {
+			if out == nil {
+				out = slices.Clone(d[:i])
+			}
+			continue
+		}
 		if out != nil {
 			out = append(out, v)
 		}
@@ -721,7 +854,7 @@ func appendKey(b []byte, keys []ir.Value) []byte {
 		k = positiveZero(k)
 		b = append(b, k.Kind.String()...)
 		b = append(b, ':')
-		b = append(b, k.SQL()...)
+		b = k.AppendSQL(b)
 		b = append(b, 0)
 	}
 	return b
@@ -749,7 +882,8 @@ type keyLock struct {
 	refs int
 }
 
-func (k *keyedMutex) lock(key string) func() {
+// lock locks key and returns the lock to pass to unlock.
+func (k *keyedMutex) lock(key string) *keyLock {
 	k.mu.Lock()
 	if k.locks == nil {
 		k.locks = map[string]*keyLock{}
@@ -762,15 +896,18 @@ func (k *keyedMutex) lock(key string) func() {
 	l.refs++
 	k.mu.Unlock()
 	l.Lock()
-	return func() {
-		l.Unlock()
-		k.mu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
+	return l
+}
+
+// unlock releases key, which lock returned l for.
+func (k *keyedMutex) unlock(key string, l *keyLock) {
+	l.Unlock()
+	k.mu.Lock()
+	l.refs--
+	if l.refs == 0 {
+		delete(k.locks, key)
 	}
+	k.mu.Unlock()
 }
 
 // checkJoinKeys verifies, once per public table, that the declared join key

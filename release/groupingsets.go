@@ -168,10 +168,10 @@ func (e *Engine) runSeparate(ctx context.Context, user *policies.User, pl *plann
 	}
 	rel := &stored{Version: 1}
 	for i, r := range gs.Release {
-		truth, order, err := e.collect(ctx, r)
+		truth, err := e.collect(ctx, r, len(keys[i]))
 		if err == nil {
 			var part *stored
-			if part, err = e.noisy(r, keys[i], truth, order, nil); err == nil {
+			if part, err = e.noisy(r, keys[i], truth, nil); err == nil {
 				for _, row := range part.Rows {
 					rel.Rows = append(rel.Rows, widen(row, members[i], len(pl.Groups), i))
 				}

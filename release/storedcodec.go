@@ -44,7 +44,10 @@ const (
 
 // encodeStored returns the stored form of rel.
 func encodeStored(rel *stored) ([]byte, error) {
-	b := []byte{codecBinary}
+	// Room for a typical row (a key or two, a few aggregates): one
+	// allocation for most releases.
+	b := make([]byte, 1, 16+24*len(rel.Rows))
+	b[0] = codecBinary
 	b = binary.AppendUvarint(b, uint64(len(rel.Rows)))
 	for _, r := range rel.Rows {
 		if r.Set < 0 {

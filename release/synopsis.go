@@ -31,8 +31,8 @@ func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *plann
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the synopsis of "+sp.Spec.Table+"."+sp.Spec.Column+" cannot be built")
 	}
-	unlock := e.flight.lock(sp.Key)
-	defer unlock()
+	fl := e.flight.lock(sp.Key)
+	defer e.flight.unlock(sp.Key, fl)
 
 	data, ok, held, err := e.lookup(ctx, sp.Key)
 	defer held()

@@ -187,6 +187,17 @@ func (d *Dialect) writeIdent(b *strings.Builder, name string) {
 	b.WriteByte(q)
 }
 
+// identLen is the length of what writeIdent writes for name.
+func (d *Dialect) identLen(name string) int {
+	n := len(name) + 2
+	for i := 0; i < len(name); i++ {
+		if name[i] == d.IdentQuote {
+			n++
+		}
+	}
+	return n
+}
+
 // Arg converts v into the value a database/sql driver of this dialect
 // binds: int64, float64, string, bool (0/1 int64 with BoolAsInt) or nil.
 func (d *Dialect) Arg(v ir.Value) any {

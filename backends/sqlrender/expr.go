@@ -77,7 +77,15 @@ func (r *renderer) expr(e ir.Expr) {
 			r.timeCast(n.X, k)
 			return
 		}
-		typ := map[ir.CastType]string{ir.CastBigint: r.d.IntType, ir.CastDouble: r.d.FloatType, ir.CastText: r.d.TextType}[n.To]
+		var typ string
+		switch n.To {
+		case ir.CastBigint:
+			typ = r.d.IntType
+		case ir.CastDouble:
+			typ = r.d.FloatType
+		case ir.CastText:
+			typ = r.d.TextType
+		}
 		if typ == "" {
 			r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: a cast to %s survived the analysis", n.To))
 			return
@@ -169,8 +177,14 @@ func (r *renderer) literal(v ir.Value) {
 		r.fail(sqlerr.New(sqlerr.Internal, "invalid backend query: literal of unknown kind %d", v.Kind))
 		return
 	}
-	r.vals = append(r.vals, v)
-	r.bind(r.d.Arg(v), r.d.ParamCast[v.Kind])
+	if r.keepVals {
+		r.vals = append(r.vals, v)
+	}
+	var arg any
+	if !r.measure {
+		arg = r.d.Arg(v)
+	}
+	r.bind(arg, r.d.ParamCast[v.Kind])
 }
 
 func (r *renderer) in(n ir.In) {

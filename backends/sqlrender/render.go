@@ -72,19 +72,24 @@ func (d *Dialect) Render(q *ir.BackendQuery) (Statement, error) {
 	return Statement{SQL: r.b.String(), Args: r.args}, nil
 }
 
-// render validates and renders q; Render and Measure read the result.
+// render validates and renders q; Render reads the result.
 func (d *Dialect) render(q *ir.BackendQuery) (*renderer, error) {
-	if err := validate(q); err != nil {
-		return nil, err
-	}
 	r := &renderer{d: d}
 	r.b.Grow(512) // a typical statement: one allocation instead of seven
+	return r, r.run(q)
+}
+
+// run validates q and writes it (or, measuring, counts it).
+func (r *renderer) run(q *ir.BackendQuery) error {
+	if err := validate(q); err != nil {
+		return err
+	}
 	if q.MaxRowsPerUnit > 0 {
 		r.bounded(q)
 	} else {
 		r.plain(q)
 	}
-	return r, r.err
+	return r.err
 }
 
 // Shape is what a backend's fixed limits look at in a rendered statement.
@@ -97,15 +102,19 @@ type Shape struct {
 	Depth int
 }
 
-// Measure renders q and reports its shape, or the error Render would
-// return. The planner calls it (through planner.Limits) to refuse, before
-// anything is charged, statements that exceed MaxParams or MaxDepth.
+// Measure reports q's shape, or the error Render would return. The
+// planner calls it (through planner.Limits) to refuse, before anything is
+// charged, statements that exceed MaxParams or MaxDepth. It runs the
+// renderer itself in measuring mode, which takes every step Render takes
+// but keeps no text and binds no argument, only counting them: the shape,
+// the byte count MaxSQLBytes reads and so every error are Render's
+// (TestMeasureIsRender), at a fraction of the allocations.
 func (d *Dialect) Measure(q *ir.BackendQuery) (Shape, error) {
-	r, err := d.render(q)
-	if err != nil {
+	r := renderer{d: d, measure: true}
+	if err := r.run(q); err != nil {
 		return Shape{}, err
 	}
-	return Shape{Params: len(r.args), Depth: r.max}, nil
+	return Shape{Params: r.nargs, Depth: r.max}, nil
 }
 
 // RenderExpr renders one predicate or scalar expression on its own, with
@@ -122,14 +131,24 @@ func (d *Dialect) RenderExpr(e ir.Expr) (Statement, error) {
 // renderer accumulates text and arguments; the first error sticks and
 // stops further output from mattering. It tracks the parenthesis nesting
 // of what it writes (identifiers, written by ident, never carry syntax).
+//
+// A measuring renderer (Measure) writes nothing and binds nothing: n
+// counts the bytes the text would have, nargs the placeholders. Every
+// write goes through write, writeBytes, writeByte, ident or alias, the
+// only places (with bind and literal) that tell the two modes apart.
 type renderer struct {
-	d     *Dialect
-	b     strings.Builder
-	args  []any
-	vals  []ir.Value // the literals bound, as args (RenderRows)
-	err   error
-	depth int
-	max   int
+	d       *Dialect
+	b       strings.Builder
+	measure bool
+	n       int // bytes written (or counted)
+	args    []any
+	nargs   int
+	// keepVals: also collect the bound literals as ir values (RenderRows).
+	keepVals bool
+	vals     []ir.Value
+	err      error
+	depth    int
+	max      int
 }
 
 func (r *renderer) fail(err error) {
@@ -138,15 +157,12 @@ func (r *renderer) fail(err error) {
 	}
 }
 
+// w writes s, unless the text has grown past MaxSQLBytes.
 func (r *renderer) w(s string) {
-	if r.b.Len() > r.d.MaxSQLBytes && r.d.MaxSQLBytes > 0 {
-		// Fail fast: round renders its argument twice, so nesting grows
-		// the text exponentially; every later expr returns at once.
-		r.fail(sqlerr.New(sqlerr.ProgramLimitExceeded, "the backend statement would exceed %d bytes of SQL", r.d.MaxSQLBytes).
-			WithHint("nest round() less deeply, or shorten the IN lists"))
+	if r.full() {
 		return
 	}
-	r.b.WriteString(s)
+	r.write(s)
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '(':
@@ -157,29 +173,97 @@ func (r *renderer) w(s string) {
 		}
 	}
 }
-func (r *renderer) ident(name string) { r.d.writeIdent(&r.b, name) }
+
+// full reports (and records as the error) that the text is already
+// longer than MaxSQLBytes.
+func (r *renderer) full() bool {
+	if r.n > r.d.MaxSQLBytes && r.d.MaxSQLBytes > 0 {
+		// Fail fast: round renders its argument twice, so nesting grows
+		// the text exponentially; every later expr returns at once.
+		r.fail(sqlerr.New(sqlerr.ProgramLimitExceeded, "the backend statement would exceed %d bytes of SQL", r.d.MaxSQLBytes).
+			WithHint("nest round() less deeply, or shorten the IN lists"))
+		return true
+	}
+	return false
+}
+
+// write and writeByte append to the text, or only count when measuring.
+func (r *renderer) write(s string) {
+	r.n += len(s)
+	if !r.measure {
+		r.b.WriteString(s)
+	}
+}
+
+func (r *renderer) writeBytes(p []byte) {
+	r.n += len(p)
+	if !r.measure {
+		r.b.Write(p)
+	}
+}
+
+func (r *renderer) writeByte(c byte) {
+	r.n++
+	if !r.measure {
+		r.b.WriteByte(c)
+	}
+}
+
+func (r *renderer) ident(name string) {
+	if r.measure {
+		r.n += r.d.identLen(name)
+		return
+	}
+	l := r.b.Len()
+	r.d.writeIdent(&r.b, name)
+	r.n += r.b.Len() - l
+}
+
+// alias writes the identifier prefix followed by i+1.
 func (r *renderer) alias(prefix string, i int) {
+	if r.measure {
+		r.n += r.d.identLen(prefix) + digits(i+1)
+		return
+	}
 	r.ident(prefix + strconv.Itoa(i+1))
+}
+
+// digits is the length of strconv.Itoa(n) for n ≥ 0.
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 func (r *renderer) col(c ir.ColumnRef) {
 	if c.Qualifier != "" {
 		r.ident(c.Qualifier)
-		r.b.WriteByte('.')
+		r.writeByte('.')
 	}
 	r.ident(c.Name)
 }
 
 // bind writes a placeholder for arg, cast to typ when typ is not empty.
+// A measuring renderer only counts it (arg may then be nil).
 func (r *renderer) bind(arg any, typ string) {
 	if typ != "" {
 		r.w("CAST(")
 	}
-	r.args = append(r.args, arg)
-	if r.d.Placeholders == Dollar {
-		r.w("$" + strconv.Itoa(len(r.args)))
-	} else {
-		r.w("?")
+	r.nargs++
+	if !r.measure {
+		r.args = append(r.args, arg)
+	}
+	// What w("$n") or w("?") would do (neither has a parenthesis),
+	// without building the string.
+	if !r.full() {
+		if r.d.Placeholders == Dollar {
+			var buf [24]byte
+			r.writeBytes(strconv.AppendInt(append(buf[:0], '$'), int64(r.nargs), 10))
+		} else {
+			r.writeByte('?')
+		}
 	}
 	if typ != "" {
 		r.w(" AS " + typ + ")")
@@ -189,7 +273,7 @@ func (r *renderer) bind(arg any, typ string) {
 func (r *renderer) table(t ir.TableRef) {
 	if t.Schema != "" {
 		r.ident(t.Schema)
-		r.b.WriteByte('.')
+		r.writeByte('.')
 	}
 	r.ident(t.Name)
 	if t.Alias != "" {
@@ -288,8 +372,10 @@ func (r *renderer) bounded(q *ir.BackendQuery) {
 	// aggregate inputs, columns or expressions of the row): which rows a
 	// unit keeps may then depend on ties, but the multiset of projected
 	// values it keeps does not.
-	var order []ir.Expr
-	var keys []string // ir.FormatExpr of each of order, formatted once
+	var orderBuf [8]ir.Expr
+	var keysBuf [8]string
+	order := orderBuf[:0] // on the stack while the window orders by few values
+	keys := keysBuf[:0]   // ir.FormatExpr of each of order, formatted once
 	for i, g := range q.GroupBy {
 		r.key(g)
 		r.w(" AS ")

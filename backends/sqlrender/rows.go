@@ -27,7 +27,7 @@ type RowsStatement struct {
 // LIMIT and OFFSET constants (int64s from the parser) are formatted with
 // strconv. The planner has expanded or checked every star and column.
 func (d *Dialect) RenderRows(q *ir.RowQuery, nullsHigh bool) (RowsStatement, error) {
-	r := &renderer{d: d}
+	r := &renderer{d: d, keepVals: true}
 	r.w("SELECT ")
 	for i, it := range q.Items {
 		if i > 0 {
