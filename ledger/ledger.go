@@ -162,7 +162,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 			return err
 		}
 		var err error
-		if logID, applied, err = upgradeV3(tx); err != nil {
+		if logID, applied, err = upgradeLog(tx); err != nil {
 			return err
 		}
 		if err := ensureReleaseIndex(tx, l.now()); err != nil {
@@ -422,7 +422,7 @@ func checkMeta(tx *bolt.Tx) error {
 		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
 	switch v := string(meta.Get(keyVersion)); v {
-	case formatVersion, formatVersion3, formatVersion2, formatVersion1:
+	case formatVersion, formatVersion4, formatVersion3, formatVersion2, formatVersion1:
 	default:
 		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s to %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}
