@@ -87,6 +87,13 @@ type Ledger struct {
 	checkpointEvery time.Duration
 
 	logClosed bool // by Close (closeLog)
+	// ckHook, when set (by tests, under ckMu), is called by checkpoint
+	// at its crash points: "rotated" (appends go to the other segment,
+	// the old one's changes are not in bbolt yet) and "applied" (they
+	// are, the old segment is not free yet), and "apply" just before the
+	// bbolt transaction. An error fails the checkpoint there, as a
+	// failed bbolt commit would.
+	ckHook func(stage string) error
 
 	memo *memo // exact decimals and decoded accounts (memo.go)
 

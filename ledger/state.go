@@ -228,18 +228,35 @@ func (l *Ledger) checkpoint() error {
 			if w.retired == 0 {
 				return nil // nothing logged since the last checkpoint
 			}
+			if err := l.hook("rotated"); err != nil {
+				return fmt.Errorf("ledger checkpoint: %w", err)
+			}
 		}
 		last := w.retired
+		if err := l.hook("apply"); err != nil {
+			return fmt.Errorf("ledger checkpoint: %w", err)
+		}
 		if err := l.applyLogged(w.through(last), last); err != nil {
 			return fmt.Errorf("ledger checkpoint: %w", err)
 		}
 		l.forget(last)
+		if err := l.hook("applied"); err != nil {
+			return fmt.Errorf("ledger checkpoint: %w", err)
+		}
 		// Only now may the next rotation start that segment over.
 		w.retired = 0
 		if !again {
 			return nil
 		}
 	}
+}
+
+// hook calls l.ckHook (tests) at a checkpoint's crash point (l.ckMu held).
+func (l *Ledger) hook(stage string) error {
+	if l.ckHook == nil {
+		return nil
+	}
+	return l.ckHook(stage)
 }
 
 // forget drops what the bbolt file now holds from memory.
