@@ -85,6 +85,14 @@ func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
 		return nil
 	}
 	return l.writes.update(func(tx *bolt.Tx) error {
+		// The audit history and the age index only grow at their end
+		// (ids and times ascend): full pages, where bbolt's default
+		// splits appended pages half full and writes twice as many.
+		for _, name := range [][]byte{bucketAudit, bucketReleaseAge} {
+			if bk := tx.Bucket(name); bk != nil {
+				bk.FillPercent = appendFill
+			}
+		}
 		b := batch{l: l, tx: tx, accounts: map[string]*account{}, fresh: map[uint64]pending{}}
 		for _, r := range recs {
 			if err := b.apply(r); err != nil {
@@ -95,6 +103,9 @@ func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
 	})
 }
 
+// appendFill is the FillPercent of buckets written in key order.
+const appendFill = 1.0
+
 // batch is one checkpoint's transaction.
 type batch struct {
 	l        *Ledger
@@ -103,6 +114,9 @@ type batch struct {
 	keys     [][]byte            // of accounts, in first-touch order
 	fresh    map[uint64]pending  // reserved in this batch, not settled yet
 	seq      uint64
+	// releaseBytes: of the releases stored, not yet added to the total
+	// (putRelease).
+	releaseBytes int64
 }
 
 func (b *batch) account(key []byte) (*account, error) {
@@ -165,7 +179,9 @@ func (b *batch) apply(r *logRecord) error {
 	case logCommit:
 		a.committed = a.committed.add(p.cost)
 		if len(r.key) > 0 && (!b.l.releaseKeys.mayBytes(r.key) || tx.Bucket(bucketReleases).Get(r.key) == nil) {
-			return b.l.putRelease(tx, r.key, r.release, r.time)
+			n, err := b.l.putRelease(tx, r.key, r.release, r.time)
+			b.releaseBytes += n
+			return err
 		}
 		return nil
 	case logRefund:
@@ -188,6 +204,11 @@ func (b *batch) finish(last uint64) error {
 	}
 	for _, k := range b.keys {
 		if err := b.l.memo.putAccount(b.tx, k, *b.accounts[string(k)]); err != nil {
+			return err
+		}
+	}
+	if b.releaseBytes != 0 {
+		if err := setReleaseBytes(b.tx, releaseBytes(b.tx)+b.releaseBytes); err != nil {
 			return err
 		}
 	}
