@@ -64,9 +64,14 @@ const (
 	logChunk      = 1 << 20
 	maxLogRecord  = 1 << 31
 	// A checkpoint runs when the log holds this many bytes or records,
-	// and at the latest defaultCheckpointEvery after a change.
-	checkpointBytes   = 8 << 20
-	checkpointRecords = 8192
+	// and at the latest defaultCheckpointEvery after a change. Log
+	// writes do not wait for checkpoints, so these bound memory and the
+	// replay after a crash; larger batches cost bbolt fewer page writes
+	// per change (releases land at random keys: BenchmarkCheckpoint,
+	// 8192 → 32768 records per checkpoint: 2.2 → 1.5 pages and 26 → 19
+	// CPU µs per answer in a ledger of 200k releases).
+	checkpointBytes   = 32 << 20
+	checkpointRecords = 32768
 )
 
 // maxSpare bounds the write buffer kept for reuse (a burst's is not).
