@@ -135,9 +135,14 @@ func (b *batch) account(key []byte) (*account, error) {
 func (b *batch) apply(r *logRecord) error {
 	tx := b.tx
 	if r.kind == logReserve {
-		p, err := decodePending(r.pending)
-		if err != nil {
-			return err
+		var p pending
+		if r.decoded != nil {
+			p = *r.decoded
+		} else {
+			var err error
+			if p, err = decodePending(r.pending); err != nil {
+				return err
+			}
 		}
 		a, err := b.account(p.accountKey)
 		if err != nil {

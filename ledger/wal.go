@@ -121,6 +121,9 @@ type logRecord struct {
 	audit   []byte
 	key     []byte
 	release []byte
+	// decoded is pending as reserve built it (not logged: a checkpoint
+	// need not decode what the process encoded; replay decodes).
+	decoded *pending
 }
 
 func (r *logRecord) appendFrame(b []byte) ([]byte, error) {
