@@ -65,7 +65,9 @@ func Compact(path string, opts Options) (CompactResult, error) {
 	_ = tmp.Close()
 	_ = os.Remove(name) // bbolt initialises a missing file
 	defer os.Remove(name)
-	defer os.Remove(logPath(name)) // sameLedger opens the copy, which creates its log
+	for _, seg := range logPaths(name) {
+		defer os.Remove(seg) // sameLedger opens the copy, which creates its log
+	}
 	dst, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		return res, fmt.Errorf("compact ledger: %w", err)

@@ -32,6 +32,8 @@ const (
 	envScenario = "DDP_LEDGER_CRASH_SCENARIO"
 	envPath     = "DDP_LEDGER_CRASH_PATH"
 	envStart    = "DDP_LEDGER_CRASH_START"
+	// envCheckpoint sets the child's checkpoint period (Go duration).
+	envCheckpoint = "DDP_LEDGER_CRASH_CHECKPOINT"
 	// crashExit is the status of a child that reached its crash point;
 	// any other status means the scenario failed before it.
 	crashExit = 3
@@ -56,7 +58,15 @@ func TestCrashHelper(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "crash helper:", err)
 		os.Exit(2)
 	}
-	l, err := Open(os.Getenv(envPath), Options{LockTimeout: 5 * time.Second})
+	opts := Options{LockTimeout: 5 * time.Second}
+	if v := os.Getenv(envCheckpoint); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fail(err)
+		}
+		opts.checkpointEvery = d
+	}
+	l, err := Open(os.Getenv(envPath), opts)
 	if err != nil {
 		fail(err)
 	}
@@ -272,17 +282,45 @@ func TestKillDuringDeferredCommits(t *testing.T) {
 	t.Logf("after %d kills: %d releases, %d reported (%d without a durable record), %d pending", rounds, stored, len(reported), missing, p)
 }
 
+// TestKillDuringCheckpoints is TestKillDuringDeferredCommits with the
+// child checkpointing every few milliseconds, so that the kills land
+// in every phase of a checkpoint — a rotation, changes logged to the new
+// segment while the old one's are applied, the bbolt commit, a segment
+// started over — and the restarts replay both segments.
+func TestKillDuringCheckpoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes and waits for fsynced steps")
+	}
+	const rounds = 10
+	path, reported := killLoop(t, "loop-deferred", rounds, envCheckpoint+"=2ms")
+	h := harnessAt(t, path)
+	stored, p := checkKilledLoop(t, h, rounds)
+	missing := 0
+	for k := range reported {
+		if !h.storedRawOK(k) {
+			missing++
+		}
+	}
+	if missing > p {
+		t.Errorf("%d reported answers have no stored release but only %d reservations are pending: an answer went out uncharged", missing, p)
+	}
+	if stored+p < len(reported) {
+		t.Errorf("%d stored + %d pending < %d reported answers", stored, p, len(reported))
+	}
+	t.Logf("after %d kills: %d releases, %d reported (%d without a durable record), %d pending", rounds, stored, len(reported), missing, p)
+}
+
 // killLoop runs scenario in a child and SIGKILLs it rounds times at
 // varying points, and returns the ledger path and the cache keys the child
 // reported committed.
-func killLoop(t *testing.T, scenario string, rounds int) (string, map[string]bool) {
+func killLoop(t *testing.T, scenario string, rounds int, env ...string) (string, map[string]bool) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	reported := map[string]bool{} // cache keys whose Commit returned
 	for round := range rounds {
 		killAfter := 5 + 3*round
 		start := round * 1000
-		cmd := crashChild(t, scenario, path, fmt.Sprintf("%s=%d", envStart, start))
+		cmd := crashChild(t, scenario, path, append([]string{fmt.Sprintf("%s=%d", envStart, start)}, env...)...)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

@@ -365,8 +365,8 @@ func TestCreateIsAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 || entries[0].Name() != "ledger.db" || entries[1].Name() != "ledger.db.log" {
-		t.Errorf("directory holds %v, want only ledger.db and its log", entries)
+	if len(entries) != 3 || entries[0].Name() != "ledger.db" || entries[1].Name() != "ledger.db.log" || entries[2].Name() != "ledger.db.log2" {
+		t.Errorf("directory holds %v, want only ledger.db and its log's two segments", entries)
 	}
 }
 

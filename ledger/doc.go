@@ -29,9 +29,11 @@
 // is charged and drawn afresh; Lookup serves only durable releases (it
 // waits for a deferred record of its key). Commit is the variant that
 // waits for its own record. Checkpoints (every second, or when the log
-// holds 8 MiB or 8,192 changes, and before the DBA's reads) copy the
-// log's changes into the bbolt file in one fsynced transaction and start
-// the log over; Open replays what only the log holds.
+// holds 32 MiB or 32,768 changes, and before the DBA's reads) switch the
+// log's appends to its other segment and copy the changes of the one
+// they left into the bbolt file in one fsynced transaction, while new
+// changes are logged (a log write never waits for a bbolt commit); Open
+// replays what only the log holds.
 // Reservations a crash leaves behind stay charged and are listed by Pending
 // (fail closed). Refund returns the cost and is only for failures that cannot
 // depend on private data (no connection, backend down before the query ran);

@@ -87,6 +87,13 @@ type Ledger struct {
 	checkpointEvery time.Duration
 
 	logClosed bool // by Close (closeLog)
+	// ckHook, when set (by tests, under ckMu), is called by checkpoint
+	// at its crash points: "rotated" (appends go to the other segment,
+	// the old one's changes are not in bbolt yet) and "applied" (they
+	// are, the old segment is not free yet), and "apply" just before the
+	// bbolt transaction. An error fails the checkpoint there, as a
+	// failed bbolt commit would.
+	ckHook func(stage string) error
 
 	memo *memo // exact decimals and decoded accounts (memo.go)
 
@@ -162,7 +169,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 			return err
 		}
 		var err error
-		if logID, applied, err = upgradeV3(tx); err != nil {
+		if logID, applied, err = upgradeLog(tx); err != nil {
 			return err
 		}
 		if err := ensureReleaseIndex(tx, l.now()); err != nil {
@@ -422,7 +429,7 @@ func checkMeta(tx *bolt.Tx) error {
 		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
 	switch v := string(meta.Get(keyVersion)); v {
-	case formatVersion, formatVersion3, formatVersion2, formatVersion1:
+	case formatVersion, formatVersion4, formatVersion3, formatVersion2, formatVersion1:
 	default:
 		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s to %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}

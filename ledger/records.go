@@ -38,7 +38,12 @@ const (
 	// (its JSON records are still read, and rewritten when they change).
 	// Version 4 adds the change log (wal.go): a version 3 binary would
 	// ignore the log and lose the changes in it, so it must refuse the file.
-	formatVersion  = "4"
+	// Version 5 splits the log into two segments written in turn (wal.go):
+	// a version 4 binary would replay one of them and lose the other's
+	// changes. A version 4 file is a version 5 file whose second segment
+	// is missing: Open only marks it.
+	formatVersion  = "5"
+	formatVersion4 = "4"
 	formatVersion3 = "3"
 	formatVersion2 = "2"
 	formatVersion1 = "1"

@@ -91,7 +91,8 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 	now := l.now()
 	// The records are encoded before the decision: no work under the lock
 	// that does not need it.
-	pend, err := pending{accountKey: key, cost: c, time: now, replica: l.replica}.encode()
+	dec := &pending{accountKey: key, cost: c, time: now, replica: l.replica}
+	pend, err := dec.encode()
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, fmt.Errorf("ledger reserve: %w", err), "internal error: the charge could not be recorded")
 	}
@@ -112,7 +113,7 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 		return nil, err
 	}
 	id := st.seq + 1
-	g, err := l.wal.append(&logRecord{kind: logReserve, id: id, time: now, pending: pend, audit: audit}, true)
+	g, err := l.wal.append(&logRecord{kind: logReserve, id: id, time: now, pending: pend, audit: audit, decoded: dec}, true)
 	if err != nil {
 		st.mu.Unlock()
 		return nil, unavailable(fmt.Errorf("ledger reserve: %w", err))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -84,6 +85,14 @@ func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
 		return nil
 	}
 	return l.writes.update(func(tx *bolt.Tx) error {
+		// The audit history and the age index only grow at their end
+		// (ids and times ascend): full pages, where bbolt's default
+		// splits appended pages half full and writes twice as many.
+		for _, name := range [][]byte{bucketAudit, bucketReleaseAge} {
+			if bk := tx.Bucket(name); bk != nil {
+				bk.FillPercent = appendFill
+			}
+		}
 		b := batch{l: l, tx: tx, accounts: map[string]*account{}, fresh: map[uint64]pending{}}
 		for _, r := range recs {
 			if err := b.apply(r); err != nil {
@@ -94,6 +103,9 @@ func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
 	})
 }
 
+// appendFill is the FillPercent of buckets written in key order.
+const appendFill = 1.0
+
 // batch is one checkpoint's transaction.
 type batch struct {
 	l        *Ledger
@@ -102,6 +114,9 @@ type batch struct {
 	keys     [][]byte            // of accounts, in first-touch order
 	fresh    map[uint64]pending  // reserved in this batch, not settled yet
 	seq      uint64
+	// releaseBytes: of the releases stored, not yet added to the total
+	// (putRelease).
+	releaseBytes int64
 }
 
 func (b *batch) account(key []byte) (*account, error) {
@@ -120,9 +135,14 @@ func (b *batch) account(key []byte) (*account, error) {
 func (b *batch) apply(r *logRecord) error {
 	tx := b.tx
 	if r.kind == logReserve {
-		p, err := decodePending(r.pending)
-		if err != nil {
-			return err
+		var p pending
+		if r.decoded != nil {
+			p = *r.decoded
+		} else {
+			var err error
+			if p, err = decodePending(r.pending); err != nil {
+				return err
+			}
 		}
 		a, err := b.account(p.accountKey)
 		if err != nil {
@@ -164,7 +184,9 @@ func (b *batch) apply(r *logRecord) error {
 	case logCommit:
 		a.committed = a.committed.add(p.cost)
 		if len(r.key) > 0 && (!b.l.releaseKeys.mayBytes(r.key) || tx.Bucket(bucketReleases).Get(r.key) == nil) {
-			return b.l.putRelease(tx, r.key, r.release, r.time)
+			n, err := b.l.putRelease(tx, r.key, r.release, r.time)
+			b.releaseBytes += n
+			return err
 		}
 		return nil
 	case logRefund:
@@ -190,6 +212,11 @@ func (b *batch) finish(last uint64) error {
 			return err
 		}
 	}
+	if b.releaseBytes != 0 {
+		if err := setReleaseBytes(b.tx, releaseBytes(b.tx)+b.releaseBytes); err != nil {
+			return err
+		}
+	}
 	if pb := b.tx.Bucket(bucketPending); b.seq > pb.Sequence() {
 		if err := pb.SetSequence(b.seq); err != nil {
 			return err
@@ -199,8 +226,10 @@ func (b *batch) finish(last uint64) error {
 }
 
 // checkpoint makes every change so far durable and copies it into the
-// bbolt file, then starts the log over. The log keeps taking changes
-// meanwhile, except while the last few are applied and the log reset.
+// bbolt file. It rotates the log (w.rotate, an instant under w.io) and
+// applies the retired segment's changes with no lock of the log held:
+// log writes go on into the other segment meanwhile, and never wait for a
+// bbolt commit.
 func (l *Ledger) checkpoint() error {
 	l.ckMu.Lock()
 	defer l.ckMu.Unlock()
@@ -211,24 +240,49 @@ func (l *Ledger) checkpoint() error {
 	if err := w.sync(); err != nil {
 		return err
 	}
-	recs, last := w.durable()
-	if err := l.applyLogged(recs, last); err != nil {
-		return fmt.Errorf("ledger checkpoint: %w", err)
+	for {
+		// A retired segment is left from a checkpoint that failed: apply
+		// it before the rotation below may start it over, then go on
+		// with what came since.
+		again := w.retired != 0
+		if !again {
+			w.io.Lock()
+			if len(w.through(w.written)) > 0 {
+				w.retired = w.rotate()
+			}
+			w.io.Unlock()
+			if w.retired == 0 {
+				return nil // nothing logged since the last checkpoint
+			}
+			if err := l.hook("rotated"); err != nil {
+				return fmt.Errorf("ledger checkpoint: %w", err)
+			}
+		}
+		last := w.retired
+		if err := l.hook("apply"); err != nil {
+			return fmt.Errorf("ledger checkpoint: %w", err)
+		}
+		if err := l.applyLogged(w.through(last), last); err != nil {
+			return fmt.Errorf("ledger checkpoint: %w", err)
+		}
+		l.forget(last)
+		if err := l.hook("applied"); err != nil {
+			return fmt.Errorf("ledger checkpoint: %w", err)
+		}
+		// Only now may the next rotation start that segment over.
+		w.retired = 0
+		if !again {
+			return nil
+		}
 	}
-	l.forget(last)
+}
 
-	// What was written while that ran, then the reset, with the log's
-	// writes held off: everything in the file is in bbolt when the file
-	// starts over.
-	w.io.Lock()
-	defer w.io.Unlock()
-	recs, last = w.durable()
-	if err := l.applyLogged(recs, last); err != nil {
-		return fmt.Errorf("ledger checkpoint: %w", err)
+// hook calls l.ckHook (tests) at a checkpoint's crash point (l.ckMu held).
+func (l *Ledger) hook(stage string) error {
+	if l.ckHook == nil {
+		return nil
 	}
-	l.forget(last)
-	w.off = logHeaderSize
-	return nil
+	return l.ckHook(stage)
 }
 
 // forget drops what the bbolt file now holds from memory.
@@ -254,6 +308,11 @@ func (l *Ledger) checkpointLoop(done chan<- struct{}) {
 		case <-l.wal.stopped:
 			return
 		case <-l.wal.kick:
+			// A kick sent while the last checkpoint ran may be stale:
+			// run only if the log is still large.
+			if !l.wal.big() {
+				continue
+			}
 		case <-t.C:
 			l.wal.mu.Lock()
 			idle := len(l.wal.recs) == 0
@@ -268,11 +327,12 @@ func (l *Ledger) checkpointLoop(done chan<- struct{}) {
 	}
 }
 
-// upgradeV3 marks a version 3 ledger version 4 (it gets a change log) and
+// upgradeLog marks a version 3 ledger (no change log) or a version 4
+// one (one log segment: the first of version 5's two) version 5, and
 // returns the log id and the last change applied.
-func upgradeV3(tx *bolt.Tx) ([]byte, uint64, error) {
+func upgradeLog(tx *bolt.Tx) ([]byte, uint64, error) {
 	meta := tx.Bucket(bucketMeta)
-	if v := string(meta.Get(keyVersion)); v == formatVersion3 {
+	if v := string(meta.Get(keyVersion)); v == formatVersion3 || v == formatVersion4 {
 		if err := meta.Put(keyVersion, []byte(formatVersion)); err != nil {
 			return nil, 0, err
 		}
@@ -283,32 +343,44 @@ func upgradeV3(tx *bolt.Tx) ([]byte, uint64, error) {
 // openLog opens the change log, replays into the bbolt file what a crash
 // left only in the log, and starts the checkpointer.
 func (l *Ledger) openLog(path string, id []byte, applied uint64, delay time.Duration, observe func(int, time.Duration)) error {
-	f, todo, err := openLog(path, id, applied)
+	files, todo, err := openLog(path, id, applied)
 	if err != nil {
 		return err
+	}
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
 	}
 	last := applied
 	if len(todo) > 0 {
 		last = todo[len(todo)-1].lsn
 		if err := l.applyLogged(todo, last); err != nil {
-			_ = f.Close()
+			closeAll()
 			return fmt.Errorf("replay the ledger log: %w", err)
 		}
 		l.log.Info("replayed ledger changes from the log", "path", logPath(path), "changes", len(todo))
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return fmt.Errorf("open the ledger log: %w", err)
+	// Both segments hold only changes the bbolt file has now: appends
+	// start over in the first.
+	var sizes [2]int64
+	for i, f := range files {
+		fi, err := f.Stat()
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("open the ledger log: %w", err)
+		}
+		sizes[i] = fi.Size()
 	}
-	l.wal = &wal{f: f, delay: delay, observe: observe, off: logHeaderSize, size: fi.Size(),
+	l.wal = &wal{f: files[0], delay: delay, observe: observe, off: logHeaderSize, size: sizes[0],
+		idle: segment{f: files[1], size: sizes[1]},
 		next: last + 1, written: last, cur: newFlush(), kick: make(chan struct{}, 1), stopped: make(chan struct{})}
 	err = l.db.View(func(tx *bolt.Tx) error {
 		l.state.seq = tx.Bucket(bucketPending).Sequence()
 		return nil
 	})
 	if err != nil {
-		_ = f.Close()
+		closeAll()
 		return err
 	}
 	l.ckDone = make(chan struct{})
@@ -351,10 +423,14 @@ func (l *Ledger) closeLog() error {
 		// Everything is in the bbolt file: leave an empty log, which
 		// Open may replace when the ledger file was replaced meanwhile
 		// (ledger compact, a restore) and the log is another's.
-		err = w.f.Truncate(logHeaderSize)
-		if err == nil {
-			err = w.f.Sync()
+		for _, f := range []*os.File{w.f, w.idle.f} {
+			if err = f.Truncate(logHeaderSize); err == nil {
+				err = f.Sync()
+			}
+			if err != nil {
+				break
+			}
 		}
 	}
-	return errors.Join(err, w.f.Close())
+	return errors.Join(err, w.f.Close(), w.idle.f.Close())
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/big"
@@ -239,11 +240,37 @@ func TestLogOfAnotherLedgerRefused(t *testing.T) {
 	lb := harnessAt(t, b)
 	lb.checkAndClose()
 	lb.l = nil
-	if err := os.WriteFile(logPath(b), logA, 0o600); err != nil {
-		t.Fatal(err)
+	// In either segment.
+	for i, seg := range logPaths(b) {
+		empty, err := os.ReadFile(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(seg, logA, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := Open(b, Options{}); err == nil {
+			_ = l.Close()
+			t.Fatalf("opened a ledger with another ledger's log as segment %d", i)
+		} else if !errors.Is(err, ErrDamaged) {
+			t.Errorf("segment %d of another ledger: %v, want ErrDamaged", i, err)
+		}
+		if err := os.WriteFile(seg, empty, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := Open(b, Options{}); err == nil {
-		t.Fatal("opened a ledger with another ledger's log")
+	// Another ledger's empty segments (left by its Close) are replaced.
+	for _, seg := range logPaths(b) {
+		if err := os.WriteFile(seg, logA[:logHeaderSize], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := Open(b, Options{})
+	if err != nil {
+		t.Fatalf("a ledger with another ledger's empty log: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
