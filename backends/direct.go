@@ -157,7 +157,7 @@ func (e *Engine) queryOn(ctx context.Context, conn *sql.Conn, sk *socket, w *wat
 			// statement reached the network.
 			return fail(err)
 		}
-		rows, err := c.query(w.ctx, dc, text, named, e.stmts)
+		rows, err := c.query(w.ctx, ctx, dc, text, named, e.stmts)
 		if err != nil {
 			return fail(err)
 		}
@@ -207,7 +207,9 @@ func readRows(rows driver.Rows, start func(types []string, fail func(error) erro
 }
 
 // query runs text with args on dc, preparing it unless it is cached.
-func (c *stmtCache) query(ctx context.Context, dc any, text string, args []driver.NamedValue, cfg *statementCache) (driver.Rows, error) {
+// ctx is the driver's; caller is the caller's, whose cancellation ctx
+// may not carry (the engine sends the CancelRequest itself).
+func (c *stmtCache) query(ctx, caller context.Context, dc any, text string, args []driver.NamedValue, cfg *statementCache) (driver.Rows, error) {
 	if cs, ok := c.byText[text]; ok {
 		c.tick++
 		cs.used = c.tick
@@ -235,7 +237,7 @@ func (c *stmtCache) query(ctx context.Context, dc any, text string, args []drive
 	// Between the prepare's round trip and the run's the server is idle,
 	// and a CancelRequest arriving then is lost: the statement would run
 	// on uncancelled. A cancel seen by now stops it here.
-	if err := ctx.Err(); err != nil {
+	if err := caller.Err(); err != nil {
 		return nil, err
 	}
 	rows, err := run(ctx, st, args)

@@ -31,7 +31,7 @@ const (
 	// postgres driver: statements kept per backend connection, one per
 	// shape of private query.
 	DefaultPreparedStatements = 256
-	DefaultMaxPreparedBytes      = 16 << 20
+	DefaultMaxPreparedBytes   = 16 << 20
 	// Bounds of max_query_bytes: MySQL's own range of max_allowed_packet.
 	MinQueryBytes = 1 << 10
 	MaxQueryBytes = 1 << 30

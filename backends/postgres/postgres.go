@@ -181,9 +181,9 @@ func (c *sessionConnector) open(ctx context.Context) (driver.Conn, error) {
 	// miss a CancelRequest that arrives in a statement's first
 	// milliseconds (measured with lib/pq: at 5 ms in, any statement with
 	// parameters ran to its end; at 30 ms it was cancelled), and the
-	// proxy cuts the connection cancelGrace after a cancel. Older servers
-	// do not know the setting (42704): they keep the old behaviour.
-	if _, err := ex.ExecContext(ctx, connectionCheckSetup, nil); err != nil && !undefinedSetting(err) {
+	// proxy cuts the connection cancelGrace after a cancel. Servers that
+	// cannot check keep the old behaviour (connectionCheckUnavailable).
+	if _, err := ex.ExecContext(ctx, connectionCheckSetup, nil); err != nil && !connectionCheckUnavailable(err) {
 		conn.Close()
 		return nil, fmt.Errorf("postgres: session setup: %w", err)
 	}
@@ -237,11 +237,14 @@ func ownSession(ctx context.Context, conn driver.Conn) (bool, error) {
 // on the proxy's connections to one second.
 const connectionCheckSetup = "SET client_connection_check_interval = 1000"
 
-// undefinedSetting recognises a SET of a parameter the server does not
-// have (PostgreSQL before 14 for client_connection_check_interval).
-func undefinedSetting(err error) bool {
+// connectionCheckUnavailable recognises a refused connectionCheckSetup
+// that only means the server cannot check its client: PostgreSQL before
+// 14 does not have the parameter (42704, undefined_object), and on a
+// platform whose wait events cannot report a closed socket (Windows) its
+// check hook refuses any value but 0 (22023, invalid_parameter_value).
+func connectionCheckUnavailable(err error) bool {
 	var pe *pq.Error
-	return errors.As(err, &pe) && pe.Code == "42704"
+	return errors.As(err, &pe) && (pe.Code == "42704" || pe.Code == "22023")
 }
 
 // connect opens a lib/pq connection and returns the function that sends
