@@ -211,6 +211,11 @@ func readRows(rows driver.Rows, start func(types []string, fail func(error) erro
 // may not carry (the engine sends the CancelRequest itself).
 func (c *stmtCache) query(ctx, caller context.Context, dc any, text string, args []driver.NamedValue, cfg *statementCache) (driver.Rows, error) {
 	if cs, ok := c.byText[text]; ok {
+		// A cancel that came before the statement is sent stops it here
+		// (the server, idle until then, would ignore a CancelRequest).
+		if err := caller.Err(); err != nil {
+			return nil, err
+		}
 		c.tick++
 		cs.used = c.tick
 		rows, err := run(ctx, cs.st, args)
