@@ -132,26 +132,6 @@ func (b *builder) narrowKeys() {
 // (ir.KindNull) when WHERE sets no such end.
 type valueRange struct{ lo, hi ir.Value }
 
-// flipCmp is op with its operands swapped: literal < column reads as
-// column > literal. (Every CmpOp is listed; the zero value is what the
-// table this replaced gave any other.)
-func flipCmp(op ir.CmpOp) ir.CmpOp {
-	switch op {
-	case ir.OpLt:
-		return ir.OpGt
-	case ir.OpLe:
-		return ir.OpGe
-	case ir.OpGt:
-		return ir.OpLt
-	case ir.OpGe:
-		return ir.OpLe
-	case ir.OpEq, ir.OpNe:
-		return op
-	}
-	var none ir.CmpOp
-	return none
-}
-
 // whereColumnRanges reads, from the top-level AND conjuncts of the
 // lowered WHERE, the ranges it allows columns: col op literal (either
 // side; =, <, <=, >, >=) and col BETWEEN literal AND literal, on the
@@ -220,7 +200,7 @@ func whereColumnRanges(where ir.Expr) map[ir.ColumnRef]valueRange {
 				}
 			} else if c, ok := n.R.(ir.ColumnRef); ok {
 				if l, ok := n.L.(ir.Literal); ok {
-					limit(c, l.Value, flipCmp(n.Op))
+					limit(c, l.Value, flip(n.Op))
 				}
 			}
 		case ir.Between:

@@ -275,6 +275,8 @@ func rangeOf(e ir.Expr, alias string) (col string, lo, hi int64, ok bool) {
 	return col, lo, hi, true
 }
 
+// flip is op with its operands swapped: literal < column reads as
+// column > literal (OpEq and OpNe are their own flips).
 func flip(op ir.CmpOp) ir.CmpOp {
 	switch op {
 	case ir.OpLt:
