@@ -54,8 +54,8 @@ func gcSet(fs *flag.FlagSet, gogc string) bool {
 // only once its monitor notices, 20 µs or more later; with a sync every
 // ~100 µs at load, that idled a good part of one of two Ps. One P more
 // (measured on 2 cores, fresh answers at 64 clients: +8–13% throughput,
-// idle CPU per answer 20–30 → 10–19 µs; at 1 client no clear change)
-// keeps the CPUs busy.
+// idle CPU per answer 20–30 → 10–19 µs) keeps the CPUs busy; at 1
+// client it costs 0–5% (more idle processors to wake).
 const extraProcs = 1
 
 // procs returns the GOMAXPROCS serve sets, or 0 to leave the runtime's
