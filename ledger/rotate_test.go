@@ -317,31 +317,12 @@ func checkRecovers(t *testing.T, name, path string, boltFile []byte, segs [2][]b
 			t.Errorf("%s: Close: %v", name, err)
 		}
 	}()
-	spent, pending, releases := new(big.Rat), map[uint64]bool{}, map[string]bool{}
-	var keys []string
-	for _, op := range want {
-		switch op.kind {
-		case logReserve:
-			spent.Add(spent, big.NewRat(1, 10))
-			pending[op.id] = true
-		case logCommit:
-			delete(pending, op.id)
-			releases[op.key] = true
-			keys = append(keys, op.key)
-		case logRefund:
-			spent.Sub(spent, big.NewRat(1, 10))
-			delete(pending, op.id)
-		}
+	base := make([]logOp, len(want))
+	for i, op := range want {
+		base[i] = op.logOp
 	}
-	var got *big.Rat
-	if err := l.db.View(func(tx *bolt.Tx) error {
-		a, err := l.memo.getAccount(tx.Bucket(bucketAccounts), accountKey("ann", "census"))
-		got = a.spent.eps
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if got.Cmp(spent) != 0 {
+	spent, pending, releases := expectedState(base)
+	if got := fileSpent(t, l); got.Cmp(spent) != 0 {
 		t.Errorf("%s: spent %s in the file, want %s (%d changes)", name, got.RatString(), spent.RatString(), len(want))
 	}
 	p, err := l.Pending()

@@ -29,6 +29,41 @@ type logOp struct {
 	end  int64
 }
 
+// expectedState replays acknowledged changes (each charge 0.1 of ann's
+// census budget): the spent total, the pending reservations and the
+// stored releases a recovered ledger must hold.
+func expectedState(ops []logOp) (spent *big.Rat, pending map[uint64]bool, releases map[string]bool) {
+	spent, pending, releases = new(big.Rat), map[uint64]bool{}, map[string]bool{}
+	for _, op := range ops {
+		switch op.kind {
+		case logReserve:
+			spent.Add(spent, big.NewRat(1, 10))
+			pending[op.id] = true
+		case logCommit:
+			delete(pending, op.id)
+			releases[op.key] = true
+		case logRefund:
+			spent.Sub(spent, big.NewRat(1, 10))
+			delete(pending, op.id)
+		}
+	}
+	return spent, pending, releases
+}
+
+// fileSpent reads ann's spent ε on census from the bbolt file.
+func fileSpent(t *testing.T, l *Ledger) *big.Rat {
+	t.Helper()
+	var got *big.Rat
+	if err := l.db.View(func(tx *bolt.Tx) error {
+		a, err := l.memo.getAccount(tx.Bucket(bucketAccounts), accountKey("ann", "census"))
+		got = a.spent.eps
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 // TestLogCutAtEveryByte: a crash can leave the log cut anywhere after the
 // last acknowledged write (a torn append). For every cut of a log holding
 // charges, commits and refunds, reopening the ledger (the bbolt file as
@@ -101,33 +136,12 @@ func TestLogCutAtEveryByte(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cut at %d: Open: %v", cut, err)
 		}
-		spent, pending := new(big.Rat), map[uint64]bool{}
-		releases := map[string]bool{}
-		for _, op := range ops {
-			if op.end > cut {
-				break
-			}
-			switch op.kind {
-			case logReserve:
-				spent.Add(spent, big.NewRat(1, 10))
-				pending[op.id] = true
-			case logCommit:
-				delete(pending, op.id)
-				releases[op.key] = true
-			case logRefund:
-				spent.Sub(spent, big.NewRat(1, 10))
-				delete(pending, op.id)
-			}
+		n := 0
+		for n < len(ops) && ops[n].end <= cut {
+			n++
 		}
-		var got *big.Rat
-		if err := l.db.View(func(tx *bolt.Tx) error {
-			a, err := l.memo.getAccount(tx.Bucket(bucketAccounts), accountKey("ann", "census"))
-			got = a.spent.eps
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if got.Cmp(spent) != 0 {
+		spent, pending, releases := expectedState(ops[:n])
+		if got := fileSpent(t, l); got.Cmp(spent) != 0 {
 			t.Errorf("cut at %d: spent %s in the file, want %s", cut, got.RatString(), spent.RatString())
 		}
 		p, err := l.Pending()
