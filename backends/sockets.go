@@ -126,7 +126,7 @@ func (s *Sockets) Connect(ctx context.Context, open func(context.Context) (drive
 		dc.Close()
 		return nil, errors.New("backends: the driver connected without the pool's dialer")
 	}
-	sk.cancel = sl.canceler()
+	sk.cancel, sk.dedicated = sl.session()
 	if err := sk.SetDeadline(time.Time{}); err != nil {
 		dc.Close()
 		return nil, err
@@ -144,9 +144,9 @@ func (s *Sockets) Connect(ctx context.Context, open func(context.Context) (drive
 // are found by its later calls (Engine.CacheStatements).
 func MarkDedicated(ctx context.Context) {
 	if sl, ok := ctx.Value(slotKey{}).(*slot); ok {
-		if sk := sl.last(); sk != nil {
-			sk.dedicated = true
-		}
+		sl.mu.Lock()
+		sl.dedicated = true
+		sl.mu.Unlock()
 	}
 }
 
@@ -209,8 +209,8 @@ type socket struct {
 	// stmts are the connection's prepared statements (Engine.queryCached),
 	// used only while the connection is checked out.
 	stmts *stmtCache
-	// dedicated is set by MarkDedicated before Connect registers the
-	// socket (under owner.mu, which every lookup takes), never after.
+	// dedicated: statements may be cached on it (MarkDedicated). Set
+	// before the connection is pooled, never changed.
 	dedicated bool
 	// cancel asks the server to stop the running statement (SetCanceler);
 	// nil when the driver cancels by itself. Set before the connection is
@@ -292,7 +292,10 @@ type slot struct {
 	mu      sync.Mutex
 	socks   []*socket
 	aborted bool
-	cancel  func(context.Context) error // SetCanceler
+	// What the open function said of the session (SetCanceler,
+	// MarkDedicated), for Connect to put on the connection's socket.
+	cancel    func(context.Context) error
+	dedicated bool
 }
 
 func (sl *slot) add(sk *socket) {
@@ -323,8 +326,8 @@ func (sl *slot) last() *socket {
 	return sl.socks[len(sl.socks)-1]
 }
 
-func (sl *slot) canceler() func(context.Context) error {
+func (sl *slot) session() (func(context.Context) error, bool) {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
-	return sl.cancel
+	return sl.cancel, sl.dedicated
 }

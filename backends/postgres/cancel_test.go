@@ -136,18 +136,7 @@ func FuzzHandshake(f *testing.F) {
 // cancels the connection's statement (PostgreSQL answers 57014), so the
 // engine's own CancelRequest works where lib/pq's is not used.
 func TestCancelerStopsTheStatement(t *testing.T) {
-	cfg, err := pq.NewConfig(testDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := pq.NewConnectorConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	socks := backends.NewSockets(0)
-	base.Dialer(keyDialer{socks})
-	c := &sessionConnector{base: base, socks: socks}
-	conn, cancel, err := c.connect(context.Background())
+	conn, cancel, err := keyConnector(t, testDSN(t)).connect(context.Background())
 	if err != nil {
 		t.Fatalf("%s is set but the server is unusable: %v", dsnEnv, err)
 	}
@@ -220,17 +209,7 @@ func TestTLSLeavesCancelToTheDriver(t *testing.T) {
 	q := u.Query()
 	q.Set("sslmode", "require")
 	u.RawQuery = q.Encode()
-	cfg, err := pq.NewConfig(u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := pq.NewConnectorConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	socks := backends.NewSockets(0)
-	base.Dialer(keyDialer{socks})
-	conn, cancel, err := (&sessionConnector{base: base, socks: socks}).connect(context.Background())
+	conn, cancel, err := keyConnector(t, u.String()).connect(context.Background())
 	if err != nil {
 		t.Skipf("the test server takes no TLS connection: %v", err)
 	}
@@ -257,4 +236,21 @@ func TestTLSLeavesCancelToTheDriver(t *testing.T) {
 	if got, err := intRows(b, context.Background(), "SELECT 7"); err != nil || got != 7 {
 		t.Fatalf("statement after a cancel over TLS: %d, %v", got, err)
 	}
+}
+
+// keyConnector is the backend's connector for dsn, dialing through the
+// handshake reader (no session setup).
+func keyConnector(t *testing.T, dsn string) *sessionConnector {
+	t.Helper()
+	cfg, err := pq.NewConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	socks := backends.NewSockets(0)
+	base.Dialer(keyDialer{socks})
+	return &sessionConnector{base: base, socks: socks}
 }

@@ -22,20 +22,9 @@ import (
 // statement, its rows. With no ping at checkout and lib/pq's
 // parse/bind/execute sent together it is one round trip (was three).
 func BenchmarkStatement(b *testing.B) {
-	dsn := testDSNB(b)
-	raw, err := sql.Open("postgres", dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer raw.Close()
-	table := "perf_bench_stmt_" + suffix()
+	dsn := testDSN(b)
+	table, _ := people(b)
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE `+table+` AS
-		SELECT i AS person_id, (18 + (i * 7919) % 73)::int AS age, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex
-		FROM generate_series(1, 100) AS i`); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _, _ = raw.ExecContext(ctx, "DROP TABLE IF EXISTS "+table) }()
 	be, err := Open(ctx, dsn, backends.Options{MaxOpenConns: 8})
 	if err != nil {
 		b.Fatal(err)
@@ -72,15 +61,6 @@ func BenchmarkStatement(b *testing.B) {
 	})
 }
 
-func testDSNB(b *testing.B) string {
-	b.Helper()
-	dsn := envDSN()
-	if dsn == "" {
-		b.Skipf("%s is not set", dsnEnv)
-	}
-	return dsn
-}
-
 // BenchmarkAggregate measures a fresh private answer's backend statement
 // (a small GROUP BY with a new bound literal each time) as the release
 // step runs it: read straight from lib/pq as New sets it up ("direct"),
@@ -91,20 +71,9 @@ func testDSNB(b *testing.B) string {
 // machine (server-µs/op; meaningful only when the server is local and
 // otherwise idle), which share the cores in a typical deployment.
 func BenchmarkAggregate(b *testing.B) {
-	dsn := testDSNB(b)
-	raw, err := sql.Open("postgres", dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer raw.Close()
-	table := "perf_bench_agg_" + suffix()
+	dsn := testDSN(b)
+	table, raw := people(b)
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE `+table+` AS
-		SELECT i AS person_id, (18 + (i * 7919) % 73)::int AS age, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex
-		FROM generate_series(1, 100) AS i`); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _, _ = raw.ExecContext(ctx, "DROP TABLE IF EXISTS "+table) }()
 	for _, mode := range []struct {
 		name             string
 		direct, prepared bool

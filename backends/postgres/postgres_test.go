@@ -23,7 +23,7 @@ const dsnEnv = "DDP_TEST_POSTGRES_DSN"
 // testDSN returns the test server's DSN, skipping when none is configured.
 // A configured but unreachable server fails the test: a silently skipped
 // suite would hide a broken environment.
-func testDSN(t *testing.T) string {
+func testDSN(t testing.TB) string {
 	t.Helper()
 	dsn := envDSN()
 	if dsn == "" {

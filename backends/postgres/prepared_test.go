@@ -17,7 +17,7 @@ import (
 // people creates a 100-row table (age = 18 + i·7919 mod 73, sex F for
 // every third person) through a writable pool and returns its name and
 // that pool.
-func people(t *testing.T) (string, *sql.DB) {
+func people(t testing.TB) (string, *sql.DB) {
 	t.Helper()
 	raw, err := sql.Open("postgres", testDSN(t))
 	if err != nil {
