@@ -30,6 +30,8 @@
 # DDP_BENCH_PROFILE=FILE writes the proxy's CPU profile (go tool pprof).
 # DDP_BENCH_STRACE=1 counts the proxy's fdatasync/fsync/pwrite64 calls per
 # fresh answer during one extra 1-client slice (needs strace).
+# DDP_BENCH_LEASE sets ledger.lease (default: the policy default; 0: no
+# budget leases, an fdatasync per charge group).
 # The ledger is written under DDP_BENCH_LEDGER_DIR (default: a temporary
 # directory under the repository, so on its disk, not a tmpfs).
 # Uses ports 15433 and 16432; creates and drops bench_tiny_<run> (and
@@ -91,7 +93,7 @@ cat > "$work/policy.yaml" <<YAML
 version: 1
 backend: {driver: postgres, dsn: "${DSN}?sslmode=disable", max_open_conns: $POOL}
 listen: {postgres: 127.0.0.1:15433, mysql: "off"}
-ledger: {path: $ledger_dir/ledger.db}
+ledger: {path: $ledger_dir/ledger.db${DDP_BENCH_LEASE:+, lease: $DDP_BENCH_LEASE}}
 users:
   - name: bench
     password_env: DDP_BENCH_PASSWORD

@@ -100,7 +100,9 @@ func check(tx *bolt.Tx) []error {
 			perAccount[string(p.accountKey)] = s
 		}
 		s.pending = s.pending.add(p.cost)
-		s.n++
+		if !p.lease {
+			s.n++ // a lease is not a query
+		}
 		return nil
 	})
 

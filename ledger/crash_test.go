@@ -34,6 +34,8 @@ const (
 	envStart    = "DDP_LEDGER_CRASH_START"
 	// envCheckpoint sets the child's checkpoint period (Go duration).
 	envCheckpoint = "DDP_LEDGER_CRASH_CHECKPOINT"
+	// envLease sets the child's Options.Lease.
+	envLease = "DDP_LEDGER_CRASH_LEASE"
 	// crashExit is the status of a child that reached its crash point;
 	// any other status means the scenario failed before it.
 	crashExit = 3
@@ -65,6 +67,11 @@ func TestCrashHelper(t *testing.T) {
 			fail(err)
 		}
 		opts.checkpointEvery = d
+	}
+	if v := os.Getenv(envLease); v != "" {
+		if _, err := fmt.Sscan(v, &opts.Lease); err != nil {
+			fail(err)
+		}
 	}
 	l, err := Open(os.Getenv(envPath), opts)
 	if err != nil {
@@ -260,8 +267,19 @@ func TestKillDuringDeferredCommits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes and waits for fsynced steps")
 	}
-	const rounds = 8
-	path, reported := killLoop(t, "loop-deferred", rounds)
+	for _, lease := range []string{"0", "0.00001"} {
+		// With leases (each 10 ε of the child's 10⁶: a thousand charges)
+		// a charge is written, not fdatasynced, before it is reported;
+		// a kill cannot take a write back.
+		t.Run("lease="+lease, func(t *testing.T) { killDeferred(t, 8, envLease+"="+lease) })
+	}
+}
+
+// killDeferred kills the loop-deferred child rounds times and checks that
+// every answer it reported is charged.
+func killDeferred(t *testing.T, rounds int, env ...string) {
+	t.Helper()
+	path, reported := killLoop(t, "loop-deferred", rounds, env...)
 	h := harnessAt(t, path)
 	stored, p := checkKilledLoop(t, h, rounds)
 	missing := 0
@@ -291,23 +309,9 @@ func TestKillDuringCheckpoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes and waits for fsynced steps")
 	}
-	const rounds = 10
-	path, reported := killLoop(t, "loop-deferred", rounds, envCheckpoint+"=2ms")
-	h := harnessAt(t, path)
-	stored, p := checkKilledLoop(t, h, rounds)
-	missing := 0
-	for k := range reported {
-		if !h.storedRawOK(k) {
-			missing++
-		}
+	for _, lease := range []string{"0", "0.00001"} {
+		t.Run("lease="+lease, func(t *testing.T) { killDeferred(t, 10, envCheckpoint+"=2ms", envLease+"="+lease) })
 	}
-	if missing > p {
-		t.Errorf("%d reported answers have no stored release but only %d reservations are pending: an answer went out uncharged", missing, p)
-	}
-	if stored+p < len(reported) {
-		t.Errorf("%d stored + %d pending < %d reported answers", stored, p, len(reported))
-	}
-	t.Logf("after %d kills: %d releases, %d reported (%d without a durable record), %d pending", rounds, stored, len(reported), missing, p)
 }
 
 // killLoop runs scenario in a child and SIGKILLs it rounds times at
@@ -365,8 +369,10 @@ func killLoop(t *testing.T, scenario string, rounds int, env ...string) (string,
 
 // checkKilledLoop checks what every killed loop must leave: a consistent
 // ledger, intact releases of committing steps only, and spent exactly
-// 1/100 per stored or pending reservation. It returns the number of stored
-// releases and of pending reservations.
+// 1/100 per stored or pending reservation, plus the unused rest of the
+// budget leases the kills left (at most one per kill). It returns the
+// number of stored releases and of pending reservations (leases not
+// counted).
 func checkKilledLoop(t *testing.T, h *harness, rounds int) (int, int) {
 	t.Helper()
 	if err := h.l.Check(); err != nil {
@@ -393,21 +399,36 @@ func checkKilledLoop(t *testing.T, h *harness, rounds int) (int, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := h.l.Pending()
+	all, err := h.l.Pending()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p) > rounds {
-		t.Errorf("%d pending reservations, want at most one per kill", len(p))
+	var p []PendingReservation
+	leased, leases := new(big.Rat), 0
+	for _, r := range all {
+		if !r.Lease {
+			p = append(p, r)
+			continue
+		}
+		leases++
+		x, err := ExactDecimal(r.Cost.Epsilon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leased.Add(leased, x)
+	}
+	if len(p) > rounds || leases > rounds {
+		t.Errorf("%d pending reservations and %d leases, want at most one each per kill", len(p), leases)
 	}
 	n := stored + len(p)
 	want := new(big.Rat).Mul(big.NewRat(int64(n), 1), big.NewRat(1, 100))
+	want.Add(want, leased)
 	if got := h.spentExact("ann", "census"); got.eps.Cmp(want) != 0 {
-		t.Errorf("spent = %v, want (%d committed + %d pending) × 1/100 = %v", got.eps, stored, len(p), want)
+		t.Errorf("spent = %v, want (%d committed + %d pending) × 1/100 + %s leased = %v", got.eps, stored, len(p), leased.RatString(), want)
 	}
-	all, _ := h.l.All()
-	if len(all) != 1 || all[0].Queries != uint64(n) {
-		t.Errorf("accounts %+v, want one with %d queries", all, n)
+	accts, _ := h.l.All()
+	if len(accts) != 1 || accts[0].Queries != uint64(n) {
+		t.Errorf("accounts %+v, want one with %d queries", accts, n)
 	}
 	return stored, len(p)
 }

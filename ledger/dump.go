@@ -68,6 +68,9 @@ type DumpPending struct {
 	Delta   string    `json:"delta"`
 	Replica string    `json:"replica,omitempty"`
 	Time    time.Time `json:"time"`
+	// Lease: budget held ahead by a process that stopped without
+	// returning it (lease.go), not a query.
+	Lease bool `json:"lease,omitempty"`
 }
 
 // DumpRelease is one published release (key and value are bytes: base64
@@ -187,7 +190,7 @@ func (l *Ledger) Export() (*Dump, error) {
 			}
 			user, dataset, _ := splitAccountKey(p.accountKey)
 			d.Pending = append(d.Pending, DumpPending{ID: idFromKey(k), User: user, Dataset: dataset,
-				Epsilon: p.cost.eps.RatString(), Delta: p.cost.delta.RatString(), Time: p.time})
+				Epsilon: p.cost.eps.RatString(), Delta: p.cost.delta.RatString(), Time: p.time, Lease: p.lease})
 			return nil
 		})
 		if err != nil {
@@ -269,7 +272,7 @@ func (l *Ledger) Import(d *Dump) error {
 			var c exact
 			c.eps, _ = parseRat(p.Epsilon)
 			c.delta, _ = parseRat(p.Delta)
-			v, err := pending{accountKey: accountKey(p.User, p.Dataset), cost: c, time: p.Time}.encode()
+			v, err := pending{accountKey: accountKey(p.User, p.Dataset), cost: c, time: p.Time, lease: p.Lease}.encode()
 			if err != nil {
 				return err
 			}

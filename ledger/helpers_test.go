@@ -25,11 +25,19 @@ type harness struct {
 	settle time.Duration
 	// checkpointEvery is Options.checkpointEvery (0: the default).
 	checkpointEvery time.Duration
+	// lease is Options.Lease (0: no leases).
+	lease float64
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, path: filepath.Join(t.TempDir(), "ledger.db")}
+	return newHarnessLease(t, 0)
+}
+
+// newHarnessLease is newHarness with budget leases of lease (lease.go).
+func newHarnessLease(t *testing.T, lease float64) *harness {
+	t.Helper()
+	h := &harness{t: t, path: filepath.Join(t.TempDir(), "ledger.db"), lease: lease}
 	h.open()
 	t.Cleanup(h.checkAndClose)
 	return h
@@ -46,7 +54,7 @@ func harnessAt(t *testing.T, path string) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	l, err := Open(h.path, Options{LockTimeout: time.Second, Now: func() time.Time { return testClock }, SettleDelay: h.settle, Replica: testReplica, checkpointEvery: h.checkpointEvery})
+	l, err := Open(h.path, Options{LockTimeout: time.Second, Now: func() time.Time { return testClock }, SettleDelay: h.settle, Replica: testReplica, checkpointEvery: h.checkpointEvery, Lease: h.lease})
 	if err != nil {
 		h.t.Fatalf("Open: %v", err)
 	}

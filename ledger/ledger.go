@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/big"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -49,6 +50,12 @@ type Options struct {
 	// Replica names this process in the audit history and in its pending
 	// reservations ("" = DefaultReplica()).
 	Replica string
+	// Lease, between 0 and 1, turns on budget leases (lease.go): a
+	// charge takes Lease × the dataset's limit ahead with one fdatasync,
+	// and the charges that fit in it are logged without one. An unclean
+	// stop keeps up to that much per (user, dataset) charged though
+	// unused. 0: every charge waits for an fdatasync of its own group.
+	Lease float64
 }
 
 // DefaultReplica names a serving process by host and process id.
@@ -97,6 +104,9 @@ type Ledger struct {
 
 	memo *memo // exact decimals and decoded accounts (memo.go)
 
+	// leaseFrac is Options.Lease, exactly (nil: no leases).
+	leaseFrac *big.Rat
+
 	// releaseKeys: which cache keys may have a release in the bbolt
 	// file (releasekeys.go).
 	releaseKeys *releaseKeys
@@ -122,8 +132,18 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 func Open(path string, opts Options) (*Ledger, error) {
 	l := &Ledger{log: opts.Logger, now: opts.Now, replica: opts.Replica, retention: opts.Retention, memo: newMemo(),
 		checkpointEvery: cmp.Or(opts.checkpointEvery, defaultCheckpointEvery),
-		state:           state{accounts: map[string]*account{}, releases: map[string]logged{}},
+		state:           state{accounts: map[string]*account{}, releases: map[string]logged{}, leases: map[string]*liveLease{}},
 		releaseKeys:     newReleaseKeys()}
+	if opts.Lease != 0 {
+		if !(opts.Lease > 0 && opts.Lease <= 1) {
+			return nil, fmt.Errorf("open ledger %s: lease %v is not a fraction between 0 and 1", path, opts.Lease)
+		}
+		frac, err := ExactDecimal(opts.Lease)
+		if err != nil {
+			return nil, fmt.Errorf("open ledger %s: lease: %w", path, err)
+		}
+		l.leaseFrac = frac
+	}
 	if l.replica == "" {
 		l.replica = DefaultReplica()
 	}
@@ -429,7 +449,7 @@ func checkMeta(tx *bolt.Tx) error {
 		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
 	switch v := string(meta.Get(keyVersion)); v {
-	case formatVersion, formatVersion4, formatVersion3, formatVersion2, formatVersion1:
+	case formatVersion, formatVersion5, formatVersion4, formatVersion3, formatVersion2, formatVersion1:
 	default:
 		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s to %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}
@@ -449,7 +469,11 @@ func (l *Ledger) Close() error {
 		<-l.evictDone
 		l.stopEvict = nil
 	}
-	serr := l.closeLog()
+	lerr := error(nil)
+	if l.wal != nil {
+		lerr = l.returnLeases()
+	}
+	serr := errors.Join(lerr, l.closeLog())
 	if err := errors.Join(serr, l.writes.close(), l.db.Close()); err != nil {
 		return fmt.Errorf("close ledger: %w", err)
 	}

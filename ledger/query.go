@@ -50,14 +50,20 @@ func (l *Ledger) Left(user, dataset string, limit budget.Budget) (budget.Budget,
 	return lim.sub(a.spent).clampZero().budget(), nil
 }
 
+// account returns the account of (user, dataset) as the budget views
+// show it: what the rest of a lease this process holds is not spent on
+// anything yet, so it is left out.
 func (l *Ledger) account(user, dataset string) (account, error) {
 	l.state.mu.Lock()
 	defer l.state.mu.Unlock()
-	a, err := l.loadAccount(accountKey(user, dataset))
+	key := accountKey(user, dataset)
+	a, err := l.loadAccount(key)
 	if err != nil {
 		return account{}, fmt.Errorf("ledger account: %w", err)
 	}
-	return *a, nil
+	out := *a
+	out.spent = used(a, l.state.leases[string(key)])
+	return out, nil
 }
 
 // Account is one (user, dataset) line of the budget view.
@@ -68,6 +74,16 @@ func (l *Ledger) All() ([]Account, error) {
 	if err := l.checkpoint(); err != nil {
 		return nil, fmt.Errorf("ledger accounts: %w", err)
 	}
+	// The accounts changed since Open are current in memory (the file
+	// has them as of the checkpoint above; a lease's rest is left out).
+	l.state.mu.Lock()
+	current := make(map[string]account, len(l.state.accounts))
+	for k, a := range l.state.accounts {
+		c := *a
+		c.spent = used(a, l.state.leases[k])
+		current[k] = c
+	}
+	l.state.mu.Unlock()
 	var out []Account
 	err := l.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketAccounts).ForEach(func(k, v []byte) error {
@@ -78,6 +94,9 @@ func (l *Ledger) All() ([]Account, error) {
 			a, err := decodeAccount(v)
 			if err != nil {
 				return fmt.Errorf("account %q/%q: %w", user, dataset, err)
+			}
+			if c, ok := current[string(k)]; ok {
+				a = c
 			}
 			out = append(out, Account{User: user, Dataset: dataset, Spent: a.spent.budget(),
 				Queries: a.queries, LastCharge: a.lastCharge})
@@ -103,11 +122,15 @@ func (l *Ledger) Pending() ([]PendingReservation, error) {
 	if err := l.checkpoint(); err != nil {
 		return nil, fmt.Errorf("ledger pending: %w", err)
 	}
+	_, live := l.liveLeases()
 	var out []PendingReservation
 	err := l.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 			if len(k) != 8 {
 				return fmt.Errorf("malformed reservation key %x", k)
+			}
+			if live[idFromKey(k)] {
+				return nil // held by this process, not left behind
 			}
 			p, err := decodePending(v)
 			if err != nil {
@@ -115,7 +138,7 @@ func (l *Ledger) Pending() ([]PendingReservation, error) {
 			}
 			user, dataset, _ := splitAccountKey(p.accountKey) // checked by decodePending
 			out = append(out, PendingReservation{ID: idFromKey(k), User: user, Dataset: dataset,
-				Cost: p.cost.budget(), Time: p.time, Replica: p.replica})
+				Cost: p.cost.budget(), Time: p.time, Replica: p.replica, Lease: p.lease})
 			return nil
 		})
 	})

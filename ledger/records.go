@@ -42,7 +42,10 @@ const (
 	// a version 4 binary would replay one of them and lose the other's
 	// changes. A version 4 file is a version 5 file whose second segment
 	// is missing: Open only marks it.
-	formatVersion  = "5"
+	// Version 6 adds budget leases (lease.go): their log records and
+	// pending records would be misread by a version 5 binary.
+	formatVersion  = "6"
+	formatVersion5 = "5"
 	formatVersion4 = "4"
 	formatVersion3 = "3"
 	formatVersion2 = "2"
@@ -114,12 +117,15 @@ func decodeAccount(v []byte) (account, error) {
 
 // pending is a reservation that was charged but neither committed nor
 // refunded yet. replica is the serving process that reserved (empty in
-// records from before the audit history).
+// records from before the audit history). A lease (lease.go) is a
+// pending reservation too: budget a serving process holds for charges
+// it logs without an fdatasync; its cost is what is left of it.
 type pending struct {
 	accountKey []byte
 	cost       exact
 	time       time.Time
 	replica    string
+	lease      bool
 	raw        []byte // the record as stored (set when it is known)
 }
 
@@ -132,8 +138,15 @@ func (p pending) encode() ([]byte, error) {
 		return nil, fmt.Errorf("encode reservation: %w", err)
 	}
 	e.string(p.replica)
+	if p.lease {
+		// Only leases carry the byte: other records read as before.
+		e.b = append(e.b, pendingLease)
+	}
 	return e.b, nil
 }
+
+// pendingLease ends the record of a lease.
+const pendingLease = 1
 
 func decodePending(v []byte) (pending, error) {
 	var p pending
@@ -148,6 +161,9 @@ func decodePending(v []byte) (pending, error) {
 		p.cost = exact{d.rat(), d.rat()}
 		p.time = d.time()
 		p.replica = d.string()
+		if len(d.b) == 1 && d.b[0] == pendingLease {
+			p.lease, d.b = true, nil
+		}
 		if err := d.end(); err != nil {
 			return pending{}, fmt.Errorf("decode reservation: %w", err)
 		}

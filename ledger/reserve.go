@@ -107,25 +107,42 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 		st.mu.Unlock()
 		return nil, unavailable(fmt.Errorf("ledger reserve: %w", err))
 	}
-	spent := a.spent.add(c)
-	if err := checkLimit(dataset, a.spent, c, spent, lim); err != nil {
+	ls := st.leases[string(key)]
+	was := used(a, ls)
+	usedNow := was.add(c)
+	if err := checkLimit(dataset, was, c, usedNow, lim); err != nil {
 		st.mu.Unlock()
 		return nil, err
 	}
-	id := st.seq + 1
-	g, err := l.wal.append(&logRecord{kind: logReserve, id: id, time: now, pending: pend, audit: audit, decoded: dec}, true)
+	rec := &logRecord{kind: logReserve, time: now, pending: pend, audit: audit, decoded: dec}
+	n := syncNow
+	if l.leaseFrac != nil && !st.noLeases {
+		if !ls.fits(c) {
+			if ls, err = l.takeLease(key, a, leaseSize(l.leaseFrac, c, usedNow, lim), now); err != nil {
+				st.mu.Unlock()
+				return nil, unavailable(fmt.Errorf("ledger reserve: %w", err))
+			}
+		}
+		rec.kind, rec.lease, n = logCarve, ls.id, written
+	}
+	rec.id = st.seq + 1
+	g, err := l.wal.append(rec, n)
 	if err != nil {
 		st.mu.Unlock()
 		return nil, unavailable(fmt.Errorf("ledger reserve: %w", err))
 	}
 	// Decided and logged: from here the charge stands in memory whatever
 	// happens to the log write (fail closed).
-	st.seq = id
-	a.spent = spent
+	st.seq = rec.id
+	if rec.kind == logCarve {
+		ls.left = ls.left.sub(c) // spent has it since the lease
+	} else {
+		a.spent = a.spent.add(c)
+	}
 	a.queries++
 	a.lastCharge = now
-	r.ID, r.record = id, pend
-	r.Left = lim.sub(spent).clampZero().budget()
+	r.ID, r.record = rec.id, pend
+	r.Left = lim.sub(usedNow).clampZero().budget()
 	st.mu.Unlock()
 	r.logged = g
 	if !early {
@@ -254,7 +271,11 @@ func (r *Reservation) commit(cacheKey string, release []byte, wait bool) ([]byte
 	}
 	var g *flush
 	if err == nil {
-		g, err = l.wal.append(rec, wait)
+		n := deferred
+		if wait {
+			n = syncNow
+		}
+		g, err = l.wal.append(rec, n)
 	}
 	if err != nil {
 		st.mu.Unlock()
@@ -307,7 +328,7 @@ func (r *Reservation) Refund() error {
 		st.mu.Unlock()
 		return fmt.Errorf("ledger refund reservation %d: refund would make the spent budget negative", r.ID)
 	}
-	g, err := l.wal.append(&logRecord{kind: logRefund, id: r.ID, time: l.now()}, true)
+	g, err := l.wal.append(&logRecord{kind: logRefund, id: r.ID, time: l.now()}, syncNow)
 	if err != nil {
 		st.mu.Unlock()
 		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, err)

@@ -22,6 +22,10 @@ type state struct {
 	accounts map[string]*account
 	seq      uint64
 	releases map[string]logged // cache key → release, until a checkpoint applies it
+	// leases: the budget leases this process holds, by account key
+	// (lease.go); noLeases: Close returned them, take no more.
+	leases   map[string]*liveLease
+	noLeases bool
 }
 
 type logged struct {
@@ -93,7 +97,7 @@ func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
 				bk.FillPercent = appendFill
 			}
 		}
-		b := batch{l: l, tx: tx, accounts: map[string]*account{}, fresh: map[uint64]pending{}}
+		b := batch{l: l, tx: tx, accounts: map[string]*account{}, fresh: map[uint64]pending{}, stored: map[uint64]bool{}}
 		for _, r := range recs {
 			if err := b.apply(r); err != nil {
 				return fmt.Errorf("change %d: %w", r.lsn, err)
@@ -113,6 +117,9 @@ type batch struct {
 	accounts map[string]*account // loaded from tx, written by finish
 	keys     [][]byte            // of accounts, in first-touch order
 	fresh    map[uint64]pending  // reserved in this batch, not settled yet
+	// stored: of fresh, the leases read from the pending bucket to be
+	// carved (rewritten by finish, deleted when settled).
+	stored map[uint64]bool
 	seq      uint64
 	// releaseBytes: of the releases stored, not yet added to the total
 	// (putRelease).
@@ -134,7 +141,7 @@ func (b *batch) account(key []byte) (*account, error) {
 
 func (b *batch) apply(r *logRecord) error {
 	tx := b.tx
-	if r.kind == logReserve {
+	if r.kind == logReserve || r.kind == logCarve {
 		var p pending
 		if r.decoded != nil {
 			p = *r.decoded
@@ -148,12 +155,25 @@ func (b *batch) apply(r *logRecord) error {
 		if err != nil {
 			return err
 		}
-		a.spent = a.spent.add(p.cost)
-		a.queries++
-		a.lastCharge = r.time
+		switch {
+		case r.kind == logCarve:
+			// The lease charged it: its cost moves to this reservation.
+			if err := b.carve(r.lease, p); err != nil {
+				return err
+			}
+		default:
+			a.spent = a.spent.add(p.cost)
+		}
+		if !p.lease {
+			a.queries++
+			a.lastCharge = r.time
+		}
 		p.raw = r.pending
 		b.fresh[r.id] = p
 		b.seq = max(b.seq, r.id)
+		if len(r.audit) == 0 && p.lease {
+			return nil // a lease is not a query: no audit entry
+		}
 		ab := tx.Bucket(bucketAudit)
 		if ab == nil {
 			return errors.New("the audit bucket is missing")
@@ -163,6 +183,12 @@ func (b *batch) apply(r *logRecord) error {
 	p, ok := b.fresh[r.id]
 	if ok {
 		delete(b.fresh, r.id)
+		if b.stored[r.id] {
+			delete(b.stored, r.id)
+			if err := budgetDelete(tx, bucketPending, idKey(r.id)); err != nil {
+				return err
+			}
+		}
 	} else {
 		v := tx.Bucket(bucketPending).Get(idKey(r.id))
 		if v == nil {
@@ -191,7 +217,9 @@ func (b *batch) apply(r *logRecord) error {
 		return nil
 	case logRefund:
 		a.spent = a.spent.sub(p.cost)
-		a.queries--
+		if !p.lease {
+			a.queries--
+		}
 		if a.spent.negative() {
 			return errors.New("refund would make the spent budget negative")
 		}
@@ -200,9 +228,42 @@ func (b *batch) apply(r *logRecord) error {
 	return fmt.Errorf("unknown kind %d", r.kind)
 }
 
+// carve moves the cost of p, a charge taken out of the lease with id
+// lease, out of the lease's pending record.
+func (b *batch) carve(lease uint64, p pending) error {
+	ls, ok := b.fresh[lease]
+	if !ok {
+		v := b.tx.Bucket(bucketPending).Get(idKey(lease))
+		if v == nil {
+			return fmt.Errorf("lease %d is not pending", lease)
+		}
+		var err error
+		if ls, err = decodePending(v); err != nil {
+			return err
+		}
+		b.stored[lease] = true
+	}
+	if !ls.lease || !bytes.Equal(ls.accountKey, p.accountKey) {
+		return fmt.Errorf("reservation %d is not a lease of the same account", lease)
+	}
+	ls.cost = ls.cost.sub(p.cost)
+	if ls.cost.negative() {
+		return fmt.Errorf("lease %d is overdrawn", lease)
+	}
+	ls.raw = nil // rewritten by finish
+	b.fresh[lease] = ls
+	return nil
+}
+
 // finish writes the batch's accounts and still-pending reservations.
 func (b *batch) finish(last uint64) error {
 	for id, p := range b.fresh {
+		if p.raw == nil {
+			var err error
+			if p.raw, err = p.encode(); err != nil {
+				return err
+			}
+		}
 		if err := budgetPut(b.tx, bucketPending, idKey(id), p.raw); err != nil {
 			return err
 		}
@@ -247,10 +308,14 @@ func (l *Ledger) checkpoint() error {
 		again := w.retired != 0
 		if !again {
 			w.io.Lock()
+			var err error
 			if len(w.through(w.written)) > 0 {
-				w.retired = w.rotate()
+				w.retired, err = w.rotate()
 			}
 			w.io.Unlock()
+			if err != nil {
+				return fmt.Errorf("ledger checkpoint: %w", err)
+			}
 			if w.retired == 0 {
 				return nil // nothing logged since the last checkpoint
 			}
@@ -332,7 +397,7 @@ func (l *Ledger) checkpointLoop(done chan<- struct{}) {
 // returns the log id and the last change applied.
 func upgradeLog(tx *bolt.Tx) ([]byte, uint64, error) {
 	meta := tx.Bucket(bucketMeta)
-	if v := string(meta.Get(keyVersion)); v == formatVersion3 || v == formatVersion4 {
+	if v := string(meta.Get(keyVersion)); v == formatVersion3 || v == formatVersion4 || v == formatVersion5 {
 		if err := meta.Put(keyVersion, []byte(formatVersion)); err != nil {
 			return nil, 0, err
 		}
@@ -372,9 +437,9 @@ func (l *Ledger) openLog(path string, id []byte, applied uint64, delay time.Dura
 		}
 		sizes[i] = fi.Size()
 	}
-	l.wal = &wal{f: files[0], delay: delay, observe: observe, off: logHeaderSize, size: sizes[0],
+	l.wal = &wal{f: files[0], lazy: l.leaseFrac != nil, delay: delay, observe: observe, off: logHeaderSize, size: sizes[0],
 		idle: segment{f: files[1], size: sizes[1]},
-		next: last + 1, written: last, cur: newFlush(), kick: make(chan struct{}, 1), stopped: make(chan struct{})}
+		next: last + 1, written: last, lastTaken: last, cur: newFlush(), kick: make(chan struct{}, 1), stopped: make(chan struct{})}
 	err = l.db.View(func(tx *bolt.Tx) error {
 		l.state.seq = tx.Bucket(bucketPending).Sequence()
 		return nil

@@ -106,16 +106,21 @@ const (
 	logReserve logKind = 1
 	logCommit  logKind = 2
 	logRefund  logKind = 3
+	// logCarve (format version 6) is a charge taken out of a lease
+	// (lease.go).
+	logCarve logKind = 4
 )
 
 // logRecord is one change. Reserve: id, time (of the charge), pending and
-// audit (the records as bbolt stores them). Commit: id, time (the
-// release's storage time), key and release (key empty: nothing stored).
-// Refund: id, time.
+// audit (the records as bbolt stores them; a lease has no audit entry).
+// Commit: id, time (the release's storage time), key and release (key
+// empty: nothing stored). Refund: id, time. Carve: a reserve whose cost
+// moves out of the pending lease lease.
 type logRecord struct {
 	lsn     uint64
 	kind    logKind
 	id      uint64
+	lease   uint64
 	time    time.Time
 	pending []byte
 	audit   []byte
@@ -138,6 +143,9 @@ func (r *logRecord) appendFrame(b []byte) ([]byte, error) {
 		return b, fmt.Errorf("encode log record: %w", err)
 	}
 	switch r.kind {
+	case logCarve:
+		e.uvarint(r.lease)
+		fallthrough
 	case logReserve:
 		e.bytes(r.pending)
 		e.bytes(r.audit)
@@ -164,6 +172,9 @@ func decodeLogRecord(p []byte) (*logRecord, error) {
 	r.id = d.uvarint()
 	r.time = d.time()
 	switch r.kind {
+	case logCarve:
+		r.lease = d.uvarint()
+		fallthrough
 	case logReserve:
 		r.pending = d.bytes()
 		r.audit = d.bytes()
@@ -206,10 +217,13 @@ func readLog(b []byte) []*logRecord {
 	return out
 }
 
-// flush is one group of log records written by one fdatasync.
+// flush is one group of log records written by one pwrite, and made
+// durable by one fdatasync unless the log is lazy and nothing in the
+// group asked for it.
 type flush struct {
-	done chan struct{} // closed when the group is durable (or failed)
+	done chan struct{} // closed when the group is written (synced if sync) or failed
 	err  error
+	sync bool // fdatasync after the write (set under wal.mu before the write starts)
 }
 
 func newFlush() *flush { return &flush{done: make(chan struct{})} }
@@ -223,7 +237,14 @@ func (f *flush) wait() error {
 //
 // Records are appended to buf in LSN order; a writer goroutine, started
 // when a caller needs durability, takes the whole buf, writes it with one
-// pwrite and one fdatasync, and wakes the group's callers. Callers that
+// pwrite and one fdatasync, and wakes the group's callers. A lazy log
+// (budget leases on, lease.go) fdatasyncs a group only when one of its
+// records needs it (syncNow: a lease, a refund) or sync asks: the other
+// groups reach the kernel before their callers go on, which a killed
+// process cannot undo, and only a power loss can cut them off — a cut
+// the leases cover. What is lost then is always a suffix of the log: an
+// fdatasync flushes everything written before it, and a checkpoint
+// syncs the segment it retires (rotate). Callers that
 // arrive meanwhile form the next group. Records nobody waits for (a
 // deferred commit) ride with the next group, or are written delay after
 // the first of them was appended.
@@ -236,6 +257,7 @@ func (f *flush) wait() error {
 // client that was a measurable share of the proxy's CPU.
 type wal struct {
 	f       *os.File // the active segment (see io)
+	lazy    bool     // fdatasync only groups that need it (set before use)
 	delay   time.Duration
 	observe func(writes int, took time.Duration)
 
@@ -245,6 +267,8 @@ type wal struct {
 	io        sync.Mutex
 	off, size int64
 	idle      segment
+	dirty     bool  // the active segment has writes no fdatasync covered yet
+	syncedOff int64 // where the last fdatasync of a lazy write ended (tests)
 
 	// retired is the LSN of the last change in the idle segment that the
 	// bbolt file may not hold yet (0: none; the segment may be started
@@ -266,7 +290,9 @@ type wal struct {
 	err     error        // sticky: after a failed write nothing more is acknowledged
 	closing bool         // Close began: no more records
 	closed  bool         // Close ended: the settle timer stays stopped
-	written uint64       // LSN of the last durable record (updated under io and mu)
+	written uint64       // LSN of the last record written (durable unless lazy; updated under io and mu)
+	// lastTaken is the LSN of the last record a write took from buf.
+	lastTaken uint64
 	recs    []*logRecord // durable or buffered, not yet in bbolt, in LSN order
 	logged  int64        // bytes of recs
 
@@ -284,21 +310,61 @@ type segment struct {
 // rotate makes the idle segment the active one, written from its header
 // on, and returns the LSN of the last change written to the segment it
 // replaces (w.io held: no write is in flight, so that segment holds
-// exactly the changes up to it).
-func (w *wal) rotate() uint64 {
+// exactly the changes up to it). Writes of a lazy log that no fdatasync
+// covered are synced first: a power loss may then cut only the tail of
+// the new segment, never a run of changes before it.
+func (w *wal) rotate() (uint64, error) {
+	if err := w.syncDirty(); err != nil {
+		return 0, err
+	}
 	w.mu.Lock()
 	last := w.written
 	w.mu.Unlock()
 	old := segment{f: w.f, size: w.size}
-	w.f, w.size, w.off = w.idle.f, w.idle.size, logHeaderSize
+	w.f, w.size, w.off, w.syncedOff = w.idle.f, w.idle.size, logHeaderSize, logHeaderSize
 	w.idle = old
-	return last
+	return last, nil
 }
 
-// append assigns rec the next LSN and queues it. With urgent set, a
+// syncDirty fdatasyncs the active segment if a write is not covered
+// (w.io held). A failure is sticky: after a failed fdatasync the kernel
+// may have dropped the pages, so nothing more is acknowledged.
+func (w *wal) syncDirty() error {
+	if !w.dirty {
+		return nil
+	}
+	if err := fdatasync(w.f); err != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = fmt.Errorf("ledger log: %w", err)
+		}
+		w.mu.Unlock()
+		return err
+	}
+	w.dirty = false
+	w.syncedOff = w.off
+	w.syncs.Add(1)
+	return nil
+}
+
+// need says what the caller of append will wait for.
+type need int
+
+const (
+	// deferred: nothing; the record rides with the next write or is
+	// written delay after it was appended.
+	deferred need = iota
+	// written: the record's group reached the file (on a log that is not
+	// lazy, every write is fdatasynced).
+	written
+	// syncNow: the record's group is written and fdatasynced.
+	syncNow
+)
+
+// append assigns rec the next LSN and queues it. Unless n is deferred, a
 // write is started at once (the caller will wait for the returned
-// group); otherwise the record waits for the next urgent one or delay.
-func (w *wal) append(rec *logRecord, urgent bool) (*flush, error) {
+// group); otherwise the record waits for the next write or delay.
+func (w *wal) append(rec *logRecord, n need) (*flush, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -318,7 +384,10 @@ func (w *wal) append(rec *logRecord, urgent bool) (*flush, error) {
 	w.recs = append(w.recs, rec)
 	w.logged += int64(len(rec.release) + len(rec.audit) + len(rec.pending) + 64)
 	g := w.cur
-	if urgent {
+	if n == syncNow {
+		g.sync = true
+	}
+	if n != deferred {
 		w.urgent = true
 		w.start(false)
 	} else {
@@ -386,6 +455,7 @@ func (w *wal) loop(force bool) {
 			return
 		}
 		buf, n, g, last := w.buf, w.bufN, w.cur, w.next-1
+		w.lastTaken = last
 		// The next group fills the buffer the last write used (only one
 		// write is in flight): appends do not grow a new one each time.
 		w.buf, w.spare = w.spare[:0], nil
@@ -393,7 +463,7 @@ func (w *wal) loop(force bool) {
 		w.mu.Unlock()
 
 		start := time.Now()
-		err := w.write(buf, last)
+		err := w.write(buf, last, g.sync || !w.lazy)
 		if w.observe != nil {
 			w.observe(n, time.Since(start))
 		}
@@ -419,9 +489,9 @@ func (w *wal) loop(force bool) {
 	}
 }
 
-// write appends buf at the end of the log and makes it durable; last is
-// the LSN of its last record.
-func (w *wal) write(buf []byte, last uint64) error {
+// write appends buf at the end of the log, and makes it durable if sync;
+// last is the LSN of its last record.
+func (w *wal) write(buf []byte, last uint64, sync bool) error {
 	w.io.Lock()
 	defer w.io.Unlock()
 	if end := w.off + int64(len(buf)); end > w.size {
@@ -436,11 +506,13 @@ func (w *wal) write(buf []byte, last uint64) error {
 	if _, err := w.f.WriteAt(buf, w.off); err != nil {
 		return err
 	}
-	if err := fdatasync(w.f); err != nil {
-		return err
-	}
-	w.syncs.Add(1)
 	w.off += int64(len(buf))
+	w.dirty = true
+	if sync {
+		if err := w.syncDirty(); err != nil {
+			return err
+		}
+	}
 	w.mu.Lock()
 	w.written = last
 	w.mu.Unlock()
@@ -458,30 +530,49 @@ func (w *wal) sync() error {
 	switch {
 	case len(w.buf) > 0:
 		g = w.cur
+		g.sync = true
 		w.urgent = true
 		w.start(false)
 	case w.flying != nil:
+		g = w.flying // a lazy log may not sync it: see below
+	}
+	w.mu.Unlock()
+	if g != nil {
+		if err := g.wait(); err != nil {
+			return err
+		}
+	}
+	if !w.lazy {
+		return nil
+	}
+	w.io.Lock()
+	defer w.io.Unlock()
+	return w.syncDirty()
+}
+
+// syncThrough waits until the record lsn is written: durable on a log
+// that is not lazy; on a lazy one, in the kernel, where only a power
+// loss can take it (and the leases cover what a power loss takes).
+func (w *wal) syncThrough(lsn uint64) error {
+	w.mu.Lock()
+	if w.err != nil || w.written >= lsn {
+		defer w.mu.Unlock()
+		return w.err
+	}
+	var g *flush
+	switch {
+	case lsn > w.lastTaken:
+		g = w.cur // still in buf
+		w.urgent = true
+		w.start(false)
+	default:
 		g = w.flying
 	}
 	w.mu.Unlock()
 	if g == nil {
-		return nil
+		return nil // written meanwhile (flying is cleared after written is set)
 	}
 	return g.wait()
-}
-
-// syncThrough makes the record lsn durable.
-func (w *wal) syncThrough(lsn uint64) error {
-	w.mu.Lock()
-	done, err := w.written >= lsn, w.err
-	w.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if done {
-		return nil
-	}
-	return w.sync()
 }
 
 // big says whether the changes not yet in bbolt call for a checkpoint.

@@ -32,6 +32,10 @@ const (
 	// shape of private query.
 	DefaultPreparedStatements = 256
 	DefaultMaxPreparedBytes   = 16 << 20
+	// DefaultLedgerLease is ledger.lease for the bbolt ledger: a charge
+	// takes 1% of the dataset's budget ahead with one fdatasync, and
+	// the charges that fit in it take none.
+	DefaultLedgerLease = 0.01
 	// Bounds of max_query_bytes: MySQL's own range of max_allowed_packet.
 	MinQueryBytes = 1 << 10
 	MaxQueryBytes = 1 << 30
@@ -98,6 +102,9 @@ func (p *Policy) normalize(c *checker) {
 	}
 	if p.Ledger.Driver == "" {
 		p.Ledger.Driver = LedgerBBolt
+	}
+	if p.Ledger.Driver == LedgerBBolt && p.Ledger.Lease == 0 && !p.has("ledger.lease") {
+		p.Ledger.Lease = DefaultLedgerLease
 	}
 	if p.Ledger.Driver == LedgerPostgres && p.Ledger.Schema == "" {
 		p.Ledger.Schema = DefaultLedgerSchema

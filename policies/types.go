@@ -135,6 +135,12 @@ type Ledger struct {
 	// Retention bounds the stored releases (none by default: kept
 	// forever). An evicted release is charged again when repeated.
 	Retention Retention `yaml:"retention"`
+	// Lease (bbolt only; default DefaultLedgerLease, 0 turns it off) is
+	// the share of a dataset's budget a charge takes ahead for the
+	// charges after it, so that they need no fdatasync of their own. A
+	// crash or power loss leaves up to that much per user and dataset
+	// charged but unused; a clean stop returns it.
+	Lease float64 `yaml:"lease"`
 }
 
 // Retention is ledger.retention: releases older than MaxAgeHours, and the

@@ -161,12 +161,18 @@ func (p *Policy) checkLedger(c *checker) {
 		if l.Schema != "" {
 			c.add("ledger.schema", "schema is for driver: postgres")
 		}
+		if !(l.Lease >= 0 && l.Lease <= 1) {
+			c.add("ledger.lease", "%v is not a share of the budget between 0 (no leases) and 1; the default is %v", l.Lease, DefaultLedgerLease)
+		}
 	case LedgerPostgres:
 		if strings.TrimSpace(l.DSN) == "" {
 			c.add("ledger.dsn", "empty; a postgres ledger needs the connection string of its database (for example ${DDP_LEDGER_DSN})")
 		}
 		if p.has("ledger.path") {
 			c.add("ledger.path", "path is for driver: bbolt; a postgres ledger lives in the database at ledger.dsn")
+		}
+		if p.has("ledger.lease") {
+			c.add("ledger.lease", "lease is for driver: bbolt; a postgres ledger charges each query in one conditional UPDATE; remove ledger.lease")
 		}
 		if r := l.Retention; r.MaxAgeHours != 0 || r.MaxMegabytes != 0 {
 			// Silently ignored, it would let the DBA believe releases

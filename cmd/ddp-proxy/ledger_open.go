@@ -32,7 +32,7 @@ func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger, onC
 		return openPGLedger(ctx, pol, log.With("component", "ledger"))
 	}
 	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger"), Replica: pol.Ledger.Replica,
-		OnCommit: onCommit, Retention: retentionOf(pol)})
+		OnCommit: onCommit, Retention: retentionOf(pol), Lease: pol.Ledger.Lease})
 	if err != nil {
 		return nil, fmt.Errorf("opening the budget ledger: %w", err)
 	}
