@@ -120,7 +120,7 @@ type batch struct {
 	// stored: of fresh, the leases read from the pending bucket to be
 	// carved (rewritten by finish, deleted when settled).
 	stored map[uint64]bool
-	seq      uint64
+	seq    uint64
 	// releaseBytes: of the releases stored, not yet added to the total
 	// (putRelease).
 	releaseBytes int64

@@ -284,17 +284,17 @@ type wal struct {
 	cur     *flush // the group buf is for
 	flying  *flush // the group being written
 	running bool
-	timer   *time.Timer  // the settle timer, created once
-	armed   bool         // timer is pending
-	since   time.Time    // when the oldest deferred record in buf was appended (zero: none)
-	err     error        // sticky: after a failed write nothing more is acknowledged
-	closing bool         // Close began: no more records
-	closed  bool         // Close ended: the settle timer stays stopped
-	written uint64       // LSN of the last record written (durable unless lazy; updated under io and mu)
+	timer   *time.Timer // the settle timer, created once
+	armed   bool        // timer is pending
+	since   time.Time   // when the oldest deferred record in buf was appended (zero: none)
+	err     error       // sticky: after a failed write nothing more is acknowledged
+	closing bool        // Close began: no more records
+	closed  bool        // Close ended: the settle timer stays stopped
+	written uint64      // LSN of the last record written (durable unless lazy; updated under io and mu)
 	// lastTaken is the LSN of the last record a write took from buf.
 	lastTaken uint64
-	recs    []*logRecord // durable or buffered, not yet in bbolt, in LSN order
-	logged  int64        // bytes of recs
+	recs      []*logRecord // durable or buffered, not yet in bbolt, in LSN order
+	logged    int64        // bytes of recs
 
 	syncs   atomic.Int64  // fdatasyncs of the log (tests and metrics)
 	kick    chan struct{} // asks the checkpointer to run
