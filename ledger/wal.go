@@ -359,37 +359,58 @@ const (
 	written
 	// syncNow: the record's group is written and fdatasynced.
 	syncNow
+	// writtenHere is written, with the write made by the caller itself
+	// when no writer runs (appendLead): no goroutine is started and
+	// woken for it. For a lazy log's writes, which take a pwrite and no
+	// fdatasync: handing them to a goroutine cost more CPU (a thread
+	// woken, the caller parked and woken) than the write.
+	writtenHere
 )
 
 // append assigns rec the next LSN and queues it. Unless n is deferred, a
 // write is started at once (the caller will wait for the returned
 // group); otherwise the record waits for the next write or delay.
 func (w *wal) append(rec *logRecord, n need) (*flush, error) {
+	g, _, err := w.appendLead(rec, n)
+	return g, err
+}
+
+// appendLead is append; with n writtenHere it returns lead true when the
+// caller is to write the group itself: it must then call w.loop(false)
+// as soon as it holds no lock (every append after it waits for that).
+func (w *wal) appendLead(rec *logRecord, n need) (g *flush, lead bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
-		return nil, w.err
+		return nil, false, w.err
 	}
 	if w.closing {
-		return nil, errClosed
+		return nil, false, errClosed
 	}
 	rec.lsn = w.next
 	b, err := rec.appendFrame(w.buf)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	w.buf = b
 	w.bufN++
 	w.next++
 	w.recs = append(w.recs, rec)
 	w.logged += int64(len(rec.release) + len(rec.audit) + len(rec.pending) + 64)
-	g := w.cur
-	if n == syncNow {
+	g = w.cur
+	switch n {
+	case syncNow:
 		g.sync = true
+	case writtenHere:
+		if !w.running {
+			w.running, lead = true, true
+		}
 	}
 	if n != deferred {
 		w.urgent = true
-		w.start(false)
+		if !lead {
+			w.start(false)
+		}
 	} else {
 		if w.since.IsZero() {
 			w.since = time.Now()
@@ -398,7 +419,7 @@ func (w *wal) append(rec *logRecord, n need) (*flush, error) {
 			w.arm()
 		}
 	}
-	return g, nil
+	return g, lead, nil
 }
 
 // arm makes sure the settle timer will fire by the time the oldest

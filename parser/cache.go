@@ -46,6 +46,9 @@ type cacheKey struct {
 type cacheEntry struct {
 	stmts []ir.Statement
 	err   error
+	// shape: the text was parsed through this checked shape, so its
+	// fingerprint is the shape's (Fingerprint need not lex it again).
+	shape *shapeEntry
 }
 
 // NewCache returns a cache holding at most size parsed texts (size < 1
@@ -65,13 +68,19 @@ func (c *Cache) Fingerprint(d Dialect, text string) string {
 	k := cacheKey{d, text}
 	c.mu.Lock()
 	fp, ok := c.fps.get(k)
+	var shape *shapeEntry
+	if !ok {
+		if e, parsed := c.items.get(k); parsed && e.shape != nil {
+			shape, fp = e.shape, e.shape.fp
+		}
+	}
 	c.mu.Unlock()
-	if ok {
+	if ok || fp != "" {
 		return fp
 	}
 
 	if d == Postgres {
-		if fp, ok := c.shapeFingerprint(text); ok {
+		if fp, ok := c.shapeFingerprint(text, shape); ok {
 			return fp
 		}
 	}
@@ -101,13 +110,13 @@ func (c *Cache) Parse(d Dialect, sql string) ([]ir.Statement, error) {
 		return e.stmts, e.err
 	}
 
-	stmts, done, err := c.parseShape(d, sql)
+	stmts, shape, done, err := c.parseShape(d, sql)
 	if !done {
 		stmts, err = Parse(d, sql)
 	}
 
 	c.mu.Lock()
-	c.items.add(k, cacheEntry{stmts: stmts, err: err})
+	c.items.add(k, cacheEntry{stmts: stmts, err: err, shape: shape})
 	c.mu.Unlock()
 	return stmts, err
 }
@@ -123,30 +132,30 @@ func (c *Cache) Len() int {
 // tree when the shape is known and checked, else by parsing it and
 // checking the shape for the next text. done=false means the text has no
 // usable shape: parse it as usual.
-func (c *Cache) parseShape(d Dialect, sql string) (stmts []ir.Statement, done bool, err error) {
+func (c *Cache) parseShape(d Dialect, sql string) (stmts []ir.Statement, shape *shapeEntry, done bool, err error) {
 	if d != Postgres {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	key, lits, ok := pgShape(sql)
 	if !ok || len(lits) == 0 {
-		return nil, false, nil // no literal: the text-keyed map is the shape cache
+		return nil, nil, false, nil // no literal: the text-keyed map is the shape cache
 	}
 	if e := c.shape(key); e != nil {
 		if !e.ok {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		in := e.tree(lits)
 		stmts = orEmpty(pgStatements(sql, in.res))
 		e.put(in)
-		return stmts, true, nil
+		return stmts, e, true, nil
 	}
 	res, perr := pgParse(sql)
 	if perr != nil {
 		c.addShape(&shapeEntry{key: key})
-		return nil, true, pgSyntaxError(perr)
+		return nil, nil, true, pgSyntaxError(perr)
 	}
 	c.addShape(newShapeEntry(key, sql, res, lits))
-	return orEmpty(pgStatements(sql, res)), true, nil
+	return orEmpty(pgStatements(sql, res)), nil, true, nil
 }
 
 // shape looks a shape up (nil when unknown).
@@ -169,21 +178,26 @@ func (c *Cache) addShape(e *shapeEntry) {
 // new literal need not be fingerprinted nor fill the text-keyed map. The
 // front ends fingerprint a statement's own text, which is not the text
 // they parsed when it came with others or a semicolon, so an unknown
-// shape is parsed and checked here too. ok=false: no usable shape.
-func (c *Cache) shapeFingerprint(text string) (fp string, ok bool) {
-	key, lits, lexed := pgShape(text)
-	if !lexed || len(lits) == 0 {
-		return "", false
-	}
-	e := c.shape(key)
+// shape is parsed and checked here too. known is the shape Parse read
+// text through (nil: look it up by lexing text). ok=false: no usable
+// shape.
+func (c *Cache) shapeFingerprint(text string, known *shapeEntry) (fp string, ok bool) {
+	e := known // the shape Parse read text through, if it did
 	if e == nil {
-		res, err := pgParse(text)
-		if err != nil {
-			c.addShape(&shapeEntry{key: key})
+		key, lits, lexed := pgShape(text)
+		if !lexed || len(lits) == 0 {
 			return "", false
 		}
-		e = newShapeEntry(key, text, res, lits)
-		c.addShape(e)
+		e = c.shape(key)
+		if e == nil {
+			res, err := pgParse(text)
+			if err != nil {
+				c.addShape(&shapeEntry{key: key})
+				return "", false
+			}
+			e = newShapeEntry(key, text, res, lits)
+			c.addShape(e)
+		}
 	}
 	if !e.ok {
 		return "", false
