@@ -145,7 +145,7 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 	r.Left = lim.sub(usedNow).clampZero().budget()
 	st.mu.Unlock()
 	if lead {
-		l.wal.loop(false)
+		l.wal.lead()
 	}
 	r.logged = g
 	if !early {
