@@ -293,7 +293,7 @@ func (r *Reservation) commit(cacheKey string, release []byte, wait bool) ([]byte
 		// An identical query was released first: answer with it, once
 		// it is durable (its record precedes ours in the log).
 		out = prev
-		if err := l.wal.syncThrough(prevLSN); err != nil {
+		if err := l.wal.syncDurable(prevLSN); err != nil {
 			return nil, fmt.Errorf("ledger commit reservation %d: %w", r.ID, err)
 		}
 	}
@@ -395,7 +395,7 @@ func (l *Ledger) settledReleaseAfter(cacheKey string, checkpointed bool) ([]byte
 		return l.settledReleaseAfter(cacheKey, true)
 	}
 	if lsn > 0 {
-		if err := l.wal.syncThrough(lsn); err != nil {
+		if err := l.wal.syncDurable(lsn); err != nil {
 			return nil, err
 		}
 	}

@@ -439,7 +439,7 @@ func (l *Ledger) openLog(path string, id []byte, applied uint64, delay time.Dura
 	}
 	l.wal = &wal{f: files[0], lazy: l.leaseFrac != nil, delay: delay, observe: observe, off: logHeaderSize, size: sizes[0],
 		idle: segment{f: files[1], size: sizes[1]},
-		next: last + 1, written: last, lastTaken: last, cur: newFlush(), kick: make(chan struct{}, 1), stopped: make(chan struct{})}
+		next: last + 1, written: last, durable: last, lastTaken: last, cur: newFlush(), kick: make(chan struct{}, 1), stopped: make(chan struct{})}
 	err = l.db.View(func(tx *bolt.Tx) error {
 		l.state.seq = tx.Bucket(bucketPending).Sequence()
 		return nil

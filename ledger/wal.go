@@ -291,6 +291,7 @@ type wal struct {
 	closing bool        // Close began: no more records
 	closed  bool        // Close ended: the settle timer stays stopped
 	written uint64      // LSN of the last record written (durable unless lazy; updated under io and mu)
+	durable uint64      // LSN of the last record an fdatasync covered (lazy log; under mu)
 	// lastTaken is the LSN of the last record a write took from buf.
 	lastTaken uint64
 	recs      []*logRecord // durable or buffered, not yet in bbolt, in LSN order
@@ -344,6 +345,9 @@ func (w *wal) syncDirty() error {
 	w.dirty = false
 	w.syncedOff = w.off
 	w.syncs.Add(1)
+	w.mu.Lock()
+	w.durable = max(w.durable, w.written) // write raises it to its last itself
+	w.mu.Unlock()
 	return nil
 }
 
@@ -559,6 +563,9 @@ func (w *wal) write(buf []byte, last uint64, sync bool) error {
 	}
 	w.mu.Lock()
 	w.written = last
+	if sync {
+		w.durable = last
+	}
 	w.mu.Unlock()
 	return nil
 }
@@ -617,6 +624,24 @@ func (w *wal) syncThrough(lsn uint64) error {
 		return nil // written meanwhile (flying is cleared after written is set)
 	}
 	return g.wait()
+}
+
+// syncDurable makes the record lsn durable even on a lazy log: for what
+// is served to others than the charged caller (a stored release), which
+// a power loss must not take back once it left.
+func (w *wal) syncDurable(lsn uint64) error {
+	if err := w.syncThrough(lsn); err != nil || !w.lazy {
+		return err
+	}
+	w.mu.Lock()
+	done := w.durable >= lsn
+	w.mu.Unlock()
+	if done {
+		return nil
+	}
+	w.io.Lock()
+	defer w.io.Unlock()
+	return w.syncDirty()
 }
 
 // big says whether the changes not yet in bbolt call for a checkpoint.
