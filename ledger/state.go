@@ -427,15 +427,22 @@ func (l *Ledger) openLog(path string, id []byte, applied uint64, delay time.Dura
 		l.log.Info("replayed ledger changes from the log", "path", logPath(path), "changes", len(todo))
 	}
 	// Both segments hold only changes the bbolt file has now: appends
-	// start over in the first.
+	// start over in the first. What lies past the replayed records is
+	// cut off first: after a power loss it may hold records that reached
+	// the disk although one before them did not, and a later run's
+	// records could end just where one of them begins, with the LSN that
+	// follows — replayed then, though it was never part of that run.
 	var sizes [2]int64
 	for i, f := range files {
-		fi, err := f.Stat()
+		err := f.Truncate(logHeaderSize)
+		if err == nil {
+			err = f.Sync()
+		}
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("open the ledger log: %w", err)
 		}
-		sizes[i] = fi.Size()
+		sizes[i] = logHeaderSize
 	}
 	l.wal = &wal{f: files[0], lazy: l.leaseFrac != nil, delay: delay, observe: observe, off: logHeaderSize, size: sizes[0],
 		idle: segment{f: files[1], size: sizes[1]},
