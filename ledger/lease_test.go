@@ -125,12 +125,12 @@ func auditCount(l *Ledger) (int, error) {
 }
 
 // snapshot copies the ledger's files as they are now (the bbolt file and
-// the log's two segments) to a new path, cutting the first segment at cut
-// bytes (-1: whole) and leaving zeros after it, as a power loss leaves the
-// part of a file no fdatasync covered.
-func snapshot(t *testing.T, h *harness, dir string, cut int64) string {
+// the log's two segments) to dir under name, cutting the active segment at
+// cut bytes (-1: whole) and leaving zeros after it, as a power loss leaves
+// the part of a file no fdatasync covered.
+func snapshot(t *testing.T, h *harness, dir, name string, cut int64) string {
 	t.Helper()
-	path := filepath.Join(dir, fmt.Sprint("snap", cut, ".db"))
+	path := filepath.Join(dir, name+".db")
 	copyFile := func(from, to string, cut int64) {
 		b, err := os.ReadFile(from)
 		if err != nil {
@@ -145,8 +145,14 @@ func snapshot(t *testing.T, h *harness, dir string, cut int64) string {
 	}
 	copyFile(h.path, path, -1)
 	segs, to := logPaths(h.path), logPaths(path)
-	copyFile(segs[0], to[0], cut)
-	copyFile(segs[1], to[1], -1)
+	active := h.l.wal.f.Name()
+	for i := range segs {
+		c := int64(-1)
+		if segs[i] == active {
+			c = cut
+		}
+		copyFile(segs[i], to[i], c)
+	}
 	return path
 }
 
@@ -167,7 +173,7 @@ func TestLeaseKillKeepsRestCharged(t *testing.T) {
 	if err := h.l.wal.syncThrough(h.l.wal.next - 1); err != nil {
 		t.Fatal(err)
 	}
-	path := snapshot(t, h, t.TempDir(), -1)
+	path := snapshot(t, h, t.TempDir(), "kill", -1)
 	h.l.ckMu.Unlock()
 
 	l, err := Open(path, Options{Now: func() time.Time { return testClock }})
@@ -265,7 +271,7 @@ func TestLeasePowerLossCutAtEveryByte(t *testing.T) {
 	cuts = append(cuts, end)
 	var snaps []string
 	for _, cut := range cuts {
-		snaps = append(snaps, snapshot(t, h, dir, cut))
+		snaps = append(snaps, snapshot(t, h, dir, fmt.Sprint("cut", cut), cut))
 	}
 	h.l.ckMu.Unlock()
 	t.Logf("%d cuts between the last fdatasync (%d) and the end (%d); answered %s, held %s",

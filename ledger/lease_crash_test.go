@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,41 +11,11 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/budget"
 )
 
-// snapCut copies the ledger's files, cutting the active segment at cut
-// (-1: whole), zeros after it.
-func snapCut(t *testing.T, h *harness, dir, name string, cut int64) string {
-	t.Helper()
-	path := filepath.Join(dir, name+".db")
-	cp := func(from, to string, cut int64) {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cut >= 0 {
-			b = append(b[:cut:cut], make([]byte, int64(len(b))-cut)...)
-		}
-		if err := os.WriteFile(to, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cp(h.path, path, -1)
-	segs, to := logPaths(h.path), logPaths(path)
-	active := h.l.wal.f.Name()
-	for i := range segs {
-		c := int64(-1)
-		if segs[i] == active {
-			c = cut
-		}
-		cp(segs[i], to[i], c)
-	}
-	return path
-}
-
-// TestReviewLeaseMixedKillAndPowerLoss: leases carved across checkpoints
+// TestLeaseMixedKillAndPowerLoss: leases carved across checkpoints
 // (lease stored in bbolt, carved/refunded in later batches), refunds,
 // Overlap charges, then a kill (whole files) and a power loss (active
 // segment cut at its last fdatasync) after a rotation.
-func TestReviewLeaseMixedKillAndPowerLoss(t *testing.T) {
+func TestLeaseMixedKillAndPowerLoss(t *testing.T) {
 	h := newHarnessLease(t, 0.1)
 	ctx := context.Background()
 	answered := new(big.Rat)
@@ -87,8 +56,8 @@ func TestReviewLeaseMixedKillAndPowerLoss(t *testing.T) {
 	synced := h.l.wal.syncedOff
 	h.l.wal.io.Unlock()
 	dir := t.TempDir()
-	kill := snapCut(t, h, dir, "kill", -1)
-	power := snapCut(t, h, dir, "power", synced)
+	kill := snapshot(t, h, dir, "kill", -1)
+	power := snapshot(t, h, dir, "power", synced)
 	h.l.ckMu.Unlock()
 	used := h.spentExact("ann", "census").eps
 	if used.Cmp(answered) != 0 {
@@ -127,10 +96,10 @@ func TestReviewLeaseMixedKillAndPowerLoss(t *testing.T) {
 	}
 }
 
-// TestReviewLeaseCloseRace: charges race Close; after reopening, spent
+// TestLeaseCloseRace: charges race Close; after reopening, spent
 // is exactly what was charged and not refunded (no lease rest left), and
 // Check passes.
-func TestReviewLeaseCloseRace(t *testing.T) {
+func TestLeaseCloseRace(t *testing.T) {
 	for round := range 20 {
 		h := newHarnessLease(t, 0.05)
 		ctx := context.Background()
@@ -181,10 +150,10 @@ func TestReviewLeaseCloseRace(t *testing.T) {
 	}
 }
 
-// TestReviewLeaseLookupServesUnsynced: with leases, Lookup serves a
+// TestLeaseLookupWaitsForSync: with leases, Lookup serves a
 // release whose commit record no fdatasync covered (query.go still
 // promises "Only durable releases are served").
-func TestReviewLeaseLookupServesUnsynced(t *testing.T) {
+func TestLeaseLookupWaitsForSync(t *testing.T) {
 	h := newHarnessLease(t, 0.1)
 	if err := leaseCharge(t, h.l, 0.1, 10, "warm"); err != nil { // takes the lease (synced)
 		t.Fatal(err)
