@@ -20,8 +20,13 @@ import (
 // Each release has an index entry (written in the transaction that stores
 // it):
 //
-//	release_meta  cache key → stored time (8 bytes, Unix ns) ‖ size (8 bytes)
-//	release_age   stored time (8 bytes) ‖ cache key → empty (oldest first)
+//	release_age   stored time (8 bytes, Unix ns) ‖ cache key → size (8 bytes),
+//	              oldest first
+//
+// (Up to format version 5 a second index, release_meta, mapped each cache
+// key to its time and size: a second insert at a random key per release,
+// most of a checkpoint's cost per answer once the ledger is large. Open
+// drops it.)
 //	meta          release_bytes → Σ (len(key) + len(release)), 8 bytes
 //	release_evicted  cache key → eviction time (8 bytes, Unix ns), so the
 //	              notice of a repeat can say why it was charged again
@@ -30,7 +35,7 @@ import (
 // A file from before the index gets one at Open, with the open time as
 // every release's stored time.
 var (
-	bucketReleaseMeta = []byte("release_meta")
+	bucketReleaseMeta = []byte("release_meta") // format version 5 and before
 	bucketReleaseAge  = []byte("release_age")
 	bucketEvicted     = []byte("release_evicted")
 	keyReleaseBytes   = []byte("release_bytes")
@@ -66,16 +71,23 @@ func ensureReleaseIndex(tx *bolt.Tx, now time.Time) error {
 			}
 			return nil
 		})
-	}
-	for _, name := range [][]byte{bucketReleaseMeta, bucketReleaseAge} {
-		if tx.Bucket(name) != nil {
-			if err := tx.DeleteBucket(name); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.CreateBucket(name); err != nil {
+		if err := tx.DeleteBucket(bucketReleaseMeta); err != nil {
 			return err
 		}
+	}
+	if ab := tx.Bucket(bucketReleaseAge); ab != nil {
+		_ = ab.ForEach(func(k, _ []byte) error {
+			if len(k) > 8 {
+				stored[string(k[8:])] = int64(binary.BigEndian.Uint64(k[:8]))
+			}
+			return nil
+		})
+		if err := tx.DeleteBucket(bucketReleaseAge); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.CreateBucket(bucketReleaseAge); err != nil {
+		return err
 	}
 	if err := setReleaseBytes(tx, 0); err != nil {
 		return err
@@ -129,12 +141,16 @@ func indexRelease(tx *bolt.Tx, key []byte, size int64, now time.Time) error {
 
 // putIndex adds a stored release's index entries, not its bytes.
 func putIndex(tx *bolt.Tx, key []byte, size int64, now time.Time) error {
-	t := now.UnixNano()
-	m := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(t)), uint64(size))
-	if err := tx.Bucket(bucketReleaseMeta).Put(key, m); err != nil {
-		return err
+	return tx.Bucket(bucketReleaseAge).Put(ageKey(now.UnixNano(), key), binary.BigEndian.AppendUint64(nil, uint64(size)))
+}
+
+// ageEntry reads a release_age entry: the stored time, the cache key and
+// the release's size.
+func ageEntry(k, v []byte) (t int64, key []byte, size int64, err error) {
+	if len(k) <= 8 || len(v) != 8 {
+		return 0, nil, 0, fmt.Errorf("malformed release age entry %x", k)
 	}
-	return tx.Bucket(bucketReleaseAge).Put(ageKey(t, key), []byte{1})
+	return int64(binary.BigEndian.Uint64(k[:8])), k[8:], int64(binary.BigEndian.Uint64(v)), nil
 }
 
 // putRelease stores a new release with its index entries, then evicts
@@ -172,56 +188,39 @@ func (l *Ledger) putRelease(tx *bolt.Tx, key, val []byte, now time.Time) (int64,
 
 // evictOldest deletes releases, oldest first, while more(stored time).
 func evictOldest(tx *bolt.Tx, now time.Time, more func(storedAt int64) bool) (int, error) {
-	var victims [][]byte
+	var victims [][]byte // age keys
 	c := tx.Bucket(bucketReleaseAge).Cursor()
 	n := 0
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		if len(k) < 8 {
-			return n, fmt.Errorf("malformed release age key %x", k)
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		t, key, size, err := ageEntry(k, v)
+		if err != nil {
+			return n, err
 		}
-		if !more(int64(binary.BigEndian.Uint64(k[:8]))) {
+		if !more(t) {
 			break
 		}
-		victims = append(victims, bytes.Clone(k[8:]))
-		if err := tx.Bucket(bucketEvicted).Put(bytes.Clone(k[8:]), binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))); err != nil {
+		victims = append(victims, bytes.Clone(k))
+		if err := tx.Bucket(bucketEvicted).Put(bytes.Clone(key), binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))); err != nil {
 			return n, err
 		}
 		// Count what would be freed so that more sees it: deletion
 		// happens after the scan (a cursor must not see its bucket
 		// change under it).
-		if err := dropRelease(tx, bytes.Clone(k[8:]), false); err != nil {
+		if err := setReleaseBytes(tx, releaseBytes(tx)-int64(len(key))-size); err != nil {
 			return n, err
 		}
 		n++
 	}
-	for _, key := range victims {
-		if err := dropRelease(tx, key, true); err != nil {
+	ab, rb := tx.Bucket(bucketReleaseAge), tx.Bucket(bucketReleases)
+	for _, k := range victims {
+		if err := ab.Delete(k); err != nil {
+			return n, err
+		}
+		if err := rb.Delete(k[8:]); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
-}
-
-// dropRelease removes a release and its index entries. With apply false
-// it only subtracts the release's bytes from the total (evictOldest's
-// first pass); with apply true it deletes the records.
-func dropRelease(tx *bolt.Tx, key []byte, apply bool) error {
-	mb := tx.Bucket(bucketReleaseMeta)
-	m := mb.Get(key)
-	if len(m) != 16 {
-		return fmt.Errorf("release %x has no index entry", key)
-	}
-	t, size := int64(binary.BigEndian.Uint64(m[:8])), int64(binary.BigEndian.Uint64(m[8:]))
-	if !apply {
-		return setReleaseBytes(tx, releaseBytes(tx)-int64(len(key))-size)
-	}
-	if err := tx.Bucket(bucketReleaseAge).Delete(ageKey(t, key)); err != nil {
-		return err
-	}
-	if err := mb.Delete(key); err != nil {
-		return err
-	}
-	return tx.Bucket(bucketReleases).Delete(key)
 }
 
 // Evict applies the retention bounds now (one durable write, shared with
@@ -287,38 +286,43 @@ func evictInterval(maxAge time.Duration) time.Duration {
 	return min(max(maxAge/8, time.Second), time.Minute)
 }
 
-// checkReleases verifies the release index: one meta and one age entry
-// per release, matching sizes, and the byte total.
+// checkReleases verifies the release index: one age entry per release,
+// with its size, and the byte total.
 func checkReleases(tx *bolt.Tx) []error {
-	mb, ab := tx.Bucket(bucketReleaseMeta), tx.Bucket(bucketReleaseAge)
-	if mb == nil || ab == nil || tx.Bucket(bucketMeta) == nil || tx.Bucket(bucketReleases) == nil {
+	ab := tx.Bucket(bucketReleaseAge)
+	if ab == nil || tx.Bucket(bucketMeta) == nil || tx.Bucket(bucketReleases) == nil {
 		return nil // created by Open; a missing meta or releases bucket is check's to report
 	}
 	var errs []error
-	var total int64
-	n := 0
-	_ = tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
-		n++
-		m := mb.Get(k)
-		if len(m) != 16 {
-			errs = append(errs, fmt.Errorf("release %x has no index entry", k))
+	sizes := map[string]int64{}
+	_ = ab.ForEach(func(k, v []byte) error {
+		_, key, size, err := ageEntry(k, v)
+		if err != nil {
+			errs = append(errs, err)
 			return nil
 		}
-		t, size := int64(binary.BigEndian.Uint64(m[:8])), int64(binary.BigEndian.Uint64(m[8:]))
+		if _, dup := sizes[string(key)]; dup {
+			errs = append(errs, fmt.Errorf("release %x has two age entries", key))
+		}
+		sizes[string(key)] = size
+		return nil
+	})
+	var total int64
+	_ = tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+		size, ok := sizes[string(k)]
+		if !ok {
+			errs = append(errs, fmt.Errorf("release %x has no age entry", k))
+			return nil
+		}
+		delete(sizes, string(k))
 		if size != int64(len(v)) {
 			errs = append(errs, fmt.Errorf("release %x: indexed size %d, stored %d", k, size, len(v)))
-		}
-		if ab.Get(ageKey(t, k)) == nil {
-			errs = append(errs, fmt.Errorf("release %x has no age entry", k))
 		}
 		total += int64(len(k)) + size
 		return nil
 	})
-	if c := mb.Stats().KeyN; c != n {
-		errs = append(errs, fmt.Errorf("%d release index entries for %d releases", c, n))
-	}
-	if c := ab.Stats().KeyN; c != n {
-		errs = append(errs, fmt.Errorf("%d release age entries for %d releases", c, n))
+	for k := range sizes {
+		errs = append(errs, fmt.Errorf("age entry for release %x, which is not stored", k))
 	}
 	if got := releaseBytes(tx); got != total {
 		errs = append(errs, fmt.Errorf("release bytes recorded %d, stored %d", got, total))

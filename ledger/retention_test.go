@@ -124,9 +124,6 @@ func TestRetentionIndexBuiltAtOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := h.l.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bucketReleaseMeta); err != nil {
-			return err
-		}
 		if err := tx.DeleteBucket(bucketReleaseAge); err != nil {
 			return err
 		}
