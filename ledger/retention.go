@@ -27,6 +27,7 @@ import (
 // key to its time and size: a second insert at a random key per release,
 // most of a checkpoint's cost per answer once the ledger is large. Open
 // drops it.)
+//
 //	meta          release_bytes → Σ (len(key) + len(release)), 8 bytes
 //	release_evicted  cache key → eviction time (8 bytes, Unix ns), so the
 //	              notice of a repeat can say why it was charged again
