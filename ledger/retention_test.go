@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -155,5 +156,71 @@ func TestRetentionCheckFindsBadIndex(t *testing.T) {
 	}
 	if err := h.l.db.Update(func(tx *bolt.Tx) error { return setReleaseBytes(tx, 101) }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRetentionIndexFromVersion5: a file indexed the format-5 way (a
+// release_meta bucket with each release's time and size, age entries
+// without sizes) gets the one index at Open, each release keeping its
+// stored time, and eviction by age still takes the old one first.
+func TestRetentionIndexFromVersion5(t *testing.T) {
+	h := newHarness(t)
+	h.store("old", 100, false)
+	h.store("new", 200, false)
+	if err := h.l.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	old := testClock.Add(-48 * time.Hour).UnixNano()
+	err := h.l.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketReleaseAge); err != nil {
+			return err
+		}
+		ab, err := tx.CreateBucket(bucketReleaseAge)
+		if err != nil {
+			return err
+		}
+		mb, err := tx.CreateBucket(bucketReleaseMeta)
+		if err != nil {
+			return err
+		}
+		for key, at := range map[string]int64{"old": old, "new": testClock.UnixNano()} {
+			size := uint64(len(tx.Bucket(bucketReleases).Get([]byte(key))))
+			m := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(at)), size)
+			if err := mb.Put([]byte(key), m); err != nil {
+				return err
+			}
+			if err := ab.Put(ageKey(at, []byte(key)), []byte{1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.l = nil
+	h.open()
+	if err := h.l.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketReleaseMeta) != nil {
+			t.Error("release_meta is still there after Open")
+		}
+		k, v := tx.Bucket(bucketReleaseAge).Cursor().First()
+		at, key, size, err := ageEntry(k, v)
+		if err != nil || at != old || string(key) != "old" || size != 100 {
+			t.Errorf("oldest age entry: %d %q %d (%v), want %d \"old\" 100", at, key, size, err, old)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.l.retention = Retention{MaxAge: 24 * time.Hour}
+	if n, err := h.l.Evict(context.Background()); err != nil || n != 1 {
+		t.Fatalf("Evict: %d, %v; want the old release", n, err)
+	}
+	if h.has("old") || !h.has("new") {
+		t.Errorf("after evicting by age: old stored %v, new stored %v", h.has("old"), h.has("new"))
 	}
 }
