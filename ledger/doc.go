@@ -21,7 +21,10 @@
 // every charge that arrives while the previous write runs (group commit).
 // With Charge.Overlap the caller does not wait for that write before the
 // backend runs; CommitDeferred and Commit wait for it instead, so it
-// still precedes every byte sent. That fsync is the only one a fresh
+// still precedes every byte sent. With budget leases (Options.Lease,
+// lease.go) most charges wait for no fsync: they are written to the log
+// inside a lease whose own record was fsynced, and a crash keeps the
+// lease's unused rest charged. That fsync is the only one a fresh
 // answer waits for: CommitDeferred's record rides with the next log write
 // (usually the next charge's) or a short timer (Options.SettleDelay), and
 // Close writes what is left. A crash before the record is durable leaves
