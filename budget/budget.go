@@ -77,9 +77,6 @@ type Pending struct {
 	Time    time.Time `json:"time"`
 	// Replica names the serving process that made the reservation.
 	Replica string `json:"replica,omitempty"`
-	// Lease: budget a process held ahead for its charges and did not
-	// return, because it stopped uncleanly (not a query of its own).
-	Lease bool `json:"lease,omitempty"`
 }
 
 // AuditEntry is one charge in the audit history.

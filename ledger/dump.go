@@ -68,8 +68,8 @@ type DumpPending struct {
 	Delta   string    `json:"delta"`
 	Replica string    `json:"replica,omitempty"`
 	Time    time.Time `json:"time"`
-	// Lease: budget held ahead by a process that stopped without
-	// returning it (lease.go), not a query.
+	// Lease: budget a serving process held ahead for its charges
+	// (lease.go), not a query (exported while it was held).
 	Lease bool `json:"lease,omitempty"`
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // Budget leases: one fdatasync for many charges.
@@ -22,8 +24,7 @@ import (
 // What a crash can do:
 //   - a killed process: every carve was written to the kernel before its
 //     answer could leave, so nothing is lost; the lease's unused rest
-//     stays pending (charged, listed by Pending as a lease), as any
-//     reservation a crash leaves behind.
+//     stays charged, as any reservation a crash leaves behind.
 //   - a power loss: it may cut the log's unsynced tail (always a suffix:
 //     see wal). A carve cut off leaves its cost in its lease, which is
 //     durable, so the budget still holds every answer that left; lost are
@@ -33,7 +34,10 @@ import (
 // Either way an unclean stop charges at most Lease × the limit per
 // (user, dataset) that was not used — like PostgreSQL's sequence cache,
 // which logs values ahead and skips them after a crash. Close returns the
-// unused rest of every lease (a refund, fdatasynced).
+// unused rest of every lease (a refund, fdatasynced). Open settles what a
+// stopped process left (settleLeases): the rest becomes a committed
+// charge with an audit entry of its own, so the audit history still adds
+// up to what was spent.
 //
 // The leases held are in memory (state.leases); their pending records
 // are rewritten with their remaining cost at checkpoints.
@@ -142,6 +146,72 @@ func (l *Ledger) returnLeases() error {
 		return fmt.Errorf("ledger: return the budget leases: %w", err)
 	}
 	return l.wal.sync()
+}
+
+// LeaseAuditQuery begins the query text of the audit entry that Open
+// writes for the unused rest of a lease left by an unclean stop.
+const LeaseAuditQuery = "(budget lease not returned"
+
+// settleLeases turns the leases an earlier process left pending (it
+// stopped without Close: every lease in the file is one, the file being
+// locked to this process) into committed charges of their unused rest,
+// each with an audit entry that says so. Nothing changes in what is
+// spent: it only stops being pending, so that the audit history adds up
+// to the spent totals.
+func (l *Ledger) settleLeases() error {
+	if err := l.checkpoint(); err != nil {
+		return err
+	}
+	var settled []any
+	err := l.writes.update(func(tx *bolt.Tx) error {
+		settled = settled[:0]
+		type left struct {
+			id uint64
+			p  pending
+		}
+		var leases []left
+		err := tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
+			p, err := decodePending(v)
+			if err == nil && p.lease && len(k) == 8 {
+				leases = append(leases, left{idFromKey(k), p})
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		accounts := tx.Bucket(bucketAccounts)
+		for _, ls := range leases {
+			a, err := l.memo.getAccount(accounts, ls.p.accountKey)
+			if err != nil {
+				return err
+			}
+			a.committed = a.committed.add(ls.p.cost)
+			if err := l.memo.putAccount(tx, ls.p.accountKey, a); err != nil {
+				return err
+			}
+			if err := budgetDelete(tx, bucketPending, idKey(ls.id)); err != nil {
+				return err
+			}
+			rec := auditRecord{Time: ls.p.time, Account: ls.p.accountKey, Cost: ls.p.cost, Replica: ls.p.replica,
+				Query: fmt.Sprintf("%s: replica %s stopped without returning it)", LeaseAuditQuery, ls.p.replica)}
+			if err := putAudit(tx, ls.id, rec); err != nil {
+				return err
+			}
+			user, dataset, _ := splitAccountKey(ls.p.accountKey)
+			settled = append(settled, fmt.Sprintf("%s/%s ε %s δ %s (replica %s)", user, dataset,
+				fmtRat(ls.p.cost.eps), fmtRat(ls.p.cost.delta), ls.p.replica))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("settle budget leases: %w", err)
+	}
+	if len(settled) > 0 {
+		l.log.Warn("budget leases left by an unclean stop stay charged (their unused rest is in the audit history)",
+			"count", len(settled), "leases", settled)
+	}
+	return nil
 }
 
 // liveLeases returns a copy of the rest of every lease held, by account

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,19 +141,22 @@ func TestLeaseCloseRace(t *testing.T) {
 		if got.Cmp(total) != 0 {
 			t.Errorf("round %d: spent %s, charged %s", round, got.RatString(), total.RatString())
 		}
-		if p, _ := h.l.Pending(); len(p) > 0 {
-			for _, x := range p {
-				if x.Lease {
-					t.Errorf("round %d: lease left after clean Close: %+v", round, x)
-				}
+		err := h.l.Audit(ctx, budget.AuditFilter{}, func(e budget.AuditEntry) error {
+			if strings.HasPrefix(e.Query, LeaseAuditQuery) {
+				t.Errorf("round %d: lease left after clean Close: %+v", round, e)
 			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }
 
-// TestLeaseLookupWaitsForSync: with leases, Lookup serves a
-// release whose commit record no fdatasync covered (query.go still
-// promises "Only durable releases are served").
+// TestLeaseLookupWaitsForSync: with leases, Lookup serves a release only
+// once an fdatasync covered its commit record (query.go: "Only durable
+// releases are served"): a release shown to another client must not be
+// taken back by a power loss.
 func TestLeaseLookupWaitsForSync(t *testing.T) {
 	h := newHarnessLease(t, 0.1)
 	if err := leaseCharge(t, h.l, 0.1, 10, "warm"); err != nil { // takes the lease (synced)

@@ -207,6 +207,10 @@ func Open(path string, opts Options) (*Ledger, error) {
 		_ = db.Close()
 		return nil, openError(path, timeout, err)
 	}
+	if err := l.settleLeases(); err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
 	if p, err := l.Pending(); err != nil {
 		_ = l.Close()
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)

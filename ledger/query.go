@@ -138,7 +138,7 @@ func (l *Ledger) Pending() ([]PendingReservation, error) {
 			}
 			user, dataset, _ := splitAccountKey(p.accountKey) // checked by decodePending
 			out = append(out, PendingReservation{ID: idFromKey(k), User: user, Dataset: dataset,
-				Cost: p.cost.budget(), Time: p.time, Replica: p.replica, Lease: p.lease})
+				Cost: p.cost.budget(), Time: p.time, Replica: p.replica})
 			return nil
 		})
 	})

@@ -37,14 +37,7 @@ func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger, onC
 		return nil, fmt.Errorf("opening the budget ledger: %w", err)
 	}
 	if pend, err := led.Reservations(ctx); err == nil && len(pend) > 0 {
-		leases := 0
-		for _, p := range pend {
-			if p.Lease {
-				leases++
-			}
-		}
-		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend),
-			"budget_leases", leases)
+		log.Warn("reservations left by an earlier crash stay charged", "count", len(pend))
 	}
 	return led, nil
 }
