@@ -86,24 +86,44 @@ func (s *replicaSetup) start(t *testing.T, n int) []*replica {
 	var rs []*replica
 	dir := filepath.Dir(s.files.Policy)
 	for i := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
+		addr := freeAddr(t)
 		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
-		cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
-		cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", pol, "--pid-file", filepath.Join(dir, fmt.Sprintf("replica%d.pid", i))))
-		r := &replica{cmd: cmd, addr: addr, policy: pol, stderr: &lockedBuffer{}, done: make(chan error, 1)}
-		cmd.Stderr = r.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { r.done <- cmd.Wait() }()
-		t.Cleanup(func() { r.stop(t) })
-		rs = append(rs, r)
+		rs = append(rs, launch(t, pol, addr, filepath.Join(dir, fmt.Sprintf("replica%d.pid", i))))
 	}
+	waitListening(t, rs)
+	return rs
+}
+
+// freeAddr returns a loopback address no one listens on (now).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// launch starts ddp-proxy serve on policy pol (listening on addr) in a
+// child process, stopped (SIGTERM) when the test ends.
+func launch(t *testing.T, pol, addr, pidFile string) *replica {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
+	cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", pol, "--pid-file", pidFile))
+	r := &replica{cmd: cmd, addr: addr, policy: pol, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- cmd.Wait() }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// waitListening waits until every replica accepts connections.
+func waitListening(t *testing.T, rs []*replica) {
+	t.Helper()
 	for _, r := range rs {
 		deadline := time.Now().Add(60 * time.Second)
 		for {
@@ -122,7 +142,6 @@ func (s *replicaSetup) start(t *testing.T, n int) []*replica {
 			}
 		}
 	}
-	return rs
 }
 
 func joinArgs(args ...string) string {
