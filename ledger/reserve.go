@@ -123,10 +123,10 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 				return nil, unavailable(fmt.Errorf("ledger reserve: %w", err))
 			}
 		}
-		rec.kind, rec.lease, n = logCarve, ls.id, writtenHere
+		rec.kind, rec.lease, n = logCarve, ls.id, written
 	}
 	rec.id = st.seq + 1
-	g, lead, err := l.wal.appendLead(rec, n)
+	g, err := l.wal.append(rec, n)
 	if err != nil {
 		st.mu.Unlock()
 		return nil, unavailable(fmt.Errorf("ledger reserve: %w", err))
@@ -144,9 +144,6 @@ func (l *Ledger) reserve(ctx context.Context, ch budget.Charge, limit budget.Bud
 	r.ID, r.record = rec.id, pend
 	r.Left = lim.sub(usedNow).clampZero().budget()
 	st.mu.Unlock()
-	if lead {
-		l.wal.lead()
-	}
 	r.logged = g
 	if !early {
 		if err := r.durable(); err != nil {

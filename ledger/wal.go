@@ -363,58 +363,37 @@ const (
 	written
 	// syncNow: the record's group is written and fdatasynced.
 	syncNow
-	// writtenHere is written, with the write made by the caller itself
-	// when no writer runs (appendLead): no goroutine is started and
-	// woken for it. For a lazy log's writes, which take a pwrite and no
-	// fdatasync: handing them to a goroutine cost more CPU (a thread
-	// woken, the caller parked and woken) than the write.
-	writtenHere
 )
 
 // append assigns rec the next LSN and queues it. Unless n is deferred, a
 // write is started at once (the caller will wait for the returned
 // group); otherwise the record waits for the next write or delay.
 func (w *wal) append(rec *logRecord, n need) (*flush, error) {
-	g, _, err := w.appendLead(rec, n)
-	return g, err
-}
-
-// appendLead is append; with n writtenHere it returns lead true when the
-// caller is to write the group itself: it must then call w.lead as soon
-// as it holds no lock (every append after it waits for that).
-func (w *wal) appendLead(rec *logRecord, n need) (g *flush, lead bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
-		return nil, false, w.err
+		return nil, w.err
 	}
 	if w.closing {
-		return nil, false, errClosed
+		return nil, errClosed
 	}
 	rec.lsn = w.next
 	b, err := rec.appendFrame(w.buf)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	w.buf = b
 	w.bufN++
 	w.next++
 	w.recs = append(w.recs, rec)
 	w.logged += int64(len(rec.release) + len(rec.audit) + len(rec.pending) + 64)
-	g = w.cur
-	switch n {
-	case syncNow:
+	g := w.cur
+	if n == syncNow {
 		g.sync = true
-	case writtenHere:
-		if !w.running {
-			w.running, lead = true, true
-		}
 	}
 	if n != deferred {
 		w.urgent = true
-		if !lead {
-			w.start(false)
-		}
+		w.start(false)
 	} else {
 		if w.since.IsZero() {
 			w.since = time.Now()
@@ -423,7 +402,7 @@ func (w *wal) appendLead(rec *logRecord, n need) (g *flush, lead bool, err error
 			w.arm()
 		}
 	}
-	return g, lead, nil
+	return g, nil
 }
 
 // arm makes sure the settle timer will fire by the time the oldest
@@ -469,72 +448,49 @@ func (w *wal) settle() {
 }
 
 func (w *wal) loop(force bool) {
-	for w.step(force, false) {
+	for {
+		w.mu.Lock()
+		if len(w.buf) == 0 || !w.urgent && !force {
+			w.running = false
+			if len(w.buf) > 0 && !w.closed {
+				w.arm()
+			}
+			w.mu.Unlock()
+			return
+		}
+		buf, n, g, last := w.buf, w.bufN, w.cur, w.next-1
+		w.lastTaken = last
+		// The next group fills the buffer the last write used (only one
+		// write is in flight): appends do not grow a new one each time.
+		w.buf, w.spare = w.spare[:0], nil
+		w.bufN, w.urgent, w.cur, w.flying, w.since = 0, false, newFlush(), g, time.Time{}
+		w.mu.Unlock()
+
+		start := time.Now()
+		err := w.write(buf, last, g.sync || !w.lazy)
+		if w.observe != nil {
+			w.observe(n, time.Since(start))
+		}
+		w.mu.Lock()
+		if err != nil && w.err == nil {
+			w.err = fmt.Errorf("ledger log: %w", err)
+		}
+		g.err = w.err
+		w.flying = nil
+		if cap(buf) <= maxSpare {
+			w.spare = buf // written: the kernel has its bytes
+		}
+		big := w.bigLocked()
+		w.mu.Unlock()
+		close(g.done)
+		if big {
+			select {
+			case w.kick <- struct{}{}:
+			default:
+			}
+		}
 		force = false
 	}
-}
-
-// lead is the write of a caller that appendLead made the writer: one
-// group (its own), then the writer goroutine takes over if another group
-// is due — a caller does not wait for others' writes, or their syncs.
-func (w *wal) lead() {
-	w.step(false, true)
-}
-
-// step writes the group in buf if one is due (a caller waits for it, or
-// force) and says whether the writer is to go on; with handOff, a
-// further group is left to a new writer goroutine instead.
-func (w *wal) step(force, handOff bool) bool {
-	w.mu.Lock()
-	if len(w.buf) == 0 || !w.urgent && !force {
-		w.running = false
-		if len(w.buf) > 0 && !w.closed {
-			w.arm()
-		}
-		w.mu.Unlock()
-		return false
-	}
-	buf, n, g, last := w.buf, w.bufN, w.cur, w.next-1
-	w.lastTaken = last
-	// The next group fills the buffer the last write used (only one
-	// write is in flight): appends do not grow a new one each time.
-	w.buf, w.spare = w.spare[:0], nil
-	w.bufN, w.urgent, w.cur, w.flying, w.since = 0, false, newFlush(), g, time.Time{}
-	w.mu.Unlock()
-
-	start := time.Now()
-	err := w.write(buf, last, g.sync || !w.lazy)
-	if w.observe != nil {
-		w.observe(n, time.Since(start))
-	}
-	w.mu.Lock()
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("ledger log: %w", err)
-	}
-	g.err = w.err
-	w.flying = nil
-	if cap(buf) <= maxSpare {
-		w.spare = buf // written: the kernel has its bytes
-	}
-	big := w.bigLocked()
-	more := len(w.buf) > 0 && w.urgent
-	if handOff {
-		w.running = false
-		if more {
-			w.start(false)
-		} else if len(w.buf) > 0 && !w.closed {
-			w.arm()
-		}
-	}
-	w.mu.Unlock()
-	close(g.done)
-	if big {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
-	}
-	return !handOff
 }
 
 // write appends buf at the end of the log, and makes it durable if sync;
