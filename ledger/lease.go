@@ -214,18 +214,15 @@ func (l *Ledger) settleLeases() error {
 	return nil
 }
 
-// liveLeases returns a copy of the rest of every lease held, by account
-// key, and their reservation ids (for the budget views: a lease's rest is
-// held, not spent).
-func (l *Ledger) liveLeases() (map[string]exact, map[uint64]bool) {
+// liveLeases returns the reservation ids of the leases this process
+// holds (Pending leaves them out: they are not left behind).
+func (l *Ledger) liveLeases() map[uint64]bool {
 	st := &l.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	rest := make(map[string]exact, len(st.leases))
 	ids := make(map[uint64]bool, len(st.leases))
-	for k, ls := range st.leases {
-		rest[k] = ls.left
+	for _, ls := range st.leases {
 		ids[ls.id] = true
 	}
-	return rest, ids
+	return ids
 }

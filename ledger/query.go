@@ -51,8 +51,8 @@ func (l *Ledger) Left(user, dataset string, limit budget.Budget) (budget.Budget,
 }
 
 // account returns the account of (user, dataset) as the budget views
-// show it: what the rest of a lease this process holds is not spent on
-// anything yet, so it is left out.
+// show it: without the unused rest of a lease this process holds, which
+// no query has spent yet.
 func (l *Ledger) account(user, dataset string) (account, error) {
 	l.state.mu.Lock()
 	defer l.state.mu.Unlock()
@@ -122,7 +122,7 @@ func (l *Ledger) Pending() ([]PendingReservation, error) {
 	if err := l.checkpoint(); err != nil {
 		return nil, fmt.Errorf("ledger pending: %w", err)
 	}
-	_, live := l.liveLeases()
+	live := l.liveLeases()
 	var out []PendingReservation
 	err := l.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {

@@ -42,8 +42,9 @@ const (
 	// a version 4 binary would replay one of them and lose the other's
 	// changes. A version 4 file is a version 5 file whose second segment
 	// is missing: Open only marks it.
-	// Version 6 adds budget leases (lease.go): their log records and
-	// pending records would be misread by a version 5 binary.
+	// Version 6 adds budget leases (lease.go), whose log records and
+	// pending records a version 5 binary would misread, and keeps one
+	// release index where version 5 kept two (retention.go).
 	formatVersion  = "6"
 	formatVersion5 = "5"
 	formatVersion4 = "4"
