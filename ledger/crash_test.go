@@ -406,20 +406,19 @@ func checkKilledLoop(t *testing.T, h *harness, rounds int) (int, int) {
 	// The unused rest of each lease a kill left is a charge of its own in
 	// the audit history (settled by Open); the history adds up to spent.
 	leased, audited, leases := new(big.Rat), new(big.Rat), 0
-	err = h.l.Audit(context.Background(), budget.AuditFilter{}, func(e budget.AuditEntry) error {
+	for _, e := range auditAll(t, h.l, budget.AuditFilter{}) {
 		x, err := ExactDecimal(e.Cost.Epsilon)
-		if err != nil || !e.Refunded.IsZero() {
-			return err
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.Refunded.IsZero() {
+			continue
 		}
 		audited.Add(audited, x)
 		if strings.HasPrefix(e.Query, LeaseAuditQuery) {
 			leases++
 			leased.Add(leased, x)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(p) > rounds || leases > rounds {
 		t.Errorf("%d pending reservations and %d leases left, want at most one each per kill", len(p), leases)

@@ -157,11 +157,9 @@ const LeaseAuditQuery = "(budget lease not returned"
 // locked to this process) into committed charges of their unused rest,
 // each with an audit entry that says so. Nothing changes in what is
 // spent: it only stops being pending, so that the audit history adds up
-// to the spent totals.
+// to the spent totals. Open calls it once the log is replayed, so the
+// file holds every change.
 func (l *Ledger) settleLeases() error {
-	if err := l.checkpoint(); err != nil {
-		return err
-	}
 	var settled []any
 	err := l.writes.update(func(tx *bolt.Tx) error {
 		settled = settled[:0]

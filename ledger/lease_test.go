@@ -104,8 +104,8 @@ func TestLeaseReturnedAtClose(t *testing.T) {
 	if got, want := h.spentExact("ann", "census").eps, big.NewRat(21, 10); got.Cmp(want) != 0 {
 		t.Errorf("spent %s, want 21/10", got.RatString())
 	}
-	if n, err := auditCount(h.l); err != nil || n != 7 {
-		t.Fatalf("audit: %d entries (%v), want 7", n, err)
+	if n := len(auditAll(t, h.l, budget.AuditFilter{})); n != 7 {
+		t.Fatalf("audit: %d entries, want 7", n)
 	}
 	for i := range 7 {
 		if _, ok, err := h.l.Lookup(fmt.Sprint("q", i)); !ok || err != nil {
@@ -116,13 +116,6 @@ func TestLeaseReturnedAtClose(t *testing.T) {
 	if err != nil || len(all) != 1 || all[0].Queries != 7 {
 		t.Errorf("accounts %+v (%v), want one with 7 queries", all, err)
 	}
-}
-
-// auditCount counts the audit history's entries.
-func auditCount(l *Ledger) (int, error) {
-	n := 0
-	err := l.Audit(context.Background(), budget.AuditFilter{}, func(budget.AuditEntry) error { n++; return nil })
-	return n, err
 }
 
 // snapshot copies the ledger's files as they are now (the bbolt file and
@@ -206,16 +199,14 @@ func TestLeaseKillKeepsRestCharged(t *testing.T) {
 		t.Errorf("pending %+v (%v), want none", p, err)
 	}
 	var leases []budget.AuditEntry
-	n := 0
-	err = l.Audit(context.Background(), budget.AuditFilter{}, func(e budget.AuditEntry) error {
-		n++
+	entries := auditAll(t, l, budget.AuditFilter{})
+	for _, e := range entries {
 		if strings.HasPrefix(e.Query, LeaseAuditQuery) {
 			leases = append(leases, e)
 		}
-		return nil
-	})
-	if err != nil || n != 6 {
-		t.Errorf("audit: %d entries (%v), want 5 charges and the lease", n, err)
+	}
+	if len(entries) != 6 {
+		t.Errorf("audit: %d entries, want 5 charges and the lease", len(entries))
 	}
 	if len(leases) != 1 || leases[0].Cost.Epsilon != 0.2 || leases[0].Replica != testReplica || leases[0].User != "ann" {
 		t.Errorf("lease audit entries %+v, want ann's 0.2 left by %s", leases, testReplica)

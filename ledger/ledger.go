@@ -473,7 +473,7 @@ func (l *Ledger) Close() error {
 		<-l.evictDone
 		l.stopEvict = nil
 	}
-	lerr := error(nil)
+	var lerr error
 	if l.wal != nil {
 		lerr = l.returnLeases()
 	}

@@ -4,15 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/demo"
@@ -37,16 +33,7 @@ func TestServeKill9KeepsLeasedCharges(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	src, err := os.ReadFile(files.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.Replace(string(src), "postgres: 127.0.0.1:15432", "postgres: "+addr, 1)
-	s = strings.Replace(s, "mysql: 127.0.0.1:13306", "mysql: \"off\"", 1)
-	pol := filepath.Join(filepath.Dir(files.Policy), "kill.yaml")
-	if err := os.WriteFile(pol, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pol := demoPolicyCopy(t, files, addr, "off", "kill.yaml", nil)
 	p, err := policies.Load(pol)
 	if err != nil {
 		t.Fatal(err)
@@ -67,27 +54,17 @@ func TestServeKill9KeepsLeasedCharges(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", r.addr))
-				if err != nil {
-					t.Error(err)
-					return
-				}
 				fresh := false
-				cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-					if strings.HasPrefix(n.Message, "ddp: spent ε = ") {
+				conn, err := connectNoticed(context.Background(), r.addr, 0.001, func(msg string) {
+					if strings.HasPrefix(msg, "ddp: spent ε = ") {
 						fresh = true
 					}
-				}
-				conn, err := pgx.ConnectConfig(context.Background(), cfg)
+				})
 				if err != nil {
 					t.Error(err)
 					return
 				}
 				defer conn.Close(context.Background())
-				if _, err := conn.Exec(context.Background(), "SET ddp.epsilon = 0.001"); err != nil {
-					t.Error(err)
-					return
-				}
 				for i := 0; ctx.Err() == nil; i++ {
 					mu.Lock()
 					attempted++

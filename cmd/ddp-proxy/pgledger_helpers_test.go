@@ -38,19 +38,30 @@ func pgLedgerPolicy(t *testing.T, files demo.Files, dsn, schema, pgAddr, myAddr 
 
 func pgLedgerPolicyNamed(t *testing.T, files demo.Files, dsn, schema, pgAddr, myAddr, name string) string {
 	t.Helper()
+	return demoPolicyCopy(t, files, pgAddr, myAddr, name, func(s string) string {
+		if !demoLedgerRE.MatchString(s) {
+			t.Fatal("the demo policy has no ledger: path: section to replace")
+		}
+		s = demoLedgerRE.ReplaceAllLiteralString(s, "ledger:\n  driver: postgres\n  dsn: \""+dsn+"\"\n  schema: "+schema+"\n")
+		// Room for DDP_TEST_CLIENTS clients per replica.
+		return strings.Replace(s, "  auth: trust\n", "  auth: trust\n  max_connections: 1000\n", 1)
+	})
+}
+
+// demoPolicyCopy writes, next to the demo policy, a copy named name that
+// listens on pgAddr and myAddr ("off": not at all), after edit (nil: none).
+func demoPolicyCopy(t *testing.T, files demo.Files, pgAddr, myAddr, name string, edit func(string) string) string {
+	t.Helper()
 	src, err := os.ReadFile(files.Policy)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(src)
-	if !demoLedgerRE.MatchString(s) {
-		t.Fatal("the demo policy has no ledger: path: section to replace")
+	if edit != nil {
+		s = edit(s)
 	}
-	s = demoLedgerRE.ReplaceAllLiteralString(s, "ledger:\n  driver: postgres\n  dsn: \""+dsn+"\"\n  schema: "+schema+"\n")
 	s = strings.Replace(s, "postgres: 127.0.0.1:15432", "postgres: "+pgAddr, 1)
 	s = strings.Replace(s, "mysql: 127.0.0.1:13306", "mysql: "+myAddr, 1)
-	// Room for DDP_TEST_CLIENTS clients per replica.
-	s = strings.Replace(s, "  auth: trust\n", "  auth: trust\n  max_connections: 1000\n", 1)
 	path := filepath.Join(filepath.Dir(files.Policy), name)
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)

@@ -167,9 +167,22 @@ func (r *replica) stop(t *testing.T) {
 	}
 }
 
-// connect opens a client session as analyst at ε = eps.
+// connectReplica opens a client session as analyst at ε = eps.
 func connectReplica(ctx context.Context, addr string, eps float64) (*pgx.Conn, error) {
-	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	return connectNoticed(ctx, addr, eps, nil)
+}
+
+// connectNoticed is connectReplica, passing every notice's message to
+// onNotice (nil: none).
+func connectNoticed(ctx context.Context, addr string, eps float64, onNotice func(string)) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", addr))
+	if err != nil {
+		return nil, err
+	}
+	if onNotice != nil {
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { onNotice(n.Message) }
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
