@@ -13,8 +13,15 @@ import (
 // export` writes and `ddp-proxy ledger import` reads, to move a ledger
 // between stores (bbolt and PostgreSQL) without losing a charge.
 const (
-	DumpFormat  = "ddp-proxy ledger dump"
-	DumpVersion = 1
+	DumpFormat = "ddp-proxy ledger dump"
+	// DumpVersion is the version a dump is written with when none of its
+	// pending reservations is a budget lease; one that holds a lease is
+	// DumpLeaseVersion. A reader of version 1 would take a lease for a
+	// query's reservation (wrong query counts, and Open would never
+	// settle it), so such a dump must be refused by binaries older than
+	// leases, and version 1 dumps stay readable by them.
+	DumpVersion      = 1
+	DumpLeaseVersion = 2
 )
 
 // Dump is a whole ledger. Amounts are exact rationals as strings ("3/10"
@@ -86,10 +93,17 @@ type DumpRelease struct {
 // the way), that pending reservations belong to accounts, and that
 // accounts, reservation ids and release keys are unique.
 func (d *Dump) Check() error {
-	if d.Format != DumpFormat || d.Version != DumpVersion {
-		return fmt.Errorf("not a ledger dump of version %d (format %q, version %d)", DumpVersion, d.Format, d.Version)
+	if d.Format != DumpFormat || d.Version != DumpVersion && d.Version != DumpLeaseVersion {
+		return fmt.Errorf("not a ledger dump of version %d or %d (format %q, version %d)", DumpVersion, DumpLeaseVersion, d.Format, d.Version)
 	}
 	var errs []error
+	if d.Version == DumpVersion {
+		for _, p := range d.Pending {
+			if p.Lease {
+				errs = append(errs, fmt.Errorf("pending reservation %d is a budget lease, which a version %d dump cannot hold (want version %d)", p.ID, DumpVersion, DumpLeaseVersion))
+			}
+		}
+	}
 	rat := func(what, s string) *big.Rat {
 		r, ok := new(big.Rat).SetString(s)
 		if !ok || r.Sign() < 0 {
@@ -191,6 +205,9 @@ func (l *Ledger) Export() (*Dump, error) {
 			user, dataset, _ := splitAccountKey(p.accountKey)
 			d.Pending = append(d.Pending, DumpPending{ID: idFromKey(k), User: user, Dataset: dataset,
 				Epsilon: p.cost.eps.RatString(), Delta: p.cost.delta.RatString(), Time: p.time, Lease: p.lease})
+			if p.lease {
+				d.Version = DumpLeaseVersion
+			}
 			return nil
 		})
 		if err != nil {

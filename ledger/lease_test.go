@@ -373,3 +373,46 @@ func TestLeaseRefundAndLargeCharges(t *testing.T) {
 		t.Errorf("spent %s, want 2", got.RatString())
 	}
 }
+
+// TestLeaseDumpVersion: a dump taken while a lease is held says so in its
+// version, which binaries older than leases refuse (they would count the
+// lease as a query's reservation); a dump without one keeps version 1,
+// and a version 1 dump that claims a lease is refused.
+func TestLeaseDumpVersion(t *testing.T) {
+	h := newHarnessLease(t, 0.1)
+	if err := leaseCharge(t, h.l, 0.3, 10, "q"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := h.l.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases := 0
+	for _, p := range d.Pending {
+		if p.Lease {
+			leases++
+		}
+	}
+	if leases != 1 || d.Version != DumpLeaseVersion {
+		t.Fatalf("export with a live lease: %d leases, version %d; want 1 lease, version %d", leases, d.Version, DumpLeaseVersion)
+	}
+	if err := d.Check(); err != nil {
+		t.Errorf("Check of the export: %v", err)
+	}
+	d.Version = DumpVersion
+	if err := d.Check(); err == nil || !strings.Contains(err.Error(), "budget lease") {
+		t.Errorf("Check of a version 1 dump holding a lease = %v, want a refusal naming the lease", err)
+	}
+
+	// Returned at Close: the next export has no lease and version 1.
+	if err := h.l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.open()
+	if d, err = h.l.Export(); err != nil {
+		t.Fatal(err)
+	}
+	if d.Version != DumpVersion || len(d.Pending) != 0 {
+		t.Errorf("export after the lease was returned: version %d, %d pending; want version %d, none", d.Version, len(d.Pending), DumpVersion)
+	}
+}
