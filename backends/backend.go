@@ -19,7 +19,9 @@ import (
 // refunds from them (DESIGN.md safety rules):
 //   - sqlerr.BackendUnavailable: the statement certainly never started
 //     executing (no connection could be had, the server refused us).
-//     Only this code is refundable.
+//   - sqlerr.BackendRefused: the server refused to prepare the statement,
+//     so it never ran. Only these two codes are refundable
+//     (sqlerr.NeverRan).
 //   - sqlerr.QueryCanceled: ctx was cancelled (client cancel, shutdown).
 //   - sqlerr.StatementTimeout: the backend's statement timeout fired.
 //   - sqlerr.BackendFailed: anything else.

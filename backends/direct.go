@@ -235,7 +235,7 @@ func (c *stmtCache) query(ctx, caller context.Context, dc any, text string, args
 	}
 	st, err := pc.PrepareContext(ctx, text)
 	if err != nil {
-		return nil, err
+		return nil, &prepareFailed{err}
 	}
 	c.tick++
 	c.byText[text] = &cachedStmt{st: st, used: c.tick}
@@ -252,6 +252,16 @@ func (c *stmtCache) query(ctx, caller context.Context, dc any, text string, args
 	}
 	return rows, nil
 }
+
+// prepareFailed is the error of a statement whose preparation failed: the
+// server was asked to parse and describe it (PostgreSQL's Parse and
+// Describe), never to run it, so nothing read a row (parse analysis and
+// rewriting read the catalog only; planning, which reads statistics, waits
+// for the run). Engine.execFailure makes it refundable.
+type prepareFailed struct{ err error }
+
+func (p *prepareFailed) Error() string { return "prepare: " + p.err.Error() }
+func (p *prepareFailed) Unwrap() error { return p.err }
 
 func run(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (driver.Rows, error) {
 	q, ok := st.(driver.StmtQueryContext)

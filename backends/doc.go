@@ -18,6 +18,6 @@
 // privacy code (sensitivity, constraints, noise, ledger) or the wire front
 // ends: the planner consumes backends through Backend, defined here,
 // and the backends know nothing about budgets or noise. Only the error
-// codes they return carry that knowledge (BackendUnavailable is the only
-// refundable one), so the code choice is conservative throughout.
+// codes they return carry that knowledge (BackendUnavailable and
+// BackendRefused are the only refundable ones, sqlerr.NeverRan), so the code choice is conservative throughout.
 package backends

@@ -28,8 +28,10 @@ type Classifier func(err error) (timeout bool, driverCode string)
 // a local database is pinged. A failure up to that point certainly
 // precedes the statement, so it is BackendUnavailable (refundable). So is
 // a failure of the statement's call while not one byte of it reached the
-// network (the socket's count of sent bytes did not move). Once any byte
-// was sent every failure is QueryCanceled (the caller's ctx ended),
+// network (the socket's count of sent bytes did not move), and a failed
+// preparation of a cached statement (BackendRefused when the server
+// refused it): the server was never asked to run it. Once any byte of a
+// run was sent every failure is QueryCanceled (the caller's ctx ended),
 // StatementTimeout, or BackendFailed — even a connection loss, because the
 // server may have started executing.
 //
@@ -586,13 +588,27 @@ func (w *watcher) stop() bool {
 // that (-1: unknown). The caller's ctx wins over everything: a client
 // cancel makes lib/pq report 57014 too. A failure with no byte sent is
 // BackendUnavailable: the server never saw the statement, so the failure
-// cannot depend on private data and the release step may refund it.
+// cannot depend on private data and the release step may refund it. So
+// is a failed preparation of a cached statement (prepareFailed):
+// BackendRefused when the server refused it, else BackendUnavailable.
 func (e *Engine) execFailure(ctx context.Context, w *watcher, sent int64, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return e.fail(Canceled(errors.Join(cerr, err)), "")
 	}
 	timeout, code := e.classify(err)
 	if sent >= 0 && w.sent() == sent && !w.fired() {
+		return e.fail(Unavailable(err), code)
+	}
+	var pf *prepareFailed
+	if errors.As(err, &pf) {
+		// Only the statement's preparation reached the server: nothing
+		// ran (statementCache). A refusal by the server is the operator's
+		// to fix, so its message is logged; a lost connection is as if
+		// the statement had never been sent.
+		if code != "" {
+			e.log.Warn("the backend refused to prepare a statement; the policy may not match the database", "dialect", e.dialect.Name, "driver_code", code, "err", pf.err)
+			return e.fail(Refused(err), code)
+		}
 		return e.fail(Unavailable(err), code)
 	}
 	switch {

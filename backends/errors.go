@@ -12,6 +12,16 @@ func Unavailable(cause error) *sqlerr.Error {
 		WithHint("retry later, or ask the operator to check the database")
 }
 
+// Refused reports that the server refused to prepare a statement of the
+// proxy's (refundable: it never ran). The statement is the planner's, not
+// the client's, so the cause is a policy that does not match the
+// database; the driver's message goes to the log, for the operator.
+func Refused(cause error) *sqlerr.Error {
+	return sqlerr.Wrap(sqlerr.BackendRefused, cause,
+		"the backend refused the query before running it; nothing was charged").
+		WithHint("the policy may not match the database (a column's declared type or name, or a privilege of the proxy's database user); ask the operator to run ddp-proxy check --connect on the policy file")
+}
+
 // Canceled reports that the caller's context ended.
 func Canceled(cause error) *sqlerr.Error {
 	return sqlerr.Wrap(sqlerr.QueryCanceled, cause, "the query was cancelled")

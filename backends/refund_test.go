@@ -140,28 +140,33 @@ func (c preparingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 func (preparingConnector) Driver() driver.Driver { return nil }
 
 // TestPreparedRefundableOnlyWhenNothingWasSent: with Aggregate's
-// statements prepared per connection, the preparation counts as part of
-// the statement: a failure is refundable only when neither the prepare
-// nor the run wrote a byte.
+// statements prepared per connection, a failed preparation is refundable
+// whatever it sent (the server was never asked to run the statement):
+// BackendRefused when the server reported it (a driver code), else
+// BackendUnavailable. A failed run is refundable only when not one byte
+// of it was sent.
 func TestPreparedRefundableOnlyWhenNothingWasSent(t *testing.T) {
 	addr := silentServer(t)
 	tests := []struct {
 		name string
 		conn preparingConn
+		code string // the driver code the classifier finds
 		want sqlerr.Code
 	}{
-		{"prepare failed, nothing sent", preparingConn{prepFails: true}, sqlerr.BackendUnavailable},
-		{"prepare failed after a byte", preparingConn{prep: 1, prepFails: true}, sqlerr.BackendFailed},
-		{"run failed, nothing sent", preparingConn{}, sqlerr.BackendUnavailable},
-		{"run failed after the prepare sent", preparingConn{prep: 64}, sqlerr.BackendFailed},
-		{"run failed after a byte of it", preparingConn{send: 1}, sqlerr.BackendFailed},
+		{"prepare failed, nothing sent", preparingConn{prepFails: true}, "", sqlerr.BackendUnavailable},
+		{"prepare failed after a byte", preparingConn{prep: 1, prepFails: true}, "", sqlerr.BackendUnavailable},
+		{"prepare refused by the server", preparingConn{prep: 64, prepFails: true}, "42883", sqlerr.BackendRefused},
+		{"run failed, nothing sent", preparingConn{}, "", sqlerr.BackendUnavailable},
+		{"run failed after the prepare sent", preparingConn{prep: 64}, "", sqlerr.BackendFailed},
+		{"run refused after the prepare sent", preparingConn{prep: 64}, "42883", sqlerr.BackendFailed},
+		{"run failed after a byte of it", preparingConn{send: 1}, "", sqlerr.BackendFailed},
 	}
 	q := &ir.BackendQuery{From: ir.TableRef{Name: "t"}, Aggs: []ir.BackendAgg{{Kind: ir.CountRows}}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := NewSockets(0)
 			db := sql.OpenDB(preparingConnector{s: s, addr: addr, conn: tt.conn})
-			e := NewEngine(db, sqlrender.Postgres(), Options{MaxOpenConns: 1}, func(error) (bool, string) { return false, "" }, s)
+			e := NewEngine(db, sqlrender.Postgres(), Options{MaxOpenConns: 1}, func(error) (bool, string) { return false, tt.code }, s)
 			e.CacheStatements(4, nil)
 			defer e.Close()
 			err := e.Aggregate(context.Background(), q, func(ir.BackendRow) error { return nil })

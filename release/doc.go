@@ -13,7 +13,8 @@
 // never yields an uncharged answer: a lost commit record leaves the
 // reservation pending and charged, and only durable releases are reused. A reservation is refunded
 // only when the backend certainly never ran the statement
-// (sqlerr.BackendUnavailable); any later failure stays charged and
+// (sqlerr.NeverRan: BackendUnavailable, or BackendRefused for a statement
+// the server refused to prepare); any later failure stays charged and
 // reaches the client as a generic error. Grouping sets released set by set
 // (groupingsets.go) run one backend query per set under one reservation:
 // refunded only if the first fails before running; once one ran, any

@@ -320,7 +320,7 @@ const maxRowsHint = 1024
 // backend certainly never ran the statement, else kept (the failure may
 // depend on private data).
 func (e *Engine) failed(res budget.Reservation, err error) error {
-	if sqlerr.HasCode(err, sqlerr.BackendUnavailable) {
+	if sqlerr.NeverRan(err) {
 		if rerr := res.Refund(); rerr != nil {
 			e.log.Error("refund failed; the reservation stays charged", "err", rerr)
 		}

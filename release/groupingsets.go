@@ -213,7 +213,7 @@ func (e *Engine) keep(res budget.Reservation, err error) error {
 		return e.unsettled(cerr, err)
 	}
 	se := sqlerr.As(err)
-	if se.Code == sqlerr.BackendUnavailable {
+	if sqlerr.NeverRan(se) {
 		se = sqlerr.New(sqlerr.Internal, "internal error: the backend failed during a release; the budget stays charged")
 	}
 	e.log.Warn("private query failed after it reached the backend; the budget stays charged", "code", se.Code.Name, "err", err)

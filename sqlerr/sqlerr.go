@@ -44,6 +44,11 @@ var (
 	StatementTimeout      = Code{"statement_timeout", "57014", 3024, "HY000"}
 	BackendUnavailable    = Code{"backend_unavailable", "08006", 2013, "HY000"}
 	BackendFailed         = Code{"backend_failed", "XX000", 1105, "HY000"}
+	// BackendRefused: the backend refused a statement of the proxy's when
+	// preparing it, before running it (a policy that does not match the
+	// database: a declared type or name, a privilege). Refundable, like
+	// BackendUnavailable: nothing was run.
+	BackendRefused = Code{"backend_refused", "58000", 1105, "HY000"}
 	// LedgerUnavailable: the budget ledger's database cannot be reached, so
 	// nothing was run or answered (fail closed; a charge the database
 	// committed before it went away stays). A code of its own so that it is
@@ -90,7 +95,7 @@ var All = []Code{
 	UndefinedTable, UndefinedColumn, UndefinedFunction, UndefinedObject,
 	AmbiguousColumn, GroupingError, WindowingError, DatatypeMismatch, InvalidParameterValue,
 	BudgetExhausted, InvalidPassword, InvalidAuthorization, QueryCanceled,
-	StatementTimeout, BackendUnavailable, BackendFailed, LedgerUnavailable, ProtocolViolation,
+	StatementTimeout, BackendUnavailable, BackendFailed, BackendRefused, LedgerUnavailable, ProtocolViolation,
 	TooManyConnections, Internal,
 	DuplicatePreparedStatement, InvalidStatementName, DuplicateCursor, InvalidCursorName, NoActiveTransaction,
 	InvalidTextRepresentation, InvalidBinaryRepresentation, AdminShutdown,
@@ -155,4 +160,12 @@ func As(err error) *Error {
 func HasCode(err error, c Code) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == c
+}
+
+// NeverRan reports whether err is a backend failure that certainly came
+// before the statement ran (BackendUnavailable: the server never saw it;
+// BackendRefused: the server refused to prepare it), so it cannot depend
+// on private data and its charge may be refunded.
+func NeverRan(err error) bool {
+	return HasCode(err, BackendUnavailable) || HasCode(err, BackendRefused)
 }
