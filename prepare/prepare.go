@@ -50,7 +50,7 @@ func Open(ctx context.Context, pol *policies.Policy, log *slog.Logger) (backends
 	}
 	be, err := connect.Open(ctx, pol.Backend, blog)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the %s backend: %w", pol.Backend.Driver, err)
+		return nil, err // connect.OpenError: the driver, the target and why
 	}
 	if err := Backend(ctx, pol, be, log); err != nil {
 		be.Close()

@@ -80,7 +80,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	be, err := connect.Open(ctx, pol.Backend, nil)
 	if err != nil {
-		return fmt.Errorf("connect to the backend: %w", err)
+		return err // connect.OpenError says what was tried
 	}
 	defer be.Close()
 	d := sqlrender.ByName(be.Dialect())
