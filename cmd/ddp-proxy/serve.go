@@ -404,7 +404,14 @@ func (p *proxy) wait(ctx context.Context) error {
 			p.log.Warn("shutdown", "frontend", "admin", "err", err)
 		}
 	}
-	err := errors.Join(serveErr, p.ledger.Close(), p.backend.Close())
+	// Closing the backend's pool says goodbye on each connection; one the
+	// server already closed (a restart, an idle timeout) fails that
+	// write. Nothing is lost then, so it is a warning, not a failed
+	// shutdown; the ledger's close is what must succeed.
+	if err := p.backend.Close(); err != nil {
+		p.log.Warn("closing the backend's connections", "err", err)
+	}
+	err := errors.Join(serveErr, p.ledger.Close())
 	if err != nil {
 		return fmt.Errorf("shutting down: %w", err)
 	}
