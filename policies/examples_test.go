@@ -85,6 +85,11 @@ func TestExampleCheckins(t *testing.T) {
 		lon.Type != TypeReal || lon.Lo() != -74.2589 || lon.Hi() != -73.7004 {
 		t.Errorf("coordinates: %v %v", lat.Bounds, lon.Bounds)
 	}
+	// A timestamptz with time bounds, so date_trunc and extract work on
+	// it (declared text, every time query failed at the backend).
+	if ct := ck.Column("checkin_time"); ct == nil || ct.Type != TypeTimestampTZ || len(ct.TimeBounds) != 2 {
+		t.Errorf("checkin_time = %+v, want timestamptz with bounds", ct)
+	}
 	if n := len(ck.Column("cell").Domain.Resolved); n != 100 {
 		t.Errorf("cell domain has %d values, want 100", n)
 	}
