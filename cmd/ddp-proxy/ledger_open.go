@@ -60,9 +60,11 @@ var (
 // openPGLedger opens the PostgreSQL ledger a policy names (driver
 // postgres), as this replica.
 func openPGLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*pgledger.Ledger, error) {
-	if strings.Contains(pol.Ledger.DSN, "${") {
+	if missing := pol.MissingEnvOf("ledger.dsn"); len(missing) > 0 {
 		// An offline load (budget, audit, ledger) leaves unset variables.
-		return nil, fmt.Errorf("ledger.dsn refers to environment variables that are not set (%s): export them first", strings.Join(pol.MissingEnv, ", "))
+		// Only the DSN's own are named: the backend's and the passwords
+		// are not needed to read the ledger.
+		return nil, fmt.Errorf("ledger.dsn refers to environment variables that are not set (%s): export them first", strings.Join(missing, ", "))
 	}
 	replica := pol.Ledger.Replica
 	if replica == "" {
