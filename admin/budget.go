@@ -2,13 +2,16 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"html/template"
+	"math/big"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -78,7 +81,7 @@ type datasetView struct {
 	Name     string
 	Accounts []Account
 	Plot     plot
-	Top      []queryCost
+	Top      []*queryCost
 }
 
 // queryCost sums the charges of one statement shape on a dataset.
@@ -88,6 +91,39 @@ type queryCost struct {
 	Count       int
 	Epsilon     float64
 	Delta       float64
+	sum         exactSum
+}
+
+// exactSum adds charges up as the ledgers do: each amount read as its
+// exact decimal (budget.ExactDecimal), the total rounded to float64 only
+// to be shown. Adding the float64s instead shows 0.1 + 0.2 as
+// 0.30000000000000004 next to the ledger's exact total of 0.3.
+type exactSum struct{ eps, delta big.Rat }
+
+// exactCost reads a charge's cost as the ledgers charged it; an amount no
+// ledger could hold (negative, NaN) is an error.
+func exactCost(b budget.Budget) (eps, delta *big.Rat, err error) {
+	if eps, err = budget.ExactDecimal(b.Epsilon); err != nil {
+		return nil, nil, fmt.Errorf("epsilon: %w", err)
+	}
+	if delta, err = budget.ExactDecimal(b.Delta); err != nil {
+		return nil, nil, fmt.Errorf("delta: %w", err)
+	}
+	return eps, delta, nil
+}
+
+func (s *exactSum) add(eps, delta *big.Rat) {
+	s.eps.Add(&s.eps, eps)
+	s.delta.Add(&s.delta, delta)
+}
+
+// budget is the sum as the nearest float64s, which num shows in the
+// shortest form that reads back as them, as the table shows the ledger's
+// exact totals.
+func (s *exactSum) budget() budget.Budget {
+	e, _ := s.eps.Float64()
+	d, _ := s.delta.Float64()
+	return budget.Budget{Epsilon: e, Delta: d}
 }
 
 func buildPage(ctx context.Context, src BudgetSource, now time.Time) (*pageData, error) {
@@ -126,11 +162,12 @@ func buildPage(ctx context.Context, src BudgetSource, now time.Time) (*pageData,
 			l = &line{User: c.User}
 			series[c.Dataset][c.User] = l
 		}
-		cum := c.Cost.Epsilon
-		if n := len(l.steps); n > 0 {
-			cum += l.steps[n-1].cum
+		eps, delta, err := exactCost(c.Cost)
+		if err != nil {
+			return fmt.Errorf("charge of %s on %s at %s: %w", c.User, c.Dataset, c.Time.UTC().Format(time.RFC3339Nano), err)
 		}
-		l.steps = append(l.steps, step{t: c.Time, cum: cum})
+		l.sum.add(eps, delta)
+		l.steps = append(l.steps, step{t: c.Time, cum: l.sum.budget().Epsilon})
 		fp := c.Fingerprint
 		if fp == "" {
 			fp = "(not recorded)"
@@ -142,8 +179,7 @@ func buildPage(ctx context.Context, src BudgetSource, now time.Time) (*pageData,
 			users[c.Dataset][fp] = map[string]bool{}
 		}
 		q.Count++
-		q.Epsilon += c.Cost.Epsilon
-		q.Delta += c.Cost.Delta
+		q.sum.add(eps, delta)
 		users[c.Dataset][fp][c.User] = true
 		return nil
 	})
@@ -170,7 +206,9 @@ func buildPage(ctx context.Context, src BudgetSource, now time.Time) (*pageData,
 			}
 			sort.Strings(us)
 			q.Users = strings.Join(us, ", ")
-			d.Top = append(d.Top, *q)
+			total := q.sum.budget()
+			q.Epsilon, q.Delta = total.Epsilon, total.Delta
+			d.Top = append(d.Top, q)
 		}
 		sort.Slice(d.Top, func(i, j int) bool {
 			if d.Top[i].Epsilon != d.Top[j].Epsilon {
@@ -187,8 +225,10 @@ func buildPage(ctx context.Context, src BudgetSource, now time.Time) (*pageData,
 	return p, nil
 }
 
-// num formats a budget for the page: the shortest decimal that reads back
-// as the same float64.
+// num formats an amount for the page, everywhere on it (table, plot,
+// titles, data attributes): the shortest decimal that reads back as the
+// same float64. Sums reach it exact and rounded once (exactSum), so it
+// never shows float noise the ledger does not have.
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 var pageTemplate = template.Must(template.New("budget").Funcs(template.FuncMap{"num": num}).Parse(`<!DOCTYPE html>
@@ -236,7 +276,7 @@ fingerprint (their shape, without literals); <code>ddp-proxy audit</code> shows 
 <line class="axis" x1="{{.Left}}" y1="{{.Bottom}}" x2="{{.Right}}" y2="{{.Bottom}}"/>
 <line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.Bottom}}"/>
 <text x="4" y="{{.Top}}">{{num .YMax}}</text><text x="4" y="{{.Bottom}}">0</text>
-<text x="{{.Left}}" y="{{.Height}}" dy="-4">{{.From}}</text><text x="{{.Right}}" y="{{.Height}}" dy="-4" text-anchor="end">{{.To}}</text>
+<text class="time-from" x="{{.Left}}" y="{{.Height}}" dy="-4">{{.From}}</text><text class="time-to" x="{{.Right}}" y="{{.Height}}" dy="-4" text-anchor="end">{{.To}}</text>
 {{if .LimitY}}<line class="limit" x1="{{.Left}}" y1="{{.LimitY}}" x2="{{.Right}}" y2="{{.LimitY}}"><title>budget ε = {{num .Limit}}</title></line>{{end}}
 {{range .Lines}}<polyline fill="none" stroke="{{.Color}}" stroke-width="2" points="{{.Points}}" data-user="{{.User}}" data-epsilon="{{.Cumulative}}" data-times="{{.Times}}"><title>{{.User}}: ε {{.Last}} spent</title></polyline>
 <text x="{{.LabelX}}" y="{{.LabelY}}" fill="{{.Color}}" text-anchor="end">{{.User}}</text>

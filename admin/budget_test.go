@@ -185,6 +185,107 @@ func TestBudgetPageChromium(t *testing.T) {
 	}
 }
 
+// TestBudgetPageChromiumExactSums renders, in headless Chromium, a page
+// whose float64 sums would show noise (0.1 + 0.7 is 0.7999999999999999 in
+// float64, 0.1 + 0.2 is 0.30000000000000004) over charges less than a
+// minute apart: every amount reads as the table's exact totals do (0.8,
+// 0.3), in the plot's data, its hover titles and the statements table,
+// and the time axis' two labels differ (to the second).
+func TestBudgetPageChromiumExactSums(t *testing.T) {
+	chromium.Find(t)
+	eps := func(e float64) policies.Budget { return policies.Budget{Epsilon: e} }
+	at := time.Date(2026, 11, 27, 23, 10, 5, 0, time.UTC)
+	src := fakeSource{
+		accounts: []Account{
+			{User: "carol", Dataset: "checkins", Limit: eps(2), Spent: eps(0.8), Left: eps(1.2), Queries: 2},
+			{User: "dave", Dataset: "checkins", Limit: eps(2), Spent: eps(0.3), Left: eps(1.7), Queries: 2},
+		},
+		charges: []Charge{
+			{Time: at, User: "carol", Dataset: "checkins", Cost: eps(0.1), Fingerprint: "fpA"},
+			{Time: at.Add(5 * time.Second), User: "dave", Dataset: "checkins", Cost: eps(0.1), Fingerprint: "fpB"},
+			{Time: at.Add(10 * time.Second), User: "carol", Dataset: "checkins", Cost: eps(0.7), Fingerprint: "fpA"},
+			{Time: at.Add(15 * time.Second), User: "dave", Dataset: "checkins", Cost: eps(0.2), Fingerprint: "fpB"},
+		},
+	}
+	srv := httptest.NewServer(BudgetPage(src, func() time.Time { return at.Add(30 * time.Second) }))
+	defer srv.Close()
+	dom := chromium.DumpDOM(t, srv.URL+"/budget")
+	root, err := chromium.Parse(dom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := polylines(t, dom)
+	for user, want := range map[string]struct{ cum, title string }{
+		"carol": {"0.1 0.8", "carol: ε 0.8 spent"},
+		"dave":  {"0.1 0.3", "dave: ε 0.3 spent"},
+	} {
+		pl := lines[user]
+		if pl == nil {
+			t.Fatalf("no line for %s in the browser's DOM", user)
+		}
+		if got := pl.Attr["data-epsilon"]; got != want.cum {
+			t.Errorf("%s: data-epsilon %q, want %q", user, got, want.cum)
+		}
+		var title string
+		for _, c := range pl.Children {
+			if c.Name == "title" {
+				title = c.Text
+			}
+		}
+		if title != want.title {
+			t.Errorf("%s: hover title %q, want %q", user, title, want.title)
+		}
+	}
+	tops := root.FindAll(func(e *chromium.Element) bool { return e.Name == "table" && e.Attr["class"] == "top" })
+	if len(tops) != 1 {
+		t.Fatalf("%d statement tables", len(tops))
+	}
+	var cells []string
+	for _, td := range tops[0].FindAll(func(e *chromium.Element) bool { return e.Name == "td" }) {
+		cells = append(cells, td.Text)
+	}
+	if got, want := strings.Join(cells, "|"), "fpA|carol|2|0.8|0|fpB|dave|2|0.3|0"; got != want {
+		t.Errorf("statements table %q, want %q", got, want)
+	}
+	for _, noise := range []string{"0000000", "9999999"} {
+		if strings.Contains(dom, noise) {
+			t.Errorf("the page shows float noise (%s)", noise)
+		}
+	}
+	label := func(class string) string {
+		es := root.FindAll(func(e *chromium.Element) bool { return e.Name == "text" && e.Attr["class"] == class })
+		if len(es) != 1 {
+			t.Fatalf("%d %s labels", len(es), class)
+		}
+		return es[0].Text
+	}
+	if from, to := label("time-from"), label("time-to"); from != "2026-11-27 23:10:05" || to != "2026-11-27 23:10:35" {
+		t.Errorf("time axis from %q to %q, want 2026-11-27 23:10:05 to 2026-11-27 23:10:35", from, to)
+	}
+}
+
+// TestAxisLayout: the time axis' labels are to the second under a
+// minute, to the minute from there, and the two ends of any span differ.
+func TestAxisLayout(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 23, 10, 59, 900e6, time.UTC)
+	for _, tt := range []struct {
+		span     time.Duration
+		from, to string
+	}{
+		{0, "2026-11-27 23:10:59", "2026-11-27 23:11:00"}, // drawn as one second
+		{time.Second, "2026-11-27 23:10:59", "2026-11-27 23:11:00"},
+		{59 * time.Second, "2026-11-27 23:10:59", "2026-11-27 23:11:58"},
+		{time.Minute, "2026-11-27 23:10", "2026-11-27 23:11"},
+		{26 * time.Hour, "2026-11-27 23:10", "2026-11-29 01:10"},
+	} {
+		lines := []*line{{User: "u", steps: []step{{t: t0, cum: 1}}}}
+		p := drawPlot("d", lines, 1, t0.Add(tt.span))
+		if p.From != tt.from || p.To != tt.to {
+			t.Errorf("span %v: axis from %q to %q, want %q to %q", tt.span, p.From, p.To, tt.from, tt.to)
+		}
+	}
+}
+
 // TestBudgetPageUnreadable: a ledger that cannot be read gives 503, not
 // a page with made-up totals.
 func TestBudgetPageUnreadable(t *testing.T) {

@@ -74,12 +74,12 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		}, []string{"class"}),
 		commitTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "ddp_ledger_commit_seconds",
-			Help:    "Duration of one ledger write transaction, fsync included.",
+			Help:    "Duration of one ledger write, made durable: bbolt, one change-log write with its fdatasync; PostgreSQL, one reservation, commit or refund statement with its commit's WAL flush.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 14),
 		}),
 		commitSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "ddp_ledger_commit_writes",
-			Help:    "Writes (reservations, commits, refunds) carried by one ledger transaction: the group commit's size.",
+			Help:    "Writes (reservations, commits, refunds) carried by one ledger write: bbolt's group commit size; always 1 with the PostgreSQL ledger, whose statements commit one by one.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 9),
 		}),
 		backend: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -124,7 +124,8 @@ func (m *Metrics) Spent(user, dataset string, cost policies.Budget) {
 	}
 }
 
-// LedgerCommit records one ledger write transaction (ledger.Options.OnCommit).
+// LedgerCommit records one durable ledger write (ledger.Options.OnCommit,
+// pgledger.Options.OnCommit).
 func (m *Metrics) LedgerCommit(writes int, took time.Duration) {
 	m.commitTime.Observe(took.Seconds())
 	m.commitSize.Observe(float64(writes))

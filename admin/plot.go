@@ -11,11 +11,12 @@ import (
 type line struct {
 	User  string
 	steps []step
+	sum   exactSum // the charges so far, exactly
 }
 
 type step struct {
 	t   time.Time
-	cum float64
+	cum float64 // the exact total after the charge, rounded once
 }
 
 // plot is a drawn SVG plot (the template writes it out).
@@ -75,7 +76,9 @@ func drawPlot(dataset string, lines []*line, limit float64, now time.Time) plot 
 	if t0.IsZero() {
 		t0 = t1.Add(-time.Hour)
 	}
-	if !t1.After(t0) {
+	// At least a second, so that the axis' labels (at least to the
+	// second, axisLayout) differ.
+	if t1.Sub(t0) < time.Second {
 		t1 = t0.Add(time.Second)
 	}
 	if ymax <= 0 {
@@ -83,7 +86,8 @@ func drawPlot(dataset string, lines []*line, limit float64, now time.Time) plot 
 	}
 	p.YMax = ymax
 	p.T0, p.T1 = t0.UnixMilli(), t1.UnixMilli()
-	p.From, p.To = t0.UTC().Format("2006-01-02 15:04"), t1.UTC().Format("2006-01-02 15:04")
+	layout := axisLayout(t1.Sub(t0))
+	p.From, p.To = t0.UTC().Format(layout), t1.UTC().Format(layout)
 	x := func(t time.Time) float64 {
 		return p.Left + (p.Right-p.Left)*float64(t.UnixMilli()-p.T0)/float64(p.T1-p.T0)
 	}
@@ -97,17 +101,28 @@ func drawPlot(dataset string, lines []*line, limit float64, now time.Time) plot 
 		for _, s := range l.steps {
 			xs := x(s.t)
 			pts = append(pts, coord(xs, y(prev)), coord(xs, y(s.cum)))
-			cums = append(cums, strconv.FormatFloat(s.cum, 'g', -1, 64))
+			cums = append(cums, num(s.cum))
 			times = append(times, strconv.FormatInt(s.t.UnixMilli(), 10))
 			prev = s.cum
 		}
 		pts = append(pts, coord(p.Right, y(prev)))
 		pl := plotLine{User: l.User, Color: palette[i%len(palette)], Points: strings.Join(pts, " "),
 			Cumulative: strings.Join(cums, " "), Times: strings.Join(times, " "),
-			Last: strconv.FormatFloat(prev, 'g', -1, 64), LabelX: p.Right - 4, LabelY: y(prev) - 4}
+			Last: num(prev), LabelX: p.Right - 4, LabelY: y(prev) - 4}
 		p.Lines = append(p.Lines, pl)
 	}
 	return p
+}
+
+// axisLayout is the format of the time axis' two labels for a span: to
+// the minute, or to the second under a minute, where both ends would
+// otherwise read the same minute. A span of at least one unit of the
+// format makes the two labels differ.
+func axisLayout(span time.Duration) string {
+	if span < time.Minute {
+		return "2006-01-02 15:04:05"
+	}
+	return "2006-01-02 15:04"
 }
 
 func coord(x, y float64) string { return fmt.Sprintf("%.2f,%.2f", x, y) }

@@ -4,7 +4,10 @@
 // lowest package that needs them, so that policies, the ledgers (the
 // embedded bbolt one in package ledger, a database one beside it) and
 // their consumer, package release, share them without importing one
-// another.
+// another. ExactDecimal, the reading of a float64 amount as the exact
+// decimal both ledgers charge, lives here for the same reason: whoever
+// adds charges up for display (the admin budget page) reads them as the
+// ledgers do without importing one.
 //
 // budget imports only the standard library.
 package budget

@@ -407,7 +407,7 @@ func checkKilledLoop(t *testing.T, h *harness, rounds int) (int, int) {
 	// the audit history (settled by Open); the history adds up to spent.
 	leased, audited, leases := new(big.Rat), new(big.Rat), 0
 	for _, e := range auditAll(t, h.l, budget.AuditFilter{}) {
-		x, err := ExactDecimal(e.Cost.Epsilon)
+		x, err := budget.ExactDecimal(e.Cost.Epsilon)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@
 // big.Rat; totals are stored as rational strings ("3/10"). So three charges
 // of 0.1 fit a limit of 0.3 exactly and no rounding can let an overspend
 // through. The noise mechanism must calibrate to the same ε (see
-// ExactDecimal), otherwise the released ε can exceed the charged one by half
+// budget.ExactDecimal), otherwise the released ε can exceed the charged one by half
 // an ulp per query.
 //
 // # Damaged files

@@ -10,30 +10,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/budget"
 )
 
-// ExactDecimal returns f read as the shortest decimal that round-trips to it
-// (strconv's 'g', -1 form), as an exact rational: 0.1 becomes 1/10, not the
-// binary 0.1000000000000000055511151231257827…
-//
-// Why decimal and not big.Rat.SetFloat64: budgets are written by people in
-// decimal. Read in binary, three queries of 0.1 (3 × 0.1000…0555) exceed a
-// limit of 0.3 (0.2999…9889) even in exact arithmetic. Read in decimal they
-// sum to exactly 3/10. The decimal differs from the float64 by less than
-// half an ulp, so a mechanism that calibrates its noise to ExactDecimal(ε)
-// releases exactly the ε the ledger charged.
-//
-// f must be finite and non-negative.
-func ExactDecimal(f float64) (*big.Rat, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-		return nil, fmt.Errorf("ledger: %v is not a finite non-negative budget", f)
-	}
-	r, ok := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
-	if !ok {
-		// Cannot happen: FormatFloat of a finite float is valid Rat syntax.
-		return nil, fmt.Errorf("ledger: cannot read %v as a decimal", f)
-	}
-	return r, nil
-}
-
 // exact is an (ε, δ) pair held as exact rationals. The rationals may be
 // shared between values (the memo, clampZero), so nothing changes one in
 // place: every operation that computes allocates its result.

@@ -29,7 +29,7 @@ func TestLeaseMixedKillAndPowerLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, _ := ExactDecimal(cost)
+		c, _ := budget.ExactDecimal(cost)
 		switch i % 5 {
 		case 0:
 			if err := r.Refund(); err != nil {

@@ -20,6 +20,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/ddp-proxy/ddp-proxy/budget"
 )
 
 // DefaultLockTimeout is how long Open waits for another process (usually a
@@ -138,7 +140,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 		if !(opts.Lease > 0 && opts.Lease <= 1) {
 			return nil, fmt.Errorf("open ledger %s: lease %v is not a fraction between 0 and 1", path, opts.Lease)
 		}
-		frac, err := ExactDecimal(opts.Lease)
+		frac, err := budget.ExactDecimal(opts.Lease)
 		if err != nil {
 			return nil, fmt.Errorf("open ledger %s: lease: %w", path, err)
 		}

@@ -23,7 +23,7 @@ import (
 // changed in place (exact's operations all allocate).
 type memo struct {
 	mu       sync.Mutex
-	decimals map[uint64]*big.Rat // math.Float64bits → ExactDecimal
+	decimals map[uint64]*big.Rat // math.Float64bits → budget.ExactDecimal
 	accounts map[string]memoAccount
 }
 
@@ -41,7 +41,7 @@ func newMemo() *memo {
 	return &memo{decimals: map[uint64]*big.Rat{}, accounts: map[string]memoAccount{}}
 }
 
-// exactOf reads b as exact decimals (ExactDecimal), through the memo.
+// exactOf reads b as exact decimals (budget.ExactDecimal), through the memo.
 func (m *memo) exactOf(b budget.Budget) (exact, error) {
 	eps, err := m.decimal(b.Epsilon)
 	if err != nil {
@@ -62,7 +62,7 @@ func (m *memo) decimal(f float64) (*big.Rat, error) {
 	if ok {
 		return r, nil
 	}
-	r, err := ExactDecimal(f)
+	r, err := budget.ExactDecimal(f)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func (l *Ledger) Reserve(ctx context.Context, user, dataset string, cost, limit 
 // If the budget would be exceeded, Charge charges nothing and returns a
 // *sqlerr.Error with code sqlerr.BudgetExhausted that says what is left and
 // what was asked. Costs and limits must be finite and ≥ 0; they are read as
-// exact decimals (see ExactDecimal).
+// exact decimals (see budget.ExactDecimal).
 func (l *Ledger) Charge(ctx context.Context, c budget.Charge, limit budget.Budget) (budget.Reservation, error) {
 	r, err := l.reserve(ctx, c, limit, c.Overlap)
 	if err != nil {

@@ -41,7 +41,7 @@ func (a AggPlan) CI95() float64 {
 // add up to more than ε through float rounding.
 //
 // ε is read as the shortest decimal that converts back to the float64 (0.1
-// is 1/10), exactly as the ledger charges it (ledger.ExactDecimal): the
+// is 1/10), exactly as the ledger charges it (budget.ExactDecimal): the
 // noise must be calibrated to the ε charged, not to the binary float, which
 // can be slightly larger.
 func scaleFor(sens int64, eps float64, m int) (Scale, error) {

@@ -125,8 +125,17 @@ func TestOfflineLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("offline load: %v", err)
 	}
-	got := strings.Join(p.MissingEnv, ",")
-	if !strings.Contains(got, "DDP_POSTGRES_DSN") || !strings.Contains(got, "DDP_PASSWORD_CAROL") {
-		t.Fatalf("MissingEnv = %v", p.MissingEnv)
+	// Each variable is listed with the setting that refers to it, so that
+	// a message about one setting names only its own.
+	for setting, want := range map[string]string{
+		"backend.dsn":                "DDP_POSTGRES_DSN",
+		"users.carol.password_env":   "DDP_PASSWORD_CAROL",
+		"ledger.dsn":                 "",
+		"users.dave.password_env":    "",
+		"users.unknown.password_env": "",
+	} {
+		if got := strings.Join(p.MissingEnvOf(setting), ","); got != want {
+			t.Errorf("MissingEnvOf(%s) = %q, want %q (MissingEnv %v)", setting, got, want, p.MissingEnv)
+		}
 	}
 }

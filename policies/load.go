@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -305,7 +306,7 @@ func (p *Policy) resolveEnvironment(offline bool) Problems {
 	if dsn, missing, bad := expandEnv(p.Backend.DSN); bad != "" {
 		c.add("backend.dsn", "%s; write environment references as ${NAME}", bad)
 	} else if len(missing) > 0 && offline {
-		p.MissingEnv = append(p.MissingEnv, missing...)
+		p.addMissingEnv("backend.dsn", missing...)
 	} else if len(missing) > 0 {
 		what := "environment variable " + missing[0] + " is"
 		if len(missing) > 1 {
@@ -319,7 +320,7 @@ func (p *Policy) resolveEnvironment(offline bool) Problems {
 		if dsn, missing, bad := expandEnv(p.Ledger.DSN); bad != "" {
 			c.add("ledger.dsn", "%s; write environment references as ${NAME}", bad)
 		} else if len(missing) > 0 && offline {
-			p.MissingEnv = append(p.MissingEnv, missing...)
+			p.addMissingEnv("ledger.dsn", missing...)
 		} else if len(missing) > 0 {
 			c.add("ledger.dsn", "environment variable(s) %s not set; export them before starting the proxy, or write the DSN in full", strings.Join(missing, ", "))
 		} else {
@@ -338,7 +339,7 @@ func (p *Policy) resolveEnvironment(offline bool) Problems {
 		v, ok := os.LookupEnv(u.PasswordEnv)
 		switch {
 		case !ok && offline:
-			p.MissingEnv = append(p.MissingEnv, u.PasswordEnv)
+			p.addMissingEnv(path, u.PasswordEnv)
 		case !ok:
 			c.add(path, "environment variable %s is not set; export the user's password in it before starting the proxy", u.PasswordEnv)
 		case v == "":
@@ -348,6 +349,32 @@ func (p *Policy) resolveEnvironment(offline bool) Problems {
 		}
 	}
 	return c.ps
+}
+
+// EnvRef is an environment variable a setting refers to.
+type EnvRef struct {
+	// Setting is the setting's path as problems name it: backend.dsn,
+	// ledger.dsn, users.<name>.password_env.
+	Setting string
+	Name    string
+}
+
+func (p *Policy) addMissingEnv(setting string, names ...string) {
+	for _, n := range names {
+		p.MissingEnv = append(p.MissingEnv, EnvRef{Setting: setting, Name: n})
+	}
+}
+
+// MissingEnvOf returns the unset variables setting refers to (an offline
+// load; see MissingEnv), in the order it names them, each once.
+func (p *Policy) MissingEnvOf(setting string) []string {
+	var out []string
+	for _, r := range p.MissingEnv {
+		if r.Setting == setting && !slices.Contains(out, r.Name) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -27,8 +27,10 @@ type Policy struct {
 	// DatasetNames lists the datasets in file order.
 	DatasetNames []string `yaml:"-"`
 	// MissingEnv lists the environment variables an offline load found
-	// unset (see LoadOptions.Offline).
-	MissingEnv []string `yaml:"-"`
+	// unset (see LoadOptions.Offline), each with the setting that refers
+	// to it, so that a message about one setting names only its own
+	// variables (MissingEnvOf).
+	MissingEnv []EnvRef `yaml:"-"`
 	lines      map[string]int
 }
 

@@ -183,6 +183,34 @@ func TestAdminMetrics(t *testing.T) {
 	}
 }
 
+// TestAdminMetricsPGLedger: with the PostgreSQL ledger the ledger commit
+// metrics move too: a fresh answer is two durable writes (its
+// reservation, then its commit), each one write.
+func TestAdminMetricsPGLedger(t *testing.T) {
+	dsn := ledgerTestDSN(t)
+	schema := ledgerTestSchema(t, dsn)
+	p := serveDemoAdmin(t, func(pol *policies.Policy) {
+		pol.Ledger.Driver, pol.Ledger.DSN, pol.Ledger.Schema = policies.LedgerPostgres, dsn, schema
+	})
+	conn := connectDemo(t, p.pgAddr)
+	before := scrape(t, p.adminAddr)
+	var n int64
+	if err := conn.QueryRow(context.Background(), "SELECT COUNT(*) FROM people WHERE age > 50").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	after := scrape(t, p.adminAddr)
+	for _, name := range []string{"ddp_ledger_commit_seconds", "ddp_ledger_commit_writes"} {
+		if got := sample(after, name, nil) - sample(before, name, nil); got != 2 {
+			t.Errorf("%s observed %v times for one fresh answer, want 2 (reserve, commit)", name, got)
+		}
+	}
+	// Each PostgreSQL write carries one change.
+	if f := after["ddp_ledger_commit_writes"]; f == nil || len(f.Metric) != 1 ||
+		f.Metric[0].Histogram.GetSampleSum() != float64(f.Metric[0].Histogram.GetSampleCount()) {
+		t.Errorf("ddp_ledger_commit_writes: %v, want every observation 1", f)
+	}
+}
+
 // TestAdminMetricsPerUser: with metrics.per_user the ε counter carries
 // the user.
 func TestAdminMetricsPerUser(t *testing.T) {

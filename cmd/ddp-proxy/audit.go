@@ -33,9 +33,9 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	f := budget.AuditFilter{Dataset: *dataset}
 	if *since != "" {
-		t, err := parseSince(*since, time.Now())
+		t, err := budget.ParseSince(*since, time.Now())
 		if err != nil {
-			fmt.Fprintln(stderr, err)
+			fmt.Fprintf(stderr, "--since %v\n", err)
 			return exitError{2}
 		}
 		f.Since = t
@@ -81,19 +81,4 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err = ferr
 	}
 	return err
-}
-
-// parseSince reads --since: an RFC 3339 time, a date (midnight UTC) or a
-// duration before now.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("--since %q: want an RFC 3339 time (2026-11-27T10:00:00Z), a date (2026-11-27) or a duration (24h)", s)
 }

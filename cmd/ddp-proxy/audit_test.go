@@ -149,24 +149,3 @@ func TestAuditWhileServing(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-func TestParseSince(t *testing.T) {
-	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	tests := []struct {
-		in      string
-		want    time.Time
-		wantErr bool
-	}{
-		{"2026-11-27T09:30:00Z", time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC), false},
-		{"2026-11-20", time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), false},
-		{"90m", time.Date(2026, 11, 27, 8, 30, 0, 0, time.UTC), false},
-		{"-1h", time.Time{}, true},
-		{"yesterday", time.Time{}, true},
-	}
-	for _, tt := range tests {
-		got, err := parseSince(tt.in, now)
-		if (err != nil) != tt.wantErr || !got.Equal(tt.want) {
-			t.Errorf("parseSince(%q) = %v, %v; want %v (error %v)", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}

@@ -5,7 +5,7 @@ import (
 	"context"
 	"image/png"
 	"io"
-	"math"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,8 +19,11 @@ import (
 // TestBudgetPageOverLedger answers real queries over pgx as two users,
 // then renders /budget in headless Chromium and checks the plot and the
 // table against the ledger: each user's line on census carries the
-// cumulative ε of that user's audit entries, in order, ending at the
-// ledger's spent total; the table shows the ledger's spent and left; no
+// cumulative ε of that user's audit entries, in order, summed exactly as
+// the ledger sums them (0.1 + 0.2 reads 0.3, not the float64 sum
+// 0.30000000000000004), ending at the ledger's spent total, in its data
+// and its hover title; the table shows the ledger's spent and left; the
+// time axis' two labels differ though the charges are seconds apart; no
 // literal of a query is on the page.
 func TestBudgetPageOverLedger(t *testing.T) {
 	chromium.Find(t)
@@ -33,9 +36,9 @@ func TestBudgetPageOverLedger(t *testing.T) {
 	analyst := connectDemo(t, p.pgAddr)
 	var n int64
 	for _, q := range []struct{ eps, sql string }{
-		{"0.25", "SELECT COUNT(*) FROM people WHERE workclass = 'Never-worked'"},
-		{"0.5", "SELECT COUNT(*) FROM people WHERE age > 60"},
-		{"0.5", "SELECT COUNT(*) FROM people WHERE age > 60"}, // the release: no charge
+		{"0.1", "SELECT COUNT(*) FROM people WHERE workclass = 'Never-worked'"},
+		{"0.2", "SELECT COUNT(*) FROM people WHERE age > 60"},
+		{"0.2", "SELECT COUNT(*) FROM people WHERE age > 60"}, // the release: no charge
 	} {
 		if _, err := analyst.Exec(ctx, "SET ddp.epsilon = "+q.eps); err != nil {
 			t.Fatal(err)
@@ -49,15 +52,23 @@ func TestBudgetPageOverLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The ledger's side: cumulative ε per user on census, from its audit.
-	want := map[string][]float64{}
+	// The ledger's side: cumulative ε per user on census, from its audit,
+	// summed as the ledger sums (exact decimals) and shown as the table
+	// shows the ledger's totals.
+	want := map[string][]string{}
+	sums := map[string]*big.Rat{}
 	err := p.ledger.Audit(ctx, budget.AuditFilter{Dataset: "census"}, func(e budget.AuditEntry) error {
 		if e.Refunded.IsZero() {
-			prev := 0.0
-			if c := want[e.User]; len(c) > 0 {
-				prev = c[len(c)-1]
+			x, err := budget.ExactDecimal(e.Cost.Epsilon)
+			if err != nil {
+				return err
 			}
-			want[e.User] = append(want[e.User], prev+e.Cost.Epsilon)
+			if sums[e.User] == nil {
+				sums[e.User] = new(big.Rat)
+			}
+			sums[e.User].Add(sums[e.User], x)
+			f, _ := sums[e.User].Float64()
+			want[e.User] = append(want[e.User], strconv.FormatFloat(f, 'g', -1, 64))
 		}
 		return nil
 	})
@@ -66,6 +77,9 @@ func TestBudgetPageOverLedger(t *testing.T) {
 	}
 	if len(want["analyst"]) != 2 || len(want["auditor"]) != 1 {
 		t.Fatalf("audit history %v: want two charges of analyst and one of auditor", want)
+	}
+	if want["analyst"][1] != "0.3" {
+		t.Fatalf("analyst's charges add up to %s in the ledger, want 0.3 (0.1 + 0.2)", want["analyst"][1])
 	}
 
 	dom := chromium.DumpDOM(t, "http://"+p.adminAddr+"/budget")
@@ -87,21 +101,22 @@ func TestBudgetPageOverLedger(t *testing.T) {
 		if pl == nil {
 			t.Fatalf("no line for %s in the plot", user)
 		}
-		var got []float64
-		for _, f := range strings.Fields(pl.Attr["data-epsilon"]) {
-			v, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, v)
+		got := strings.Fields(pl.Attr["data-epsilon"])
+		if strings.Join(got, " ") != strings.Join(want[user], " ") {
+			t.Errorf("%s: plotted cumulative ε %q, audit %q", user, got, want[user])
 		}
-		if len(got) != len(want[user]) {
-			t.Fatalf("%s: plotted %v, audit %v", user, got, want[user])
+		if len(got) == 0 {
+			t.Fatalf("%s: nothing plotted", user)
 		}
-		for i := range got {
-			if got[i] != want[user][i] {
-				t.Errorf("%s: plotted cumulative ε %v, audit %v", user, got, want[user])
+		last := got[len(got)-1]
+		var title string
+		for _, c := range pl.Children {
+			if c.Name == "title" {
+				title = c.Text
 			}
+		}
+		if wantTitle := user + ": ε " + want[user][len(want[user])-1] + " spent"; title != wantTitle {
+			t.Errorf("%s: hover title %q, want %q", user, title, wantTitle)
 		}
 		// Each charge is a rise of the line: 2 points per charge + the end.
 		if pts := strings.Fields(pl.Attr["points"]); len(pts) != 2*len(got)+1 {
@@ -111,8 +126,8 @@ func TestBudgetPageOverLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if last := got[len(got)-1]; math.Abs(last-acct.Spent.Epsilon) > 1e-12 {
-			t.Errorf("%s: the line ends at %v, the ledger has %v spent", user, last, acct.Spent.Epsilon)
+		if spent := strconv.FormatFloat(acct.Spent.Epsilon, 'g', -1, 64); last != spent {
+			t.Errorf("%s: the line ends at %s, the ledger has %s spent", user, last, spent)
 		}
 		left, err := p.ledger.Remaining(ctx, user, "census", p.sessions.Policy().User(user).Budgets["census"])
 		if err != nil {
@@ -126,6 +141,19 @@ func TestBudgetPageOverLedger(t *testing.T) {
 			l != strconv.FormatFloat(left.Epsilon, 'g', -1, 64) {
 			t.Errorf("%s: table says spent %s left %s; ledger %v and %v", user, s, l, acct.Spent.Epsilon, left.Epsilon)
 		}
+	}
+	// The charges are seconds apart: the axis' labels still differ.
+	var from, to string
+	for _, e := range census.FindAll(func(e *chromium.Element) bool { return e.Name == "text" }) {
+		switch e.Attr["class"] {
+		case "time-from":
+			from = e.Text
+		case "time-to":
+			to = e.Text
+		}
+	}
+	if from == "" || from == to {
+		t.Errorf("time axis from %q to %q: want two different times", from, to)
 	}
 	for _, lit := range []string{"Never-worked", "Doctorate", "age > 60"} {
 		if strings.Contains(dom, lit) {

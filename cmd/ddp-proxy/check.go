@@ -33,8 +33,8 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	probs := checkDomainQueries(pol)
 	if *connectFlag {
-		if strings.Contains(pol.Backend.DSN, "${") {
-			fmt.Fprintln(stderr, "--connect needs the backend DSN's environment variables to be set")
+		if missing := pol.MissingEnvOf("backend.dsn"); len(missing) > 0 {
+			fmt.Fprintf(stderr, "--connect needs the environment variables backend.dsn refers to, which are not set here (%s)\n", strings.Join(missing, ", "))
 			return exitError{1}
 		}
 		more, err := checkAgainstBackend(context.Background(), pol, stdout)
@@ -60,8 +60,8 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	for _, v := range pol.MissingEnv {
-		fmt.Fprintf(stdout, "note: environment variable %s is not set here; ddp-proxy serve will need it\n", v)
+	for _, r := range pol.MissingEnv {
+		fmt.Fprintf(stdout, "note: environment variable %s (%s) is not set here; ddp-proxy serve will need it\n", r.Name, r.Setting)
 	}
 	for _, n := range unboundedNotes(pol) {
 		fmt.Fprintln(stdout, n)

@@ -34,8 +34,8 @@ func explainDependence(ctx context.Context, pol *policies.Policy, stderr io.Writ
 	var q dependence.Querier
 	if needsBackendForDependence(pol) {
 		why := ""
-		if strings.Contains(pol.Backend.DSN, "${") {
-			why = "the backend DSN's environment variables are not set"
+		if missing := pol.MissingEnvOf("backend.dsn"); len(missing) > 0 {
+			why = "environment variables backend.dsn refers to are not set (" + strings.Join(missing, ", ") + ")"
 		} else {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()

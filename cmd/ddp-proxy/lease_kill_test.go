@@ -116,11 +116,11 @@ func TestServeKill9KeepsLeasedCharges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spent, err := ledger.ExactDecimal(spentF.Epsilon)
+	spent, err := budget.ExactDecimal(spentF.Epsilon)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaseBound, err := ledger.ExactDecimal(limit.Epsilon * policies.DefaultLedgerLease)
+	leaseBound, err := budget.ExactDecimal(limit.Epsilon * policies.DefaultLedgerLease)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestServeKill9KeepsLeasedCharges(t *testing.T) {
 		if !e.Refunded.IsZero() {
 			return nil
 		}
-		x, err := ledger.ExactDecimal(e.Cost.Epsilon)
+		x, err := budget.ExactDecimal(e.Cost.Epsilon)
 		if err != nil {
 			return err
 		}

@@ -26,10 +26,10 @@ type servedLedger interface {
 // openLedger opens the ledger the policy names for serving. This is where
 // another implementation of release.Ledger (a database shared by
 // replicas) is chosen. onCommit (nil: none) is told about every write
-// transaction of the bbolt ledger (the admin listener's metrics).
+// transaction of either ledger (the admin listener's metrics).
 func openLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger, onCommit func(writes int, took time.Duration)) (servedLedger, error) {
 	if pol.Ledger.Driver == policies.LedgerPostgres {
-		return openPGLedger(ctx, pol, log.With("component", "ledger"))
+		return openPGLedger(ctx, pol, log.With("component", "ledger"), onCommit)
 	}
 	led, err := ledger.Open(pol.Ledger.Path, ledger.Options{Logger: log.With("component", "ledger"), Replica: pol.Ledger.Replica,
 		OnCommit: onCommit, Retention: retentionOf(pol), Lease: pol.Ledger.Lease})
@@ -58,17 +58,19 @@ var (
 )
 
 // openPGLedger opens the PostgreSQL ledger a policy names (driver
-// postgres), as this replica.
-func openPGLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*pgledger.Ledger, error) {
-	if strings.Contains(pol.Ledger.DSN, "${") {
+// postgres), as this replica; onCommit as for openLedger.
+func openPGLedger(ctx context.Context, pol *policies.Policy, log *slog.Logger, onCommit func(writes int, took time.Duration)) (*pgledger.Ledger, error) {
+	if missing := pol.MissingEnvOf("ledger.dsn"); len(missing) > 0 {
 		// An offline load (budget, audit, ledger) leaves unset variables.
-		return nil, fmt.Errorf("ledger.dsn refers to environment variables that are not set (%s): export them first", strings.Join(pol.MissingEnv, ", "))
+		// Only the DSN's own are named: the backend's and the passwords
+		// are not needed to read the ledger.
+		return nil, fmt.Errorf("ledger.dsn refers to environment variables that are not set (%s): export them first", strings.Join(missing, ", "))
 	}
 	replica := pol.Ledger.Replica
 	if replica == "" {
 		replica = ledger.DefaultReplica()
 	}
-	l, err := pgledger.Open(ctx, pol.Ledger.DSN, pgledger.Options{Schema: pol.Ledger.Schema, Replica: replica, Logger: log})
+	l, err := pgledger.Open(ctx, pol.Ledger.DSN, pgledger.Options{Schema: pol.Ledger.Schema, Replica: replica, Logger: log, OnCommit: onCommit})
 	if err != nil {
 		return nil, fmt.Errorf("opening the budget ledger (postgres, schema %s): %w", pol.Ledger.Schema, err)
 	}

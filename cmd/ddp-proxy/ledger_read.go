@@ -42,7 +42,7 @@ func openLedgerReader(path string) (r release.LedgerReader, close func() error, 
 // through openLedgerReader.
 func openPolicyLedgerReader(ctx context.Context, pol *policies.Policy) (release.LedgerReader, func() error, error) {
 	if pol.Ledger.Driver == policies.LedgerPostgres {
-		l, err := openPGLedger(ctx, pol, slog.New(slog.DiscardHandler))
+		l, err := openPGLedger(ctx, pol, slog.New(slog.DiscardHandler), nil)
 		if err != nil {
 			return nil, nil, err
 		}

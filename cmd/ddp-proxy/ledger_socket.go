@@ -34,7 +34,7 @@ func ledgerSocketPath(ledgerPath string) string { return ledgerPath + ".sock" }
 //
 //	GET /ledger/accounts                          []budget.Account
 //	GET /ledger/pending                           []budget.Pending
-//	GET /ledger/audit?user=U&dataset=D&since=T    budget.AuditEntry per line (T: RFC 3339)
+//	GET /ledger/audit?user=U&dataset=D&since=T    budget.AuditEntry per line (T: budget.ParseSince)
 func ledgerHandler(l release.LedgerReader) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ledger/accounts", func(w http.ResponseWriter, r *http.Request) {
@@ -49,9 +49,9 @@ func ledgerHandler(l release.LedgerReader) http.Handler {
 		q := r.URL.Query()
 		f := budget.AuditFilter{User: q.Get("user"), Dataset: q.Get("dataset")}
 		if s := q.Get("since"); s != "" {
-			t, err := time.Parse(time.RFC3339Nano, s)
+			t, err := budget.ParseSince(s, time.Now())
 			if err != nil {
-				http.Error(w, "since: want an RFC 3339 time", http.StatusBadRequest)
+				http.Error(w, "since "+err.Error(), http.StatusBadRequest)
 				return
 			}
 			f.Since = t

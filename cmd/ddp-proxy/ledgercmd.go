@@ -30,7 +30,7 @@ func (b bboltDump) Import(_ context.Context, d *ledger.Dump) error { return b.Le
 // openDumpStore opens the ledger a policy names.
 func openDumpStore(ctx context.Context, pol *policies.Policy, log *slog.Logger) (dumpStore, error) {
 	if pol.Ledger.Driver == policies.LedgerPostgres {
-		l, err := openPGLedger(ctx, pol, log)
+		l, err := openPGLedger(ctx, pol, log, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -75,5 +77,31 @@ func TestLedgerDSNEnvUnset(t *testing.T) {
 	_, stderr, code := runMainIO(t, nil, "budget", "--policy", pol)
 	if code == 0 || !strings.Contains(stderr, "DDP_PGLEDGER_UNSET_VAR") {
 		t.Errorf("exit %d\n%s", code, stderr)
+	}
+
+	// The backend's DSN and a user's password refer to unset variables
+	// too: budget needs neither, so the message names only the ledger's.
+	src, err := os.ReadFile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := string(src)
+	for _, e := range []struct{ re, repl string }{
+		{`(?m)^  dsn: .*$`, `  dsn: "$${DDP_BACKEND_UNSET_VAR}"`}, // the first dsn: the backend's
+		{`(?m)^    scram_sha_256: .*$`, `    password_env: DDP_PASSWORD_UNSET_VAR`},
+	} {
+		loc := regexp.MustCompile(e.re).FindStringIndex(edited)
+		if loc == nil {
+			t.Fatalf("no %s in the policy:\n%s", e.re, edited)
+		}
+		edited = edited[:loc[0]] + regexp.MustCompile(e.re).ReplaceAllString(edited[loc[0]:loc[1]], e.repl) + edited[loc[1]:]
+	}
+	if err := os.WriteFile(pol, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = runMainIO(t, nil, "budget", "--policy", pol)
+	if code == 0 || !strings.Contains(stderr, "ledger.dsn refers to environment variables that are not set (DDP_PGLEDGER_UNSET_VAR)") ||
+		strings.Contains(stderr, "DDP_BACKEND_UNSET_VAR") || strings.Contains(stderr, "DDP_PASSWORD_UNSET_VAR") {
+		t.Errorf("exit %d, want the ledger's variable only:\n%s", code, stderr)
 	}
 }

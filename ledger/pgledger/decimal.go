@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
-	"github.com/ddp-proxy/ddp-proxy/ledger"
 )
 
 // decimal is an exact amount as a NUMERIC literal and as a rational.
@@ -16,10 +15,10 @@ type decimal struct {
 }
 
 // decimalOf returns f as the shortest decimal that round-trips to it: the
-// very string ledger.ExactDecimal reads, so that PostgreSQL's NUMERIC and
+// very string budget.ExactDecimal reads, so that PostgreSQL's NUMERIC and
 // the bbolt ledger's big.Rat hold the same exact amount (0.1 is 1/10).
 func decimalOf(f float64) (decimal, error) {
-	r, err := ledger.ExactDecimal(f)
+	r, err := budget.ExactDecimal(f)
 	if err != nil {
 		return decimal{}, err
 	}

@@ -15,7 +15,7 @@
 //     replicas can never both fit into the last bit of a budget.
 //   - Amounts are NUMERIC, exact decimals. Each float64 ε or δ is sent as
 //     the shortest decimal that round-trips to it, the string
-//     ledger.ExactDecimal reads, so both ledgers charge the same exact
+//     budget.ExactDecimal reads, so both ledgers charge the same exact
 //     amount: three charges of 0.1 fit a limit of 0.3.
 //   - A release is published first-writer-wins (INSERT … ON CONFLICT DO
 //     NOTHING, then read back), so every replica serves the same answer.
@@ -40,8 +40,8 @@
 //
 // # Imports
 //
-// pgledger imports ledger (ExactDecimal, the dump format), budget (the
-// shared types of release.Ledger), sqlerr and pgx. Like ledger, it never
+// pgledger imports ledger (the dump format), budget (the shared types
+// of release.Ledger, ExactDecimal), sqlerr and pgx. Like ledger, it never
 // imports release, planner, backends, wire or parser; cmd/ddp-proxy
 // asserts that it implements release.Ledger and release.Flighter.
 package pgledger

@@ -54,6 +54,14 @@ type Options struct {
 	Now func() time.Time
 	// Timeout bounds each ledger statement (0 = DefaultTimeout).
 	Timeout time.Duration
+	// OnCommit, when set, is called after every statement that changed
+	// the ledger — a reservation, a commit, a refund — with the changes
+	// it carried and how long it took, the WAL flush of its commit
+	// included (metrics; the bbolt ledger's Options.OnCommit). Each is
+	// one statement committed on its own before it returns, so writes is
+	// always 1: PostgreSQL's group commit, if any, is not visible here.
+	// It must not block.
+	OnCommit func(writes int, took time.Duration)
 }
 
 // Ledger is a budget ledger in PostgreSQL. Safe for concurrent use.
@@ -69,6 +77,8 @@ type Ledger struct {
 	now     func() time.Time
 	sql     statements
 	timeout time.Duration
+	// onCommit is Options.OnCommit (nil: none).
+	onCommit func(writes int, took time.Duration)
 }
 
 // Open connects to the ledger database at dsn, creates the ledger tables
@@ -93,7 +103,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Ledger, error) {
 		cfg.MaxConns = defaultPoolConns
 	}
 	cfg.AfterConnect = durableCommits
-	l := &Ledger{schema: quoteIdent(schema), replica: opts.Replica, log: opts.Logger, now: opts.Now}
+	l := &Ledger{schema: quoteIdent(schema), replica: opts.Replica, log: opts.Logger, now: opts.Now, onCommit: opts.OnCommit}
 	if l.replica == "" {
 		host, _ := os.Hostname()
 		l.replica = host + ":" + strconv.Itoa(os.Getpid())

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -109,6 +110,7 @@ func (l *Ledger) tryReserve(ctx, octx context.Context, ch budget.Charge, c, lim 
 	user, dataset := ch.User, ch.Dataset
 	var id int64
 	var se, sd string
+	start := time.Now()
 	err := l.pool.QueryRow(octx, l.sql.reserve, user, dataset, c.eps.text, c.delta.text,
 		lim.eps.text, lim.delta.text, l.replica, l.now().UTC(),
 		auditText(ch.Fingerprint), auditText(ch.Query), auditText(ch.Release)).Scan(&id, &se, &sd)
@@ -118,6 +120,7 @@ func (l *Ledger) tryReserve(ctx, octx context.Context, ch budget.Charge, c, lim 
 	if err != nil {
 		return nil, l.failure(ctx, "reserve", err)
 	}
+	l.committed(start)
 	spentEps, e1 := parseNumeric(se)
 	spentDelta, e2 := parseNumeric(sd)
 	if err := errors.Join(e1, e2); err != nil {
@@ -203,10 +206,14 @@ func (r *Reservation) Commit(cacheKey string, release []byte) ([]byte, error) {
 		key = []byte(cacheKey)
 	}
 	var settled, stored int64
+	start := time.Now()
 	err := l.pool.QueryRow(ctx, l.sql.commit, int64(r.ID), l.replica, r.cost.eps.text, r.cost.delta.text,
 		key, release, l.now().UTC()).Scan(&settled, &stored)
 	if err == nil && settled != 1 {
 		err = errNotPending
+	}
+	if err == nil {
+		l.committed(start)
 	}
 	out := release
 	if err == nil && key != nil && stored == 0 {
@@ -240,6 +247,7 @@ func (r *Reservation) Refund() error {
 	ctx, cancel := context.WithTimeout(context.Background(), r.l.timeout)
 	defer cancel()
 	var settled int64
+	start := time.Now()
 	err := r.l.pool.QueryRow(ctx, r.l.sql.refund, int64(r.ID), r.l.replica, r.cost.eps.text, r.cost.delta.text,
 		r.l.now().UTC()).Scan(&settled)
 	if err == nil && settled != 1 {
@@ -248,8 +256,19 @@ func (r *Reservation) Refund() error {
 	if err != nil {
 		return fmt.Errorf("ledger refund reservation %d: %w", r.ID, unavailable("refund", err))
 	}
+	r.l.committed(start)
 	r.l.log.Debug("budget refunded", "user", r.User, "dataset", r.Dataset, "reservation", r.ID)
 	return nil
+}
+
+// committed reports one ledger-changing statement that began at start
+// and has committed (Options.OnCommit). A statement that changed nothing
+// (a reservation over the limit, a commit of a reservation no longer
+// pending) is not reported: it flushed no WAL.
+func (l *Ledger) committed(start time.Time) {
+	if l.onCommit != nil {
+		l.onCommit(1, time.Since(start))
+	}
 }
 
 // errNotPending: the reservation's pending row is gone, belongs to another
