@@ -11,28 +11,17 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
+	"github.com/ddp-proxy/ddp-proxy/internal/testaddr"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
-
-// closedPort returns a local port nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 // TestOpenErrorTellsTheOperator: a backend that cannot be opened is
 // reported with where the connection went and the driver's reason, never
 // the DSN's password, and still carries the backend's code for callers
 // that decide by it.
 func TestOpenErrorTellsTheOperator(t *testing.T) {
-	addr := closedPort(t)
+	addr := testaddr.Free(t)
 	host, port, _ := net.SplitHostPort(addr)
 	tests := []struct {
 		name string

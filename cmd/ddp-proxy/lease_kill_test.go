@@ -12,6 +12,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/testaddr"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -32,7 +33,7 @@ func TestServeKill9KeepsLeasedCharges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testaddr.Free(t)
 	pol := demoPolicyCopy(t, files, addr, "off", "kill.yaml", nil)
 	p, err := policies.Load(pol)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/testaddr"
 	"github.com/ddp-proxy/ddp-proxy/ledger/pgledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -86,23 +87,12 @@ func (s *replicaSetup) start(t *testing.T, n int) []*replica {
 	var rs []*replica
 	dir := filepath.Dir(s.files.Policy)
 	for i := range n {
-		addr := freeAddr(t)
+		addr := testaddr.Free(t)
 		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
 		rs = append(rs, launch(t, pol, addr, filepath.Join(dir, fmt.Sprintf("replica%d.pid", i))))
 	}
 	waitListening(t, rs)
 	return rs
-}
-
-// freeAddr returns a loopback address no one listens on (now).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // launch starts ddp-proxy serve on policy pol (listening on addr) in a

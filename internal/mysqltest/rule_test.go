@@ -2,13 +2,13 @@ package mysqltest_test
 
 import (
 	"fmt"
-	"net"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/internal/mysqltest"
 	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
+	"github.com/ddp-proxy/ddp-proxy/internal/testaddr"
 )
 
 // The rule both DSN helpers keep for every database test: without the
@@ -51,19 +51,8 @@ func run(t *testing.T, f func(tb testing.TB)) *recorder {
 	return r
 }
 
-// deadAddr is a local address nothing listens on.
-func deadAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestDSNHelpersSkipUnsetFailDown(t *testing.T) {
-	dead := deadAddr(t)
+	dead := testaddr.Free(t)
 	for _, c := range []struct {
 		name, env, down string
 		lookup          func(testing.TB) string
