@@ -19,14 +19,16 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	connectFlag := fs.Bool("connect", false, "also connect to the backend and check that every declared table and column exists, with a type that fits the declared one")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return exitError{2}
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: ddp-proxy check [--connect] FILE")
 		return exitError{2}
 	}
-	pol, err := policies.LoadWith(fs.Arg(0), policies.LoadOptions{Offline: true})
+	file := pos[0]
+	pol, err := policies.LoadWith(file, policies.LoadOptions{Offline: true})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError{1}
@@ -39,7 +41,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		}
 		more, err := checkAgainstBackend(context.Background(), pol, stdout)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: cannot check against the backend: %v\n", fs.Arg(0), err)
+			fmt.Fprintf(stderr, "%s: cannot check against the backend: %v\n", file, err)
 			return exitError{1}
 		}
 		probs = append(probs, more...)
@@ -67,7 +69,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, n)
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d datasets, %d private and %d public tables, %d users)\n",
-		fs.Arg(0), len(pol.Datasets), private, public, len(pol.Users))
+		file, len(pol.Datasets), private, public, len(pol.Users))
 	for _, dn := range pol.DatasetNames {
 		if an := pol.Datasets[dn].Analysis; an != nil { // blowfish/induced: the load-time bound
 			fmt.Fprintf(stdout, "  %s (model %s): %s\n", dn, pol.Datasets[dn].Model, an)

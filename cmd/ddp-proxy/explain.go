@@ -23,10 +23,11 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	userName := fs.String("user", "", "analyst whose limits apply (default: the first user of the policy)")
 	eps := fs.Float64("epsilon", 0, "ε of the query (default: the user's default_epsilon)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return exitError{2}
 	}
-	if *policyPath == "" || fs.NArg() != 1 {
+	if *policyPath == "" || len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: ddp-proxy explain --policy FILE [--dialect postgres|mysql] [--user U] [--epsilon E] [--json] SQL")
 		return exitError{2}
 	}
@@ -46,7 +47,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return exitError{2}
 	}
 	explainDependence(ctx, pol, stderr)
-	x := explain(planner.NewWith(pol, session.PlannerOptions(pol.Backend.Driver)), user, d, *eps, fs.Arg(0))
+	x := explain(planner.NewWith(pol, session.PlannerOptions(pol.Backend.Driver)), user, d, *eps, pos[0])
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
