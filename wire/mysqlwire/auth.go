@@ -78,10 +78,24 @@ func denied(user string) error {
 // accepts the user's credentials; an unknown user gets the same error as
 // a wrong password, so names cannot be probed.
 func (a *authServer) verify(user string, match func(UserAuth) bool) (mysql.Getter, error) {
-	if ua, ok := a.h.LookupUser(user); ok && (ua.Trust || match(ua)) {
+	ua, ok := a.h.LookupUser(user)
+	switch {
+	case ok && (ua.Trust || match(ua)):
 		return authUser{user}, nil
+	case !ok:
+		a.failed(user, "no such user in the policy")
+	default:
+		a.failed(user, "wrong password")
 	}
 	return nil, denied(user)
+}
+
+// failed logs a refused login with its reason, for the operator only: the
+// client's error is the same whatever the reason.
+func (a *authServer) failed(user, reason string) {
+	if a.s != nil && a.s.log != nil {
+		a.s.log.Info("authentication failed", "user", user, "reason", reason)
+	}
 }
 
 // UserEntryWithHash checks a mysql_native_password reply.
@@ -103,6 +117,7 @@ func (a *authServer) UserEntryWithCacheHash(_ []*x509.Certificate, salt []byte, 
 	ua, ok := a.h.LookupUser(user)
 	switch {
 	case !ok:
+		a.failed(user, "no such user in the policy")
 		return nil, mysql.AuthRejected, nil
 	case ua.Trust:
 		return authUser{user}, mysql.AuthAccepted, nil
@@ -111,6 +126,7 @@ func (a *authServer) UserEntryWithCacheHash(_ []*x509.Certificate, salt []byte, 
 		if len(reply) == len(want) && subtle.ConstantTimeCompare(reply, want) == 1 {
 			return authUser{user}, mysql.AuthAccepted, nil
 		}
+		a.failed(user, "wrong password")
 		return nil, mysql.AuthRejected, nil
 	}
 	return nil, mysql.AuthNeedMoreData, nil

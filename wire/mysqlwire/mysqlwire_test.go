@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -221,19 +222,27 @@ func wantErrno(t *testing.T, err error, errno uint16, state string) {
 
 func TestAuthentication(t *testing.T) {
 	for _, sha2 := range []bool{false, true} {
-		addr, _ := startFake(t, Config{CachingSHA2First: sha2})
+		var logs logSink
+		addr, _ := startFake(t, Config{CachingSHA2First: sha2, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		tests := []struct {
 			user, pw string
 			ok       bool
+			reason   string // the operator's log line for a refusal ("": Vitess refuses first)
 		}{
-			{"trusted", "anything", true},
-			{"trusted", "", true},
-			{"clear", "pw-clear", true},
-			{"clear", "wrong", false},
-			{"clear", "", false},
-			{"hashed", "pw-hashed", !sha2}, // caching_sha2 full auth needs TLS
-			{"hashed", "wrong", false},
-			{"nobody", "pw-clear", false},
+			{"trusted", "anything", true, ""},
+			{"trusted", "", true, ""},
+			{"clear", "pw-clear", true, ""},
+			{"clear", "wrong", false, "wrong password"},
+			{"clear", "", false, "wrong password"},
+			{"hashed", "pw-hashed", !sha2, ""}, // caching_sha2 full auth needs TLS
+			{"nobody", "pw-clear", false, "no such user in the policy"},
+		}
+		if !sha2 {
+			tests = append(tests, struct {
+				user, pw string
+				ok       bool
+				reason   string
+			}{"hashed", "wrong", false, "wrong password"})
 		}
 		for _, tc := range tests {
 			t.Run(fmt.Sprintf("sha2=%v/%s/%s", sha2, tc.user, tc.pw), func(t *testing.T) {
@@ -247,9 +256,48 @@ func TestAuthentication(t *testing.T) {
 					return
 				}
 				wantErrno(t, err, 1045, "28000")
+				if tc.reason == "" {
+					return
+				}
+				want := []string{"authentication failed", "user=" + tc.user, `reason="` + tc.reason + `"`}
+				if !logs.hasLine(want...) {
+					t.Errorf("no log line with %q:\n%s", want, logs.String())
+				}
 			})
 		}
 	}
+}
+
+// logSink collects a server's log lines.
+type logSink struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// hasLine reports whether one line holds every part.
+func (l *logSink) hasLine(parts ...string) bool {
+	for _, line := range strings.Split(l.String(), "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 func TestTextAndBinaryResults(t *testing.T) {

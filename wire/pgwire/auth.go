@@ -34,8 +34,16 @@ func (c *conn) authenticate(user string) error {
 		return nil
 	}
 	creds, usable := c.srv.credentials(user, a, known)
-	if known && !usable {
+	// Why a failure would fail, for the server's log only (the client
+	// learns nothing that tells an unknown user from a wrong password).
+	switch {
+	case !known:
+		c.authFailure = "no such user in the policy"
+	case !usable:
+		c.authFailure = "the user has no password a PostgreSQL client can use (a MySQL-only password hash, or an invalid SCRAM verifier)"
 		c.log.Warn("user has no usable SCRAM credentials; refusing login")
+	default:
+		c.authFailure = "wrong password"
 	}
 	failed := sqlerr.New(sqlerr.InvalidPassword, "password authentication failed for user %q", user)
 	if c.tls && c.srv.cfg.CleartextOverTLS {

@@ -7,8 +7,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lib/pq"
 	"github.com/xdg-go/scram"
@@ -69,19 +71,21 @@ func TestParseSCRAMVerifier(t *testing.T) {
 // TestPQAuth logs in through lib/pq (database/sql), which speaks
 // SCRAM-SHA-256 on its own implementation.
 func TestPQAuth(t *testing.T) {
-	ts := startServer(t, Config{})
+	var logs syncBuffer
+	ts := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	host, port, _ := strings.Cut(ts.addr, ":")
 	tests := []struct {
 		name, user, password string
 		wantCode             string // "" = success
+		reason               string // the server log's reason for a failure
 	}{
-		{"cleartext-derived credentials", "alice", alicePassword, ""},
-		{"verifier", "verif", "secret", ""},
-		{"trust ignores password", "trusty", "whatever", ""},
-		{"wrong password", "alice", "nope", "28P01"},
-		{"wrong password, verifier", "verif", "Secret", "28P01"},
-		{"unknown user", "mallory", "nope", "28P01"},
-		{"user without credentials", "nopass", "", "28P01"},
+		{"cleartext-derived credentials", "alice", alicePassword, "", ""},
+		{"verifier", "verif", "secret", "", ""},
+		{"trust ignores password", "trusty", "whatever", "", ""},
+		{"wrong password", "alice", "nope", "28P01", "wrong password"},
+		{"wrong password, verifier", "verif", "Secret", "28P01", "wrong password"},
+		{"unknown user", "mallory", "nope", "28P01", "no such user"},
+		{"user without credentials", "nopass", "", "28P01", "no password a PostgreSQL client can use"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,8 +116,30 @@ func TestPQAuth(t *testing.T) {
 			if string(pe.Code) != tc.wantCode || pe.Message != wantMsg || pe.Severity != "FATAL" {
 				t.Errorf("got %s %s %q, want FATAL %s %q", pe.Severity, pe.Code, pe.Message, tc.wantCode, wantMsg)
 			}
+			// The operator's log says why; the client's message does not.
+			deadline := time.Now().Add(5 * time.Second)
+			for !logHas(&logs, "user="+tc.user, "authentication failed", tc.reason) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !logHas(&logs, "user="+tc.user, "authentication failed", tc.reason) {
+				t.Errorf("no log line for %s's failed login with reason %q:\n%s", tc.user, tc.reason, logs.String())
+			}
 		})
 	}
+}
+
+// logHas reports whether one line of the log holds every part.
+func logHas(l *syncBuffer, parts ...string) bool {
+	for _, line := range strings.Split(l.String(), "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // TestPQExtended runs a parameterised query through lib/pq, which binds

@@ -42,6 +42,9 @@ type conn struct {
 	// tls is set once nc is the TLS connection.
 	tls bool
 	log *slog.Logger
+	// authFailure is why authentication would fail (set by authenticate),
+	// for the log line of a failed login.
+	authFailure string
 
 	ctx  context.Context // cancelled by forced shutdown or when serve returns
 	stop context.CancelFunc
@@ -198,7 +201,7 @@ func (c *conn) startupFailed(err error) {
 	var se *sqlerr.Error
 	if errors.As(err, &se) {
 		if se.Code == sqlerr.InvalidPassword {
-			c.log.Info("authentication failed")
+			c.log.Info("authentication failed", "reason", c.authFailure)
 		} else {
 			c.log.Info("startup failed", "sqlstate", se.Code.SQLState, "err", err)
 		}
