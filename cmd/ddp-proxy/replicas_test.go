@@ -149,14 +149,19 @@ func TestReplicaKill9KeepsCharges(t *testing.T) {
 	var mu sync.Mutex
 	answered, attempted := 0, 0
 	next := 0
+	// Every client connects before the kill: with many clients a login
+	// (SCRAM) could otherwise still be under way on the replica killed.
+	var connected sync.WaitGroup
 	for ri, r := range rs {
 		for range clientsPerReplica {
 			wg.Add(1)
+			connected.Add(1)
 			go func() {
 				defer wg.Done()
 				conn, err := connectReplica(context.Background(), r.addr, 0.001)
+				connected.Done()
 				if err != nil {
-					t.Error(err)
+					t.Errorf("replica %d: %v", ri, err)
 					return
 				}
 				defer conn.Close(context.Background())
@@ -183,6 +188,7 @@ func TestReplicaKill9KeepsCharges(t *testing.T) {
 			}()
 		}
 	}
+	connected.Wait()
 	time.Sleep(700 * time.Millisecond)
 	killed := rs[0].cmd.Process.Pid
 	if err := rs[0].cmd.Process.Kill(); err != nil {
