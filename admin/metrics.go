@@ -8,6 +8,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/policies"
 	"github.com/ddp-proxy/ddp-proxy/session"
+	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
 // MetricsOptions configures NewMetrics.
@@ -15,6 +16,8 @@ type MetricsOptions struct {
 	// PerUser labels ε and δ spent with the user too (policy
 	// metrics.per_user); by default they are per dataset only.
 	PerUser bool
+	// Datasets are the policy's datasets, whose series start at 0.
+	Datasets []string
 }
 
 // Metrics are one proxy's Prometheus metrics. It implements
@@ -91,7 +94,29 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 	m.reg.MustRegister(m.statements, m.refusals, m.epsilon, m.delta, m.cacheHits, m.duration,
 		m.commitTime, m.commitSize, m.backend,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Every SQLSTATE the proxy answers with starts at 0, so that a rate or
+	// an alert (budget exhausted, 53400) has a series before its first
+	// event (Prometheus reads a missing series as no data, not as 0).
+	for _, c := range sqlerr.All {
+		m.refusals.WithLabelValues(c.SQLState)
+	}
+	m.Datasets(opts.Datasets)
 	return m
+}
+
+// Datasets starts the per-dataset series of datasets at 0 (at startup
+// and after a reload that adds one): spent and cache hits then read 0
+// rather than no data until the first charge. With per-user labels the
+// spent series start with each user's first charge (the users are not
+// known here).
+func (m *Metrics) Datasets(names []string) {
+	for _, d := range names {
+		m.cacheHits.WithLabelValues(d)
+		if !m.perUser {
+			m.epsilon.WithLabelValues(d)
+			m.delta.WithLabelValues(d)
+		}
+	}
 }
 
 // Registry is the registry /metrics serves.

@@ -192,6 +192,7 @@ func (p *proxy) reload(ctx context.Context, path string) error {
 		return err
 	}
 	p.sessions.SetPolicy(pol)
+	p.metrics.Datasets(pol.DatasetNames)
 	log.Info("policy reloaded", "users", len(pol.Users), "datasets", len(pol.DatasetNames))
 	return nil
 }
@@ -283,7 +284,7 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 	if err != nil {
 		return nil, err
 	}
-	metrics := admin.NewMetrics(admin.MetricsOptions{PerUser: pol.Metrics.PerUser})
+	metrics := admin.NewMetrics(admin.MetricsOptions{PerUser: pol.Metrics.PerUser, Datasets: pol.DatasetNames})
 	led, err := openLedger(ctx, pol, log, metrics.LedgerCommit)
 	if err != nil {
 		be.Close()
