@@ -82,6 +82,10 @@ type Column struct {
 	// the expression is computed from, each with its own noise, so that
 	// the cost notice describes the noise of ROUND(AVG(x), 2) too.
 	Uses []Column
+	// Parts (a composite aggregate, AVG): the noisy true aggregates it is
+	// computed from (its sum and its count), each with its own noise: the
+	// column's own noise has no single scale or interval.
+	Parts []Column
 }
 
 // Result is a noisy answer.
@@ -678,6 +682,14 @@ func aggregateColumn(pl *planner.Plan, o planner.Output) Column {
 	s := pl.Summary(o)
 	if o.Unit.Notice == "" {
 		c.Scale = s.Scale
+	} else if len(o.Parts) > 1 {
+		for _, p := range pl.PartNoise(o) {
+			part := Column{Name: p.Label, Aggregate: "part", Scale: p.Scale}
+			if !math.IsNaN(p.CI95) {
+				part.CI95 = p.CI95
+			}
+			c.Parts = append(c.Parts, part)
+		}
 	}
 	if !math.IsNaN(s.CI95) {
 		c.CI95 = s.CI95

@@ -35,6 +35,10 @@ func TestCostNotice(t *testing.T) {
 		}, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},
 			[]string{"a: computed from avg(age) (noisy sum / noisy count, clamped to the column bounds)",
 				"share: computed from count(*) (noise scale 2, 95% within ±6), sum(age) (noise scale 90, 95% within ±270)"}, []string{"k:"}},
+		{"average", &planner.Plan{Dataset: ds}, &release.Result{Columns: []release.Column{
+			{Name: "avg", Aggregate: "avg", Parts: []release.Column{{Name: "sum(age)", Aggregate: "part", Scale: 900, CI95: 2696}, {Name: "count(*)", Aggregate: "part", Scale: 10, CI95: 30}}},
+		}, Charged: policies.Budget{Epsilon: 0.2}, Remaining: policies.Budget{Epsilon: 9.8}},
+			[]string{"avg: noisy sum / noisy count, clamped to the column bounds — sum(age) with noise scale 900 (95% within ±2696), count(*) with noise scale 10 (95% within ±30)"}, nil},
 		{"quantiles", &planner.Plan{Dataset: ds}, &release.Result{Columns: []release.Column{
 			{Name: "min", Aggregate: "min", RankError: 16},
 			{Name: "median", Aggregate: "median", RankError: 9},
@@ -86,5 +90,25 @@ func TestWriteGMatchesFmt(t *testing.T) {
 				t.Errorf("writeNoise(%+v) = %q, want %q", c, b.String(), want)
 			}
 		}
+	}
+}
+
+// TestAverageNoticeNamesItsParts: an AVG's notice says the noise of the
+// sum and the count it is computed from (it has no single scale), as
+// EXPLAIN does, through the whole path (plan, release, notice).
+func TestAverageNoticeNamesItsParts(t *testing.T) {
+	f := sqliteFixture(t)
+	rs := mustQuery(t, f.s, "SET ddp.epsilon = 1; SELECT AVG(age) FROM people")
+	n := rs[1].Notices
+	if len(n) != 1 {
+		t.Fatalf("notices %q", n)
+	}
+	for _, want := range []string{"noisy sum / noisy count, clamped to the column bounds — ", "sum(age) with noise scale ", "count", "95% within ±"} {
+		if !strings.Contains(n[0], want) {
+			t.Errorf("notice %q lacks %q", n[0], want)
+		}
+	}
+	if c := strings.Count(n[0], " with noise scale "); c != 2 {
+		t.Errorf("notice %q names %d parts, want 2", n[0], c)
 	}
 }

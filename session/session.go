@@ -527,6 +527,15 @@ func noiseText(c release.Column) string {
 	case aggregate.ByName(c.Aggregate) != nil && aggregate.ByName(c.Aggregate).Notice != "":
 		// A composite aggregate (AVG): its unit says how it is computed.
 		text := aggregate.ByName(c.Aggregate).Notice
+		// Its parts' noise (AVG: its sum's and its count's).
+		for i, p := range c.Parts {
+			if i == 0 {
+				text += " — "
+			} else {
+				text += ", "
+			}
+			text += fmt.Sprintf("%s with noise scale %.4g (95%% within ±%.4g)", p.Name, p.Scale, p.CI95)
+		}
 		if c.RankError > 0 {
 			text += fmt.Sprintf(", rank error ≤ %g rows (95%%)", c.RankError)
 		}
