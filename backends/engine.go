@@ -603,7 +603,9 @@ func (e *Engine) execFailure(ctx context.Context, w *watcher, sent int64, err er
 	if errors.As(err, &pf) {
 		// Only the statement's preparation reached the server: nothing
 		// ran (statementCache). A refusal by the server is the operator's
-		// to fix, so its message is logged; a lost connection is as if
+		// to fix, so its message is logged, which is safe here unlike a
+		// run's: the statement's text carries no literal (they are bound
+		// at the run) and no row was read. A lost connection is as if
 		// the statement had never been sent.
 		if code != "" {
 			e.log.Warn("the backend refused to prepare a statement; the policy may not match the database", "dialect", e.dialect.Name, "driver_code", code, "err", pf.err)
