@@ -820,6 +820,19 @@ func (b *builder) columnArg(u *aggregate.Unit, arg *ir.ColumnRef) (aggregate.Arg
 	return out, nil
 }
 
+// ColumnClamp is what the planner clamps column col to when a query
+// computes with it (clampBounds), for tools that report it (ddp-proxy
+// check); ok is false when it may only be compared.
+func ColumnClamp(col *policies.Column) (lo, hi ir.Value, ok bool) {
+	return clampBounds(col, exprType(col.Type))
+}
+
+// SumClamp is the clamp of SUM, AVG, VARIANCE and STDDEV of the bare
+// numeric column col (sumBounds); ok is false when they are refused.
+func SumClamp(col *policies.Column) (lo, hi float64, ok bool) {
+	return sumBounds(col, exprType(col.Type))
+}
+
 // sumBounds is the clamp of a numeric aggregate's bare column argument:
 // the column's clampBounds (its declared bounds, else the extent of its
 // declared static domain), as for any computation with it, so that SUM(x)
