@@ -80,7 +80,8 @@ type Arg struct {
 	// expression, not lowered): a Part's Of is built over it.
 	Source ir.Expr
 	// Type is the policies type of the values ("integer", "real", ...;
-	// "" unknown). Lo and Hi are their declared bounds or inferred range
+	// "" unknown). Lo and Hi are their clamp: a column's declared bounds
+	// (or its static domain's extent) or an expression's inferred range
 	// (set for Numeric units only).
 	Type   string
 	Lo, Hi float64

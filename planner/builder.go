@@ -286,7 +286,7 @@ func (p *Planner) declare(k declareKey) string {
 // timeDomainExtent is the smallest and largest value of a date or time
 // column's declared static domain.
 func timeDomainExtent(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool) {
-	if d.Domain == nil || len(d.Domain.Resolved) == 0 {
+	if d.Domain == nil || d.Domain.Query != "" || len(d.Domain.Resolved) == 0 {
 		return lo, hi, false
 	}
 	for i, v := range d.Domain.Resolved {
@@ -304,9 +304,11 @@ func timeDomainExtent(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok 
 }
 
 // clampBounds are the bounds a numeric column is clamped to where an
-// expression computes with it (ir.Int for integers, ir.Float for reals):
-// the declared bounds, else the smallest and largest value of a declared
-// static domain. Both are public.
+// expression computes with it (ir.Int for integers, ir.Float for reals),
+// where a numeric aggregate reads the bare column (sumBounds) and where a
+// quantile chooses among its values: the declared bounds, else the
+// smallest and largest value of a declared static domain. Both are public.
+// This is the one place the rule is written.
 func clampBounds(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool) {
 	switch {
 	case t.IsTime() && len(d.TimeBounds) == 2:
@@ -320,7 +322,9 @@ func clampBounds(d *policies.Column, t exprtype.Type) (lo, hi ir.Value, ok bool)
 		return ir.Int(int64(d.Lo())), ir.Int(int64(d.Hi())), true
 	case d.HasBounds():
 		return ir.Float(d.Lo()), ir.Float(d.Hi()), true
-	case d.Domain == nil || len(d.Domain.Resolved) == 0:
+	case d.Domain == nil || d.Domain.Query != "" || len(d.Domain.Resolved) == 0:
+		// A query domain's values are read from the backend when
+		// grouping, not known (nor public) at plan time: never a clamp.
 		return lo, hi, false
 	}
 	for i, v := range d.Domain.Resolved {
@@ -807,12 +811,54 @@ func (b *builder) columnArg(u *aggregate.Unit, arg *ir.ColumnRef) (aggregate.Arg
 	if r.decl.Type != policies.TypeInteger && r.decl.Type != policies.TypeReal {
 		return aggregate.Arg{}, sqlerr.New(sqlerr.DatatypeMismatch, "%s of %s: the column is %s, not a number", numericName(u), r.name, r.decl.Type)
 	}
-	if !r.decl.HasBounds() {
+	lo, hi, ok := sumBounds(r.decl, exprType(r.decl.Type))
+	if !ok {
 		return aggregate.Arg{}, sqlerr.New(sqlerr.FeatureNotSupported, "%s of %s needs declared bounds: %s.bounds", numericName(u), r.name, path).
 			WithHint("the DBA adds bounds: [lo, hi] at %s", b.p.pol.Position(path))
 	}
-	out.Lo, out.Hi = r.decl.Lo(), r.decl.Hi()
+	out.Lo, out.Hi = lo, hi
 	return out, nil
+}
+
+// ColumnClamp is what the planner clamps column col to when a query
+// computes with it (clampBounds), for tools that report it (ddp-proxy
+// check); ok is false when it may only be compared.
+func ColumnClamp(col *policies.Column) (lo, hi ir.Value, ok bool) {
+	return clampBounds(col, exprType(col.Type))
+}
+
+// SumClamp is the clamp of SUM, AVG, VARIANCE and STDDEV of the bare
+// numeric column col (sumBounds); ok is false when they are refused.
+func SumClamp(col *policies.Column) (lo, hi float64, ok bool) {
+	return sumBounds(col, exprType(col.Type))
+}
+
+// sumBounds is the clamp of a numeric aggregate's bare column argument:
+// the column's clampBounds (its declared bounds, else the extent of its
+// declared static domain), as for any computation with it, so that SUM(x)
+// and SUM(x + 0) clamp alike. An extent is held to what validation asks of
+// declared bounds (policies' checkBounds): finite and ordered, and for an
+// integer column whole numbers within ±2^53, exact in the float64 the
+// clamp travels in. ok is false otherwise, and without either.
+func sumBounds(d *policies.Column, t exprtype.Type) (lo, hi float64, ok bool) {
+	l, h, ok := clampBounds(d, t)
+	switch {
+	case !ok:
+		return 0, 0, false
+	case t == exprtype.Integer && l.Kind == ir.KindInt && h.Kind == ir.KindInt:
+		if l.Int < -(1<<53) || l.Int > 1<<53 || h.Int < -(1<<53) || h.Int > 1<<53 {
+			return 0, 0, false
+		}
+		lo, hi = float64(l.Int), float64(h.Int)
+	case t == exprtype.Real && l.Kind == ir.KindFloat && h.Kind == ir.KindFloat:
+		lo, hi = l.Float, h.Float
+	default:
+		return 0, 0, false
+	}
+	if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) || lo > hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }
 
 // numericName names a numeric aggregate in the messages about its
@@ -1468,8 +1514,9 @@ func (b *builder) calibrate(eps float64, ds *policies.Dataset, main *policies.Ta
 					// The backend divides each value by γ: a nonzero bound
 					// that small would underflow there (PostgreSQL raises
 					// an error), so it is refused now, before any charge.
-					// Only an expression's range can hold one (a literal
-					// such as 1e-307); declared bounds are validated.
+					// An expression's range (a literal such as 1e-307)
+					// can hold one, and so can a real column's bounds or
+					// domain extent (validation only asks that they be finite).
 					if bnd != 0 && math.Abs(bnd)/gamma < 0x1p-1000 {
 						return sqlerr.New(sqlerr.NumericValueOutOfRange, "cannot sum %s: the bound %g of its range is nonzero but negligible next to the noise lattice γ = %g", a.Label, bnd, gamma).
 							WithHint("write 0 instead of a value that small")

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -133,8 +134,10 @@ func exprDistanceStep(e ir.Expr, alias string, sec *policies.Secrets, col *polic
 	theta := sec.Theta
 	if col.Type == policies.TypeInteger {
 		theta = math.Floor(theta)
-	} else if len(col.Bounds) == 2 {
-		theta = thetaWithRounding(theta, math.Max(math.Abs(col.Bounds[0]), math.Abs(col.Bounds[1])))
+	} else if lo, hi, ok := clampBounds(col, exprtype.Real); ok && lo.Kind == ir.KindFloat && hi.Kind == ir.KindFloat {
+		// The distance column enters e through its clamp (exprColumn):
+		// its declared bounds, else its static domain's extent.
+		theta = thetaWithRounding(theta, math.Max(math.Abs(lo.Float), math.Abs(hi.Float)))
 	} else {
 		return 0, false
 	}

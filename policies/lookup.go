@@ -189,8 +189,8 @@ func (d *Dataset) ClampCountsAtZero() bool { return d.ClampCounts == nil || *d.C
 // asks the identical query (the default), rather than made per user.
 func (d *Dataset) SharesReleases() bool { return d.ShareReleases == nil || *d.ShareReleases }
 
-// HasBounds reports whether the column declares [lo, hi] bounds, which SUM
-// and AVG require.
+// HasBounds reports whether the column declares [lo, hi] bounds (SUM and
+// AVG clamp to them, or else to a static domain's extent).
 func (c *Column) HasBounds() bool { return len(c.Bounds) == 2 }
 
 // Lo is the lower bound (0 without bounds; check HasBounds first).

@@ -316,8 +316,10 @@ type Column struct {
 	// real columns, ISO strings for dates and times. Validation resolves
 	// it into Bounds or TimeBounds.
 	RawBounds []Bound `yaml:"bounds"`
-	// Bounds [lo, hi] of a numeric column are required for SUM and AVG:
-	// values are clamped to them in the backend.
+	// Bounds [lo, hi] of a numeric column clamp its values in SUM, AVG
+	// and computations, in the backend; without them the extent of a
+	// static Domain serves (the planner's clampBounds), else those are
+	// refused.
 	Bounds []float64 `yaml:"-"`
 	// TimeBounds [lo, hi] of a date or time column (ir values of the
 	// column's kind) are required to compute with it (date_trunc,

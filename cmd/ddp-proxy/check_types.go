@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -86,8 +87,12 @@ func sqliteTypeFits(declared, bt string) (bool, string) {
 }
 
 // unboundedNotes lists the numeric and date columns declared without
-// bounds, saying what that blocks: not an error (comparisons and counts
-// work), but the analyst will be refused sums, averages and arithmetic.
+// bounds, saying what that means, as the planner decides it
+// (planner.ColumnClamp, planner.SumClamp): not an error (comparisons and
+// counts work), but without a static domain whose extent serves as bounds
+// the analyst will be refused sums, averages and arithmetic. A column
+// whose domain's extent serves is noted too: values outside it are
+// clamped to it.
 func unboundedNotes(pol *policies.Policy) []string {
 	var out []string
 	for _, dn := range pol.DatasetNames {
@@ -100,26 +105,30 @@ func unboundedNotes(pol *policies.Policy) []string {
 			for _, cn := range t.ColumnNames {
 				c := t.Columns[cn]
 				path := "datasets." + dn + ".tables." + t.Name + ".columns." + cn
-				blocked := ""
+				lo, hi, computable := planner.ColumnClamp(c)
+				var what string
 				switch c.Type {
 				case policies.TypeInteger, policies.TypeReal:
-					if c.HasBounds() {
+					_, _, summable := planner.SumClamp(c)
+					switch {
+					case c.HasBounds():
 						continue
-					}
-					blocked = "SUM and AVG of it are refused"
-					if c.Domain == nil || len(c.Domain.Resolved) == 0 {
-						blocked += ", and so is arithmetic with it (x + 1, x / 10, abs(x))"
+					case summable:
+						what = fmt.Sprintf("its domain's extent [%s, %s] serves as bounds: SUM, AVG and arithmetic clamp values to it", lo.Text(), hi.Text())
+					case computable:
+						what = "SUM and AVG of it are refused (its domain's extent is beyond ±2^53; comparisons, counts and arithmetic work); declare bounds: [lo, hi]"
+					default:
+						what = "SUM and AVG of it are refused, and so is arithmetic with it (x + 1, x / 10, abs(x)) (comparisons and counts work); declare bounds: [lo, hi]"
 					}
 				case policies.TypeDate, policies.TypeTimestamp, policies.TypeTimestampTZ:
-					if len(c.TimeBounds) == 2 || c.Domain != nil && len(c.Domain.Resolved) > 0 {
+					if computable {
 						continue
 					}
-					blocked = "date_trunc, extract and intervals on it are refused"
+					what = "date_trunc, extract and intervals on it are refused (comparisons and counts work); declare bounds: [lo, hi]"
 				default:
 					continue
 				}
-				out = append(out, fmt.Sprintf("note: %s: %s: %s column without bounds: %s (comparisons and counts work); declare bounds: [lo, hi]",
-					pol.Position(path), path, c.Type, blocked))
+				out = append(out, fmt.Sprintf("note: %s: %s: %s column without bounds: %s", pol.Position(path), path, c.Type, what))
 			}
 		}
 	}

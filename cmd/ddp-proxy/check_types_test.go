@@ -50,14 +50,14 @@ func TestBackendTypeFits(t *testing.T) {
 // TestCheckDateTypesAndBounds: check --connect refuses a declared type
 // the backend column does not have (a timestamp stored as INTEGER, a date
 // declared over a DATETIME), and check notes the numeric and date columns
-// without bounds with what they block.
+// without bounds with what they block, or the domain extent that serves.
 func TestCheckDateTypesAndBounds(t *testing.T) {
 	dir := t.TempDir()
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "d.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("CREATE TABLE visits (id INTEGER, at TIMESTAMP, day DATETIME, n INTEGER, amount REAL)"); err != nil {
+	if _, err := db.Exec("CREATE TABLE visits (id INTEGER, at TIMESTAMP, day DATETIME, n INTEGER, amount REAL, big INTEGER)"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -81,7 +81,8 @@ datasets:
 	if out, errOut, code := runCmd(t, "check", "--connect", pol); code != 0 || strings.Contains(out, "without bounds") {
 		t.Fatalf("matching types: exit %d\n%s%s", code, out, errOut)
 	}
-	write("          at: {type: timestamp}\n          day: {type: date}\n          n: {type: integer}\n          amount: {type: real, domain: {values: [1.5, 2.5]}}\n")
+	write("          at: {type: timestamp}\n          day: {type: date}\n          n: {type: integer}\n          amount: {type: real, domain: {values: [1.5, 2.5]}}\n" +
+		"          big: {type: integer, domain: {values: [0, 9007199254740993]}}\n")
 	out, errOut, code := runCmd(t, "check", "--connect", pol)
 	if code != 1 || !strings.Contains(errOut, "p.yaml:11:") || !strings.Contains(errOut, "column day is declared date but is DATETIME") {
 		t.Fatalf("date over DATETIME: exit %d\n%s%s", code, out, errOut)
@@ -93,7 +94,8 @@ datasets:
 	for _, want := range []string{
 		"p.yaml:10: datasets.d.tables.visits.columns.at: timestamp column without bounds: date_trunc, extract and intervals on it are refused",
 		"p.yaml:12: datasets.d.tables.visits.columns.n: integer column without bounds: SUM and AVG of it are refused, and so is arithmetic",
-		"columns.amount: real column without bounds: SUM and AVG of it are refused (comparisons",
+		"p.yaml:13: datasets.d.tables.visits.columns.amount: real column without bounds: its domain's extent [1.5, 2.5] serves as bounds: SUM, AVG and arithmetic clamp values to it\n",
+		"p.yaml:14: datasets.d.tables.visits.columns.big: integer column without bounds: SUM and AVG of it are refused (its domain's extent is beyond ±2^53; comparisons, counts and arithmetic work); declare bounds: [lo, hi]",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("check output lacks %q:\n%s", want, out)
