@@ -16,13 +16,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/testlog"
 )
 
 // TestLogBufferBatchesAndFlushes: info lines wait in memory (no write
 // per line) until the flush interval, a warning is written at once with
 // everything before it, and Close loses nothing.
 func TestLogBufferBatchesAndFlushes(t *testing.T) {
-	var sink lockedBuffer
+	var sink testlog.Sink
 	b := newLogBuffer(&sink, time.Hour)
 	log, err := newLogger(b, "text", "info")
 	if err != nil {
@@ -53,7 +54,7 @@ func TestLogBufferBatchesAndFlushes(t *testing.T) {
 // TestLogBufferFlushesOnInterval: a line reaches the writer within the
 // interval without any further write, and the next line re-arms it.
 func TestLogBufferFlushesOnInterval(t *testing.T) {
-	var sink lockedBuffer
+	var sink testlog.Sink
 	b := newLogBuffer(&sink, 5*time.Millisecond)
 	defer b.Close()
 	log := slog.New(slog.NewTextHandler(b, nil))
@@ -72,7 +73,7 @@ func TestLogBufferFlushesOnInterval(t *testing.T) {
 // TestLogBufferBound: past logBufferMax the buffer is written without
 // waiting for the timer.
 func TestLogBufferBound(t *testing.T) {
-	var sink lockedBuffer
+	var sink testlog.Sink
 	b := newLogBuffer(&sink, time.Hour)
 	defer b.Close()
 	line := strings.Repeat("x", 1023) + "\n"
@@ -111,7 +112,7 @@ func TestServeLogSurvivesShutdown(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
 	cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", files.Policy))
-	stderr := &lockedBuffer{}
+	stderr := &testlog.Sink{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -9,36 +9,18 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/testlog"
 )
-
-// lockedBuffer is a log sink the serving goroutines and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // serveCommand runs `ddp-proxy serve` in-process on the demo with the
 // given extra flags, and returns the PostgreSQL address and the log.
-func serveCommand(t *testing.T, flags ...string) (addr string, log *lockedBuffer) {
+func serveCommand(t *testing.T, flags ...string) (addr string, log *testlog.Sink) {
 	t.Helper()
 	files, err := demo.Build(context.Background(), t.TempDir())
 	if err != nil {
@@ -55,7 +37,7 @@ func serveCommand(t *testing.T, flags ...string) (addr string, log *lockedBuffer
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	log = &lockedBuffer{}
+	log = &testlog.Sink{}
 	done := make(chan error, 1)
 	go func() {
 		args := append([]string{"serve", "--policy", files.Policy}, flags...)

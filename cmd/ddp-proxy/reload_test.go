@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,29 +18,12 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
+	"github.com/ddp-proxy/ddp-proxy/internal/testlog"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 )
 
-// syncBuffer is a log sink the test polls while the server writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitLog waits until the log holds want n times.
-func waitLog(t *testing.T, log *syncBuffer, want string, n int) {
+func waitLog(t *testing.T, log *testlog.Sink, want string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for strings.Count(log.String(), want) < n {
@@ -104,7 +86,7 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 	}
 	write(text)
 
-	logs := &syncBuffer{}
+	logs := &testlog.Sink{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -211,7 +193,7 @@ func TestServeSIGTERMSettlesTheLedger(t *testing.T) {
 	if err := os.WriteFile(files.Policy, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testlog.Sink{}
 	pr, pw := io.Pipe()
 	served := make(chan error, 1)
 	go func() {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/internal/testaddr"
+	"github.com/ddp-proxy/ddp-proxy/internal/testlog"
 	"github.com/ddp-proxy/ddp-proxy/ledger/pgledger"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
@@ -52,7 +53,7 @@ type replica struct {
 	cmd    *exec.Cmd
 	addr   string
 	policy string
-	stderr *lockedBuffer
+	stderr *testlog.Sink
 	done   chan error
 }
 
@@ -101,7 +102,7 @@ func launch(t *testing.T, pol, addr, pidFile string) *replica {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
 	cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", pol, "--pid-file", pidFile))
-	r := &replica{cmd: cmd, addr: addr, policy: pol, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	r := &replica{cmd: cmd, addr: addr, policy: pol, stderr: &testlog.Sink{}, done: make(chan error, 1)}
 	cmd.Stderr = r.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

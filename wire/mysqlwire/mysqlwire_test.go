@@ -15,6 +15,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/ddp-proxy/ddp-proxy/internal/testlog"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -222,7 +223,7 @@ func wantErrno(t *testing.T, err error, errno uint16, state string) {
 
 func TestAuthentication(t *testing.T) {
 	for _, sha2 := range []bool{false, true} {
-		var logs logSink
+		var logs testlog.Sink
 		addr, _ := startFake(t, Config{CachingSHA2First: sha2, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		tests := []struct {
 			user, pw string
@@ -260,44 +261,12 @@ func TestAuthentication(t *testing.T) {
 					return
 				}
 				want := []string{"authentication failed", "user=" + tc.user, `reason="` + tc.reason + `"`}
-				if !logs.hasLine(want...) {
+				if !logs.HasLine(want...) {
 					t.Errorf("no log line with %q:\n%s", want, logs.String())
 				}
 			})
 		}
 	}
-}
-
-// logSink collects a server's log lines.
-type logSink struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// hasLine reports whether one line holds every part.
-func (l *logSink) hasLine(parts ...string) bool {
-	for _, line := range strings.Split(l.String(), "\n") {
-		all := true
-		for _, p := range parts {
-			all = all && strings.Contains(line, p)
-		}
-		if all {
-			return true
-		}
-	}
-	return false
 }
 
 func TestTextAndBinaryResults(t *testing.T) {

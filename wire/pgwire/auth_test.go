@@ -14,6 +14,8 @@ import (
 
 	"github.com/lib/pq"
 	"github.com/xdg-go/scram"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/testlog"
 )
 
 // TestVerifierMatchesPassword checks the test verifier independently of
@@ -71,7 +73,7 @@ func TestParseSCRAMVerifier(t *testing.T) {
 // TestPQAuth logs in through lib/pq (database/sql), which speaks
 // SCRAM-SHA-256 on its own implementation.
 func TestPQAuth(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Sink
 	ts := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	host, port, _ := strings.Cut(ts.addr, ":")
 	tests := []struct {
@@ -118,28 +120,14 @@ func TestPQAuth(t *testing.T) {
 			}
 			// The operator's log says why; the client's message does not.
 			deadline := time.Now().Add(5 * time.Second)
-			for !logHas(&logs, "user="+tc.user, "authentication failed", tc.reason) && time.Now().Before(deadline) {
+			for !logs.HasLine("user="+tc.user, "authentication failed", tc.reason) && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			if !logHas(&logs, "user="+tc.user, "authentication failed", tc.reason) {
+			if !logs.HasLine("user="+tc.user, "authentication failed", tc.reason) {
 				t.Errorf("no log line for %s's failed login with reason %q:\n%s", tc.user, tc.reason, logs.String())
 			}
 		})
 	}
-}
-
-// logHas reports whether one line of the log holds every part.
-func logHas(l *syncBuffer, parts ...string) bool {
-	for _, line := range strings.Split(l.String(), "\n") {
-		all := true
-		for _, p := range parts {
-			all = all && strings.Contains(line, p)
-		}
-		if all {
-			return true
-		}
-	}
-	return false
 }
 
 // TestPQExtended runs a parameterised query through lib/pq, which binds

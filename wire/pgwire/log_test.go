@@ -1,39 +1,21 @@
 package pgwire
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/testlog"
 )
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLogging: records carry conn_id (and user once known), never the
 // query text or parameters, and a client leaving is not an error.
 func TestLogging(t *testing.T) {
-	var buf syncBuffer
+	var buf testlog.Sink
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ts := startServer(t, Config{Logger: log})
 	conn := ts.connect(t, pgx.QueryExecModeCacheStatement)
