@@ -147,6 +147,25 @@ func checkAgainstBackend(ctx context.Context, pol *policies.Policy, noteOut io.W
 	if !ok {
 		return nil, fmt.Errorf("the %s backend cannot list columns", pol.Backend.Driver)
 	}
+	probs := checkSchema(ctx, pol, cl)
+	if len(probs) == 0 { // the tables exist: constrained columns must hold only their domains
+		if err := prepare.VerifyConstrainedDomains(ctx, pol, be); err != nil {
+			probs = append(probs, err.Error())
+		}
+	}
+	more, notes := checkDependence(ctx, pol, be)
+	for _, n := range notes {
+		fmt.Fprintln(noteOut, n)
+	}
+	return append(probs, more...), nil
+}
+
+// checkSchema compares the policy's tables with the backend's: every
+// declared table, column, unit and key exists, with a type that fits the
+// declared one. It reads the schema only. check --connect reports its
+// problems; serve logs them as warnings (a mismatch makes the queries that
+// touch it fail, refunded where the backend refuses them unprepared).
+func checkSchema(ctx context.Context, pol *policies.Policy, cl columnLister) []string {
 	var probs []string
 	add := func(path, format string, args ...any) {
 		probs = append(probs, pol.Position(path)+": "+path+": "+fmt.Sprintf(format, args...))
@@ -189,14 +208,5 @@ func checkAgainstBackend(ctx context.Context, pol *policies.Policy, noteOut io.W
 			}
 		}
 	}
-	if len(probs) == 0 { // the tables exist: constrained columns must hold only their domains
-		if err := prepare.VerifyConstrainedDomains(ctx, pol, be); err != nil {
-			probs = append(probs, err.Error())
-		}
-	}
-	more, notes := checkDependence(ctx, pol, be)
-	for _, n := range notes {
-		fmt.Fprintln(noteOut, n)
-	}
-	return append(probs, more...), nil
+	return probs
 }

@@ -22,6 +22,12 @@ import (
 // given extra flags, and returns the PostgreSQL address and the log.
 func serveCommand(t *testing.T, flags ...string) (addr string, log *testlog.Sink) {
 	t.Helper()
+	return serveEdited(t, nil, flags...)
+}
+
+// serveEdited is serveCommand on the demo policy as edit changes it.
+func serveEdited(t *testing.T, edit func(policy []byte) []byte, flags ...string) (addr string, log *testlog.Sink) {
+	t.Helper()
 	files, err := demo.Build(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +35,9 @@ func serveCommand(t *testing.T, flags ...string) (addr string, log *testlog.Sink
 	text, err := os.ReadFile(files.Policy)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		text = edit(text)
 	}
 	text = bytes.Replace(text, []byte("postgres: 127.0.0.1:15432"), []byte("postgres: 127.0.0.1:0"), 1)
 	text = bytes.Replace(text, []byte("mysql: 127.0.0.1:13306"), []byte("mysql: \"off\""), 1)
@@ -151,5 +160,27 @@ func TestQueryLogLevel(t *testing.T) {
 	var ee exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(stderr.String(), "--log-format") {
 		t.Errorf("--log-format xml: %v %q", err, stderr.String())
+	}
+}
+
+// TestServeWarnsOfSchemaMismatch: serve logs, at startup, where the
+// policy does not match the backend (what check --connect reports), and
+// serves on.
+func TestServeWarnsOfSchemaMismatch(t *testing.T) {
+	addr, log := serveEdited(t, func(p []byte) []byte {
+		out := bytes.Replace(p, []byte("          cell:\n"), []byte("          ghost: {type: integer}\n          cell:\n"), 1)
+		if bytes.Equal(out, p) {
+			t.Fatal("the demo policy has no cell column to add a ghost before")
+		}
+		return out
+	}, "--log-level", "debug")
+	if addr == "" {
+		t.Fatal("not serving")
+	}
+	if !log.HasLine("level=WARN", "the policy does not match the backend", "column ghost does not exist in backend table") {
+		t.Errorf("no warning about the ghost column; log:\n%s", log)
+	}
+	if log.HasLine("level=WARN", "the policy does not match the backend", "column cell") {
+		t.Errorf("a warning about a column that matches; log:\n%s", log)
 	}
 }

@@ -193,6 +193,7 @@ func (p *proxy) reload(ctx context.Context, path string) error {
 	}
 	p.sessions.SetPolicy(pol)
 	p.metrics.Datasets(pol.DatasetNames)
+	warnSchema(ctx, pol, p.backend, log)
 	log.Info("policy reloaded", "users", len(pol.Users), "datasets", len(pol.DatasetNames))
 	return nil
 }
@@ -278,12 +279,27 @@ type proxy struct {
 	admin     *admin.Server
 }
 
+// warnSchema logs, as warnings, where the policy does not match the
+// backend's schema (what check --connect reports): serving goes on, but
+// the queries that touch a mismatch fail, so the operator hears of it at
+// startup rather than from analysts.
+func warnSchema(ctx context.Context, pol *policies.Policy, be backends.Backend, log *slog.Logger) {
+	cl, ok := be.(columnLister)
+	if !ok {
+		return
+	}
+	for _, p := range checkSchema(ctx, pol, cl) {
+		log.Warn("the policy does not match the backend; queries on it will fail (ddp-proxy check --connect lists every mismatch)", "problem", p)
+	}
+}
+
 // startProxy opens the backend and the ledger and starts the front ends.
 func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*proxy, error) {
 	be, err := prepare.Open(ctx, pol, log)
 	if err != nil {
 		return nil, err
 	}
+	warnSchema(ctx, pol, be, log)
 	metrics := admin.NewMetrics(admin.MetricsOptions{PerUser: pol.Metrics.PerUser, Datasets: pol.DatasetNames})
 	led, err := openLedger(ctx, pol, log, metrics.LedgerCommit)
 	if err != nil {
