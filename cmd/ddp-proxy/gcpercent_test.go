@@ -49,24 +49,3 @@ func TestServeRefusesNegativeGCPercent(t *testing.T) {
 		t.Errorf("stderr = %q, want it to name the flag", stderr.String())
 	}
 }
-
-// The Go processors: one more than the runtime's default, unless the
-// operator set GOMAXPROCS.
-func TestProcs(t *testing.T) {
-	for _, c := range []struct {
-		env  string
-		def  int
-		want int
-	}{
-		{"", 2, 3},
-		{"", 1, 2},
-		{"", 16, 17},
-		{"2", 2, 0},
-		{"8", 2, 0},
-		{"", 0, 0},
-	} {
-		if got := procs(c.env, c.def); got != c.want {
-			t.Errorf("procs(GOMAXPROCS=%q, default %d) = %d, want %d", c.env, c.def, got, c.want)
-		}
-	}
-}

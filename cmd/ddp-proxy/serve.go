@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -47,26 +46,6 @@ func gcSet(fs *flag.FlagSet, gogc string) bool {
 	return given || gogc == ""
 }
 
-// extraProcs is how many more Go processors (Ps) serve runs than the
-// runtime's default (the CPUs it may use), when GOMAXPROCS is not set.
-// The ledger's log writer spends most of its time in fdatasync, a
-// blocking system call whose P the runtime hands to other goroutines
-// only once its monitor notices, 20 µs or more later; with a sync every
-// ~100 µs at load, that idled a good part of one of two Ps. One P more
-// (measured on 2 cores, fresh answers at 64 clients: +8–13% throughput,
-// idle CPU per answer 20–30 → 10–19 µs) keeps the CPUs busy; at 1
-// client it costs 0–5% (more idle processors to wake).
-const extraProcs = 1
-
-// procs returns the GOMAXPROCS serve sets, or 0 to leave the runtime's
-// when the operator set the GOMAXPROCS variable (env) or it is invalid.
-func procs(env string, runtimeDefault int) int {
-	if env != "" || runtimeDefault < 1 {
-		return 0
-	}
-	return runtimeDefault + extraProcs
-}
-
 // shutdownGrace is how long in-flight queries may run after SIGTERM.
 const shutdownGrace = 30 * time.Second
 
@@ -88,9 +67,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	}
 	if gcSet(fs, os.Getenv("GOGC")) {
 		debug.SetGCPercent(*gcPercent)
-	}
-	if n := procs(os.Getenv("GOMAXPROCS"), runtime.GOMAXPROCS(0)); n > 0 {
-		runtime.GOMAXPROCS(n)
 	}
 	if *policyPath == "" || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, serveUsage)
