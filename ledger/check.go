@@ -19,8 +19,8 @@ import (
 //     its pending reservations (so every pending cost is charged);
 //   - an account has charged at least as many queries as it has pending;
 //   - every audit entry decodes;
-//   - every stored release has its retention index entries, and the
-//     index's byte total is right.
+//   - every record of the release log decodes, no cache key is stored
+//     twice, and the byte total is right.
 //
 // Open runs the same checks and refuses a ledger that fails them; tests run
 // it after every test.
@@ -44,8 +44,9 @@ func (l *Ledger) checkNoCheckpoint() error {
 			errs = append(errs, err)
 		}
 		errs = append(errs, check(tx)...)
-		// Not part of Open's verification: Open rebuilds the release
-		// index (ensureReleaseIndex), so this checks what ran since.
+		// Not part of Open's verification: Open moves an older file's
+		// releases into the log and recounts their bytes, so this
+		// checks what ran since.
 		errs = append(errs, checkReleases(tx)...)
 		return errCheckRollback
 	})

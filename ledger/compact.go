@@ -129,8 +129,8 @@ func sameLedger(src *Ledger, name string, opts Options) error {
 		return fmt.Errorf("%d audit entries in the copy, %d in the original", n2, n1)
 	}
 	var r1, r2 int
-	_ = src.db.View(func(tx *bolt.Tx) error { r1 = tx.Bucket(bucketReleases).Stats().KeyN; return nil })
-	_ = cp.db.View(func(tx *bolt.Tx) error { r2 = tx.Bucket(bucketReleases).Stats().KeyN; return nil })
+	_ = src.db.View(func(tx *bolt.Tx) error { r1 = tx.Bucket(bucketReleaseLog).Stats().KeyN; return nil })
+	_ = cp.db.View(func(tx *bolt.Tx) error { r2 = tx.Bucket(bucketReleaseLog).Stats().KeyN; return nil })
 	if r1 != r2 {
 		return fmt.Errorf("%d releases in the copy, %d in the original", r2, r1)
 	}

@@ -381,7 +381,7 @@ func checkKilledLoop(t *testing.T, h *harness, rounds int) (int, int) {
 	// Every stored release is intact and belongs to a committing step.
 	stored := 0
 	err := h.l.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+		return forEachRelease(tx, func(k, v []byte) error {
 			stored++
 			var i int
 			if _, err := fmt.Sscanf(string(k), "q%d", &i); err != nil {

@@ -81,7 +81,7 @@ func newDamageFixture(t *testing.T) *damageFixture {
 	err = db.View(func(tx *bolt.Tx) error {
 		f.inUse = int(tx.Size())
 		f.accountsRoot = int(tx.Bucket(bucketAccounts).Root())
-		f.releasesRoot = int(tx.Bucket(bucketReleases).Root())
+		f.releasesRoot = int(tx.Bucket(bucketReleaseLog).Root())
 		info, err := tx.Page(f.releasesRoot)
 		if err != nil {
 			return err

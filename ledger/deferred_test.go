@@ -41,7 +41,7 @@ func (h *harness) storedRaw(key string) []byte {
 	}
 	var out []byte
 	if err := h.l.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketReleases).Get([]byte(key)); v != nil {
+		if v := h.l.getRelease(tx, []byte(key)); v != nil {
 			out = append([]byte(nil), v...)
 		}
 		return nil

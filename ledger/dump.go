@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/big"
@@ -213,8 +214,12 @@ func (l *Ledger) Export() (*Dump, error) {
 		if err != nil {
 			return err
 		}
-		err = tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
-			d.Releases = append(d.Releases, DumpRelease{Key: append([]byte(nil), k...), Data: append([]byte(nil), v...)})
+		err = tx.Bucket(bucketReleaseLog).ForEach(func(k, v []byte) error {
+			_, key, val, err := decodeStored(v)
+			if err != nil {
+				return fmt.Errorf("release %x: %w", k, err)
+			}
+			d.Releases = append(d.Releases, DumpRelease{Key: bytes.Clone(key), Data: bytes.Clone(val)})
 			return nil
 		})
 		if err != nil {
@@ -321,19 +326,20 @@ func (l *Ledger) Import(d *Dump) error {
 		if err := pb.SetSequence(max(pb.Sequence(), maxID)); err != nil {
 			return err
 		}
-		rb := tx.Bucket(bucketReleases)
 		for _, r := range d.Releases {
-			if len(r.Key) > bolt.MaxKeySize {
-				return fmt.Errorf("release key of %d bytes exceeds %d", len(r.Key), bolt.MaxKeySize)
+			if len(r.Key) == 0 {
+				return errors.New("a release with an empty key")
 			}
-			if err := rb.Put(r.Key, r.Data); err != nil {
+			if l.getRelease(tx, r.Key) != nil {
+				return fmt.Errorf("release %x appears twice", r.Key)
+			}
+			// Imported releases are stored now (a dump keeps no release
+			// times): the age bound counts from the import.
+			n, err := l.putRelease(tx, r.Key, r.Data, now)
+			if err != nil {
 				return err
 			}
-			l.releaseKeys.add(r.Key)
-			// Imported releases enter the retention index as stored now
-			// (a dump keeps no release times): the age bound counts from
-			// the import.
-			if err := indexRelease(tx, r.Key, int64(len(r.Data)), now); err != nil {
+			if err := setReleaseBytes(tx, releaseBytes(tx)+n); err != nil {
 				return err
 			}
 		}

@@ -194,13 +194,22 @@ func Open(path string, opts Options) (*Ledger, error) {
 		if logID, applied, err = upgradeLog(tx); err != nil {
 			return err
 		}
-		if err := ensureReleaseIndex(tx, l.now()); err != nil {
+		if err := migrateReleases(tx, l.now()); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketMeta).Put(keyVersion, []byte(formatVersion)); err != nil {
 			return err
 		}
 		if k, _ := tx.Bucket(bucketEvicted).Cursor().First(); k != nil {
 			l.evictedAny.Store(true)
 		}
-		return l.releaseKeys.load(tx)
+		total, err := l.releaseKeys.load(tx)
+		if err != nil {
+			return err
+		}
+		// Recounted at every Open, so the total always matches the
+		// releases, whatever wrote the file.
+		return setReleaseBytes(tx, total)
 	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)
@@ -387,7 +396,9 @@ func syncDir(dir string) error {
 	return nil
 }
 
-var dataBuckets = [][]byte{bucketAccounts, bucketPending, bucketReleases}
+// dataBuckets every ledger has; its releases are in bucketReleaseLog
+// (format version 7) or bucketReleases (before: checkMeta).
+var dataBuckets = [][]byte{bucketAccounts, bucketPending}
 
 // initBuckets writes the buckets and the format marker of a new ledger.
 func initBuckets(tx *bolt.Tx, now time.Time) error {
@@ -408,7 +419,7 @@ func initBuckets(tx *bolt.Tx, now time.Time) error {
 	if err := m.Put(keyDigest, empty[:]); err != nil {
 		return err
 	}
-	for _, name := range append(dataBuckets, bucketAudit) {
+	for _, name := range append(dataBuckets, bucketAudit, bucketReleaseLog) {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return err
 		}
@@ -455,7 +466,15 @@ func checkMeta(tx *bolt.Tx) error {
 		return &damagedError{foreign: true, what: fmt.Sprintf("its format marker is %q, want %q", f, formatName)}
 	}
 	switch v := string(meta.Get(keyVersion)); v {
-	case formatVersion, formatVersion5, formatVersion4, formatVersion3, formatVersion2, formatVersion1:
+	case formatVersion:
+		if tx.Bucket(bucketReleaseLog) == nil {
+			return damaged("bucket %q is missing", bucketReleaseLog)
+		}
+	case formatVersion6, formatVersion5, formatVersion4, formatVersion3, formatVersion2, formatVersion1:
+		// Open moves the releases into the log (migrateReleases).
+		if tx.Bucket(bucketReleases) == nil && tx.Bucket(bucketReleaseLog) == nil {
+			return damaged("bucket %q is missing", bucketReleases)
+		}
 	default:
 		return fmt.Errorf("ledger format version %q is not supported: this ddp-proxy reads versions %s to %s (use the ddp-proxy that wrote it, or another ledger.path)", v, formatVersion1, formatVersion)
 	}

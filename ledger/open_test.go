@@ -52,10 +52,10 @@ func TestOpenRefusesForeignFiles(t *testing.T) {
 			prepare: func(t *testing.T, path string) {
 				newLedgerFile(t, path)
 				boltUpdate(t, path, func(tx *bolt.Tx) error {
-					return tx.Bucket(bucketMeta).Put(keyVersion, []byte("7"))
+					return tx.Bucket(bucketMeta).Put(keyVersion, []byte("8"))
 				})
 			},
-			wantErr: `ledger format version "7" is not supported`,
+			wantErr: `ledger format version "8" is not supported`,
 		},
 		{
 			name: "a missing bucket",

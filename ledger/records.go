@@ -12,7 +12,8 @@ import (
 //	          budget_digest → 16 bytes (digest.go)
 //	accounts  accountKey(user, dataset) → account record (codec.go)
 //	pending   8-byte big-endian reservation id → pending record (codec.go)
-//	releases  cache key → release bytes (opaque to the ledger)
+//	releases  cache key → release bytes (opaque to the ledger); since
+//	          version 7 release_log instead (retention.go)
 //	audit     8-byte big-endian reservation id → audit record (codec.go);
 //	          created by Open in files that predate it
 //
@@ -22,7 +23,7 @@ var (
 	bucketMeta     = []byte("meta")
 	bucketAccounts = []byte("accounts")
 	bucketPending  = []byte("pending")
-	bucketReleases = []byte("releases")
+	bucketReleases = []byte("releases") // format version 6 and before
 
 	keyFormat  = []byte("format")
 	keyVersion = []byte("version")
@@ -45,7 +46,11 @@ const (
 	// Version 6 adds budget leases (lease.go), whose log records and
 	// pending records a version 5 binary would misread, and keeps one
 	// release index where version 5 kept two (retention.go).
-	formatVersion  = "6"
+	// Version 7 keeps the releases in one log in the order they were
+	// stored, indexed in memory (retention.go), where version 6 keyed
+	// them by cache key: a version 6 binary would find no releases.
+	formatVersion  = "7"
+	formatVersion6 = "6"
 	formatVersion5 = "5"
 	formatVersion4 = "4"
 	formatVersion3 = "3"

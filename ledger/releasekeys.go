@@ -1,65 +1,91 @@
 package ledger
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// releaseKeys remembers which cache keys have a release in the bbolt file,
-// as 64-bit hashes. A fresh query looks its key up twice — before it runs
-// (Lookup) and when it commits (did an identical query commit first?) —
-// and the answer is almost always no; each no used to be a bbolt read,
-// the commit's under the state lock that every charge takes. With no hash
-// the key is certainly not in the file and the read is skipped; a hash
-// says maybe (a collision, or a release evicted since), and the file is
-// read as before.
+// releaseKeys is the index of the release log (retention.go): the 64-bit
+// hash of each stored release's cache key → its sequence number in the
+// log. A fresh query looks its key up twice — before it runs (Lookup) and
+// when it commits (did an identical query commit first?) — and the answer
+// is almost always no: with no hash the key is certainly not in the file,
+// and no bbolt read is made. A hash found leads to one record, whose own
+// key is compared (getRelease): two keys under one hash (or an entry left
+// by a checkpoint that failed) read as "not stored", so a repeat is
+// charged again, which is safe.
 //
 // Every path that puts a release into the file adds its key (putRelease,
-// for checkpoints and replay; Import), before the transaction commits and
+// for checkpoints, replay and Import), before the transaction commits and
 // so before a checkpoint drops the release from the state's in-memory
-// map: a reader that misses the map then finds the hash. The set is built
-// at Open from the file and is never written back.
+// map: a reader that misses the map then finds the entry. The index is
+// built at Open from the file and is never written back.
 type releaseKeys struct {
 	seed maphash.Seed
 	mu   sync.RWMutex
-	set  map[uint64]struct{}
+	set  map[uint64]uint64
 }
 
 func newReleaseKeys() *releaseKeys {
-	return &releaseKeys{seed: maphash.MakeSeed(), set: map[uint64]struct{}{}}
+	return &releaseKeys{seed: maphash.MakeSeed(), set: map[uint64]uint64{}}
 }
 
-// load adds every key of the file's releases.
-func (k *releaseKeys) load(tx *bolt.Tx) error {
-	b := tx.Bucket(bucketReleases)
+// load indexes every release in the file's log and returns their bytes
+// (keys and values).
+func (k *releaseKeys) load(tx *bolt.Tx) (int64, error) {
+	b := tx.Bucket(bucketReleaseLog)
 	if b == nil {
-		return nil
+		return 0, nil
 	}
+	var total int64
 	c := b.Cursor()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for key, _ := c.First(); key != nil; key, _ = c.Next() {
-		k.set[maphash.Bytes(k.seed, key)] = struct{}{}
+	for sk, v := c.First(); sk != nil; sk, v = c.Next() {
+		_, key, val, err := decodeStored(v)
+		if err != nil || len(sk) != 8 {
+			return 0, damaged("release log entry %x is malformed", sk)
+		}
+		k.set[maphash.Bytes(k.seed, key)] = binary.BigEndian.Uint64(sk)
+		total += int64(len(key) + len(val))
 	}
-	return nil
+	return total, nil
 }
 
-func (k *releaseKeys) add(key []byte) {
+func (k *releaseKeys) add(key []byte, seq uint64) {
 	h := maphash.Bytes(k.seed, key)
 	k.mu.Lock()
-	k.set[h] = struct{}{}
+	k.set[h] = seq
 	k.mu.Unlock()
+}
+
+// remove drops key's entry if it still names seq (an evicted record).
+func (k *releaseKeys) remove(key []byte, seq uint64) {
+	h := maphash.Bytes(k.seed, key)
+	k.mu.Lock()
+	if k.set[h] == seq {
+		delete(k.set, h)
+	}
+	k.mu.Unlock()
+}
+
+// seq returns the sequence number of the record that may hold key's
+// release.
+func (k *releaseKeys) seq(key []byte) (uint64, bool) {
+	h := maphash.Bytes(k.seed, key)
+	k.mu.RLock()
+	s, ok := k.set[h]
+	k.mu.RUnlock()
+	return s, ok
 }
 
 // may reports whether the file may hold a release under key (false: it
 // certainly does not).
-func (k *releaseKeys) may(key string) bool { return k.has(maphash.String(k.seed, key)) }
-
-func (k *releaseKeys) mayBytes(key []byte) bool { return k.has(maphash.Bytes(k.seed, key)) }
-
-func (k *releaseKeys) has(h uint64) bool {
+func (k *releaseKeys) may(key string) bool {
+	h := maphash.String(k.seed, key)
 	k.mu.RLock()
 	_, ok := k.set[h]
 	k.mu.RUnlock()

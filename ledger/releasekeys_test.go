@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // A release that reached the bbolt file is found through every path that
@@ -60,4 +62,16 @@ func TestReleaseKeysCoverEveryStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	lookAll(h2.l, "after an import")
+}
+
+// forEachRelease calls fn with each stored release of the file's log, in
+// the order they were stored.
+func forEachRelease(tx *bolt.Tx, fn func(key, val []byte) error) error {
+	return tx.Bucket(bucketReleaseLog).ForEach(func(k, v []byte) error {
+		_, key, val, err := decodeStored(v)
+		if err != nil {
+			return fmt.Errorf("release %x: %w", k, err)
+		}
+		return fn(key, val)
+	})
 }

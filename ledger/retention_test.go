@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,35 +117,106 @@ func TestRetentionMaxAge(t *testing.T) {
 	}
 }
 
-// A file whose releases predate the index gets one at Open.
-func TestRetentionIndexBuiltAtOpen(t *testing.T) {
-	h := newHarness(t)
-	h.store("a", 100, false)
-	h.store("b", 200, true)
-	if err := h.l.checkpoint(); err != nil {
+// toOldLayout rewrites the file's release log as format version 6 and
+// before kept releases: a "releases" bucket keyed by cache key, version 6.
+// index adds what the test wants of the old indexes for each release.
+func toOldLayout(t *testing.T, l *Ledger, index func(tx *bolt.Tx, key []byte, size int) error) {
+	t.Helper()
+	if err := l.checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	err := h.l.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bucketReleaseAge); err != nil {
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		rb, err := tx.CreateBucket(bucketReleases)
+		if err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Delete(keyReleaseBytes)
+		err = forEachRelease(tx, func(key, val []byte) error {
+			if err := rb.Put(bytes.Clone(key), bytes.Clone(val)); err != nil {
+				return err
+			}
+			return index(tx, key, len(val))
+		})
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteBucket(bucketReleaseLog); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketMeta).Delete(keyReleaseBytes); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyVersion, []byte(formatVersion6))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.reopen() // Check before, with no index: consistent (nothing to check)
+}
+
+// oldAgeKey is a release_age key of format versions 5 and 6.
+func oldAgeKey(at int64, key []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), key...)
+}
+
+// storedLog lists the release log: key, stored time, value size.
+func storedLog(t *testing.T, l *Ledger) []string {
+	t.Helper()
+	var out []string
+	err := l.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketReleaseLog).ForEach(func(_, v []byte) error {
+			at, key, val, err := decodeStored(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("%s@%d:%d", key, at, len(val)))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A version 6 file without an age index (or from before one) gets its
+// releases moved into the log at Open, as stored then, with the byte total
+// recounted, and every release is still found.
+func TestReleasesMovedToLogAtOpen(t *testing.T) {
+	h := newHarness(t)
+	h.store("a", 100, false)
+	h.store("b", 200, true)
+	toOldLayout(t, h.l, func(*bolt.Tx, []byte, int) error { return nil })
+	h.reopen() // Check before: a version 6 file, consistent
 	if err := h.l.db.View(func(tx *bolt.Tx) error {
 		if got := releaseBytes(tx); got != 1+100+1+200 {
 			t.Errorf("release bytes %d, want 302", got)
+		}
+		if v := string(tx.Bucket(bucketMeta).Get(keyVersion)); v != formatVersion {
+			t.Errorf("format version %q after Open, want %q", v, formatVersion)
+		}
+		for _, b := range [][]byte{bucketReleases, bucketReleaseAge} {
+			if tx.Bucket(b) != nil {
+				t.Errorf("bucket %s is still there after Open", b)
+			}
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if !h.has("a") || !h.has("b") {
+		t.Errorf("after the move: a stored %v, b stored %v", h.has("a"), h.has("b"))
+	}
+	// A repeat gets the stored release, and a new one is appended after.
+	h.store("c", 50, false)
+	if err := h.l.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(storedLog(t, h.l)), fmt.Sprintf("[a@%d:100 b@%[1]d:200 c@%[1]d:50]", testClock.UnixNano()); got != want {
+		t.Errorf("release log %s, want %s", got, want)
+	}
 }
 
-// Check finds an index that disagrees with the releases.
+// Check finds a byte total that disagrees with the releases, and a key
+// stored twice.
 func TestRetentionCheckFindsBadIndex(t *testing.T) {
 	h := newHarness(t)
 	h.store("a", 100, false)
@@ -157,70 +229,88 @@ func TestRetentionCheckFindsBadIndex(t *testing.T) {
 	if err := h.l.db.Update(func(tx *bolt.Tx) error { return setReleaseBytes(tx, 101) }); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// TestRetentionIndexFromVersion5: a file indexed the format-5 way (a
-// release_meta bucket with each release's time and size, age entries
-// without sizes) gets the one index at Open, each release keeping its
-// stored time, and eviction by age still takes the old one first.
-func TestRetentionIndexFromVersion5(t *testing.T) {
-	h := newHarness(t)
-	h.store("old", 100, false)
-	h.store("new", 200, false)
-	if err := h.l.checkpoint(); err != nil {
-		t.Fatal(err)
+	if err := h.l.Check(); err != nil {
+		t.Fatalf("Check after the total was mended: %v", err)
 	}
-	old := testClock.Add(-48 * time.Hour).UnixNano()
-	err := h.l.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bucketReleaseAge); err != nil {
+	if err := h.l.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketReleaseLog).Put(seqKey(1000), encodeStored(0, []byte("a"), []byte("y"))); err != nil {
 			return err
 		}
-		ab, err := tx.CreateBucket(bucketReleaseAge)
-		if err != nil {
-			return err
-		}
-		mb, err := tx.CreateBucket(bucketReleaseMeta)
-		if err != nil {
-			return err
-		}
-		for key, at := range map[string]int64{"old": old, "new": testClock.UnixNano()} {
-			size := uint64(len(tx.Bucket(bucketReleases).Get([]byte(key))))
-			m := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(at)), size)
-			if err := mb.Put([]byte(key), m); err != nil {
-				return err
-			}
-			if err := ab.Put(ageKey(at, []byte(key)), []byte{1}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h.l = nil
-	h.open()
-	if err := h.l.db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketReleaseMeta) != nil {
-			t.Error("release_meta is still there after Open")
-		}
-		k, v := tx.Bucket(bucketReleaseAge).Cursor().First()
-		at, key, size, err := ageEntry(k, v)
-		if err != nil || at != old || string(key) != "old" || size != 100 {
-			t.Errorf("oldest age entry: %d %q %d (%v), want %d \"old\" 100", at, key, size, err, old)
-		}
-		return nil
+		return setReleaseBytes(tx, 103)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h.l.retention = Retention{MaxAge: 24 * time.Hour}
-	if n, err := h.l.Evict(context.Background()); err != nil || n != 1 {
-		t.Fatalf("Evict: %d, %v; want the old release", n, err)
+	if err := h.l.Check(); err == nil || !strings.Contains(err.Error(), "stored twice") {
+		t.Errorf("Check of a key stored twice: %v", err)
 	}
-	if h.has("old") || !h.has("new") {
-		t.Errorf("after evicting by age: old stored %v, new stored %v", h.has("old"), h.has("new"))
+	if err := h.l.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketReleaseLog).Delete(seqKey(1000)); err != nil {
+			return err
+		}
+		return setReleaseBytes(tx, 101)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReleasesFromVersion5And6: files indexed the format-5 way (a
+// release_meta bucket with each release's time and size, age entries
+// without sizes) and the format-6 way (age entries with sizes) have their
+// releases moved into the log at Open oldest first, each keeping its
+// stored time, and eviction by age still takes the old one first.
+func TestReleasesFromVersion5And6(t *testing.T) {
+	old := testClock.Add(-48 * time.Hour).UnixNano()
+	ages := map[string]int64{"new": testClock.UnixNano(), "old": old}
+	for name, index := range map[string]func(tx *bolt.Tx, key []byte, size int) error{
+		"version 5": func(tx *bolt.Tx, key []byte, size int) error {
+			mb, err := tx.CreateBucketIfNotExists(bucketReleaseMeta)
+			if err != nil {
+				return err
+			}
+			ab, err := tx.CreateBucketIfNotExists(bucketReleaseAge)
+			if err != nil {
+				return err
+			}
+			at := ages[string(key)]
+			m := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(at)), uint64(size))
+			if err := mb.Put(bytes.Clone(key), m); err != nil {
+				return err
+			}
+			return ab.Put(oldAgeKey(at, key), []byte{1})
+		},
+		"version 6": func(tx *bolt.Tx, key []byte, size int) error {
+			ab, err := tx.CreateBucketIfNotExists(bucketReleaseAge)
+			if err != nil {
+				return err
+			}
+			return ab.Put(oldAgeKey(ages[string(key)], key), binary.BigEndian.AppendUint64(nil, uint64(size)))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			// Stored new first: the move must order by stored time.
+			h.store("new", 200, false)
+			h.store("old", 100, false)
+			toOldLayout(t, h.l, index)
+			h.reopen()
+			if err := h.l.db.View(func(tx *bolt.Tx) error {
+				if tx.Bucket(bucketReleaseMeta) != nil {
+					t.Error("release_meta is still there after Open")
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(storedLog(t, h.l)), fmt.Sprintf("[old@%d:100 new@%d:200]", old, testClock.UnixNano()); got != want {
+				t.Errorf("release log %s, want %s", got, want)
+			}
+			h.l.retention = Retention{MaxAge: 24 * time.Hour}
+			if n, err := h.l.Evict(context.Background()); err != nil || n != 1 {
+				t.Fatalf("Evict: %d, %v; want the old release", n, err)
+			}
+			if h.has("old") || !h.has("new") {
+				t.Errorf("after evicting by age: old stored %v, new stored %v", h.has("old"), h.has("new"))
+			}
+		})
 	}
 }

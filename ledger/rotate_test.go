@@ -336,7 +336,7 @@ func checkRecovers(t *testing.T, name, path string, boltFile []byte, segs [2][]b
 	}
 	n := 0
 	if err := l.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketReleases).ForEach(func(k, _ []byte) error {
+		return forEachRelease(tx, func(k, _ []byte) error {
 			n++
 			if !releases[string(k)] {
 				t.Errorf("%s: release %s stored, want it absent", name, k)

@@ -70,7 +70,7 @@ func (l *Ledger) fileRelease(key string) ([]byte, error) {
 	}
 	var out []byte
 	err := l.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketReleases).Get([]byte(key)); v != nil {
+		if v := l.getRelease(tx, []byte(key)); v != nil {
 			out = bytes.Clone(v) // v lives in the mmap only for the transaction
 		}
 		return nil
@@ -89,10 +89,10 @@ func (l *Ledger) applyLogged(recs []*logRecord, last uint64) error {
 		return nil
 	}
 	return l.writes.update(func(tx *bolt.Tx) error {
-		// The audit history and the age index only grow at their end
-		// (ids and times ascend): full pages, where bbolt's default
+		// The audit history and the release log only grow at their end
+		// (ids and sequence numbers ascend): full pages, where bbolt's default
 		// splits appended pages half full and writes twice as many.
-		for _, name := range [][]byte{bucketAudit, bucketReleaseAge} {
+		for _, name := range [][]byte{bucketAudit, bucketReleaseLog} {
 			if bk := tx.Bucket(name); bk != nil {
 				bk.FillPercent = appendFill
 			}
@@ -209,7 +209,7 @@ func (b *batch) apply(r *logRecord) error {
 	switch r.kind {
 	case logCommit:
 		a.committed = a.committed.add(p.cost)
-		if len(r.key) > 0 && (!b.l.releaseKeys.mayBytes(r.key) || tx.Bucket(bucketReleases).Get(r.key) == nil) {
+		if len(r.key) > 0 && b.l.getRelease(tx, r.key) == nil {
 			n, err := b.l.putRelease(tx, r.key, r.release, r.time)
 			b.releaseBytes += n
 			return err
