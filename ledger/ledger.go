@@ -176,6 +176,12 @@ func Open(path string, opts Options) (*Ledger, error) {
 		_ = db.Close()
 		return nil, openError(path, timeout, err)
 	}
+	// Before the other upgrades, in transactions of their own: releases
+	// from before format version 7 are moved into the release log.
+	if err := moveReleases(db, l.now(), moveBatchBytes); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open ledger %s: upgrade to format version %s: %w", path, formatVersion, err)
+	}
 	var logID []byte
 	var applied uint64
 	if err := db.Update(func(tx *bolt.Tx) error {
@@ -194,7 +200,10 @@ func Open(path string, opts Options) (*Ledger, error) {
 		if logID, applied, err = upgradeLog(tx); err != nil {
 			return err
 		}
-		if err := migrateReleases(tx, l.now()); err != nil {
+		if _, err := tx.CreateBucketIfNotExists(bucketEvicted); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucketIfNotExists(bucketReleaseLog); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketMeta).Put(keyVersion, []byte(formatVersion)); err != nil {

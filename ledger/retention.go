@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -59,73 +58,117 @@ type Retention struct {
 
 func (r Retention) bounded() bool { return r.MaxAge > 0 || r.MaxBytes > 0 }
 
-// migrateReleases moves the releases of a file from before format
-// version 7 into the release log at Open, oldest first: in the order of
-// their stored times from the old index where that entry is sound, else
-// as stored now (a file from before the index, or a damaged entry), and
-// recounts their bytes. The old buckets are dropped; a file already in
-// the log's layout is left as it is.
-func migrateReleases(tx *bolt.Tx, now time.Time) error {
-	if _, err := tx.CreateBucketIfNotExists(bucketEvicted); err != nil {
-		return err
+// moveBatchBytes bounds the release bytes one transaction of
+// moveReleases moves: bbolt holds a transaction's writes in memory until
+// it commits, and a ledger's releases can take gigabytes.
+const moveBatchBytes = 32 << 20
+
+// moveReleases moves the releases of a file from before format version 7
+// into the release log at Open, oldest first (by the age index of
+// versions 5 and 6; releases it does not name, as stored now), in
+// transactions of about batch bytes each. Every transaction moves its
+// releases whole (appended to the log, deleted from the old buckets), so
+// a crash between them leaves every release in exactly one place, and the
+// next Open goes on where it stopped. Last, the old buckets are dropped.
+func moveReleases(db *bolt.DB, now time.Time, batch int64) error {
+	for {
+		var done bool
+		err := db.Update(func(tx *bolt.Tx) error {
+			var err error
+			done, err = moveBatch(tx, now, batch)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("move the releases into the release log: %w", err)
+		}
+		if done {
+			return nil
+		}
 	}
+}
+
+// moveBatch is one transaction of moveReleases; done: nothing is left.
+func moveBatch(tx *bolt.Tx, now time.Time, batch int64) (done bool, err error) {
 	old := tx.Bucket(bucketReleases)
 	if old == nil {
-		_, err := tx.CreateBucketIfNotExists(bucketReleaseLog)
-		return err
+		return true, nil
 	}
-	stored := map[string]int64{}
-	if mb := tx.Bucket(bucketReleaseMeta); mb != nil {
-		_ = mb.ForEach(func(k, m []byte) error {
-			if len(m) == 16 {
-				stored[string(k)] = int64(binary.BigEndian.Uint64(m[:8]))
-			}
-			return nil
-		})
+	lb, err := tx.CreateBucketIfNotExists(bucketReleaseLog)
+	if err != nil {
+		return false, err
+	}
+	lb.FillPercent = appendFill
+	seq := uint64(1)
+	if k, _ := lb.Cursor().Last(); len(k) == 8 {
+		seq = binary.BigEndian.Uint64(k) + 1
+	}
+	move := func(key []byte, at int64) error {
+		v := old.Get(key)
+		if v == nil {
+			return nil // an index entry for nothing (or a key indexed twice)
+		}
+		if at <= 0 || at > now.UnixNano() {
+			at = now.UnixNano()
+		}
+		// encodeStored copies v: nothing of the old bucket's pages is
+		// kept once the key is deleted.
+		if err := lb.Put(seqKey(seq), encodeStored(at, key, v)); err != nil {
+			return err
+		}
+		seq++
+		return old.Delete(key)
 	}
 	if ab := tx.Bucket(bucketReleaseAge); ab != nil {
-		_ = ab.ForEach(func(k, _ []byte) error {
+		var taken [][]byte
+		var n int64
+		c := ab.Cursor()
+		for k, _ := c.First(); k != nil && n < batch; k, _ = c.Next() {
+			taken = append(taken, bytes.Clone(k))
 			if len(k) > 8 {
-				stored[string(k[8:])] = int64(binary.BigEndian.Uint64(k[:8]))
+				n += int64(len(k) - 8 + len(old.Get(k[8:])))
 			}
-			return nil
-		})
-	}
-	type rel struct {
-		key, val []byte
-		at       int64
-	}
-	var rels []rel
-	_ = old.ForEach(func(k, v []byte) error {
-		at := now.UnixNano()
-		if t, ok := stored[string(k)]; ok && t > 0 && t <= at {
-			at = t
 		}
-		rels = append(rels, rel{bytes.Clone(k), bytes.Clone(v), at})
-		return nil
-	})
-	sort.SliceStable(rels, func(i, j int) bool { return rels[i].at < rels[j].at })
-	for _, name := range [][]byte{bucketReleases, bucketReleaseAge, bucketReleaseMeta, bucketReleaseLog} {
+		for _, k := range taken {
+			if len(k) > 8 {
+				if err := move(bytes.Clone(k[8:]), int64(binary.BigEndian.Uint64(k[:8]))); err != nil {
+					return false, err
+				}
+			}
+			if err := ab.Delete(k); err != nil {
+				return false, err
+			}
+		}
+		if len(taken) > 0 {
+			return false, nil
+		}
+		if err := tx.DeleteBucket(bucketReleaseAge); err != nil {
+			return false, err
+		}
+	}
+	var keys [][]byte
+	var n int64
+	c := old.Cursor()
+	for k, v := c.First(); k != nil && n < batch; k, v = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+		n += int64(len(k) + len(v))
+	}
+	for _, k := range keys {
+		if err := move(k, 0); err != nil {
+			return false, err
+		}
+	}
+	if len(keys) > 0 {
+		return false, nil
+	}
+	for _, name := range [][]byte{bucketReleases, bucketReleaseMeta} {
 		if tx.Bucket(name) == nil {
 			continue
 		}
 		if err := tx.DeleteBucket(name); err != nil {
-			return err
+			return false, err
 		}
 	}
-	lb, err := tx.CreateBucket(bucketReleaseLog)
-	if err != nil {
-		return err
-	}
-	lb.FillPercent = appendFill
-	var total int64
-	for i, r := range rels {
-		if err := lb.Put(seqKey(uint64(i+1)), encodeStored(r.at, r.key, r.val)); err != nil {
-			return err
-		}
-		total += int64(len(r.key) + len(r.val))
-	}
-	return setReleaseBytes(tx, total)
+	return true, nil
 }
 
 // seqKey is a release log key.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -312,5 +313,91 @@ func TestReleasesFromVersion5And6(t *testing.T) {
 				t.Errorf("after evicting by age: old stored %v, new stored %v", h.has("old"), h.has("new"))
 			}
 		})
+	}
+}
+
+// TestReleasesMovedInBatches: the move into the release log runs in
+// transactions of bounded size; a file left between two of them (a crash)
+// has every release in one place or the other, and the next Open finishes
+// the move: all releases, oldest first, each found.
+func TestReleasesMovedInBatches(t *testing.T) {
+	h := newHarness(t)
+	const n = 30
+	ages := map[string]int64{}
+	for i := range n {
+		key := fmt.Sprintf("q%02d", i)
+		h.store(key, 10+i, i%2 == 0)
+		// Stored times in another order than the keys'.
+		ages[key] = testClock.Add(-time.Duration((i*7)%n+1) * time.Minute).UnixNano()
+	}
+	toOldLayout(t, h.l, func(tx *bolt.Tx, key []byte, size int) error {
+		ab, err := tx.CreateBucketIfNotExists(bucketReleaseAge)
+		if err != nil {
+			return err
+		}
+		if string(key) == "q07" {
+			return nil // not indexed: moved last, as stored at the move
+		}
+		return ab.Put(oldAgeKey(ages[string(key)], key), binary.BigEndian.AppendUint64(nil, uint64(size)))
+	})
+	// Two small transactions, then a "crash".
+	for range 2 {
+		if err := h.l.db.Update(func(tx *bolt.Tx) error {
+			done, err := moveBatch(tx, testClock, 40)
+			if done {
+				t.Error("the move is done after a small batch")
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var inLog, inOld int
+	if err := h.l.db.View(func(tx *bolt.Tx) error {
+		inLog = tx.Bucket(bucketReleaseLog).Stats().KeyN
+		inOld = tx.Bucket(bucketReleases).Stats().KeyN
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if inLog < 2 || inLog+inOld != n {
+		t.Fatalf("after two batches: %d releases in the log, %d in the old bucket; want some moved and %d in all", inLog, inOld, n)
+	}
+	if err := h.l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.l = nil
+	h.open()
+	var want []string
+	keys := make([]string, 0, n)
+	for k := range ages {
+		if k != "q07" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return ages[keys[i]] < ages[keys[j]] })
+	for _, k := range keys {
+		var i int
+		fmt.Sscanf(k, "q%d", &i)
+		want = append(want, fmt.Sprintf("%s@%d:%d", k, ages[k], 10+i))
+	}
+	want = append(want, fmt.Sprintf("q07@%d:17", testClock.UnixNano()))
+	if got := storedLog(t, h.l); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("release log after the move:\n%v\nwant\n%v", got, want)
+	}
+	for k := range ages {
+		if !h.has(k) {
+			t.Errorf("release %s not found after the move", k)
+		}
+	}
+	if err := h.l.db.View(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketReleases, bucketReleaseAge} {
+			if tx.Bucket(b) != nil {
+				t.Errorf("bucket %s is still there", b)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
