@@ -405,8 +405,9 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// dataBuckets every ledger has; its releases are in bucketReleaseLog
-// (format version 7) or bucketReleases (before: checkMeta).
+// dataBuckets are the buckets every ledger has. Its releases are in
+// bucketReleaseLog (format version 7) or bucketReleases (before), which
+// checkMeta checks by version.
 var dataBuckets = [][]byte{bucketAccounts, bucketPending}
 
 // initBuckets writes the buckets and the format marker of a new ledger.
@@ -480,7 +481,8 @@ func checkMeta(tx *bolt.Tx) error {
 			return damaged("bucket %q is missing", bucketReleaseLog)
 		}
 	case formatVersion6, formatVersion5, formatVersion4, formatVersion3, formatVersion2, formatVersion1:
-		// Open moves the releases into the log (migrateReleases).
+		// Open moves the releases into the log (moveReleases); a move
+		// cut short by a crash leaves both buckets.
 		if tx.Bucket(bucketReleases) == nil && tx.Bucket(bucketReleaseLog) == nil {
 			return damaged("bucket %q is missing", bucketReleases)
 		}
