@@ -74,20 +74,18 @@ func (k *releaseKeys) remove(key []byte, seq uint64) {
 
 // seq returns the sequence number of the record that may hold key's
 // release.
-func (k *releaseKeys) seq(key []byte) (uint64, bool) {
-	h := maphash.Bytes(k.seed, key)
+func (k *releaseKeys) seq(key []byte) (uint64, bool) { return k.get(maphash.Bytes(k.seed, key)) }
+
+// may reports whether the file may hold a release under key (false: it
+// certainly does not). maphash hashes a string as its bytes.
+func (k *releaseKeys) may(key string) bool {
+	_, ok := k.get(maphash.String(k.seed, key))
+	return ok
+}
+
+func (k *releaseKeys) get(h uint64) (uint64, bool) {
 	k.mu.RLock()
 	s, ok := k.set[h]
 	k.mu.RUnlock()
 	return s, ok
-}
-
-// may reports whether the file may hold a release under key (false: it
-// certainly does not).
-func (k *releaseKeys) may(key string) bool {
-	h := maphash.String(k.seed, key)
-	k.mu.RLock()
-	_, ok := k.set[h]
-	k.mu.RUnlock()
-	return ok
 }

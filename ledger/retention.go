@@ -98,10 +98,7 @@ func moveBatch(tx *bolt.Tx, now time.Time, batch int64) (done bool, err error) {
 		return false, err
 	}
 	lb.FillPercent = appendFill
-	seq := uint64(1)
-	if k, _ := lb.Cursor().Last(); len(k) == 8 {
-		seq = binary.BigEndian.Uint64(k) + 1
-	}
+	seq := nextSeq(lb)
 	move := func(key []byte, at int64) error {
 		v := old.Get(key)
 		if v == nil {
@@ -171,6 +168,16 @@ func moveBatch(tx *bolt.Tx, now time.Time, batch int64) (done bool, err error) {
 	return true, nil
 }
 
+// nextSeq is the sequence number of the next release appended to lb: the
+// one after its last record, not the bucket's own sequence, which a copy
+// of the file need not keep.
+func nextSeq(lb *bolt.Bucket) uint64 {
+	if k, _ := lb.Cursor().Last(); len(k) == 8 {
+		return binary.BigEndian.Uint64(k) + 1
+	}
+	return 1
+}
+
 // seqKey is a release log key.
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
@@ -238,12 +245,7 @@ func setReleaseBytes(tx *bolt.Tx, n int64) error {
 // meta bucket per release were a measurable share of its CPU).
 func (l *Ledger) putRelease(tx *bolt.Tx, key, val []byte, now time.Time) (int64, error) {
 	lb := tx.Bucket(bucketReleaseLog)
-	// The next number after the last record, not the bucket's sequence:
-	// a copy of the file (compact) need not keep the latter.
-	seq := uint64(1)
-	if k, _ := lb.Cursor().Last(); len(k) == 8 {
-		seq = binary.BigEndian.Uint64(k) + 1
-	}
+	seq := nextSeq(lb)
 	if err := lb.Put(seqKey(seq), encodeStored(now.UnixNano(), key, val)); err != nil {
 		return 0, err
 	}
