@@ -29,12 +29,34 @@ type Files struct {
 	Ledger   string
 }
 
-// Build creates (or recreates) the demo database and policy under dir and
-// returns their paths. An existing database is replaced; the ledger is
-// left alone, so budgets spent in an earlier demo stay spent (the data is
-// identical on every build, so its cached releases stay valid). Delete
-// Files.Ledger for fresh budgets.
+// Listen are the front ends' addresses the demo policy names: the policy
+// is the file a newcomer reads to learn how to connect, so it says where
+// this demo listens.
+type Listen struct {
+	Postgres string // host:port
+	MySQL    string // host:port, or "off"
+}
+
+// Where the demo listens unless told otherwise.
+const (
+	DefaultPostgres = "127.0.0.1:15432"
+	DefaultMySQL    = "127.0.0.1:13306"
+)
+
+// Build is BuildListen on the default addresses.
 func Build(ctx context.Context, dir string) (Files, error) {
+	return BuildListen(ctx, dir, Listen{Postgres: DefaultPostgres, MySQL: DefaultMySQL})
+}
+
+// BuildListen creates (or recreates) the demo database and policy under
+// dir, the policy listening on l, and returns their paths. An existing
+// database is replaced; the ledger is left alone, so budgets spent in an
+// earlier demo stay spent (the data is identical on every build, so its
+// cached releases stay valid). Delete Files.Ledger for fresh budgets.
+func BuildListen(ctx context.Context, dir string, l Listen) (Files, error) {
+	if err := l.check(); err != nil {
+		return Files{}, err
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return Files{}, fmt.Errorf("demo directory %s: %w", dir, err)
@@ -50,7 +72,7 @@ func Build(ctx context.Context, dir string) (Files, error) {
 	if err := buildDatabase(ctx, f.Database); err != nil {
 		return Files{}, fmt.Errorf("build demo database %s: %w", f.Database, err)
 	}
-	if err := writePolicy(f.Policy); err != nil {
+	if err := writePolicy(f.Policy, l); err != nil {
 		return Files{}, fmt.Errorf("write demo policy %s: %w", f.Policy, err)
 	}
 	return f, nil

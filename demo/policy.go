@@ -3,9 +3,12 @@ package demo
 import (
 	"bytes"
 	_ "embed"
+	"fmt"
 	"maps"
+	"net"
 	"os"
 	"strconv"
+	"strings"
 	"text/template"
 	"time"
 )
@@ -31,8 +34,26 @@ const (
 	DemoPassword = "demo"
 )
 
-// renderPolicy returns the policy file's text.
-func renderPolicy() ([]byte, error) {
+// check refuses addresses the policy could not name as they are: not
+// host:port, or with characters a YAML double-quoted string would read
+// differently (a host name or IP address has none of them).
+func (l Listen) check() error {
+	for _, a := range []struct{ name, addr string }{{"postgres", l.Postgres}, {"mysql", l.MySQL}} {
+		if a.name == "mysql" && a.addr == "off" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return fmt.Errorf("demo %s address %q: %w", a.name, a.addr, err)
+		}
+		if i := strings.IndexFunc(a.addr, func(r rune) bool { return r < ' ' || r == '"' || r == '\\' || r > '~' }); i >= 0 {
+			return fmt.Errorf("demo %s address %q: unexpected character %q", a.name, a.addr, a.addr[i])
+		}
+	}
+	return nil
+}
+
+// renderPolicy returns the policy file's text, listening on l.
+func renderPolicy(l Listen) ([]byte, error) {
 	tmpl, err := template.New("policy").Option("missingkey=error").Parse(policyText)
 	if err != nil {
 		return nil, err
@@ -54,7 +75,13 @@ func renderPolicy() ([]byte, error) {
 		"LatMax":       num(latMax),
 		"LonMin":       num(lonMin),
 		"LonMax":       num(lonMax),
+		"Postgres":     l.Postgres,
+		"MySQL":        l.MySQL,
 	}
+	// For the comments showing the client command lines (check has
+	// vetted both addresses).
+	data["PostgresHost"], data["PostgresPort"], _ = net.SplitHostPort(l.Postgres)
+	data["MySQLHost"], data["MySQLPort"], _ = net.SplitHostPort(l.MySQL)
 	maps.Copy(data, ddpTemplateData())
 	err = tmpl.Execute(&buf, data)
 	if err != nil {
@@ -64,8 +91,8 @@ func renderPolicy() ([]byte, error) {
 }
 
 // writePolicy writes the policy file, replacing an old one.
-func writePolicy(path string) error {
-	data, err := renderPolicy()
+func writePolicy(path string, l Listen) error {
+	data, err := renderPolicy(l)
 	if err != nil {
 		return err
 	}

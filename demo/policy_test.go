@@ -1,6 +1,7 @@
 package demo_test
 
 import (
+	"context"
 	"database/sql"
 	"encoding/base64"
 	"fmt"
@@ -240,5 +241,53 @@ func TestPolicyHasNoSecretsFromEnv(t *testing.T) {
 	}
 	if strings.Contains(string(data), "${") || strings.Contains(string(data), "password_env") {
 		t.Error("the demo policy refers to the environment")
+	}
+}
+
+// The policy a newcomer reads names the addresses the demo was started
+// on, including an IPv6 host and a MySQL front end that is off; addresses
+// the file could not name as they are are refused before anything is
+// written.
+func TestBuildListen(t *testing.T) {
+	cases := []struct {
+		l           demo.Listen
+		wantComment string
+	}{
+		{demo.Listen{Postgres: "127.0.0.1:25432", MySQL: "[::1]:25306"}, "# mysql -h ::1 -P 25306 -u analyst"},
+		{demo.Listen{Postgres: "localhost:6543", MySQL: "off"}, "# The MySQL front end is off"},
+	}
+	for _, c := range cases {
+		f, err := demo.BuildListen(context.Background(), t.TempDir(), c.l)
+		if err != nil {
+			t.Fatalf("BuildListen(%+v): %v", c.l, err)
+		}
+		pol := loadDemoPolicy(t, f)
+		if pol.Listen.Postgres != c.l.Postgres || pol.Listen.MySQL != c.l.MySQL {
+			t.Errorf("listen %q, %q; want %q, %q", pol.Listen.Postgres, pol.Listen.MySQL, c.l.Postgres, c.l.MySQL)
+		}
+		text, err := os.ReadFile(f.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, port, _ := strings.Cut(c.l.Postgres, ":")
+		for _, want := range []string{"# psql -h " + host + " -p " + port + " -U analyst", c.wantComment} {
+			if !strings.Contains(string(text), want) {
+				t.Errorf("policy for %+v lacks %q", c.l, want)
+			}
+		}
+	}
+	for _, bad := range []demo.Listen{
+		{Postgres: "127.0.0.1", MySQL: "off"},                // no port
+		{Postgres: "127.0.0.1:1\"x", MySQL: "off"},           // would end the YAML string
+		{Postgres: "127.0.0.1:15432", MySQL: "127.0.0.1"},    // no port
+		{Postgres: "127.0.0.1:15432", MySQL: "h\\ost:13306"}, // an escape in YAML
+	} {
+		dir := t.TempDir()
+		if _, err := demo.BuildListen(context.Background(), dir, bad); err == nil {
+			t.Errorf("BuildListen(%+v) succeeded; want the address refused", bad)
+		}
+		if _, err := os.Stat(dir + "/" + demo.PolicyFile); err == nil {
+			t.Errorf("BuildListen(%+v) wrote a policy before refusing", bad)
+		}
 	}
 }

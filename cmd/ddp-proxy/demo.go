@@ -20,15 +20,15 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, log *
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", defaultDemoDir(), "where the demo database, policy and ledger are written")
-	pgAddr := fs.String("postgres", "127.0.0.1:15432", "PostgreSQL front end address")
-	myAddr := fs.String("mysql", "127.0.0.1:13306", `MySQL front end address ("off" to disable)`)
+	pgAddr := fs.String("postgres", demo.DefaultPostgres, "PostgreSQL front end address")
+	myAddr := fs.String("mysql", demo.DefaultMySQL, `MySQL front end address ("off" to disable)`)
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	if err := os.MkdirAll(*dir, 0o700); err != nil {
 		return fmt.Errorf("creating the demo directory: %w", err)
 	}
-	files, err := demo.Build(ctx, *dir)
+	files, err := demo.BuildListen(ctx, *dir, demo.Listen{Postgres: *pgAddr, MySQL: *myAddr})
 	if err != nil {
 		return fmt.Errorf("building the demo database: %w", err)
 	}
@@ -36,8 +36,6 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, log *
 	if err != nil {
 		return fmt.Errorf("loading the demo policy: %w", err)
 	}
-	pol.Listen.Postgres = *pgAddr
-	pol.Listen.MySQL = *myAddr
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	p, err := startProxy(ctx, pol, log)
