@@ -48,8 +48,9 @@ type BudgetSource interface {
 }
 
 // BudgetPage serves the DBA's budget page: per dataset, a plot of each
-// user's cumulative ε over time drawn from the audit history, the table
-// of spent and left budget, and the statements that cost the most. Plain
+// user's cumulative ε over time drawn from the audit history with a
+// dashed line per distinct ε budget of the users plotted, the table of
+// spent and left budget, and the statements that cost the most. Plain
 // HTML and SVG, no script.
 func BudgetPage(src BudgetSource, now func() time.Time) http.Handler {
 	if now == nil {
@@ -189,16 +190,16 @@ func buildPage(ctx context.Context, src BudgetSource, now time.Time) (*pageData,
 	p := &pageData{Generated: now.UTC().Format(time.RFC3339)}
 	for _, d := range byName {
 		sort.Slice(d.Accounts, func(i, j int) bool { return d.Accounts[i].User < d.Accounts[j].User })
-		limit := 0.0
+		budgets := map[string]float64{}
 		for _, a := range d.Accounts {
-			limit = max(limit, a.Limit.Epsilon)
+			budgets[a.User] = a.Limit.Epsilon
 		}
 		var lines []*line
 		for _, l := range series[d.Name] {
 			lines = append(lines, l)
 		}
 		sort.Slice(lines, func(i, j int) bool { return lines[i].User < lines[j].User })
-		d.Plot = drawPlot(d.Name, lines, limit, now)
+		d.Plot = drawPlot(d.Name, lines, budgets, now)
 		for fp, q := range costs[d.Name] {
 			var us []string
 			for u := range users[d.Name][fp] {
@@ -245,13 +246,15 @@ td.fp { font-family: monospace; }
 svg { border: 1px solid #ddd; background: #fff; }
 svg text { font-size: 11px; fill: #444; }
 .limit { stroke: #c00; stroke-dasharray: 4 3; }
+svg text.limit-label { fill: #c00; }
 .axis { stroke: #888; }
 </style>
 </head>
 <body>
 <h1>Privacy budget</h1>
 <p>Generated {{.Generated}}. ε spent over time is read from the ledger's audit history (refunded
-charges left out); spent and left are the ledger's exact totals. Statements are shown by
+charges left out); each dashed line is a budget, labelled with its ε and the users whose budget it
+is; spent and left are the ledger's exact totals. Statements are shown by
 fingerprint (their shape, without literals); <code>ddp-proxy audit</code> shows their text.</p>
 {{range .Datasets}}
 <section id="dataset-{{.Name}}" data-dataset="{{.Name}}">
@@ -277,7 +280,8 @@ fingerprint (their shape, without literals); <code>ddp-proxy audit</code> shows 
 <line class="axis" x1="{{.Left}}" y1="{{.Top}}" x2="{{.Left}}" y2="{{.Bottom}}"/>
 <text x="4" y="{{.Top}}">{{num .YMax}}</text><text x="4" y="{{.Bottom}}">0</text>
 <text class="time-from" x="{{.Left}}" y="{{.Height}}" dy="-4">{{.From}}</text><text class="time-to" x="{{.Right}}" y="{{.Height}}" dy="-4" text-anchor="end">{{.To}}</text>
-{{if .LimitY}}<line class="limit" x1="{{.Left}}" y1="{{.LimitY}}" x2="{{.Right}}" y2="{{.LimitY}}"><title>budget ε = {{num .Limit}}</title></line>{{end}}
-{{range .Lines}}<polyline fill="none" stroke="{{.Color}}" stroke-width="2" points="{{.Points}}" data-user="{{.User}}" data-epsilon="{{.Cumulative}}" data-times="{{.Times}}"><title>{{.User}}: ε {{.Last}} spent</title></polyline>
+{{range .Limits}}<line class="limit" x1="{{$.Left}}" y1="{{.Y}}" x2="{{$.Right}}" y2="{{.Y}}" data-epsilon="{{num .Epsilon}}" data-users="{{.Users}}"><title>budget ε = {{num .Epsilon}} ({{.Users}})</title></line>
+<text class="limit-label" x="{{$.Left}}" dx="4" y="{{.LabelY}}">budget ε = {{num .Epsilon}} ({{.Label}})</text>
+{{end}}{{range .Lines}}<polyline fill="none" stroke="{{.Color}}" stroke-width="2" points="{{.Points}}" data-user="{{.User}}" data-epsilon="{{.Cumulative}}" data-times="{{.Times}}"><title>{{.User}}: ε {{.Last}} spent</title></polyline>
 <text x="{{.LabelX}}" y="{{.LabelY}}" fill="{{.Color}}" text-anchor="end">{{.User}}</text>
 {{end}}</svg>{{end}}`))

@@ -16,7 +16,8 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
-// fakeSource is a fixed ledger: two users on one dataset, one refund.
+// fakeSource is a fixed ledger: two users on one dataset with different
+// budgets, one refund.
 type fakeSource struct {
 	accounts []Account
 	charges  []Charge
@@ -40,7 +41,7 @@ func testSource() fakeSource {
 	return fakeSource{
 		accounts: []Account{
 			{User: "bob", Dataset: "census", Limit: eps(2), Spent: eps(0.5), Left: eps(1.5), Queries: 1},
-			{User: "alice", Dataset: "census", Limit: eps(2), Spent: eps(0.75), Left: eps(1.25), Queries: 3},
+			{User: "alice", Dataset: "census", Limit: eps(3), Spent: eps(0.75), Left: eps(2.25), Queries: 3},
 		},
 		charges: []Charge{
 			{Time: t0, User: "alice", Dataset: "census", Cost: eps(0.25), Fingerprint: "fpA"},
@@ -117,6 +118,57 @@ func checkPlot(t *testing.T, pl *chromium.Element, svg map[string]string, want [
 	}
 }
 
+// wantLimit is a dashed budget line a plot should have: the ε budget and
+// the users it belongs to, as its title names them.
+type wantLimit struct {
+	epsilon float64
+	users   string
+}
+
+// checkLimits checks a plot's dashed budget lines: exactly one per wanted
+// budget, largest first, each across the plot at the height of its ε on
+// the plot's y scale (the one checkPlot checks the users' lines on),
+// titled "budget ε = E (users)" and labelled with that text just above it.
+func checkLimits(t *testing.T, svg *chromium.Element, want []wantLimit) {
+	t.Helper()
+	lines := svg.FindAll(func(e *chromium.Element) bool { return e.Name == "line" && e.Attr["class"] == "limit" })
+	labels := svg.FindAll(func(e *chromium.Element) bool { return e.Name == "text" && e.Attr["class"] == "limit-label" })
+	if len(lines) != len(want) || len(labels) != len(want) {
+		t.Fatalf("%d budget lines and %d labels, want %d (%v)", len(lines), len(labels), len(want), want)
+	}
+	ymax := parseFloats(t, svg.Attr["data-y-max"])[0]
+	bottom, top := float64(plotHeight-24), 14.0
+	left, right := float64(plotMargin), float64(plotWidth-10)
+	for i, w := range want {
+		l := lines[i]
+		wantTitle := "budget ε = " + num(w.epsilon) + " (" + w.users + ")"
+		var title string
+		for _, c := range l.Children {
+			if c.Name == "title" {
+				title = c.Text
+			}
+		}
+		if title != wantTitle {
+			t.Errorf("budget line %d: title %q, want %q", i, title, wantTitle)
+		}
+		wantY := bottom - (bottom-top)*w.epsilon/ymax
+		x1, y1 := parseFloats(t, l.Attr["x1"])[0], parseFloats(t, l.Attr["y1"])[0]
+		x2, y2 := parseFloats(t, l.Attr["x2"])[0], parseFloats(t, l.Attr["y2"])[0]
+		if d := y1 - wantY; d > 0.01 || d < -0.01 || y2 != y1 {
+			t.Errorf("%s: from y %v to y %v, want level at %v (ε %v of %v)", wantTitle, y1, y2, wantY, w.epsilon, ymax)
+		}
+		if x1 != left || x2 != right {
+			t.Errorf("%s: from x %v to x %v, want across the plot from %v to %v", wantTitle, x1, x2, left, right)
+		}
+		if got := strings.TrimSpace(labels[i].Text); got != wantTitle {
+			t.Errorf("budget label %d: %q, want %q", i, got, wantTitle)
+		}
+		if ly := parseFloats(t, labels[i].Attr["y"])[0]; ly != y1-3 {
+			t.Errorf("%s: label at y %v, want just above the line (%v)", wantTitle, ly, y1-3)
+		}
+	}
+}
+
 // TestBudgetPageContent renders the page without a browser: the plot's
 // lines carry each user's cumulative ε (the refund left out), the table
 // the ledger's totals, and the costliest statement comes first.
@@ -137,10 +189,11 @@ func TestBudgetPageContent(t *testing.T) {
 	svg := root.FindAll(func(e *chromium.Element) bool { return e.Name == "svg" })[0].Attr
 	checkPlot(t, lines["alice"], svg, []float64{0.25, 0.5, 0.75}, []time.Time{t0, t0.Add(20 * time.Minute), t0.Add(30 * time.Minute)})
 	checkPlot(t, lines["bob"], svg, []float64{0.5}, []time.Time{t0.Add(10 * time.Minute)})
+	checkLimits(t, root.FindAll(func(e *chromium.Element) bool { return e.Name == "svg" })[0], []wantLimit{{3, "alice"}, {2, "bob"}})
 	if strings.Index(body, "fpA") > strings.Index(body, "fpB") || strings.Index(body, "fpB") > strings.Index(body, "fpC") {
 		t.Error("statements not by decreasing ε (fpA 0.5, fpB 0.5 then fpC 0.25)")
 	}
-	for _, want := range []string{`data-user="alice" data-epsilon-spent="0.75" data-epsilon-left="1.25"`, `data-user="bob" data-epsilon-spent="0.5" data-epsilon-left="1.5"`} {
+	for _, want := range []string{`data-user="alice" data-epsilon-spent="0.75" data-epsilon-left="2.25"`, `data-user="bob" data-epsilon-spent="0.5" data-epsilon-left="1.5"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the table lacks %s", want)
 		}
@@ -148,8 +201,9 @@ func TestBudgetPageContent(t *testing.T) {
 }
 
 // TestBudgetPageChromium renders the page in headless Chromium: the DOM
-// the browser built has the plot with every user's cumulative ε, and a
-// screenshot is a non-empty image with more than one colour.
+// the browser built has the plot with every user's cumulative ε and a
+// dashed line for each user's budget (alice ε 3, bob ε 2) at its height,
+// and a screenshot is a non-empty image with more than one colour.
 func TestBudgetPageChromium(t *testing.T) {
 	chromium.Find(t)
 	src := testSource()
@@ -167,6 +221,7 @@ func TestBudgetPageChromium(t *testing.T) {
 	}
 	checkPlot(t, lines["alice"], svgs[0].Attr, []float64{0.25, 0.5, 0.75}, []time.Time{t0, t0.Add(20 * time.Minute), t0.Add(30 * time.Minute)})
 	checkPlot(t, lines["bob"], svgs[0].Attr, []float64{0.5}, []time.Time{t0.Add(10 * time.Minute)})
+	checkLimits(t, svgs[0], []wantLimit{{3, "alice"}, {2, "bob"}})
 
 	img, err := png.Decode(bytes.NewReader(chromium.Screenshot(t, srv.URL+"/budget", 900, 700)))
 	if err != nil {
@@ -262,6 +317,8 @@ func TestBudgetPageChromiumExactSums(t *testing.T) {
 	if from, to := label("time-from"), label("time-to"); from != "2026-11-27 23:10:05" || to != "2026-11-27 23:10:35" {
 		t.Errorf("time axis from %q to %q, want 2026-11-27 23:10:05 to 2026-11-27 23:10:35", from, to)
 	}
+	// carol and dave share a budget: one line, naming both.
+	checkLimits(t, root.FindAll(func(e *chromium.Element) bool { return e.Name == "svg" })[0], []wantLimit{{2, "carol, dave"}})
 }
 
 // TestAxisLayout: the time axis' labels are to the second under a
@@ -279,10 +336,88 @@ func TestAxisLayout(t *testing.T) {
 		{26 * time.Hour, "2026-11-27 23:10", "2026-11-29 01:10"},
 	} {
 		lines := []*line{{User: "u", steps: []step{{t: t0, cum: 1}}}}
-		p := drawPlot("d", lines, 1, t0.Add(tt.span))
+		p := drawPlot("d", lines, map[string]float64{"u": 1}, t0.Add(tt.span))
 		if p.From != tt.from || p.To != tt.to {
 			t.Errorf("span %v: axis from %q to %q, want %q to %q", tt.span, p.From, p.To, tt.from, tt.to)
 		}
+	}
+}
+
+// TestDrawPlotLimits: the budget lines of a plot are those of the users
+// plotted, one per distinct budget, largest first; the scale reaches the
+// largest; labels of budgets closer than a line of text are pushed apart;
+// a label names at most labelUsers users, the title all of them.
+func TestDrawPlotLimits(t *testing.T) {
+	at := t0.Add(time.Minute)
+	plotted := func(users ...string) []*line {
+		var out []*line
+		for _, u := range users {
+			out = append(out, &line{User: u, steps: []step{{t: at, cum: 0.5}}})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name    string
+		lines   []*line
+		budgets map[string]float64
+		ymax    float64
+		want    []plotLimit // Y and LabelY are checked against the scale
+	}{
+		{
+			name:  "different budgets",
+			lines: plotted("carol", "dave"), budgets: map[string]float64{"carol": 3, "dave": 2},
+			ymax: 3,
+			want: []plotLimit{{Epsilon: 3, Users: "carol", Label: "carol"}, {Epsilon: 2, Users: "dave", Label: "dave"}},
+		},
+		{
+			name:  "a budget of no user plotted",
+			lines: plotted("carol"), budgets: map[string]float64{"carol": 3, "erin": 8},
+			ymax: 3,
+			want: []plotLimit{{Epsilon: 3, Users: "carol", Label: "carol"}},
+		},
+		{
+			name:  "no budget any more",
+			lines: plotted("carol", "gone"), budgets: map[string]float64{"carol": 0.25, "gone": 0},
+			ymax: 0.5,
+			want: []plotLimit{{Epsilon: 0.25, Users: "carol", Label: "carol"}},
+		},
+		{
+			name:  "many users on one budget",
+			lines: plotted("a", "b", "c", "d", "e"), budgets: map[string]float64{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1},
+			ymax: 1,
+			want: []plotLimit{{Epsilon: 1, Users: "a, b, c, d, e", Label: "a, b, c, 2 more"}},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := drawPlot("d", tt.lines, tt.budgets, at.Add(time.Hour))
+			if p.YMax != tt.ymax {
+				t.Errorf("y scale to %v, want %v", p.YMax, tt.ymax)
+			}
+			if len(p.Limits) != len(tt.want) {
+				t.Fatalf("limits %+v, want %+v", p.Limits, tt.want)
+			}
+			for i, w := range tt.want {
+				g := p.Limits[i]
+				wantY := p.Bottom - (p.Bottom-p.Top)*w.Epsilon/p.YMax
+				if g.Epsilon != w.Epsilon || g.Users != w.Users || g.Label != w.Label || g.Y != wantY || g.LabelY != wantY-3 {
+					t.Errorf("limit %d: %+v, want %+v at y %v, its label at %v", i, g, w, wantY, wantY-3)
+				}
+			}
+		})
+	}
+	// Budgets 2 and 1.95 are 5 pixels apart on a scale to 2: the lower
+	// one's label goes below its line, a line of text under it, where it
+	// is clear of the higher label and of its own dash.
+	p := drawPlot("d", plotted("carol", "dave"), map[string]float64{"carol": 2, "dave": 1.95}, at.Add(time.Hour))
+	if len(p.Limits) != 2 {
+		t.Fatalf("limits %+v, want two", p.Limits)
+	}
+	hi, lo := p.Limits[0], p.Limits[1]
+	if lo.Y-hi.Y >= labelGap {
+		t.Fatalf("lines at %v and %v: not close enough for the test", hi.Y, lo.Y)
+	}
+	if hi.Epsilon != 2 || hi.LabelY != hi.Y-3 || lo.LabelY != lo.Y+labelGap {
+		t.Errorf("labels of close budgets at %v and %v (lines at %v and %v), want %v and %v", hi.LabelY, lo.LabelY, hi.Y, lo.Y, hi.Y-3, lo.Y+labelGap)
 	}
 }
 

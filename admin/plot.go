@@ -2,6 +2,7 @@ package admin
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -24,12 +25,38 @@ type plot struct {
 	Dataset                  string
 	Width, Height            int
 	Left, Right, Top, Bottom float64
-	YMax, Limit              float64
-	LimitY                   float64 // 0: no limit line
-	T0, T1                   int64   // the x axis, Unix milliseconds
+	YMax                     float64
+	T0, T1                   int64 // the x axis, Unix milliseconds
 	From, To                 string
-	Lines                    []plotLine
+	// Limits are the dashed budget lines, one per distinct ε budget of
+	// the users plotted, largest first: users of one dataset may have
+	// different budgets, and each line is read against its own.
+	Limits []plotLimit
+	Lines  []plotLine
 }
+
+// plotLimit is one dashed budget line across the plot.
+type plotLimit struct {
+	Epsilon float64
+	// Users are the plotted users whose budget this is, by name, comma
+	// separated (all of them, for the line's hover title); Label names
+	// at most labelUsers of them, for the text drawn on the plot.
+	Users, Label string
+	Y            float64 // the line's height, on the plot's ε scale
+	// LabelY is the baseline of the line's label: just above the line,
+	// or below it when a higher line's label is within labelGap there, so
+	// that labels of close budgets do not print over one another.
+	LabelY float64
+}
+
+const (
+	// labelGap is the least distance between two budget labels'
+	// baselines: a line of the page's 11px text.
+	labelGap = 12
+	// labelUsers is how many users a budget label names; the hover title
+	// names all.
+	labelUsers = 3
+)
 
 type plotLine struct {
 	User, Color string
@@ -52,14 +79,23 @@ const (
 )
 
 // drawPlot lays out the dataset's lines: x is time from the first charge
-// to now, y is ε from 0 to the larger of the budget and the largest
-// total.
-func drawPlot(dataset string, lines []*line, limit float64, now time.Time) plot {
+// to now, y is ε from 0 to the larger of the largest budget and the
+// largest total. budgets is each user's ε budget on the dataset (a user
+// without one, or with 0, gets no budget line). Only the budgets of the
+// users plotted are drawn, and scale the plot: a budget line is there to
+// be read against a user's line, and a user who has spent nothing on the
+// dataset has none (the table lists every budget).
+func drawPlot(dataset string, lines []*line, budgets map[string]float64, now time.Time) plot {
 	p := plot{Dataset: dataset, Width: plotWidth, Height: plotHeight,
-		Left: plotMargin, Right: plotWidth - 10, Top: 14, Bottom: plotHeight - 24, Limit: limit}
+		Left: plotMargin, Right: plotWidth - 10, Top: 14, Bottom: plotHeight - 24}
 	var t0, t1 time.Time
-	ymax := limit
+	ymax := 0.0
+	byBudget := map[float64][]string{} // ε budget → the plotted users who have it
 	for _, l := range lines {
+		if b := budgets[l.User]; b > 0 {
+			byBudget[b] = append(byBudget[b], l.User)
+			ymax = max(ymax, b)
+		}
 		for _, s := range l.steps {
 			if t0.IsZero() || s.t.Before(t0) {
 				t0 = s.t
@@ -92,8 +128,24 @@ func drawPlot(dataset string, lines []*line, limit float64, now time.Time) plot 
 		return p.Left + (p.Right-p.Left)*float64(t.UnixMilli()-p.T0)/float64(p.T1-p.T0)
 	}
 	y := func(v float64) float64 { return p.Bottom - (p.Bottom-p.Top)*v/ymax }
-	if limit > 0 {
-		p.LimitY = y(limit)
+	for b, users := range byBudget {
+		sort.Strings(users)
+		label := users
+		if len(users) > labelUsers {
+			label = append(users[:labelUsers:labelUsers], fmt.Sprintf("%d more", len(users)-labelUsers))
+		}
+		p.Limits = append(p.Limits, plotLimit{Epsilon: b, Users: strings.Join(users, ", "),
+			Label: strings.Join(label, ", "), Y: y(b)})
+	}
+	sort.Slice(p.Limits, func(i, j int) bool { return p.Limits[i].Epsilon > p.Limits[j].Epsilon })
+	for i := range p.Limits {
+		ly := p.Limits[i].Y - 3 // just above its line
+		if i > 0 && ly < p.Limits[i-1].LabelY+labelGap {
+			// Too close to the label of the line above: below its own
+			// line instead, far enough that the dash does not cross it.
+			ly = max(p.Limits[i-1].LabelY, p.Limits[i].Y) + labelGap
+		}
+		p.Limits[i].LabelY = ly
 	}
 	for i, l := range lines {
 		var pts, cums, times []string

@@ -93,7 +93,7 @@ func (r *meteredReservation) CommitDeferred(cacheKey string, rel []byte) ([]byte
 }
 
 // startAdmin starts the admin listener (listen.admin) unless it is off.
-func (p *proxy) startAdmin(pol *policies.Policy, led pageLedger, log *slog.Logger) error {
+func (p *proxy) startAdmin(pol *policies.Policy, led ledgerView, log *slog.Logger) error {
 	if pol.Listen.Admin == policies.ListenOff {
 		return nil
 	}

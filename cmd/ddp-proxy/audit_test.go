@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -119,8 +120,26 @@ func TestAuditWhileServing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("budget while serving: exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "analyst") || !strings.Contains(out, "census") {
-		t.Errorf("budget while serving:\n%s", out)
+	// Every amount as the serving ledger has it, left included (the
+	// socket's /ledger/remaining).
+	limit := pol.User("analyst").Budgets["census"]
+	acct, err := p.ledger.Account(context.Background(), "analyst", "census")
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := p.ledger.Remaining(context.Background(), "analyst", "census", limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRow := fmt.Sprintf("analyst census %g %g %g %g %g %g", limit.Epsilon, acct.Spent.Epsilon, left.Epsilon, limit.Delta, acct.Spent.Delta, left.Delta)
+	var gotRow string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "analyst" && f[1] == "census" {
+			gotRow = strings.Join(f, " ")
+		}
+	}
+	if acct.Spent.Epsilon <= 0 || gotRow != wantRow {
+		t.Errorf("budget while serving: analyst's census row %q, want %q (the ledger's):\n%s", gotRow, wantRow, out)
 	}
 	text, errOut, code := runCmd(t, "audit", "--policy", files.Policy)
 	if code != 0 || !strings.Contains(text, queries[0]) || !strings.Contains(text, "replica-test") {

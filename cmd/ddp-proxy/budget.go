@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/big"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -51,7 +49,7 @@ func cmdBudget(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		spent[[2]string{a.User, a.Dataset}] = a.Spent
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "USER\tDATASET\tε TOTAL\tε SPENT\tε LEFT\tδ TOTAL\tδ SPENT")
+	fmt.Fprintln(tw, "USER\tDATASET\tε TOTAL\tε SPENT\tε LEFT\tδ TOTAL\tδ SPENT\tδ LEFT")
 	for _, u := range pol.Users {
 		if *userName != "" && !strings.EqualFold(u.Name, *userName) {
 			continue
@@ -62,26 +60,17 @@ func cmdBudget(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				continue
 			}
 			s := spent[[2]string{u.Name, ds}]
-			fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%s\t%g\t%g\n", u.Name, ds, limit.Epsilon, s.Epsilon,
-				leftText(limit.Epsilon, s.Epsilon), limit.Delta, s.Delta)
+			// What is left is the ledger's to say (exact, never
+			// negative), as in SHOW ddp.budget and on the budget page:
+			// subtracting the rounded totals here would be a second
+			// formula that can disagree with them.
+			left, err := l.Remaining(ctx, u.Name, ds, limit)
+			if err != nil {
+				return fmt.Errorf("reading what is left of %s's budget on %s: %w", u.Name, ds, err)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%g\t%g\t%g\t%g\n", u.Name, ds,
+				limit.Epsilon, s.Epsilon, left.Epsilon, limit.Delta, s.Delta, left.Delta)
 		}
 	}
 	return tw.Flush()
-}
-
-// leftText is limit − spent for display, in decimal, never negative: both
-// are read as the decimals they print as (0.3 − 0.1 is 0.2, not
-// 0.19999999999999998). The ledger's own check is exact on its rationals.
-func leftText(limit, spent float64) string {
-	l, ok1 := new(big.Rat).SetString(strconv.FormatFloat(limit, 'g', -1, 64))
-	s, ok2 := new(big.Rat).SetString(strconv.FormatFloat(spent, 'g', -1, 64))
-	if !ok1 || !ok2 {
-		return strconv.FormatFloat(max(limit-spent, 0), 'g', -1, 64)
-	}
-	d := l.Sub(l, s)
-	if d.Sign() < 0 {
-		d.SetInt64(0)
-	}
-	f, _ := d.Float64()
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }

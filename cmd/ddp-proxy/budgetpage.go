@@ -8,20 +8,13 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/admin"
 	"github.com/ddp-proxy/ddp-proxy/budget"
 	"github.com/ddp-proxy/ddp-proxy/policies"
-	"github.com/ddp-proxy/ddp-proxy/release"
 )
-
-// pageLedger is what the budget page reads from the ledger.
-type pageLedger interface {
-	Remaining(ctx context.Context, user, dataset string, limit budget.Budget) (budget.Budget, error)
-	release.LedgerReader
-}
 
 // budgetSource is the budget page's view of the ledger and the policy in
 // force (budgets change on reload).
 type budgetSource struct {
 	policy func() *policies.Policy
-	ledger pageLedger
+	ledger ledgerView
 }
 
 var _ admin.BudgetSource = budgetSource{}
@@ -76,6 +69,6 @@ func (s budgetSource) Charges(ctx context.Context, fn func(admin.Charge) error) 
 }
 
 // budgetPage is the admin listener's /budget.
-func (p *proxy) budgetPage(led pageLedger) http.Handler {
+func (p *proxy) budgetPage(led ledgerView) http.Handler {
 	return admin.BudgetPage(budgetSource{policy: p.sessions.Policy, ledger: led}, nil)
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"image/png"
 	"io"
+	"maps"
+	"math"
 	"math/big"
 	"net/http"
 	"strconv"
@@ -24,12 +26,19 @@ import (
 // 0.30000000000000004), ending at the ledger's spent total, in its data
 // and its hover title; the table shows the ledger's spent and left; the
 // time axis' two labels differ though the charges are seconds apart; no
-// literal of a query is on the page.
+// literal of a query is on the page. The two users have different ε
+// budgets on census, and the plot has a dashed line for each, at its
+// height on the plot's scale, titled with the budget and its user.
 func TestBudgetPageOverLedger(t *testing.T) {
 	chromium.Find(t)
 	p := serveDemoAdmin(t, func(pol *policies.Policy) {
 		second := *pol.User("analyst")
 		second.Name = "auditor"
+		// Its own map: the copy shares analyst's.
+		second.Budgets = maps.Clone(second.Budgets)
+		b := second.Budgets["census"]
+		b.Epsilon /= 2
+		second.Budgets["census"] = b
 		pol.Users = append(pol.Users, &second)
 	})
 	ctx := context.Background()
@@ -142,6 +151,13 @@ func TestBudgetPageOverLedger(t *testing.T) {
 			t.Errorf("%s: table says spent %s left %s; ledger %v and %v", user, s, l, acct.Spent.Epsilon, left.Epsilon)
 		}
 	}
+	// One dashed line per budget, each at its ε on the scale the users'
+	// lines are drawn on (read from the plot's axis and data-y-max).
+	svgs := census.FindAll(func(e *chromium.Element) bool { return e.Name == "svg" })
+	if len(svgs) != 1 {
+		t.Fatalf("%d plots in the census section", len(svgs))
+	}
+	checkBudgetLines(t, svgs[0], p.sessions.Policy(), []string{"analyst", "auditor"})
 	// The charges are seconds apart: the axis' labels still differ.
 	var from, to string
 	for _, e := range census.FindAll(func(e *chromium.Element) bool { return e.Name == "text" }) {
@@ -173,5 +189,77 @@ func TestBudgetPageOverLedger(t *testing.T) {
 	img, err := png.Decode(bytes.NewReader(chromium.Screenshot(t, "http://"+p.adminAddr+"/budget", 1000, 900)))
 	if err != nil || img.Bounds().Dx() == 0 {
 		t.Fatalf("screenshot: %v", err)
+	}
+}
+
+// checkBudgetLines checks a census plot's dashed budget lines against the
+// policy: users (of different ε budgets) each have one, titled and
+// labelled "budget ε = E (user)", level across the plot at the height of
+// E on the plot's y scale: from the bottom axis (ε 0) to the top of the
+// y axis (data-y-max).
+func checkBudgetLines(t *testing.T, svg *chromium.Element, pol *policies.Policy, users []string) {
+	t.Helper()
+	attr := func(e *chromium.Element, name string) float64 {
+		t.Helper()
+		v, err := strconv.ParseFloat(e.Attr[name], 64)
+		if err != nil {
+			t.Fatalf("<%s> %s=%q: %v", e.Name, name, e.Attr[name], err)
+		}
+		return v
+	}
+	var yAxis *chromium.Element
+	for _, e := range svg.FindAll(func(e *chromium.Element) bool { return e.Name == "line" && e.Attr["class"] == "axis" }) {
+		if e.Attr["x1"] == e.Attr["x2"] {
+			yAxis = e
+		}
+	}
+	if yAxis == nil {
+		t.Fatal("the plot has no y axis")
+	}
+	top, bottom, ymax := attr(yAxis, "y1"), attr(yAxis, "y2"), attr(svg, "data-y-max")
+	type want struct {
+		title string
+		y     float64
+	}
+	var wants []want
+	seen := map[float64]bool{}
+	for _, u := range users {
+		eps := pol.User(u).Budgets["census"].Epsilon
+		if seen[eps] {
+			t.Fatalf("%s's ε budget %v is another user's too: the test needs different budgets", u, eps)
+		}
+		seen[eps] = true
+		wants = append(wants, want{"budget ε = " + strconv.FormatFloat(eps, 'g', -1, 64) + " (" + u + ")", bottom - (bottom-top)*eps/ymax})
+	}
+	lines := svg.FindAll(func(e *chromium.Element) bool { return e.Name == "line" && e.Attr["class"] == "limit" })
+	labels := map[string]bool{}
+	for _, e := range svg.FindAll(func(e *chromium.Element) bool { return e.Name == "text" && e.Attr["class"] == "limit-label" }) {
+		labels[strings.TrimSpace(e.Text)] = true
+	}
+	if len(lines) != len(wants) || len(labels) != len(wants) {
+		t.Fatalf("%d budget lines and %d labels, want %d: %v", len(lines), len(labels), len(wants), wants)
+	}
+	for _, w := range wants {
+		var found *chromium.Element
+		for _, l := range lines {
+			for _, c := range l.Children {
+				if c.Name == "title" && c.Text == w.title {
+					found = l
+				}
+			}
+		}
+		if found == nil {
+			t.Errorf("no budget line titled %q", w.title)
+			continue
+		}
+		if y1, y2 := attr(found, "y1"), attr(found, "y2"); math.Abs(y1-w.y) > 0.01 || y2 != y1 {
+			t.Errorf("%s: from y %v to y %v, want level at %v (axis %v..%v, ε to %v)", w.title, y1, y2, w.y, bottom, top, ymax)
+		}
+		if x1, x2 := attr(found, "x1"), attr(found, "x2"); x1 != attr(yAxis, "x1") || x2 <= x1 {
+			t.Errorf("%s: from x %v to x %v, want from the y axis (%v) rightwards", w.title, x1, x2, attr(yAxis, "x1"))
+		}
+		if !labels[w.title] {
+			t.Errorf("no label %q on the plot (labels %v)", w.title, labels)
+		}
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
@@ -35,7 +37,12 @@ func ledgerSocketPath(ledgerPath string) string { return ledgerPath + ".sock" }
 //	GET /ledger/accounts                          []budget.Account
 //	GET /ledger/pending                           []budget.Pending
 //	GET /ledger/audit?user=U&dataset=D&since=T    budget.AuditEntry per line (T: budget.ParseSince)
-func ledgerHandler(l release.LedgerReader) http.Handler {
+//	GET /ledger/remaining?user=U&dataset=D&epsilon=E&delta=F
+//	                                              budget.Budget: what is left of the limit (E, F)
+//
+// The limit is the caller's: the ledger keeps no limits (they are the
+// policy's, which the caller has read), only what was spent.
+func ledgerHandler(l ledgerView) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ledger/accounts", func(w http.ResponseWriter, r *http.Request) {
 		accts, err := l.Accounts(r.Context())
@@ -44,6 +51,16 @@ func ledgerHandler(l release.LedgerReader) http.Handler {
 	mux.HandleFunc("GET /ledger/pending", func(w http.ResponseWriter, r *http.Request) {
 		pend, err := l.Reservations(r.Context())
 		writeJSON(w, pend, err)
+	})
+	mux.HandleFunc("GET /ledger/remaining", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		limit, err := limitParam(q)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		left, err := l.Remaining(r.Context(), q.Get("user"), q.Get("dataset"), limit)
+		writeJSON(w, left, err)
 	})
 	mux.HandleFunc("GET /ledger/audit", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -67,6 +84,25 @@ func ledgerHandler(l release.LedgerReader) http.Handler {
 	return mux
 }
 
+// limitParam reads the limit of /ledger/remaining: epsilon and delta, each
+// a finite non-negative number as strconv.FormatFloat writes it (the
+// shortest form that reads back as the same float64, so the ledger sees
+// the policy's limit exactly).
+func limitParam(q url.Values) (budget.Budget, error) {
+	var out budget.Budget
+	for _, p := range []struct {
+		name string
+		dst  *float64
+	}{{"epsilon", &out.Epsilon}, {"delta", &out.Delta}} {
+		v, err := strconv.ParseFloat(q.Get(p.name), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return budget.Budget{}, fmt.Errorf("%s must be a finite number >= 0, not %q", p.name, q.Get(p.name))
+		}
+		*p.dst = v
+	}
+	return out, nil
+}
+
 func writeJSON(w http.ResponseWriter, v any, err error) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -79,7 +115,7 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 // serveLedgerSocket answers ledger reads on the socket next to the ledger
 // until the returned stop is called. A failure only costs the commands
 // their view while serving: it is logged, never fatal.
-func serveLedgerSocket(ledgerPath string, l release.LedgerReader, log *slog.Logger) (stop func()) {
+func serveLedgerSocket(ledgerPath string, l ledgerView, log *slog.Logger) (stop func()) {
 	path := ledgerSocketPath(ledgerPath)
 	// The ledger's lock is ours, so a socket file there was left by a
 	// serve that died: replace it.
@@ -134,13 +170,13 @@ func (s stoppingLedger) Close() error {
 }
 
 // socketLedger reads a served ledger through its socket: the commands'
-// release.LedgerReader while serve holds the file.
+// ledgerView while serve holds the file.
 type socketLedger struct {
 	client *http.Client
 	path   string
 }
 
-var _ release.LedgerReader = (*socketLedger)(nil)
+var _ ledgerView = (*socketLedger)(nil)
 
 func dialLedgerSocket(ledgerPath string) *socketLedger {
 	path := ledgerSocketPath(ledgerPath)
@@ -172,8 +208,12 @@ func (s *socketLedger) get(ctx context.Context, route string, q url.Values) (*ht
 	return resp, nil
 }
 
-func (s *socketLedger) getJSON(ctx context.Context, route string, v any) error {
-	resp, err := s.get(ctx, route, nil)
+// getJSON decodes route's answer into v. Its callers return v after the
+// call, not in the same return statement: Go does not specify whether
+// `return out, s.getJSON(ctx, r, q, &out)` reads out before or after the
+// call fills it.
+func (s *socketLedger) getJSON(ctx context.Context, route string, q url.Values, v any) error {
+	resp, err := s.get(ctx, route, q)
 	if err != nil {
 		return err
 	}
@@ -186,12 +226,34 @@ func (s *socketLedger) getJSON(ctx context.Context, route string, v any) error {
 
 func (s *socketLedger) Accounts(ctx context.Context) ([]budget.Account, error) {
 	var out []budget.Account
-	return out, s.getJSON(ctx, "/ledger/accounts", &out)
+	if err := s.getJSON(ctx, "/ledger/accounts", nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (s *socketLedger) Reservations(ctx context.Context) ([]budget.Pending, error) {
 	var out []budget.Pending
-	return out, s.getJSON(ctx, "/ledger/pending", &out)
+	if err := s.getJSON(ctx, "/ledger/pending", nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Remaining asks the serving ledger what is left of limit: the ledger
+// computes it (exactly, from its exact total), not this reader from the
+// rounded totals Accounts returns.
+func (s *socketLedger) Remaining(ctx context.Context, user, dataset string, limit budget.Budget) (budget.Budget, error) {
+	q := url.Values{}
+	q.Set("user", user)
+	q.Set("dataset", dataset)
+	q.Set("epsilon", strconv.FormatFloat(limit.Epsilon, 'g', -1, 64))
+	q.Set("delta", strconv.FormatFloat(limit.Delta, 'g', -1, 64))
+	var out budget.Budget
+	if err := s.getJSON(ctx, "/ledger/remaining", q, &out); err != nil {
+		return budget.Budget{}, err
+	}
+	return out, nil
 }
 
 func (s *socketLedger) Audit(ctx context.Context, f budget.AuditFilter, fn func(budget.AuditEntry) error) error {

@@ -68,3 +68,49 @@ func TestLedgerHandlerAuditSince(t *testing.T) {
 		t.Errorf("since=yesterday: %d %q, want 400 naming the accepted forms", code, body)
 	}
 }
+
+// TestLedgerHandlerRemaining: /ledger/remaining answers what the ledger's
+// Remaining computes for the limit asked (exact: δ 1e-6 − 3.3e-7 is
+// 6.7e-07), and refuses a limit that is missing, negative or not a
+// number with 400.
+func TestLedgerHandlerRemaining(t *testing.T) {
+	led, err := ledger.Open(filepath.Join(t.TempDir(), "l.db"), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	r, err := led.Charge(context.Background(), budget.Charge{User: "u", Dataset: "d", Cost: budget.Budget{Epsilon: 0.5, Delta: 3.3e-7}},
+		budget.Budget{Epsilon: 1, Delta: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit("", nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(ledgerHandler(led))
+	defer srv.Close()
+	for _, tt := range []struct {
+		name, query string
+		code        int
+		body        string
+	}{
+		{"exact", "user=u&dataset=d&epsilon=1&delta=1e-6", http.StatusOK, `{"epsilon":0.5,"delta":6.7e-7}`},
+		{"never negative", "user=u&dataset=d&epsilon=0.25&delta=0", http.StatusOK, `{"epsilon":0,"delta":0}`},
+		{"never charged", "user=v&dataset=d&epsilon=2&delta=1e-5", http.StatusOK, `{"epsilon":2,"delta":0.00001}`},
+		{"no delta", "user=u&dataset=d&epsilon=1", http.StatusBadRequest, "delta must be"},
+		{"negative", "user=u&dataset=d&epsilon=-1&delta=0", http.StatusBadRequest, "epsilon must be"},
+		{"NaN", "user=u&dataset=d&epsilon=NaN&delta=0", http.StatusBadRequest, "epsilon must be"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := http.Get(srv.URL + "/ledger/remaining?" + tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.code || !strings.Contains(string(b), tt.body) {
+				t.Errorf("%s: %d %s, want %d with %s", tt.query, resp.StatusCode, b, tt.code, tt.body)
+			}
+		})
+	}
+}

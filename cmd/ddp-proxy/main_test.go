@@ -167,43 +167,95 @@ func TestExplainJSON(t *testing.T) {
 	}
 }
 
+// TestBudget: ddp-proxy budget prints, per user and dataset, the total,
+// spent and left of ε and of δ. Left is the ledger's exact remainder (δ
+// 1e-6 − 3.3e-7 reads 6.7e-07, where float64 subtraction gives
+// 6.699999999999999e-07), the same whether the command opens the file or
+// reads through the socket of a proxy that holds it, and 0, not negative,
+// once the policy lowers a limit below what was spent.
 func TestBudget(t *testing.T) {
 	pol := copyExample(t, "census.yaml")
 	p, err := policies.LoadWith(pol, policies.LoadOptions{Offline: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	alice := p.User("alice")
+	if got := alice.Budgets["census"]; got != (policies.Budget{Epsilon: 2, Delta: 1e-6}) {
+		t.Fatalf("census.yaml gives alice %+v on census; this test expects ε 2, δ 1e-6", got)
+	}
 	l, err := ledger.Open(p.Ledger.Path, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice := p.User("alice")
-	r, err := l.Reserve(context.Background(), "alice", "census", policies.Budget{Epsilon: 0.25}, alice.Budgets["census"])
+	r, err := l.Reserve(context.Background(), "alice", "census", policies.Budget{Epsilon: 0.25, Delta: 3.3e-7}, alice.Budgets["census"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Commit("k", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	l.Close()
-	out, errOut, code := runCmd(t, "budget", "--policy", pol, "--user", "alice")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("want a header and one row for alice:\n%s", out)
+	// row runs the command on policy for alice and returns her one row,
+	// its fields joined by single spaces.
+	row := func(t *testing.T, policy string) string {
+		t.Helper()
+		out, errOut, code := runCmd(t, "budget", "--policy", policy, "--user", "alice")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("want a header and one row for alice:\n%s", out)
+		}
+		if h, want := strings.Join(strings.Fields(lines[0]), " "), "USER DATASET ε TOTAL ε SPENT ε LEFT δ TOTAL δ SPENT δ LEFT"; h != want {
+			t.Fatalf("header %q, want %q", h, want)
+		}
+		return strings.Join(strings.Fields(lines[1]), " ")
 	}
-	f := strings.Fields(lines[1])
-	total := alice.Budgets["census"].Epsilon
-	if f[0] != "alice" || f[1] != "census" || f[3] != "0.25" || f[4] != trimFloat(total-0.25) {
-		t.Fatalf("row %q", lines[1])
-	}
-}
-
-func trimFloat(f float64) string {
-	b, _ := json.Marshal(f)
-	return string(b)
+	const want = "alice census 2 0.25 1.75 1e-06 3.3e-07 6.7e-07"
+	t.Run("file", func(t *testing.T) {
+		if got := row(t, pol); got != want {
+			t.Errorf("row %q, want %q", got, want)
+		}
+	})
+	t.Run("socket", func(t *testing.T) {
+		// Held open as serve holds it: the command reads through the
+		// socket, and the serving ledger computes what is left.
+		l, err := ledger.Open(p.Ledger.Path, ledger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		stop := serveLedgerSocket(p.Ledger.Path, l, slog.New(slog.DiscardHandler))
+		defer stop()
+		if _, err := os.Stat(ledgerSocketPath(p.Ledger.Path)); err != nil {
+			t.Fatalf("no ledger socket: %v", err)
+		}
+		if got := row(t, pol); got != want {
+			t.Errorf("row %q, want %q", got, want)
+		}
+	})
+	t.Run("lowered limit", func(t *testing.T) {
+		data, err := os.ReadFile(pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const before = "census: {epsilon: 2.0, delta: 1.0e-6}"
+		if !strings.Contains(string(data), before) {
+			t.Fatalf("census.yaml no longer holds %q", before)
+		}
+		// Next to the original, so that it names the same ledger file.
+		lowered := filepath.Join(filepath.Dir(pol), "lowered.yaml")
+		text := strings.Replace(string(data), before, "census: {epsilon: 0.2, delta: 1.0e-7}", 1)
+		if err := os.WriteFile(lowered, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := row(t, lowered), "alice census 0.2 0.25 0 1e-07 3.3e-07 0"; got != want {
+			t.Errorf("row %q, want %q", got, want)
+		}
+	})
 }
 
 func TestCheckConnect(t *testing.T) {
