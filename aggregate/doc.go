@@ -21,6 +21,9 @@
 // parts across the query and splits ε evenly over the distinct parts; the
 // release step draws each part's noise and calls Value. The package holds
 // no state: the list of units (units.go) is fixed at compile time.
+// AppendNoise (format.go) is the one writer of the figures in notice texts
+// (noise scales, 95% half-widths, rank errors), the units' interval texts
+// and the session's cost notice alike.
 //
 // It imports ir, sensitivity (the vocabulary of part shapes), sqlerr (a
 // unit's Check refusals) and its subpackage quantile (the arithmetic of the

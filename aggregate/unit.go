@@ -177,7 +177,8 @@ type Summary struct {
 	// RankError is a quantile's 95% rank error bound in rows (0: none).
 	RankError float64
 	// Interval, when set, is the 95% interval in words for the cost
-	// notice, when CI95 cannot say it ("±3.6e+05/n for a group of n rows").
+	// notice, when CI95 cannot say it ("±360000/n for a group of n rows"),
+	// its figures written by AppendNoise.
 	Interval string
 }
 

@@ -156,9 +156,9 @@ func (v variance) summarize(p []PartNoise) Summary {
 	if !v.pop {
 		over = "(n − 1)"
 	}
-	interval := fmt.Sprintf("±%.4g/%s", c, over)
+	interval := "±" + FormatNoise(c) + "/" + over
 	if v.sqrt {
-		of, interval = "standard deviation", fmt.Sprintf("±sqrt(%.4g/%s)", c, over)
+		of, interval = "standard deviation", "±sqrt("+FormatNoise(c)+"/"+over+")"
 	}
 	return Summary{
 		Sensitivity: p[2].Sensitivity,

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -176,6 +178,7 @@ func TestVarianceNoiseMatchesItsInterval(t *testing.T) {
 		if sum.Epsilon != 1 || !(sum.CI95OverN > 0) {
 			t.Fatalf("%s: summary %+v", u.Name, sum)
 		}
+		checkIntervalText(t, u, sum)
 		for _, d := range sets {
 			nf := float64(n)
 			mu, e := d.s1/nf, d.s2/nf
@@ -235,4 +238,24 @@ func q95(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[int(math.Ceil(0.95*float64(len(s))))-1]
+}
+
+// checkIntervalText: the notice's interval states CI95OverN to four
+// significant digits without an exponent (these cases' bound is in the
+// tens of thousands, which %.4g wrote as 2.7e+04), over n or n − 1.
+func checkIntervalText(t *testing.T, u *Unit, sum Summary) {
+	t.Helper()
+	c := sum.CI95OverN
+	if c < 1e4 || c >= 1e15 {
+		t.Fatalf("%s: CI95OverN %g is outside the range this check is for", u.Name, c)
+	}
+	over := "/n for a group of n rows (delta method)"
+	if u == VarSamp {
+		over = "/(n − 1) for a group of n rows (delta method)"
+	}
+	num, ok := strings.CutSuffix(strings.TrimPrefix(sum.Interval, "±"), over)
+	v, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || strings.ContainsAny(num, "eE") || math.Abs(v-c) > 5e-4*c {
+		t.Errorf("%s: interval %q, want ±%.6g (four figures, no exponent)%s", u.Name, sum.Interval, c, over)
+	}
 }

@@ -41,6 +41,14 @@ type Statement struct {
 	// NotAggregate says why Query is nil, in words for the analyst
 	// ("SELECT * reads rows", "subqueries are not supported", ...).
 	NotAggregate string
+	// Ungrouped is set, with Query nil, when the only reason for
+	// NotAggregate is the grouping rule (a column selected, or read by a
+	// window, outside GROUP BY): it is the query as built otherwise. The
+	// planner never plans it; it only reads its column references, so
+	// that a reference to the privacy unit column is refused as such and
+	// the analyst is not told to GROUP BY a column that would be refused
+	// there too.
+	Ungrouped *Query
 	// Rows is the statement as a row-level read (RowQuery) when it fits
 	// that subset, whether or not Query is set: the planner answers it on
 	// a backend of another dialect when every table it reads is public.

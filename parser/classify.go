@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,6 +25,38 @@ func (u *unsupported) Error() string { return u.msg }
 
 func notAgg(format string, args ...any) error {
 	return &unsupported{msg: fmt.Sprintf(format, args...)}
+}
+
+// ungroupedError is checkGrouped's refusal of a query that is otherwise
+// inside the subset, with that query (Statement.Ungrouped). Whether the
+// column it names is the privacy unit only the planner knows, from the
+// policy; told to add the unit to GROUP BY, the analyst would only meet
+// the unit's own refusal there.
+type ungroupedError struct {
+	unsupported
+	query *ir.Query
+}
+
+// withUngrouped is deferred by a query builder whose query checkGrouped
+// refused (grouped), once the rest of the query has been built into q
+// (or failed with err): the result is always the grouping refusal,
+// which comes first as it always did, carrying q when it was built.
+func withUngrouped(grouped error, q *ir.Query, err error) error {
+	u, ok := grouped.(*unsupported)
+	if err != nil || q == nil || !ok {
+		return grouped
+	}
+	return &ungroupedError{unsupported: *u, query: q}
+}
+
+// ungroupedQuery is the query an ungroupedError carries, else nil. A
+// refusal of a CTE or subquery body carries that body.
+func ungroupedQuery(err error) *ir.Query {
+	var u *ungroupedError
+	if errors.As(err, &u) {
+		return u.query
+	}
+	return nil
 }
 
 // readOnly refuses a statement that would change data or schema.

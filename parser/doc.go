@@ -35,7 +35,9 @@
 //     statement; so do SET values that are not constants (a subquery in
 //     SET @x = (...) would read a table).
 //   - Query is set only when the statement fits the subset exactly; any
-//     other construct leaves it nil and says why in NotAggregate.
+//     other construct leaves it nil and says why in NotAggregate. A query
+//     refused only by the grouping rule is also kept in Ungrouped, which
+//     the planner reads for references to the privacy unit and never plans.
 //
 // Conventions the consumers rely on:
 //   - Identifiers: PostgreSQL's are folded by its grammar (quoted ones keep

@@ -189,7 +189,7 @@ func mySelect(n ast.StmtNode) ir.Statement {
 	rowsResult(&st, rows, err)
 	q, err := (&myQueryBuilder{params: params}).query(s)
 	if err != nil {
-		st.NotAggregate = err.Error()
+		st.NotAggregate, st.Ungrouped = err.Error(), ungroupedQuery(err)
 		return st
 	}
 	st.Query = q

@@ -25,7 +25,7 @@ type myQueryBuilder struct {
 func (m *myQueryBuilder) query(s *ast.SelectStmt) (*ir.Query, error) { return m.queryIn(s, nil) }
 
 // queryIn is query in the scope of enclosing WITH clauses.
-func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, error) {
+func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (out *ir.Query, err error) {
 	b := queryBuilder{fold: true}
 	switch {
 	case s.Kind == ast.SelectStmtKindTable:
@@ -85,8 +85,9 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (*ir.Query, 
 			return nil, err
 		}
 	}
-	if err := b.checkGrouped(q); err != nil {
-		return nil, err
+	if grouped := b.checkGrouped(q); grouped != nil {
+		// Refused, but built on for the planner (withUngrouped).
+		defer func() { out, err = nil, withUngrouped(grouped, out, err) }()
 	}
 	if s.Having != nil {
 		if q.Having, err = m.expr(s.Having.Expr, true); err != nil {

@@ -143,7 +143,7 @@ func pgSelect(n *pg.Node, s *pg.SelectStmt) ir.Statement {
 	rowsResult(&st, rows, err)
 	q, err := pgQuery(s)
 	if err != nil {
-		st.NotAggregate = err.Error()
+		st.NotAggregate, st.Ungrouped = err.Error(), ungroupedQuery(err)
 		return st
 	}
 	st.Query = q

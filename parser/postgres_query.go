@@ -20,7 +20,7 @@ import (
 func pgQuery(s *pg.SelectStmt) (*ir.Query, error) { return pgQueryIn(s, nil) }
 
 // pgQueryIn is pgQuery in the scope of enclosing WITH clauses.
-func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (*ir.Query, error) {
+func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (out *ir.Query, err error) {
 	b := queryBuilder{}
 	switch {
 	case s.Op != pg.SetOperation_SETOP_NONE:
@@ -71,8 +71,9 @@ func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (*ir.Query, error) {
 	if q.GroupBy, err = b.resolveGroupBy(q.Select, keys); err != nil {
 		return nil, err
 	}
-	if err := b.checkGrouped(q); err != nil {
-		return nil, err
+	if grouped := b.checkGrouped(q); grouped != nil {
+		// Refused, but built on for the planner (withUngrouped).
+		defer func() { out, err = nil, withUngrouped(grouped, out, err) }()
 	}
 	if s.HavingClause != nil {
 		if q.Having, err = pgExpr(s.HavingClause, true); err != nil {

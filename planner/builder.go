@@ -155,8 +155,7 @@ func (b *builder) columnOf(i int, name string) (resolved, error) {
 		return r, nil // public table exposing every column
 	}
 	if !bt.tbl.Public && strings.EqualFold(name, bt.tbl.Unit) {
-		return resolved{}, sqlerr.New(sqlerr.InsufficientPrivilege,
-			"column %s.%s is the privacy unit: it cannot be used in queries", bt.tbl.Name, name)
+		return resolved{}, unitRefusal(bt.tbl, name)
 	}
 	return resolved{}, b.unknownColumn(ir.ColumnRef{Name: name}, i)
 }

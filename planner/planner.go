@@ -158,6 +158,12 @@ func (p *Planner) refuseNonAggregate(st *ir.Statement, names policies.Names) err
 			break
 		}
 	}
+	if st.Ungrouped != nil {
+		// Told to add the unit to GROUP BY, the analyst would meet this.
+		if err := p.refuseUnitIn(st.Ungrouped, names); err != nil {
+			return err
+		}
+	}
 	reason := st.NotAggregate
 	if reason == "" {
 		reason = "the statement is not a supported aggregate"
@@ -244,6 +250,10 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	}
 	sc, err := p.bindTables(q, req.names())
 	if err != nil {
+		return nil, err
+	}
+	// Before any other check of the query: see unitref.go.
+	if err := (&builder{p: p, sc: sc}).refuseUnitRefs(q); err != nil {
 		return nil, err
 	}
 	ds := sc.ds

@@ -458,18 +458,18 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 		b.WriteString("ddp: repeated query answered from the earlier release at no cost; ε left on ")
 		b.WriteString(pl.Dataset.Name)
 		b.WriteString(": ")
-		writeG(&b, res.Remaining.Epsilon, -1)
+		writeG(&b, res.Remaining.Epsilon)
 	default:
 		b.WriteString("ddp: spent ε = ")
-		writeG(&b, res.Charged.Epsilon, -1)
+		writeG(&b, res.Charged.Epsilon)
 		if res.Charged.Delta > 0 {
 			b.WriteString(", δ = ")
-			writeG(&b, res.Charged.Delta, -1)
+			writeG(&b, res.Charged.Delta)
 		}
 		b.WriteString(" on ")
 		b.WriteString(pl.Dataset.Name)
 		b.WriteString("; ε left: ")
-		writeG(&b, res.Remaining.Epsilon, -1)
+		writeG(&b, res.Remaining.Epsilon)
 		if !res.Evicted.IsZero() {
 			fmt.Fprintf(&b, " (charged again: this query's earlier release was evicted by ledger.retention at %s)",
 				res.Evicted.UTC().Format(time.RFC3339))
@@ -502,11 +502,12 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 	return b.String()
 }
 
-// writeG writes f as fmt's %g (prec -1) or %.Ng does, without fmt's
-// reflection: the cost notice is built for every answer.
-func writeG(b *strings.Builder, f float64, prec int) {
+// writeG writes f, an ε or a δ, as fmt's %g does, without fmt's
+// reflection: the cost notice is built for every answer. (Noise figures
+// are aggregate.AppendNoise's.)
+func writeG(b *strings.Builder, f float64) {
 	var buf [32]byte
-	b.Write(strconv.AppendFloat(buf[:0], f, 'g', prec, 64))
+	b.Write(strconv.AppendFloat(buf[:0], f, 'g', -1, 64))
 }
 
 // writeNoise writes noiseText(c), the common case without fmt.
@@ -515,10 +516,11 @@ func writeNoise(b *strings.Builder, c release.Column) {
 		b.WriteString(noiseText(c))
 		return
 	}
+	var buf [32]byte
 	b.WriteString("noise scale ")
-	writeG(b, c.Scale, 4)
+	b.Write(aggregate.AppendNoise(buf[:0], c.Scale))
 	b.WriteString(", 95% within ±")
-	writeG(b, c.CI95, 4)
+	b.Write(aggregate.AppendNoise(buf[:0], c.CI95))
 }
 
 // noiseText describes the noise of an aggregate column.
@@ -534,14 +536,14 @@ func noiseText(c release.Column) string {
 			} else {
 				text += ", "
 			}
-			text += fmt.Sprintf("%s with noise scale %.4g (95%% within ±%.4g)", p.Name, p.Scale, p.CI95)
+			text += p.Name + " with noise scale " + aggregate.FormatNoise(p.Scale) + " (95% within ±" + aggregate.FormatNoise(p.CI95) + ")"
 		}
 		if c.RankError > 0 {
-			text += fmt.Sprintf(", rank error ≤ %g rows (95%%)", c.RankError)
+			text += ", rank error ≤ " + aggregate.FormatNoise(c.RankError) + " rows (95%)"
 		}
 		switch {
 		case c.CI95 > 0:
-			text += fmt.Sprintf(", 95%% within ±%.4g", c.CI95)
+			text += ", 95% within ±" + aggregate.FormatNoise(c.CI95)
 		case c.Interval != "":
 			text += ", 95% within " + c.Interval
 		}
@@ -549,7 +551,7 @@ func noiseText(c release.Column) string {
 	case c.Scale == 0:
 		return "exact"
 	}
-	return fmt.Sprintf("noise scale %.4g, 95%% within ±%.4g", c.Scale, c.CI95)
+	return "noise scale " + aggregate.FormatNoise(c.Scale) + ", 95% within ±" + aggregate.FormatNoise(c.CI95)
 }
 
 func (s *Session) explain(ctx context.Context, inner *ir.Statement, args []ir.Value) (Result, error) {
