@@ -21,8 +21,8 @@ func FormatNoise(x float64) string {
 	return string(AppendNoise(buf[:0], x))
 }
 
-// AppendNoise appends x, a noise scale or an error bound (the half-width
-// of a 95% interval, a rank error in rows), as the cost notices and the
+// AppendNoise appends x, a noise scale or the half-width of a 95%
+// interval, as the cost notices and the
 // units' interval texts write it. It is the one writer of these figures,
 // so PostgreSQL NOTICEs and MySQL warnings (the same text) read alike.
 //

@@ -62,7 +62,7 @@ func TestCostNotice(t *testing.T) {
 			{Name: "e", Aggregate: "expr", Uses: []release.Column{{Name: "sum(x)", Aggregate: "sum", Scale: 12346, CI95: 36986}}},
 		}, Charged: policies.Budget{Epsilon: 1}, Remaining: policies.Budget{Epsilon: 9}},
 			[]string{"sum(income) with noise scale 2500000 (95% within ±7489000), count(*) with noise scale 10 (95% within ±30)",
-				"rank error ≤ 1235000 rows (95%)", "e: computed from sum(x) (noise scale 12350, 95% within ±36990)"}, []string{"e+"}},
+				"rank error ≤ 1234567 rows (95%)", "e: computed from sum(x) (noise scale 12350, 95% within ±36990)"}, []string{"e+"}},
 		{"repeat", &planner.Plan{Dataset: ds}, &release.Result{Columns: cols, Cached: true, Remaining: policies.Budget{Epsilon: 9.5}},
 			[]string{"repeated query answered from the earlier release at no cost; ε left on payroll: 9.5"}, []string{"spent"}},
 		{"synopsis released", &planner.Plan{Dataset: ds, Synopsis: syn}, &release.Result{Columns: cols, Charged: policies.Budget{Epsilon: 0.5}, Remaining: policies.Budget{Epsilon: 9.5}},

@@ -539,7 +539,11 @@ func noiseText(c release.Column) string {
 			text += p.Name + " with noise scale " + aggregate.FormatNoise(p.Scale) + " (95% within ±" + aggregate.FormatNoise(p.CI95) + ")"
 		}
 		if c.RankError > 0 {
-			text += ", rank error ≤ " + aggregate.FormatNoise(c.RankError) + " rows (95%)"
+			// A whole number of rows, rounded up where it was computed
+			// (quantile.RankError): written in full, since rounding it
+			// to AppendNoise's four digits could write less than the
+			// bound.
+			text += ", rank error ≤ " + strconv.FormatFloat(c.RankError, 'f', -1, 64) + " rows (95%)"
 		}
 		switch {
 		case c.CI95 > 0:
