@@ -22,9 +22,9 @@ func FormatNoise(x float64) string {
 }
 
 // AppendNoise appends x, a noise scale or the half-width of a 95%
-// interval, as the cost notices and the
-// units' interval texts write it. It is the one writer of these figures,
-// so PostgreSQL NOTICEs and MySQL warnings (the same text) read alike.
+// interval, as the cost notices and the units' interval texts write it.
+// It is the one writer of these figures, so PostgreSQL NOTICEs and MySQL
+// warnings (the same text) read alike.
 //
 // x is rounded to 4 significant digits, as %.4g did, but written without
 // an exponent from 1e-4 up to 1e15: %.4g wrote a count's interval as
