@@ -85,6 +85,16 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (out *ir.Que
 			return nil, err
 		}
 	}
+	// LIMIT before the grouping check, which lets a query with LIMIT 0
+	// select anything (it reads no row: a BI tool's probe of the columns).
+	if s.Limit != nil {
+		if q.Limit, err = myLimit(s.Limit.Count); err != nil {
+			return nil, err
+		}
+		if q.Offset, err = myLimit(s.Limit.Offset); err != nil {
+			return nil, err
+		}
+	}
 	if grouped := b.checkGrouped(q); grouped != nil {
 		// Refused, but built on for the planner (withUngrouped).
 		defer func() { out, err = nil, withUngrouped(grouped, out, err) }()
@@ -101,14 +111,6 @@ func (m *myQueryBuilder) queryIn(s *ast.SelectStmt, parent *cteEnv) (out *ir.Que
 				return nil, err
 			}
 			q.OrderBy = append(q.OrderBy, o)
-		}
-	}
-	if s.Limit != nil {
-		if q.Limit, err = myLimit(s.Limit.Count); err != nil {
-			return nil, err
-		}
-		if q.Offset, err = myLimit(s.Limit.Offset); err != nil {
-			return nil, err
 		}
 	}
 	if err := b.groupingSets(q, sets); err != nil {

@@ -71,6 +71,17 @@ func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (out *ir.Query, err error) {
 	if q.GroupBy, err = b.resolveGroupBy(q.Select, keys); err != nil {
 		return nil, err
 	}
+	// LIMIT before the grouping check, which lets a query with LIMIT 0
+	// select anything (it reads no row: a BI tool's probe of the columns).
+	if s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
+		return nil, notAgg("FETCH ... WITH TIES is not supported; use LIMIT")
+	}
+	if q.Limit, err = pgLimit(s.LimitCount); err != nil {
+		return nil, err
+	}
+	if q.Offset, err = pgLimit(s.LimitOffset); err != nil {
+		return nil, err
+	}
 	if grouped := b.checkGrouped(q); grouped != nil {
 		// Refused, but built on for the planner (withUngrouped).
 		defer func() { out, err = nil, withUngrouped(grouped, out, err) }()
@@ -86,15 +97,6 @@ func pgQueryIn(s *pg.SelectStmt, parent *cteEnv) (out *ir.Query, err error) {
 			return nil, err
 		}
 		q.OrderBy = append(q.OrderBy, o)
-	}
-	if s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
-		return nil, notAgg("FETCH ... WITH TIES is not supported; use LIMIT")
-	}
-	if q.Limit, err = pgLimit(s.LimitCount); err != nil {
-		return nil, err
-	}
-	if q.Offset, err = pgLimit(s.LimitOffset); err != nil {
-		return nil, err
 	}
 	if err := b.groupingSets(q, sets); err != nil {
 		return nil, err

@@ -189,6 +189,10 @@ func TestNoRowPlans(t *testing.T) {
 		{"where false", parser.Postgres, "SELECT age, name FROM people WHERE false", []string{"age", "name"}, []string{policies.TypeInteger, policies.TypeText}},
 		{"where 1 = 0 with aggregates", parser.Postgres, "SELECT sex, COUNT(*) FROM people WHERE 1 = 0 GROUP BY sex", []string{"sex", "count"}, []string{policies.TypeText, policies.TypeInteger}},
 		{"limit 0", parser.Postgres, "SELECT AVG(income) FROM people LIMIT 0", []string{"avg"}, []string{policies.TypeReal}},
+		// A BI tool's probe of a table's columns: LIMIT 0 lets it
+		// select columns outside GROUP BY, as WHERE false does.
+		{"limit 0 columns", parser.Postgres, "SELECT age, name FROM people LIMIT 0", []string{"age", "name"}, []string{policies.TypeInteger, policies.TypeText}},
+		{"mysql limit 0 columns", parser.MySQL, "SELECT age, name FROM people LIMIT 0", []string{"age", "name"}, []string{policies.TypeInteger, policies.TypeText}},
 		{"mysql where 0", parser.MySQL, "SELECT COUNT(*) FROM people WHERE 0", []string{"COUNT(*)"}, []string{policies.TypeInteger}},
 		{"not true and x", parser.Postgres, "SELECT COUNT(*) FROM people WHERE NOT (1 = 1) AND age > 3", []string{"count"}, []string{policies.TypeInteger}},
 	}
@@ -218,6 +222,13 @@ func TestNoRowPlans(t *testing.T) {
 				t.Errorf("explain does not say the query reads no row:\n%s", sb.String())
 			}
 		})
+	}
+	// Any other LIMIT reads rows: the columns are refused as before.
+	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+		_, err := plan(t, p, "SELECT age FROM people LIMIT 1", planArgs{dialect: d})
+		if err == nil || !strings.Contains(err.Error(), "not in GROUP BY") {
+			t.Errorf("%s: SELECT age ... LIMIT 1: %v; want the grouping refusal", d, err)
+		}
 	}
 	// A WHERE that depends on the data is not a no-row query.
 	for _, sql := range []string{
