@@ -52,6 +52,16 @@ func (l Listen) check() error {
 	return nil
 }
 
+// yamlAddr writes an address check accepted as a YAML scalar: plain, as
+// people write it, unless YAML would read it as something else ("off" is
+// a boolean, "[::1]:5432" starts a sequence).
+func yamlAddr(a string) string {
+	if a == "off" || strings.HasPrefix(a, "[") {
+		return `"` + a + `"`
+	}
+	return a
+}
+
 // renderPolicy returns the policy file's text, listening on l.
 func renderPolicy(l Listen) ([]byte, error) {
 	tmpl, err := template.New("policy").Option("missingkey=error").Parse(policyText)
@@ -75,8 +85,9 @@ func renderPolicy(l Listen) ([]byte, error) {
 		"LatMax":       num(latMax),
 		"LonMin":       num(lonMin),
 		"LonMax":       num(lonMax),
-		"Postgres":     l.Postgres,
 		"MySQL":        l.MySQL,
+		"PostgresYAML": yamlAddr(l.Postgres),
+		"MySQLYAML":    yamlAddr(l.MySQL),
 	}
 	// For the comments showing the client command lines (check has
 	// vetted both addresses).
