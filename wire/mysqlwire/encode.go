@@ -158,8 +158,11 @@ func b2i(b bool) int64 {
 // is never converted whole (Vitess writes each batch before the callback
 // returns). The fields go with the first batch, not before: Vitess cannot
 // report an error once it has written them (it can only cut the
-// connection), so an answer that fails within its first batch — a
-// backend failing early — still reaches the client as an error packet.
+// connection, which the client sees as error 2013 and the session is
+// lost), so the first batch is held until the answer completes or holds
+// holdBytes. An answer that fails before then — a backend error at row
+// 300, a statement timeout while a public table streams — still reaches
+// the client as an error packet, and the session goes on.
 // A statement without columns is an OK packet.
 type spool struct {
 	send func(*sqltypes.Result) error
@@ -172,10 +175,29 @@ type spool struct {
 	fields []*querypb.Field
 	batch  [][]sqltypes.Value
 	sent   bool // a batch (and so the fields) went to Vitess
+	held   int  // bytes the unsent first batch takes (heldSize), until sent
 }
 
-// spoolBatch is how many rows go to Vitess in one callback.
+// spoolBatch is how many rows go to Vitess in one callback once the first
+// batch has gone.
 const spoolBatch = 256
+
+// holdBytes bounds the first batch: what one statement may hold back so
+// that a failure stays an error packet. Counted as heldSize counts, so it
+// bounds the memory, not only the encoded bytes: 1 MiB is some 30,000
+// single-integer rows, and whole answers of the size BI tools read
+// from public tables (lists of values, lookup tables).
+const holdBytes = 1 << 20
+
+// heldSize is what a row of vals costs the spool while held: the encoded
+// values and the slice headers around them.
+func heldSize(vals []sqltypes.Value) int {
+	n := 24 + 32*len(vals) // the row's slice header, a Value per column
+	for _, v := range vals {
+		n += len(v.Raw())
+	}
+	return n
+}
 
 func (s *spool) Columns(cols []ir.Column) error {
 	if s.described != nil {
@@ -202,7 +224,11 @@ func (s *spool) Row(row []ir.Value) error {
 		s.batch = make([][]sqltypes.Value, 0, spoolBatch)
 	}
 	s.batch = append(s.batch, vals)
-	if len(s.batch) < spoolBatch {
+	if !s.sent {
+		if s.held += heldSize(vals); s.held < holdBytes {
+			return nil
+		}
+	} else if len(s.batch) < spoolBatch {
 		return nil
 	}
 	return s.flush()
@@ -212,7 +238,7 @@ func (s *spool) Row(row []ir.Value) error {
 // server-side cursor Vitess reads the rows on another goroutine.
 func (s *spool) flush() error {
 	b := s.batch
-	s.batch, s.sent = nil, true
+	s.batch, s.sent, s.held = nil, true, 0
 	return s.send(&sqltypes.Result{Fields: s.fields, Rows: b})
 }
 

@@ -34,10 +34,10 @@ func (s *fakeSession) many(arg string, w ir.RowWriter) error {
 	return w.Complete(ir.Completion{Tag: "SELECT " + arg})
 }
 
-// A 100k-row answer reaches Vitess in batches of at most spoolBatch
-// rows, each with its fields: it is never converted whole. Converting the
-// whole answer before the first callback (what the front end did) fails
-// the batch bound.
+// A 100k-row answer reaches Vitess in batches, each with its fields: a
+// first batch of about holdBytes, then batches of at most spoolBatch
+// rows. It is never converted whole: converting the whole answer before
+// the first callback (what the front end once did) fails the bounds.
 func TestSpoolHandsVitessBatches(t *testing.T) {
 	const n = 100_000
 	var calls []*sqltypes.Result
@@ -52,16 +52,31 @@ func TestSpoolHandsVitessBatches(t *testing.T) {
 		if err := sp.Row([]ir.Value{ir.Int(int64(i)), ir.String("x")}); err != nil {
 			t.Fatal(err)
 		}
-		if held := len(sp.batch); held >= spoolBatch {
-			t.Fatalf("row %d: %d rows held by the spool", i, held)
+		if held := len(sp.batch); sp.sent && held >= spoolBatch {
+			t.Fatalf("row %d: %d rows held by the spool after the first batch", i, held)
+		}
+		if !sp.sent && sp.held >= holdBytes {
+			t.Fatalf("row %d: %d bytes held before the first batch", i, sp.held)
 		}
 	}
 	if err := sp.Complete(ir.Completion{}); err != nil {
 		t.Fatal(err)
 	}
 	got := 0
+	if len(calls) < 2 {
+		t.Fatalf("%d callbacks: the answer went out whole", len(calls))
+	}
+	first := 0
+	for _, r := range calls[0].Rows {
+		first += heldSize(r)
+	}
+	// The first batch is what held up to holdBytes: more than a later
+	// batch, and no more than holdBytes and the row that reached it.
+	if len(calls[0].Rows) <= spoolBatch || first-heldSize(calls[0].Rows[0]) >= holdBytes {
+		t.Fatalf("first callback: %d rows, %d bytes held", len(calls[0].Rows), first)
+	}
 	for i, c := range calls {
-		if len(c.Rows) > spoolBatch || len(c.Rows) == 0 || len(c.Fields) != 2 {
+		if (i > 0 && len(c.Rows) > spoolBatch) || len(c.Rows) == 0 || len(c.Fields) != 2 {
 			t.Fatalf("callback %d carries %d rows and %d fields", i+1, len(c.Rows), len(c.Fields))
 		}
 		for _, r := range c.Rows {
@@ -168,24 +183,64 @@ func TestSpoolEmptyAndEarlyFailure(t *testing.T) {
 	}
 }
 
-// Through a real client: a session that fails after a few rows yields an
-// error, and the connection stays usable.
+// Through a real client: a session that fails after a few rows, or after
+// thousands (more than a batch, within holdBytes: a public table's backend
+// failing at row 5,000), yields the session's error as an error packet,
+// and the connection stays usable: the same session (no second one
+// opened) answers the next statement.
 func TestEarlyFailureIsAnErrorPacket(t *testing.T) {
-	addr, _ := startFake(t, Config{})
+	addr, h := startFake(t, Config{})
 	db := open(t, fmt.Sprintf("trusted:x@tcp(%s)/", addr))
 	db.SetMaxOpenConns(1)
-	rows, err := db.Query("SELECT many 5 fail")
-	if err == nil {
-		for rows.Next() {
+	for _, n := range []int{5, 5000} {
+		rows, err := db.Query(fmt.Sprintf("SELECT many %d fail", n))
+		got := 0
+		if err == nil {
+			for rows.Next() {
+				got++
+			}
+			err = rows.Err()
+			rows.Close()
 		}
-		err = rows.Err()
-		rows.Close()
+		if err == nil || !strings.Contains(err.Error(), "budget exhausted") {
+			t.Fatalf("%d rows then a failure: err = %v after %d rows, want the session's error", n, err, got)
+		}
+		if got != 0 {
+			t.Fatalf("%d rows then a failure: the client read %d rows before the error", n, got)
+		}
+		var one int
+		if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+			t.Fatalf("after %d rows then a failure: %v", n, err)
+		}
+		h.mu.Lock()
+		sessions := len(h.ids)
+		h.mu.Unlock()
+		if sessions != 1 {
+			t.Fatalf("after %d rows then a failure: %d sessions opened, want the first one still serving", n, sessions)
+		}
 	}
-	if err == nil || !strings.Contains(err.Error(), "budget exhausted") {
-		t.Fatalf("err = %v, want the session's error", err)
+}
+
+// Past holdBytes the rows have gone out and an error can only cut the
+// connection: the client must see an error, never a short answer that
+// looks complete.
+func TestLateFailureIsNotAShortAnswer(t *testing.T) {
+	addr, _ := startFake(t, Config{})
+	db := open(t, fmt.Sprintf("trusted:x@tcp(%s)/", addr))
+	rows, err := db.Query("SELECT many 100000 fail")
+	if err != nil {
+		t.Fatal(err)
 	}
+	got := 0
+	for rows.Next() {
+		got++
+	}
+	if rows.Err() == nil {
+		t.Fatalf("a failed answer read as complete with %d of its rows", got)
+	}
+	rows.Close()
 	var n int
 	if err := db.QueryRow("SELECT 1").Scan(&n); err != nil || n != 1 {
-		t.Fatalf("the connection after the error: %v", err)
+		t.Fatalf("a new connection after the cut one: %v", err)
 	}
 }
