@@ -3,8 +3,21 @@ package planner
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+
+	"github.com/ddp-proxy/ddp-proxy/aggregate"
 )
+
+// The figures of the text form are written as the cost notices write
+// them, so EXPLAIN and the answer's notice read alike: noise scales and
+// interval half-widths to four digits without an exponent
+// (aggregate.AppendNoise: ±2996000, not ±2.996e+06); sensitivities and
+// rank errors, which are bounds, with every digit (a sensitivity of
+// 1000000, not 1e+06; %g's six digits could write less than a rank
+// error's bound).
+func noiseFig(x float64) string { return string(aggregate.AppendNoise(nil, x)) }
+func exactFig(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // WriteText writes the explanation for people: explain without --json,
 // and EXPLAIN through the wire (one line per output row).
@@ -44,22 +57,22 @@ func (x Explanation) writeText(w io.Writer, indent string) {
 			if len(c.Parts) > 0 {
 				fmt.Fprintf(w, "%s  %-20s %s: %s; ε %g in all", indent, c.Name, c.Aggregate, c.Mechanism, c.Epsilon)
 				if c.CI95 > 0 {
-					fmt.Fprintf(w, ", 95%% of answers within ±%g", c.CI95)
+					fmt.Fprintf(w, ", 95%% of answers within ±%s", noiseFig(c.CI95))
 				}
 				fmt.Fprintf(w, "\n")
 				for _, p := range c.Parts {
-					fmt.Fprintf(w, "%s  %-20s   part %s: sensitivity %g, ε %g, %s scale %g\n",
-						indent, "", p.Label, p.Sensitivity, p.Epsilon, p.Mechanism, p.Scale)
+					fmt.Fprintf(w, "%s  %-20s   part %s: sensitivity %s, ε %g, %s scale %s\n",
+						indent, "", p.Label, exactFig(p.Sensitivity), p.Epsilon, p.Mechanism, noiseFig(p.Scale))
 				}
 				continue
 			}
 			if c.RankError > 0 {
-				fmt.Fprintf(w, "%s  %-20s %s: histogram sensitivity %g, ε %g, %s; rank error ≤ %g rows (95%%)\n",
-					indent, c.Name, c.Aggregate, c.Sensitivity, c.Epsilon, c.Mechanism, c.RankError)
+				fmt.Fprintf(w, "%s  %-20s %s: histogram sensitivity %s, ε %g, %s; rank error ≤ %s rows (95%%)\n",
+					indent, c.Name, c.Aggregate, exactFig(c.Sensitivity), c.Epsilon, c.Mechanism, exactFig(c.RankError))
 				continue
 			}
-			fmt.Fprintf(w, "%s  %-20s %s: sensitivity %g, ε %g, %s scale %g, 95%% of answers within ±%g\n",
-				indent, c.Name, c.Aggregate, c.Sensitivity, c.Epsilon, c.Mechanism, c.Scale, c.CI95)
+			fmt.Fprintf(w, "%s  %-20s %s: sensitivity %s, ε %g, %s scale %s, 95%% of answers within ±%s\n",
+				indent, c.Name, c.Aggregate, exactFig(c.Sensitivity), c.Epsilon, c.Mechanism, noiseFig(c.Scale), noiseFig(c.CI95))
 		}
 		if x.BackendSQL != "" {
 			fmt.Fprintf(w, "%sbackend SQL:\n%s  %s\n", indent, indent, strings.ReplaceAll(x.BackendSQL, "\n", "\n"+indent+"  "))
