@@ -90,11 +90,21 @@ func (q *Query) ReadsNoRow() bool {
 	if q.Limit != nil && *q.Limit == 0 {
 		return true
 	}
-	if q.Where == nil {
-		return false
-	}
-	v, ok := FoldConst(q.Where)
-	// MySQL reads a number as a truth value: WHERE 0 reads nothing.
+	return q.Where != nil && foldsFalse(q.Where)
+}
+
+// HavingFalse reports whether the query's HAVING folds to false or NULL
+// from its literals alone, so that its answer has no row whatever the
+// data. An outer WHERE 1 = 0 over an aggregate subquery becomes such a
+// HAVING (a BI tool's probe of a custom query's columns).
+func (q *Query) HavingFalse() bool {
+	return q.Having != nil && foldsFalse(q.Having)
+}
+
+// foldsFalse reports whether e folds to a value that keeps no row: false,
+// NULL, or a zero, which MySQL reads as false (WHERE 0 reads nothing).
+func foldsFalse(e Expr) bool {
+	v, ok := FoldConst(e)
 	zero := (v.Kind == KindInt && v.Int == 0) || (v.Kind == KindFloat && v.Float == 0)
 	return ok && (v.IsNull() || (v.Kind == KindBool && !v.Bool) || zero)
 }

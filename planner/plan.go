@@ -83,9 +83,11 @@ type Plan struct {
 	Blowfish   *ExplainBlowfish
 	Dependence *ExplainDependence
 	Synopsis   *SynopsisPlan
-	// NoRows: the query provably reads no row (LIMIT 0, WHERE folding to
-	// false): it is answered from the plan alone, without the backend and
-	// without charge, and Aggs carry no calibration.
+	// NoRows: the answer has no row whatever the data (LIMIT 0, a WHERE or
+	// HAVING folding to false; with WHERE false and no GROUP BY,
+	// aggregates give their one exact row over no input, which HAVING
+	// then filters): it is answered from the plan alone, without the
+	// backend and without charge, and Aggs carry no calibration.
 	NoRows bool
 	// KeysOnly: GROUP BY without an aggregate over declared or derived
 	// key sets (Keys.Mode KeysDomain, no Aggs). The answer is the key

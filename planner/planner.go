@@ -326,8 +326,16 @@ func (p *Planner) planPrivate(req Request, q *ir.Query) (*Plan, error) {
 	if err := b.stages(q); err != nil {
 		return nil, err
 	}
+	// A HAVING that is false whatever the data keeps no group: the answer
+	// is as empty as a query that reads no row, and is answered the same
+	// way. Only once the query has been checked whole (its WHERE bound,
+	// its select list grouped): unlike LIMIT 0 and WHERE false, it lets
+	// nothing through that would otherwise be refused.
+	if !pl.NoRows && q.HavingFalse() {
+		pl.NoRows = true
+	}
 	if pl.NoRows {
-		pl.Notes = append(b.notes, "the query reads no row (LIMIT 0, or a WHERE that is false whatever the data): answered without the backend, at no cost")
+		pl.Notes = append(b.notes, "the answer has no row whatever the data (LIMIT 0, or a WHERE or HAVING that is always false): answered without the backend, at no cost")
 		return pl, nil
 	}
 	if len(bq.Aggs) == 0 {

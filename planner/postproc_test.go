@@ -195,6 +195,12 @@ func TestNoRowPlans(t *testing.T) {
 		{"mysql limit 0 columns", parser.MySQL, "SELECT age, name FROM people LIMIT 0", []string{"age", "name"}, []string{policies.TypeInteger, policies.TypeText}},
 		{"mysql where 0", parser.MySQL, "SELECT COUNT(*) FROM people WHERE 0", []string{"COUNT(*)"}, []string{policies.TypeInteger}},
 		{"not true and x", parser.Postgres, "SELECT COUNT(*) FROM people WHERE NOT (1 = 1) AND age > 3", []string{"count"}, []string{policies.TypeInteger}},
+		// A HAVING that keeps no group: an outer WHERE 1 = 0 over an
+		// aggregate subquery (a BI tool's probe of a custom query's
+		// columns) is merged into one.
+		{"outer where false", parser.Postgres, "SELECT * FROM (SELECT sex, COUNT(*) AS c FROM people GROUP BY sex) q WHERE 1 = 0", []string{"sex", "c"}, []string{policies.TypeText, policies.TypeInteger}},
+		{"mysql outer where false", parser.MySQL, "SELECT q.* FROM (SELECT sex, AVG(age) AS a FROM people GROUP BY sex) q WHERE 1 = 0", []string{"sex", "a"}, []string{policies.TypeText, policies.TypeReal}},
+		{"having null", parser.Postgres, "SELECT COUNT(*) FROM people HAVING NULL", []string{"count"}, []string{policies.TypeInteger}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,7 +224,7 @@ func TestNoRowPlans(t *testing.T) {
 			}
 			var sb strings.Builder
 			pl.Explain(nil).WriteText(&sb)
-			if !strings.Contains(sb.String(), "reads no row") {
+			if !strings.Contains(sb.String(), "has no row whatever the data") {
 				t.Errorf("explain does not say the query reads no row:\n%s", sb.String())
 			}
 		})
@@ -230,11 +236,21 @@ func TestNoRowPlans(t *testing.T) {
 			t.Errorf("%s: SELECT age ... LIMIT 1: %v; want the grouping refusal", d, err)
 		}
 	}
-	// A WHERE that depends on the data is not a no-row query.
+	// A HAVING false lets nothing through that is refused otherwise:
+	// unlike LIMIT 0, it does not allow ungrouped columns.
+	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+		_, err := plan(t, p, "SELECT age, COUNT(*) FROM people HAVING 1 = 0", planArgs{dialect: d})
+		if err == nil || !strings.Contains(err.Error(), "not in GROUP BY") {
+			t.Errorf("%s: an ungrouped column with HAVING false: %v; want the grouping refusal", d, err)
+		}
+	}
+	// A WHERE or HAVING that depends on the data is not a no-row query.
 	for _, sql := range []string{
 		"SELECT COUNT(*) FROM people WHERE age <> age",
 		"SELECT COUNT(*) FROM people WHERE 1 = 1 OR age > 3",
 		"SELECT COUNT(*) FROM people LIMIT 1",
+		"SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*) < 0",
+		"SELECT * FROM (SELECT sex, COUNT(*) AS c FROM people GROUP BY sex) q WHERE 1 = 1",
 	} {
 		pl, err := plan(t, p, sql, planArgs{})
 		if err != nil {

@@ -102,6 +102,11 @@ func TestNoRowQueriesAreFree(t *testing.T) {
 		{"SELECT sex, COUNT(*) FROM people WHERE 1 = 0 GROUP BY sex", nil, []string{policies.TypeText, policies.TypeInteger}},
 		{"SELECT COUNT(*), AVG(age), COUNT(*) + 1 AS c FROM people WHERE 1 = 0", [][]any{{int64(0), nil, int64(1)}}, []string{policies.TypeInteger, policies.TypeReal, policies.TypeInteger}},
 		{"SELECT COUNT(*) FROM people LIMIT 0", nil, []string{policies.TypeInteger}},
+		// HAVING false: the one row of an aggregate without GROUP BY is
+		// filtered out too, as in SQL.
+		{"SELECT COUNT(*) FROM people HAVING 1 = 0", nil, []string{policies.TypeInteger}},
+		{"SELECT * FROM (SELECT sex, COUNT(*) AS c FROM people GROUP BY sex) q WHERE 1 = 0", nil, []string{policies.TypeText, policies.TypeInteger}},
+		{"SELECT * FROM (SELECT COUNT(*) AS c FROM people) q WHERE 1 = 0", nil, []string{policies.TypeInteger}},
 	}
 	for _, tt := range tests {
 		res, err := f.run(t, e, "bob", tt.sql, 0)

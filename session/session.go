@@ -446,7 +446,7 @@ func costNotice(pl *planner.Plan, res *release.Result) string {
 	b.Grow(256) // a typical notice: one allocation instead of three
 	switch {
 	case res.NoRows:
-		fmt.Fprintf(&b, "ddp: the query reads no row (LIMIT 0, or a WHERE that is false whatever the data): answered without the table, at no cost; ε left on %s: %g", pl.Dataset.Name, res.Remaining.Epsilon)
+		fmt.Fprintf(&b, "ddp: the answer has no row whatever the data (LIMIT 0, or a WHERE or HAVING that is always false): answered without the table, at no cost; ε left on %s: %g", pl.Dataset.Name, res.Remaining.Epsilon)
 		return b.String()
 	case pl.KeysOnly:
 		fmt.Fprintf(&b, "ddp: no aggregate: the answer is the GROUP BY's key set, public by the policy (declared or derived from it), exact and at no cost; ε left on %s: %g", pl.Dataset.Name, res.Remaining.Epsilon)

@@ -109,7 +109,7 @@ func TestPostProcessingWithPgx(t *testing.T) {
 				t.Errorf("budget %q after the probe, was %q", after, before)
 			}
 			mu.Lock()
-			if len(notices) == 0 || !strings.Contains(notices[len(notices)-1], "reads no row") {
+			if len(notices) == 0 || !strings.Contains(notices[len(notices)-1], "has no row whatever the data") {
 				t.Errorf("notices %q: want the probe's free answer stated", notices)
 			}
 			mu.Unlock()
