@@ -237,6 +237,9 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 			}
 		case OutGroup:
 			c.Mechanism = "group key (" + x.KeySelection + ")"
+			if pl.NoRows {
+				c.Mechanism = "group key (no group: the answer has no row)"
+			}
 		case OutExpr:
 			c.Mechanism = "post-processing (computed by the proxy on the noisy row, no extra cost)"
 			if o.Expr != nil {
