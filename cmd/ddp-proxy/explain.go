@@ -48,6 +48,10 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	explainDependence(ctx, pol, stderr)
 	x := explain(planner.NewWith(pol, session.PlannerOptions(pol.Backend.Driver)), user, d, *eps, pos[0])
+	if x.Refused && user.MaxEpsilon > 0 && *eps > user.MaxEpsilon {
+		// The planner's hint speaks of the session's ε; here it is the flag.
+		x.Hint = fmt.Sprintf("choose --epsilon up to %g (user %s's max_epsilon)", user.MaxEpsilon, user.Name)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

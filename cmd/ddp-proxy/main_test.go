@@ -157,6 +157,12 @@ func TestExplainJSON(t *testing.T) {
 			t.Errorf("%s: %+v, want refused with SQLSTATE %s", sql, x, state)
 		}
 	}
+	// An --epsilon above the user's max_epsilon: refused, with a hint
+	// about the flag, not the session's ε.
+	x = explainJSON(t, "--policy", pol, "--epsilon", "1000", "SELECT COUNT(*) FROM people")
+	if !x.Refused || x.SQLState != "22023" || !strings.Contains(x.Hint, "--epsilon up to") {
+		t.Errorf("--epsilon 1000: %+v, want refused (22023) with a hint about --epsilon", x)
+	}
 	// Explain never opens the ledger, let alone charges it.
 	p, err := policies.LoadWith(pol, policies.LoadOptions{Offline: true})
 	if err != nil {
