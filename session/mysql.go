@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"encoding/hex"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/catalog"
@@ -62,7 +64,7 @@ func (h MySQL) NewSession(_ context.Context, connID uint32, user, database strin
 	p := h.p
 	ms := &mySession{
 		user: u, connID: connID,
-		env:  mysqlEnv{maxPacket: p.maxPacket, exactTables: p.exactTableNames(), info: p.info},
+		env:  mysqlEnv{maxPacket: p.maxPacket, exactTables: p.exactTableNames(), info: p.info, port: listenPort(p.Policy().Listen.MySQL)},
 		open: func(db string) mysqlCore { return p.Open(u, parser.MySQL, map[string]string{"database": db}) },
 	}
 	ms.reset(database)
@@ -97,6 +99,18 @@ type mysqlEnv struct {
 	maxPacket   int            // max_allowed_packet (Config.MaxAllowedPacket)
 	exactTables bool           // lower_case_table_names = 0 (Proxy.exactTableNames)
 	info        InfoSchemaFunc // nil: information_schema is not emulated
+	port        string         // @@port: the MySQL listen address's port
+}
+
+// listenPort is the port of a listen address as @@port reports it;
+// MySQL's own 3306 where the address names none (or port 0, a test's
+// "any free port").
+func listenPort(addr string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n <= 0 {
+		return "3306"
+	}
+	return port
 }
 
 // mySession is one MySQL connection: the adapter's state and the core

@@ -47,7 +47,7 @@ func defaultMySQLVars(env mysqlEnv) map[string]string {
 		"system_time_zone": "UTC", "time_zone": "SYSTEM", "transaction_isolation": "REPEATABLE-READ", "tx_isolation": "REPEATABLE-READ",
 		"transaction_read_only": "1", "tx_read_only": "1", "read_only": "1", "sql_select_limit": "18446744073709551615",
 		"sql_auto_is_null": "0", "max_execution_time": "0", "default_storage_engine": "InnoDB", "storage_engine": "InnoDB",
-		"default_authentication_plugin": "mysql_native_password", "protocol_version": "10", "port": "3306",
+		"default_authentication_plugin": "mysql_native_password", "protocol_version": "10", "port": env.port,
 		"hostname": "ddp-proxy", "server_id": "0", "socket": "", "language": "", "event_scheduler": "OFF",
 		"session_track_schema": "ON", "session_track_system_variables": "", "session_track_state_change": "OFF",
 		"div_precision_increment": "4", "group_concat_max_len": "1024", "sql_quote_show_create": "1",

@@ -63,6 +63,8 @@ func TestMySQLLocalSelects(t *testing.T) {
 		// A version comment is read as MySQL reads it: its content runs.
 		{"/*!40101 SELECT @@character_set_results */", []string{"@@character_set_results"}, []ir.Value{ir.String("utf8mb4")}},
 		{"SELECT @@version_comment AS 'quoted alias'", []string{"quoted alias"}, []ir.Value{ir.String(comment)}},
+		// The port of listen.mysql (the fixture's default), not MySQL's.
+		{"SELECT @@port", []string{"@@port"}, []ir.Value{ir.Int(13306)}},
 	}
 	for _, tc := range tests {
 		r := myQuery(t, my, tc.sql)
@@ -212,6 +214,17 @@ func TestMySQLShowVariablesWhere(t *testing.T) {
 	for _, sql := range []string{"SHOW VARIABLES WHERE Value = '1'", "SHOW VARIABLES WHERE Variable_name = 'a' AND Variable_name = 'b'", "SHOW TABLES WHERE Tables_in_test = 'people'"} {
 		if err := my.Query(context.Background(), sql, &Collector{}); !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
 			t.Errorf("%s: %v", sql, err)
+		}
+	}
+}
+
+// listenPort: @@port is the listen address's port; MySQL's 3306 where the
+// address has none or asks for any free port.
+func TestListenPort(t *testing.T) {
+	for addr, want := range map[string]string{"127.0.0.1:13306": "13306", "[::1]:3307": "3307", ":4000": "4000",
+		"127.0.0.1:0": "3306", "off": "3306", "": "3306", "host:http": "3306"} {
+		if got := listenPort(addr); got != want {
+			t.Errorf("listenPort(%q) = %q, want %q", addr, got, want)
 		}
 	}
 }
