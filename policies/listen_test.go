@@ -141,3 +141,43 @@ datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
 		}
 	}
 }
+
+// TestPeers: listen.peer_id numbers the replica among listen.peers (the
+// replicas' PostgreSQL listen addresses); both are checked at their line.
+func TestPeers(t *testing.T) {
+	t.Setenv("DDP_TEST_PASSWORD", "pw")
+	base := `version: 1
+backend: {driver: sqlite, dsn: x.db}
+users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
+datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
+`
+	p, err := LoadBytes("p.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen.PeerID != 0 || len(p.Listen.Peers) != 0 {
+		t.Fatalf("defaults: peer_id %d, peers %v", p.Listen.PeerID, p.Listen.Peers)
+	}
+	p, err = LoadBytes("p.yaml", []byte(base+"listen:\n  peer_id: 2\n  peers: {1: 10.0.0.1:15432, 2: '10.0.0.2:15432', 255: \"[fd00::3]:15432\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen.PeerID != 2 || len(p.Listen.Peers) != 3 || p.Listen.Peers[1] != "10.0.0.1:15432" || p.Listen.Peers[255] != "[fd00::3]:15432" {
+		t.Fatalf("explicit: peer_id %d, peers %v", p.Listen.PeerID, p.Listen.Peers)
+	}
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"peers without peer_id", "listen: {peers: {1: 10.0.0.1:15432}}\n", "listen.peer_id: listen.peers is set but peer_id is not"},
+		{"peer_id too large", "listen: {peer_id: 256}\n", "peer_id must be between 1 and 255 (0: no peers), not 256"},
+		{"negative peer_id", "listen: {peer_id: -1}\n", "not -1"},
+		{"peer number 0", "listen: {peer_id: 1, peers: {0: 10.0.0.1:15432}}\n", "listen.peers.0: a peer's number must be between 1 and 255, not 0"},
+		{"not an address", "listen: {peer_id: 1, peers: {2: replica2}}\n", `listen.peers.2: "replica2" is not a host:port address`},
+		{"port 0", "listen: {peer_id: 1, peers: {2: 10.0.0.2:0}}\n", "listen.peers.2: port 0 is any free port"},
+		{"off", "listen: {peer_id: 1, peers: {2: off}}\n", "listen.peers.2: a peer's address is where its PostgreSQL front end listens"},
+		{"not a number", "listen: {peer_id: 1, peers: {two: 10.0.0.2:15432}}\n", "two"},
+	} {
+		_, err := LoadBytes("p.yaml", []byte(base+tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

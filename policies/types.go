@@ -93,7 +93,16 @@ type Listen struct {
 	// /readyz, the budget page): host:port, or off (the default). It is
 	// not authenticated: bind it to a private address.
 	Admin string `yaml:"admin"`
+	// PeerID (1 to 255) numbers this replica among Peers, the replicas'
+	// PostgreSQL listen addresses by number, so that a PostgreSQL cancel
+	// request the load balancer gives to another replica reaches the one
+	// holding the query (pgwire.Config.PeerID). 0, the default: off.
+	PeerID int            `yaml:"peer_id"`
+	Peers  map[int]string `yaml:"peers"`
 }
+
+// MaxPeerID is the largest listen.peer_id (pgwire.MaxPeerID).
+const MaxPeerID = 255
 
 // Metrics configures what the admin listener's /metrics exports.
 type Metrics struct {

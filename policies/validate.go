@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -132,6 +133,45 @@ func (p *Policy) checkTop(c *checker) {
 	c.checkListen("listen.admin", p.Listen.Admin)
 	if a := p.Listen.Admin; a != ListenOff && (a == p.Listen.Postgres || a == p.Listen.MySQL) {
 		c.add("listen.admin", "the admin listener and a front end both listen on %s; give the admin listener its own port", a)
+	}
+	p.checkPeers(c)
+}
+
+// checkPeers checks listen.peer_id and listen.peers: replica numbers from
+// 1 to MaxPeerID, each with the address of its PostgreSQL listener.
+func (p *Policy) checkPeers(c *checker) {
+	l := p.Listen
+	if l.PeerID < 0 || l.PeerID > MaxPeerID {
+		c.add("listen.peer_id", "peer_id must be between 1 and %d (0: no peers), not %d", MaxPeerID, l.PeerID)
+	}
+	if len(l.Peers) > 0 && l.PeerID == 0 {
+		c.add("listen.peer_id", "listen.peers is set but peer_id is not: give this replica its own number, one of the peers' keys")
+	}
+	ids := make([]int, 0, len(l.Peers))
+	for id := range l.Peers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		path := fmt.Sprintf("listen.peers.%d", id)
+		if id < 1 || id > MaxPeerID {
+			c.add(path, "a peer's number must be between 1 and %d, not %d", MaxPeerID, id)
+		}
+		addr := l.Peers[id]
+		if addr == ListenOff {
+			c.add(path, "a peer's address is where its PostgreSQL front end listens (host:port), not off")
+			continue
+		}
+		_, port, err := net.SplitHostPort(addr)
+		n, perr := strconv.Atoi(port)
+		switch {
+		case err != nil:
+			c.add(path, "%q is not a host:port address: give the peer's listen.postgres (e.g. 10.0.0.2:15432)", addr)
+		case perr != nil || n < 0 || n > 65535:
+			c.add(path, "port %q is not a number between 1 and 65535", port)
+		case n == 0:
+			c.add(path, "port 0 is any free port, which another replica cannot reach; give the peer's listen.postgres port")
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
@@ -207,6 +208,9 @@ func restartOnly(old, pol *policies.Policy) []string {
 	if o.Admin != n.Admin {
 		out = append(out, "listen.admin")
 	}
+	if o.PeerID != n.PeerID || !maps.Equal(o.Peers, n.Peers) {
+		out = append(out, "listen.peer_id/peers")
+	}
 	if old.Metrics != pol.Metrics {
 		out = append(out, "metrics")
 	}
@@ -322,6 +326,8 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 			MaxPreparedStatements: pol.Listen.MaxPreparedStatements,
 			MaxPreparedBytes:      pol.Listen.MaxPreparedBytes,
 			Logger:                log.With("component", "pgwire"),
+			PeerID:                pol.Listen.PeerID,
+			Peers:                 maps.Clone(pol.Listen.Peers),
 		})
 		metrics.OpenConnections("postgres", p.pg.Conns)
 		go func() { p.served <- p.pg.Serve(context.WithoutCancel(ctx), ln) }()

@@ -27,7 +27,8 @@
 //     TLS when Config.TLS is set, else 'N'), GSSENCRequest (always 'N'),
 //     then a StartupMessage — or a CancelRequest, which cancels the running
 //     statement of the connection whose process id and secret key match
-//     and closes without a reply. Protocol 3.x with x > 0, and _pq_.
+//     and closes without a reply (with Config.PeerID, one whose process
+//     id names another peer is forwarded to it). Protocol 3.x with x > 0, and _pq_.
 //     options, are answered with NegotiateProtocolVersion (3.0, options
 //     declined); other major versions get FATAL 08P01. No user name:
 //     FATAL 28000. Over MaxConnections: FATAL 53300.

@@ -49,7 +49,29 @@ type Config struct {
 	// Logger receives connection events with conn_id and user attached;
 	// nil discards. Query text and parameters are never logged.
 	Logger *slog.Logger
+	// PeerID and Peers let replicas behind a load balancer honour one
+	// another's cancel requests, as PgBouncer's peering does: a client
+	// sends its CancelRequest on a new connection, which the balancer
+	// may give to any replica. With PeerID set (1 to MaxPeerID), every
+	// connection's process id carries it (bits 23 to 30), and a
+	// CancelRequest whose process id names another peer is forwarded,
+	// as the client sent it, to that peer's address in Peers (the
+	// address of its PostgreSQL listener; an entry for PeerID itself is
+	// ignored, so every replica can list the same peers). 0: off.
+	PeerID int
+	Peers  map[int]string
 }
+
+// MaxPeerID is the largest Config.PeerID: the peer id takes 8 bits of a
+// positive int32 process id.
+const MaxPeerID = 255
+
+// peerShift places the peer id in a process id, below the sign bit; the
+// 23 bits under it tell the peer's own connections apart.
+const peerShift = 23
+
+// peerCancelTimeout bounds forwarding one cancel request to a peer.
+const peerCancelTimeout = 2 * time.Second
 
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("pgwire: server closed")
@@ -97,6 +119,15 @@ type Server struct {
 	byPID     map[uint32]*conn
 	wg        sync.WaitGroup // one per connection goroutine
 
+	// forwarding holds the cancel requests being forwarded to peers, by
+	// key: a request that arrives while the same one is being forwarded
+	// is not forwarded again. That ends the loop a peers list naming the
+	// wrong replica would make (the request comes back before its first
+	// forward is done), and bounds how many connections to peers a flood
+	// of (unauthenticated) cancel requests can hold open.
+	fwdMu      sync.Mutex
+	forwarding map[string]struct{}
+
 	// onPanic, when set (tests), sees every recovered panic.
 	onPanic func(any)
 }
@@ -116,11 +147,12 @@ func NewServer(cfg Config) *Server {
 	cfg.MaxPreparedStatements = cmp.Or(max(cfg.MaxPreparedStatements, 0), DefaultMaxPreparedStatements)
 	cfg.MaxPreparedBytes = cmp.Or(max(cfg.MaxPreparedBytes, 0), DefaultMaxPreparedBytes)
 	s := &Server{
-		cfg:       cfg,
-		log:       log,
-		listeners: make(map[net.Listener]struct{}),
-		conns:     make(map[*conn]struct{}),
-		byPID:     make(map[uint32]*conn),
+		cfg:        cfg,
+		log:        log,
+		listeners:  make(map[net.Listener]struct{}),
+		conns:      make(map[*conn]struct{}),
+		byPID:      make(map[uint32]*conn),
+		forwarding: make(map[string]struct{}),
 	}
 	if _, err := rand.Read(s.secret[:]); err != nil {
 		panic("pgwire: crypto/rand: " + err.Error())
@@ -277,6 +309,9 @@ func (s *Server) registerCancelKey(c *conn) error {
 		}
 		// Positive int32: some clients keep the pid in a signed int.
 		pid := binary.BigEndian.Uint32(b[:4]) & 0x7fffffff
+		if p := s.peerID(); p > 0 {
+			pid = uint32(p)<<peerShift | pid&(1<<peerShift-1)
+		}
 		if pid == 0 {
 			continue
 		}
@@ -296,6 +331,12 @@ func (s *Server) registerCancelKey(c *conn) error {
 // connection with that pid if the secret matches. Like PostgreSQL it
 // answers nothing either way, so a prober learns nothing.
 func (s *Server) cancel(pid uint32, secret []byte) {
+	if p := s.peerID(); p > 0 {
+		if owner := int(pid >> peerShift); owner != p {
+			s.forwardCancel(owner, pid, secret)
+			return
+		}
+	}
 	s.mu.Lock()
 	c := s.byPID[pid]
 	s.mu.Unlock()
@@ -307,6 +348,83 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 		return
 	}
 	c.cancelQuery()
+}
+
+// peerID is Config.PeerID, 0 (off) outside 1 to MaxPeerID.
+func (s *Server) peerID() int {
+	if p := s.cfg.PeerID; p > 0 && p <= MaxPeerID {
+		return p
+	}
+	return 0
+}
+
+// maxForwarding bounds Server.forwarding: at most this many cancel
+// requests are being forwarded at once.
+const maxForwarding = 1024
+
+// startForward records a cancel request about to be forwarded to peer
+// owner and reports whether it should be: not while the same request is
+// being forwarded (a loop between misconfigured peers), nor while
+// maxForwarding others are.
+func (s *Server) startForward(key string, owner int) bool {
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
+	if _, busy := s.forwarding[key]; busy {
+		s.log.Warn("a cancel request came back while it was being forwarded: not forwarded again (do listen.peers name the right replicas?)", "peer_id", owner)
+		return false
+	}
+	if len(s.forwarding) >= maxForwarding {
+		s.log.Warn("too many cancel requests being forwarded: dropped", "peer_id", owner)
+		return false
+	}
+	s.forwarding[key] = struct{}{}
+	return true
+}
+
+func (s *Server) endForward(key string) {
+	s.fwdMu.Lock()
+	delete(s.forwarding, key)
+	s.fwdMu.Unlock()
+}
+
+// forwardCancel sends a CancelRequest for a connection of peer owner to
+// that peer, unchanged; the peer checks the secret. Like a client's, the
+// request gets no answer, and a peer that cannot be reached only costs
+// the cancel (logged: a peers list that names the wrong address would
+// otherwise go unnoticed until a cancel is needed).
+func (s *Server) forwardCancel(owner int, pid uint32, secret []byte) {
+	addr, ok := s.cfg.Peers[owner]
+	if !ok {
+		s.log.Info("cancel request for a connection of an unknown peer", "peer_id", owner)
+		return
+	}
+	key := string(binary.BigEndian.AppendUint32(nil, pid)) + string(secret)
+	if !s.startForward(key, owner) {
+		return
+	}
+	defer s.endForward(key)
+	nc, err := net.DialTimeout("tcp", addr, peerCancelTimeout)
+	if err != nil {
+		s.log.Warn("cannot forward a cancel request to its peer", "peer_id", owner, "addr", addr, "err", err)
+		return
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(peerCancelTimeout))
+	pkt := make([]byte, 12, 12+len(secret))
+	binary.BigEndian.PutUint32(pkt[0:], uint32(12+len(secret)))
+	binary.BigEndian.PutUint32(pkt[4:], codeCancelRequest)
+	binary.BigEndian.PutUint32(pkt[8:], pid)
+	if _, err := nc.Write(append(pkt, secret...)); err != nil {
+		s.log.Warn("cannot forward a cancel request to its peer", "peer_id", owner, "addr", addr, "err", err)
+		return
+	}
+	// The peer closes once it has handled the request, as PostgreSQL
+	// does: waiting for that before the client's cancel connection
+	// closes keeps a direct cancel's order (the query is cancelled by
+	// the time the client's cancel call returns).
+	var one [1]byte
+	_, _ = nc.Read(one[:])
+	s.log.Debug("cancel request forwarded to its peer", "peer_id", owner)
 }
 
 // Conns returns the number of open client connections (metrics).

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ddp-proxy/ddp-proxy/internal/testaddr"
+	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/wire/pgwire"
+)
+
+// TestReplicaForwardsCancel: two replicas that list each other as peers
+// (listen.peer_id, listen.peers). A client's cancel request for a query
+// on replica 1, sent to replica 2 as a load balancer may send it, is
+// forwarded and cancels the query (57014); before peers, replica 2 ignored
+// it and the query was answered. The answers are padded
+// (listen.min_response_ms) so that the query is still running when the
+// cancel arrives; the padding is kept after a cancel too, so the query
+// ends when it would have, with the error instead of the rows.
+func TestReplicaForwardsCancel(t *testing.T) {
+	s := newReplicaSetup(t)
+	addrs := []string{testaddr.Free(t), testaddr.Free(t)}
+	dir := filepath.Dir(s.files.Policy)
+	var rs []*replica
+	for i, addr := range addrs {
+		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, addr, "off", fmt.Sprintf("peer%d.yaml", i+1))
+		b, err := os.ReadFile(pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers := fmt.Sprintf("  auth: trust\n  peer_id: %d\n  peers: {1: \"%s\", 2: \"%s\"}\n  min_response_ms: 1500\n", i+1, addrs[0], addrs[1])
+		if !strings.Contains(string(b), "  auth: trust\n") {
+			t.Fatal("the demo policy's listen section has no auth: trust line to extend")
+		}
+		if err := os.WriteFile(pol, []byte(strings.Replace(string(b), "  auth: trust\n", peers, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, launch(t, pol, addr, filepath.Join(dir, fmt.Sprintf("peer%d.pid", i+1))))
+	}
+	waitListening(t, rs)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := connectReplica(ctx, addrs[0], 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	ask := func(i int) <-chan error {
+		errc := make(chan error, 1)
+		go func() {
+			var n int64
+			errc <- conn.QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d", 20+i)).Scan(&n)
+		}()
+		time.Sleep(300 * time.Millisecond) // in the padding by now
+		return errc
+	}
+	// Not cancelled: answered.
+	if err := <-ask(0); err != nil {
+		t.Fatalf("an uncancelled query: %v", err)
+	}
+	// Cancelled through the other replica.
+	errc := ask(1)
+	sendCancel(t, addrs[1], conn.PgConn().PID(), conn.PgConn().SecretKey())
+	err = <-errc
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Fatalf("a query cancelled through the peer: %v, want 57014\nreplica 1:\n%s\nreplica 2:\n%s", err, rs[0].stderr, rs[1].stderr)
+	}
+	// The session goes on.
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM people WHERE age > 22").Scan(&n); err != nil {
+		t.Fatalf("after the cancel: %v", err)
+	}
+}
+
+// sendCancel sends a PostgreSQL CancelRequest to addr, as a client's
+// driver does on a new connection, and waits for the server to close it.
+func sendCancel(t *testing.T, addr string, pid uint32, secret []byte) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	pkt := binary.BigEndian.AppendUint32(nil, uint32(12+len(secret)))
+	pkt = binary.BigEndian.AppendUint32(pkt, 80877102)
+	pkt = binary.BigEndian.AppendUint32(pkt, pid)
+	if _, err := nc.Write(append(pkt, secret...)); err != nil {
+		t.Fatal(err)
+	}
+	var one [1]byte
+	_, _ = nc.Read(one[:])
+}
+
+// The policy's bound on listen.peer_id is the front end's.
+func TestPeerIDBoundsAgree(t *testing.T) {
+	if policies.MaxPeerID != pgwire.MaxPeerID {
+		t.Fatalf("policies.MaxPeerID %d, pgwire.MaxPeerID %d", policies.MaxPeerID, pgwire.MaxPeerID)
+	}
+}
