@@ -53,6 +53,11 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		f.User = u.Name // as the ledger spells it
 	}
+	if *dataset != "" && pol.Dataset(*dataset) == nil {
+		// As --user: a typo would otherwise print an empty history.
+		fmt.Fprintf(stderr, "no dataset %q in the policy\n", *dataset)
+		return exitError{2}
+	}
 	l, closeLedger, err := openPolicyLedgerReader(ctx, pol)
 	if err != nil {
 		return err

@@ -116,6 +116,9 @@ func TestAuditWhileServing(t *testing.T) {
 	if _, _, code := runCmd(t, "audit", "--policy", files.Policy, "--user", "nobody-else"); code != 2 {
 		t.Errorf("audit --user of a user not in the policy: exit %d, want 2", code)
 	}
+	if _, errOut, code := runCmd(t, "audit", "--policy", files.Policy, "--dataset", "censsu"); code != 2 || !strings.Contains(errOut, `no dataset "censsu"`) {
+		t.Errorf("audit --dataset of a dataset not in the policy: exit %d, %q; want 2 and the name", code, errOut)
+	}
 	out, errOut, code := runCmd(t, "budget", "--policy", files.Policy, "--user", "analyst")
 	if code != 0 {
 		t.Fatalf("budget while serving: exit %d: %s", code, errOut)
