@@ -242,6 +242,9 @@ func (pl *Plan) Explain(render func(*ir.BackendQuery) (string, error)) Explanati
 			}
 		case OutExpr:
 			c.Mechanism = "post-processing (computed by the proxy on the noisy row, no extra cost)"
+			if pl.NoRows {
+				c.Mechanism = "typed only: the answer has no row"
+			}
 			if o.Expr != nil {
 				c.PostProcessing = pl.formatPost(o.Expr)
 			}

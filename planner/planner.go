@@ -122,6 +122,11 @@ func (p *Planner) Plan(req Request) (*Plan, error) {
 		return p.planPassthrough(req)
 	}
 	if st.Query == nil {
+		if st.Rows != nil {
+			if q := p.noRowRead(st.Rows, names); q != nil {
+				return p.planPrivate(req, q)
+			}
+		}
 		return nil, p.refuseNonAggregate(st, names)
 	}
 	return p.planPrivate(req, st.Query)

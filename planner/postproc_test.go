@@ -201,6 +201,13 @@ func TestNoRowPlans(t *testing.T) {
 		{"outer where false", parser.Postgres, "SELECT * FROM (SELECT sex, COUNT(*) AS c FROM people GROUP BY sex) q WHERE 1 = 0", []string{"sex", "c"}, []string{policies.TypeText, policies.TypeInteger}},
 		{"mysql outer where false", parser.MySQL, "SELECT q.* FROM (SELECT sex, AVG(age) AS a FROM people GROUP BY sex) q WHERE 1 = 0", []string{"sex", "a"}, []string{policies.TypeText, policies.TypeReal}},
 		{"having null", parser.Postgres, "SELECT COUNT(*) FROM people HAVING NULL", []string{"count"}, []string{policies.TypeInteger}},
+		// SELECT * of a probe: the columns the catalog shows (the declared
+		// ones, in the policy's order), tables in FROM order.
+		{"star limit 0", parser.Postgres, "SELECT * FROM people LIMIT 0", []string{"age", "sex", "zip", "income", "temp", "name"}, []string{policies.TypeInteger, policies.TypeText, policies.TypeText, policies.TypeReal, policies.TypeInteger, policies.TypeText}},
+		{"mysql star where 1 = 0", parser.MySQL, "SELECT * FROM people WHERE 1 = 0", []string{"age", "sex", "zip", "income", "temp", "name"}, []string{policies.TypeInteger, policies.TypeText, policies.TypeText, policies.TypeReal, policies.TypeInteger, policies.TypeText}},
+		{"qualified star and a column", parser.Postgres, "SELECT p.*, age AS a2 FROM people AS p WHERE false", []string{"age", "sex", "zip", "income", "temp", "name", "a2"}, []string{policies.TypeInteger, policies.TypeText, policies.TypeText, policies.TypeReal, policies.TypeInteger, policies.TypeText, policies.TypeInteger}},
+		{"star over a join", parser.Postgres, "SELECT * FROM people p JOIN zips z ON p.zip = z.zip LIMIT 0", []string{"age", "sex", "zip", "income", "temp", "name", "zip", "state"}, []string{policies.TypeInteger, policies.TypeText, policies.TypeText, policies.TypeReal, policies.TypeInteger, policies.TypeText, policies.TypeText, policies.TypeText}},
+		{"one table's star of a join", parser.Postgres, "SELECT z.* FROM people p JOIN zips z ON p.zip = z.zip LIMIT 0", []string{"zip", "state"}, []string{policies.TypeText, policies.TypeText}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,6 +241,15 @@ func TestNoRowPlans(t *testing.T) {
 		_, err := plan(t, p, "SELECT age FROM people LIMIT 1", planArgs{dialect: d})
 		if err == nil || !strings.Contains(err.Error(), "not in GROUP BY") {
 			t.Errorf("%s: SELECT age ... LIMIT 1: %v; want the grouping refusal", d, err)
+		}
+	}
+	// A star that reads rows is a row-level read, refused as before.
+	for _, d := range []parser.Dialect{parser.Postgres, parser.MySQL} {
+		for _, sql := range []string{"SELECT * FROM people", "SELECT * FROM people LIMIT 1", "SELECT * FROM people WHERE age > 3"} {
+			_, err := plan(t, p, sql, planArgs{dialect: d})
+			if err == nil || !strings.Contains(err.Error(), "SELECT * reads individual rows") {
+				t.Errorf("%s: %s: %v; want the star refusal", d, sql, err)
+			}
 		}
 	}
 	// A HAVING false lets nothing through that is refused otherwise:

@@ -107,6 +107,8 @@ func TestNoRowQueriesAreFree(t *testing.T) {
 		{"SELECT COUNT(*) FROM people HAVING 1 = 0", nil, []string{policies.TypeInteger}},
 		{"SELECT * FROM (SELECT sex, COUNT(*) AS c FROM people GROUP BY sex) q WHERE 1 = 0", nil, []string{policies.TypeText, policies.TypeInteger}},
 		{"SELECT * FROM (SELECT COUNT(*) AS c FROM people) q WHERE 1 = 0", nil, []string{policies.TypeInteger}},
+		// SELECT * of a probe: the declared columns, typed, no row.
+		{"SELECT * FROM people LIMIT 0", nil, []string{policies.TypeInteger, policies.TypeText, policies.TypeReal, policies.TypeInteger, policies.TypeInteger}},
 	}
 	for _, tt := range tests {
 		res, err := f.run(t, e, "bob", tt.sql, 0)
