@@ -6,13 +6,17 @@ import (
 	"time"
 )
 
-func TestListenSettings(t *testing.T) {
-	t.Setenv("DDP_TEST_PASSWORD", "pw")
-	base := `version: 1
+// listenBase is a minimal valid policy the listen tests add a listen
+// section to (with DDP_TEST_PASSWORD set).
+const listenBase = `version: 1
 backend: {driver: sqlite, dsn: x.db}
 users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
 datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
 `
+
+func TestListenSettings(t *testing.T) {
+	t.Setenv("DDP_TEST_PASSWORD", "pw")
+	base := listenBase
 	p, err := LoadBytes("/etc/ddp/p.yaml", []byte(base))
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +91,7 @@ listen: {max_query_bytes: 100, max_prepared_statements: 0, max_prepared_bytes: 0
 
 func TestMinResponseRange(t *testing.T) {
 	t.Setenv("DDP_TEST_PASSWORD", "pw")
-	base := `version: 1
-backend: {driver: sqlite, dsn: x.db}
-users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
-datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
-`
+	base := listenBase
 	for _, tt := range []struct {
 		value   string
 		wantErr bool
@@ -111,11 +111,7 @@ datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
 // at its line; metrics.per_user defaults to false.
 func TestAdminListener(t *testing.T) {
 	t.Setenv("DDP_TEST_PASSWORD", "pw")
-	base := `version: 1
-backend: {driver: sqlite, dsn: x.db}
-users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
-datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
-`
+	base := listenBase
 	p, err := LoadBytes("p.yaml", []byte(base))
 	if err != nil {
 		t.Fatal(err)
@@ -146,11 +142,7 @@ datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
 // replicas' PostgreSQL listen addresses); both are checked at their line.
 func TestPeers(t *testing.T) {
 	t.Setenv("DDP_TEST_PASSWORD", "pw")
-	base := `version: 1
-backend: {driver: sqlite, dsn: x.db}
-users: [{name: a, password_env: DDP_TEST_PASSWORD, budgets: {d: {epsilon: 1}}}]
-datasets: {d: {tables: {t: {unit: id, columns: {x: {type: integer}}}}}}
-`
+	base := listenBase
 	p, err := LoadBytes("p.yaml", []byte(base))
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,8 @@ func peerPair(t *testing.T) (a, b *testServer) {
 	return a, b
 }
 
-// sleepOn starts the fake's sleep on conn and returns its outcome.
+// sleepOn starts the fake's sleep on conn, waits until it runs, and
+// returns its outcome.
 func sleepOn(t *testing.T, ts *testServer, conn *pgx.Conn) <-chan error {
 	t.Helper()
 	errc := make(chan error, 1)

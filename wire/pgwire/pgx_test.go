@@ -309,16 +309,7 @@ func TestCancelRequest(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			conn := ts.connect(t, m.mode)
-			errc := make(chan error, 1)
-			go func() {
-				_, err := run(conn, "sleep")
-				errc <- err
-			}()
-			select {
-			case <-ts.h.started:
-			case <-time.After(10 * time.Second):
-				t.Fatal("sleep did not start")
-			}
+			errc := sleepOn(t, ts, conn)
 			if err := conn.PgConn().CancelRequest(context.Background()); err != nil {
 				t.Fatal(err)
 			}
