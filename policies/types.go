@@ -96,7 +96,9 @@ type Listen struct {
 	// PeerID (1 to 255) numbers this replica among Peers, the replicas'
 	// PostgreSQL listen addresses by number, so that a PostgreSQL cancel
 	// request the load balancer gives to another replica reaches the one
-	// holding the query (pgwire.Config.PeerID). 0, the default: off.
+	// holding the query (pgwire.Config.PeerID), and MySQL connection ids
+	// are unique across replicas (mysqlwire.Config.PeerID). 0, the
+	// default: off.
 	PeerID int            `yaml:"peer_id"`
 	Peers  map[int]string `yaml:"peers"`
 }

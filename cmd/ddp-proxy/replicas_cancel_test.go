@@ -16,6 +16,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/internal/testaddr"
 	"github.com/ddp-proxy/ddp-proxy/policies"
+	"github.com/ddp-proxy/ddp-proxy/wire/mysqlwire"
 	"github.com/ddp-proxy/ddp-proxy/wire/pgwire"
 )
 
@@ -106,7 +107,9 @@ func sendCancel(t *testing.T, addr string, pid uint32, secret []byte) {
 
 // The policy's bound on listen.peer_id is the front end's.
 func TestPeerIDBoundsAgree(t *testing.T) {
-	if policies.MaxPeerID != pgwire.MaxPeerID {
-		t.Fatalf("policies.MaxPeerID %d, pgwire.MaxPeerID %d", policies.MaxPeerID, pgwire.MaxPeerID)
+	for name, v := range map[string]int{"pgwire": pgwire.MaxPeerID, "mysqlwire": mysqlwire.MaxPeerID} {
+		if v != policies.MaxPeerID {
+			t.Errorf("%s.MaxPeerID %d, policies.MaxPeerID %d", name, v, policies.MaxPeerID)
+		}
 	}
 }

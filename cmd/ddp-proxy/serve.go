@@ -369,6 +369,7 @@ func (p *proxy) startMySQL(ctx context.Context, pol *policies.Policy, px *sessio
 		MaxPreparedStatements: pol.Listen.MaxPreparedStatements,
 		MaxPreparedBytes:      pol.Listen.MaxPreparedBytes,
 		Logger:                p.log.With("component", "mysqlwire"),
+		PeerID:                pol.Listen.PeerID,
 	})
 	p.metrics.OpenConnections("mysql", p.my.Conns)
 	go func() { p.served <- p.my.Serve(context.WithoutCancel(ctx), ln) }()

@@ -31,6 +31,11 @@ type conn struct {
 }
 
 func (h *handler) NewConnection(c *mysql.Conn) {
+	if p := h.s.peerID(); p > 0 {
+		// Before Vitess writes the handshake, which tells the client
+		// its id: the replica's number in the high bits.
+		c.ConnectionID = uint32(p)<<peerShift | c.ConnectionID&(1<<peerShift-1)
+	}
 	c.ClientData = &conn{prepared: map[uint32]*Prepared{}}
 	h.s.mu.Lock()
 	h.s.conns[c] = &connState{}

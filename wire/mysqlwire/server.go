@@ -48,7 +48,22 @@ type Config struct {
 	MaxPreparedStatements int
 	MaxPreparedBytes      int
 	Logger                *slog.Logger
+	// PeerID (1 to MaxPeerID), when set, numbers this replica among
+	// others behind one load balancer: every connection id carries it
+	// (bits 23 to 30, as the PostgreSQL front end's process ids do), so
+	// ids are unique across the replicas and a KILL sent to another
+	// replica than the one holding the connection meets no connection
+	// there (MySQL's 1094), instead of one of the same number. 0: off.
+	PeerID int
 }
+
+// MaxPeerID is the largest Config.PeerID: 8 bits of a positive int32
+// connection id (some connectors keep it in a signed int).
+const MaxPeerID = 255
+
+// peerShift places the peer id in a connection id; the 23 bits under
+// it count the replica's own connections (Vitess's counter, wrapping).
+const peerShift = 23
 
 // Defaults of the Config limits (the policy's listen section has the
 // same defaults).
@@ -205,6 +220,10 @@ func (s *Server) begin(ctx context.Context, c *mysql.Conn) (context.Context, fun
 // only their own connections (the mysql CLI sends KILL QUERY on a second
 // connection when the user presses Ctrl-C).
 func (s *Server) kill(by *mysql.Conn, id uint32, queryOnly bool) error {
+	if p := s.peerID(); p > 0 && int(id>>peerShift) != p {
+		return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %d (a connection of replica %d: this is replica %d)", id, id>>peerShift, p).
+			WithHint("send KILL to the replica that holds the connection: balance MySQL clients by source address")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c, st := range s.conns {
@@ -223,6 +242,14 @@ func (s *Server) kill(by *mysql.Conn, id uint32, queryOnly bool) error {
 		return nil
 	}
 	return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %d", id)
+}
+
+// peerID is Config.PeerID, 0 (off) outside 1 to MaxPeerID.
+func (s *Server) peerID() int {
+	if p := s.cfg.PeerID; p > 0 && p <= MaxPeerID {
+		return p
+	}
+	return 0
 }
 
 // Conns returns the number of open client connections (metrics).
