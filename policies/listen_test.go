@@ -142,6 +142,8 @@ func TestAdminListener(t *testing.T) {
 // replicas' PostgreSQL listen addresses); both are checked at their line.
 func TestPeers(t *testing.T) {
 	t.Setenv("DDP_TEST_PASSWORD", "pw")
+	t.Setenv("DDP_TEST_PEER_SECRET", "0123456789abcdef0123")
+	t.Setenv("DDP_TEST_SHORT_SECRET", "short")
 	base := listenBase
 	p, err := LoadBytes("p.yaml", []byte(base))
 	if err != nil {
@@ -157,6 +159,10 @@ func TestPeers(t *testing.T) {
 	if p.Listen.PeerID != 2 || len(p.Listen.Peers) != 3 || p.Listen.Peers[1] != "10.0.0.1:15432" || p.Listen.Peers[255] != "[fd00::3]:15432" {
 		t.Fatalf("explicit: peer_id %d, peers %v", p.Listen.PeerID, p.Listen.Peers)
 	}
+	p, err = LoadBytes("p.yaml", []byte(base+"listen: {peer_id: 1, peers: {2: 10.0.0.2:15432}, peer_secret_env: DDP_TEST_PEER_SECRET}\n"))
+	if err != nil || p.Listen.PeerSecret != "0123456789abcdef0123" {
+		t.Fatalf("peer_secret_env: %v, secret %q", err, p.Listen.PeerSecret)
+	}
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"peers without peer_id", "listen: {peers: {1: 10.0.0.1:15432}}\n", "listen.peer_id: listen.peers is set but peer_id is not"},
 		{"peer_id too large", "listen: {peer_id: 256}\n", "peer_id must be between 1 and 255 (0: no peers), not 256"},
@@ -166,6 +172,9 @@ func TestPeers(t *testing.T) {
 		{"port 0", "listen: {peer_id: 1, peers: {2: 10.0.0.2:0}}\n", "listen.peers.2: port 0 is any free port"},
 		{"off", "listen: {peer_id: 1, peers: {2: off}}\n", "listen.peers.2: a peer's address is where its PostgreSQL front end listens"},
 		{"not a number", "listen: {peer_id: 1, peers: {two: 10.0.0.2:15432}}\n", "two"},
+		{"secret without peers", "listen: {peer_secret_env: DDP_TEST_PEER_SECRET}\n", "listen.peer_secret_env: a peer secret is for replicas that are peers"},
+		{"secret not set", "listen: {peer_id: 1, peers: {2: 10.0.0.2:15432}, peer_secret_env: DDP_TEST_NO_SUCH_SECRET}\n", "environment variable DDP_TEST_NO_SUCH_SECRET is not set"},
+		{"secret too short", "listen: {peer_id: 1, peers: {2: 10.0.0.2:15432}, peer_secret_env: DDP_TEST_SHORT_SECRET}\n", "holds 5 bytes; the replicas' shared secret needs at least 16"},
 	} {
 		_, err := LoadBytes("p.yaml", []byte(base+tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

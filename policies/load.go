@@ -327,6 +327,22 @@ func (p *Policy) resolveEnvironment(offline bool) Problems {
 			p.Ledger.DSN = dsn
 		}
 	}
+	if name := p.Listen.PeerSecretEnv; name != "" {
+		const path = "listen.peer_secret_env"
+		v, ok := os.LookupEnv(name)
+		switch {
+		case !envNameRE.MatchString(name):
+			c.add(path, "%q is not an environment variable name; use letters, digits and _", name)
+		case !ok && offline:
+			p.addMissingEnv(path, name)
+		case !ok:
+			c.add(path, "environment variable %s is not set; export the replicas' shared secret in it before starting the proxy", name)
+		case len(v) < MinPeerSecret:
+			c.add(path, "environment variable %s holds %d bytes; the replicas' shared secret needs at least %d (e.g. openssl rand -hex 32)", name, len(v), MinPeerSecret)
+		default:
+			p.Listen.PeerSecret = v
+		}
+	}
 	for i, u := range p.Users {
 		if u == nil || u.PasswordEnv == "" {
 			continue

@@ -101,7 +101,18 @@ type Listen struct {
 	// default: off.
 	PeerID int            `yaml:"peer_id"`
 	Peers  map[int]string `yaml:"peers"`
+	// PeerSecretEnv names the environment variable holding a secret the
+	// replicas share, which lets a MySQL KILL typed on one replica reach
+	// the connection on another (mysqlwire.Config.PeerSecret): the
+	// forwarded request is keyed with it and the killer's user name.
+	PeerSecretEnv string `yaml:"peer_secret_env"`
+	// PeerSecret is PeerSecretEnv's value, read at load.
+	PeerSecret string `yaml:"-"`
 }
+
+// MinPeerSecret is the shortest listen.peer_secret_env value accepted: it
+// keys the requests replicas forward to one another.
+const MinPeerSecret = 16
 
 // MaxPeerID is the largest listen.peer_id (pgwire.MaxPeerID).
 const MaxPeerID = 255

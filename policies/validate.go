@@ -144,6 +144,9 @@ func (p *Policy) checkPeers(c *checker) {
 	if l.PeerID < 0 || l.PeerID > MaxPeerID {
 		c.add("listen.peer_id", "peer_id must be between 1 and %d (0: no peers), not %d", MaxPeerID, l.PeerID)
 	}
+	if l.PeerSecretEnv != "" && (l.PeerID == 0 || len(l.Peers) == 0) {
+		c.add("listen.peer_secret_env", "a peer secret is for replicas that are peers: set listen.peer_id and listen.peers too")
+	}
 	if len(l.Peers) > 0 && l.PeerID == 0 {
 		c.add("listen.peer_id", "listen.peers is set but peer_id is not: give this replica its own number, one of the peers' keys")
 	}

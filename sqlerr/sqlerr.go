@@ -32,6 +32,12 @@ var (
 	UndefinedColumn       = Code{"undefined_column", "42703", 1054, "42S22"}
 	UndefinedFunction     = Code{"undefined_function", "42883", 1305, "42000"}
 	UndefinedObject       = Code{"undefined_object", "42704", 1193, "HY000"}
+	// NoSuchThread is MySQL's KILL of a connection id that is not there
+	// (ER_NO_SUCH_THREAD); PostgreSQL has no KILL.
+	NoSuchThread = Code{"no_such_thread", "42704", 1094, "HY000"}
+	// PeerUnavailable: another replica a request had to reach (a
+	// forwarded KILL) could not be reached.
+	PeerUnavailable       = Code{"peer_unavailable", "08006", 1105, "HY000"}
 	AmbiguousColumn       = Code{"ambiguous_column", "42702", 1052, "23000"}
 	GroupingError         = Code{"grouping_error", "42803", 1055, "42000"}
 	WindowingError        = Code{"windowing_error", "42P20", 3593, "HY000"}
@@ -91,6 +97,7 @@ var (
 
 // All lists every code; the wire mapping tests iterate it.
 var All = []Code{
+	NoSuchThread, PeerUnavailable,
 	SyntaxError, FeatureNotSupported, InsufficientPrivilege, ReadOnly,
 	UndefinedTable, UndefinedColumn, UndefinedFunction, UndefinedObject,
 	AmbiguousColumn, GroupingError, WindowingError, DatatypeMismatch, InvalidParameterValue,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ddp-proxy/ddp-proxy/internal/testaddr"
@@ -82,6 +84,75 @@ func TestReplicaForwardsCancel(t *testing.T) {
 	var n int64
 	if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM people WHERE age > 22").Scan(&n); err != nil {
 		t.Fatalf("after the cancel: %v", err)
+	}
+}
+
+// TestReplicaForwardsMySQLKill: with a peer secret, a MySQL KILL QUERY
+// typed on replica 2 (where the mariadb CLI's Ctrl-C may land behind a
+// load balancer) for a connection of replica 1 is forwarded and cancels
+// its statement (1317); the connection goes on. Answers are padded as in
+// TestReplicaForwardsCancel.
+func TestReplicaForwardsMySQLKill(t *testing.T) {
+	s := newReplicaSetup(t)
+	t.Setenv("DDP_TEST_PEER_SECRET", "a-secret-the-replicas-share-0123")
+	pgAddrs := []string{testaddr.Free(t), testaddr.Free(t)}
+	myAddrs := []string{testaddr.Free(t), testaddr.Free(t)}
+	dir := filepath.Dir(s.files.Policy)
+	var rs []*replica
+	for i := range pgAddrs {
+		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, pgAddrs[i], myAddrs[i], fmt.Sprintf("mypeer%d.yaml", i+1))
+		b, err := os.ReadFile(pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers := fmt.Sprintf("  auth: trust\n  peer_id: %d\n  peers: {1: \"%s\", 2: \"%s\"}\n  peer_secret_env: DDP_TEST_PEER_SECRET\n  min_response_ms: 1500\n", i+1, pgAddrs[0], pgAddrs[1])
+		if err := os.WriteFile(pol, []byte(strings.Replace(string(b), "  auth: trust\n", peers, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, launch(t, pol, pgAddrs[i], filepath.Join(dir, fmt.Sprintf("mypeer%d.pid", i+1))))
+	}
+	waitListening(t, rs)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db1, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddrs[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db1.Close()
+	victim, err := db1.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	var id uint32
+	if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if id>>23 != 1 {
+		t.Fatalf("replica 1's connection id %#x does not carry its number", id)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		var n int64
+		errc <- victim.QueryRowContext(ctx, "SELECT COUNT(*) FROM people WHERE age > 21").Scan(&n)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	db2, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddrs[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if _, err := db2.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+		t.Fatalf("KILL QUERY through replica 2: %v", err)
+	}
+	err = <-errc
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1317 {
+		t.Fatalf("a statement killed through replica 2: %v, want 1317\nreplica 1:\n%s\nreplica 2:\n%s", err, rs[0].stderr, rs[1].stderr)
+	}
+	var n int64
+	if err := victim.QueryRowContext(ctx, "SELECT COUNT(*) FROM people WHERE age > 22").Scan(&n); err != nil {
+		t.Fatalf("after the KILL: %v", err)
 	}
 }
 

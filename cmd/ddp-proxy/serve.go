@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -208,7 +209,7 @@ func restartOnly(old, pol *policies.Policy) []string {
 	if o.Admin != n.Admin {
 		out = append(out, "listen.admin")
 	}
-	if o.PeerID != n.PeerID || !maps.Equal(o.Peers, n.Peers) {
+	if o.PeerID != n.PeerID || !maps.Equal(o.Peers, n.Peers) || o.PeerSecret != n.PeerSecret {
 		out = append(out, "listen.peer_id/peers")
 	}
 	if old.Metrics != pol.Metrics {
@@ -243,10 +244,14 @@ func restartOnly(old, pol *policies.Policy) []string {
 
 // proxy is a running proxy: backend, ledger and front ends.
 type proxy struct {
-	pgAddr   string
-	pg       *pgwire.Server
-	myAddr   string
-	my       *mysqlwire.Server
+	pgAddr string
+	pg     *pgwire.Server
+	myAddr string
+	my     *mysqlwire.Server
+	// myKill is my, for the PostgreSQL front end's goroutines: a KILL
+	// another replica forwards arrives there (as a cancel request), and
+	// may arrive before the MySQL front end has started.
+	myKill   atomic.Pointer[mysqlwire.Server]
 	sessions *session.Proxy
 	reloadMu sync.Mutex
 	backend  backends.Backend
@@ -328,6 +333,12 @@ func startProxy(ctx context.Context, pol *policies.Policy, log *slog.Logger) (*p
 			Logger:                log.With("component", "pgwire"),
 			PeerID:                pol.Listen.PeerID,
 			Peers:                 maps.Clone(pol.Listen.Peers),
+			// KILLs of this replica's MySQL connections typed on another.
+			ForeignCancel: func(pid uint32, key []byte) {
+				if my := p.myKill.Load(); my != nil {
+					my.KillWithKey(pid, key)
+				}
+			},
 		})
 		metrics.OpenConnections("postgres", p.pg.Conns)
 		go func() { p.served <- p.pg.Serve(context.WithoutCancel(ctx), ln) }()
@@ -370,7 +381,18 @@ func (p *proxy) startMySQL(ctx context.Context, pol *policies.Policy, px *sessio
 		MaxPreparedBytes:      pol.Listen.MaxPreparedBytes,
 		Logger:                p.log.With("component", "mysqlwire"),
 		PeerID:                pol.Listen.PeerID,
+		PeerSecret:            []byte(pol.Listen.PeerSecret),
+		// Carried by the owner's PostgreSQL front end (pgwire
+		// ForeignCancel), the channel peers already have.
+		ForwardKill: func(owner int, id uint32, key []byte) error {
+			addr, ok := pol.Listen.Peers[owner]
+			if !ok {
+				return fmt.Errorf("listen.peers has no replica %d", owner)
+			}
+			return pgwire.SendCancel(addr, id, key)
+		},
 	})
+	p.myKill.Store(p.my)
 	p.metrics.OpenConnections("mysql", p.my.Conns)
 	go func() { p.served <- p.my.Serve(context.WithoutCancel(ctx), ln) }()
 	p.log.Info("listening", "frontend", "mysql", "addr", p.myAddr, "auth", pol.Listen.Auth, "tls", tlsCfg != nil)

@@ -28,6 +28,7 @@ type fakeHandler struct {
 	args  [][]ir.Value // what Execute received
 	dbs   []string     // databases sessions were opened with
 	ids   []uint32     // connection ids of the sessions
+	srv   *Server      // the server startFake started
 }
 
 func (h *fakeHandler) LookupUser(name string) (UserAuth, bool) {
@@ -91,6 +92,9 @@ func (s *fakeSession) query(ctx context.Context, q string) (Result, error) {
 	var id uint32
 	if _, err := fmt.Sscanf(q, "KILL QUERY %d", &id); err == nil {
 		return Result{}, Kill(ctx, id, true)
+	}
+	if _, err := fmt.Sscanf(q, "KILL %d", &id); err == nil {
+		return Result{}, Kill(ctx, id, false)
 	}
 	switch strings.TrimSpace(strings.TrimSuffix(q, ";")) {
 	case "SELECT sleep":
@@ -183,6 +187,7 @@ func startFake(t *testing.T, cfg Config) (string, *fakeHandler) {
 	}}
 	cfg.Handler = h
 	srv := NewServer(cfg)
+	h.srv = srv
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -427,7 +432,7 @@ func TestKillQuery(t *testing.T) {
 	_, err = other.Exec(fmt.Sprintf("KILL QUERY %d", id))
 	wantErrno(t, err, 1142, "42000")
 	_, err = db.Exec("KILL QUERY 999999")
-	wantErrno(t, err, 1193, "HY000")
+	wantErrno(t, err, 1094, "HY000") // ER_NO_SUCH_THREAD
 	if _, err := db.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,10 @@ package mysqlwire
 import (
 	"cmp"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log"
@@ -53,8 +56,18 @@ type Config struct {
 	// (bits 23 to 30, as the PostgreSQL front end's process ids do), so
 	// ids are unique across the replicas and a KILL sent to another
 	// replica than the one holding the connection meets no connection
-	// there (MySQL's 1094), instead of one of the same number. 0: off.
+	// there (Unknown thread id), instead of one of the same number. 0:
+	// off.
 	PeerID int
+	// PeerSecret and ForwardKill, when both set (and PeerID), carry such
+	// a KILL to the replica that holds the connection: ForwardKill(owner,
+	// id, key) delivers key, an HMAC of the id, the killer's user name
+	// and the kind of KILL under the secret the replicas share, to
+	// replica owner, whose server acts on it through KillWithKey. The
+	// killer is told OK once it is sent: like a PostgreSQL cancel, it
+	// learns nothing of the outcome.
+	PeerSecret  []byte
+	ForwardKill func(owner int, id uint32, key []byte) error
 }
 
 // MaxPeerID is the largest Config.PeerID: 8 bits of a positive int32
@@ -221,8 +234,15 @@ func (s *Server) begin(ctx context.Context, c *mysql.Conn) (context.Context, fun
 // connection when the user presses Ctrl-C).
 func (s *Server) kill(by *mysql.Conn, id uint32, queryOnly bool) error {
 	if p := s.peerID(); p > 0 && int(id>>peerShift) != p {
-		return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %d (a connection of replica %d: this is replica %d)", id, id>>peerShift, p).
-			WithHint("send KILL to the replica that holds the connection: balance MySQL clients by source address")
+		if owner := int(id >> peerShift); s.cfg.ForwardKill != nil && len(s.cfg.PeerSecret) > 0 {
+			if err := s.cfg.ForwardKill(owner, id, s.killKey(id, by.User, queryOnly)); err != nil {
+				s.log.Warn("cannot forward a KILL to its replica", "peer_id", owner, "err", err)
+				return sqlerr.New(sqlerr.PeerUnavailable, "thread %d is a connection of replica %d, which cannot be reached: %v", id, owner, err)
+			}
+			return nil
+		}
+		return sqlerr.New(sqlerr.NoSuchThread, "Unknown thread id: %d (a connection of replica %d: this is replica %d)", id, id>>peerShift, p).
+			WithHint("run KILL on the replica that holds the connection; replicas that share listen.peer_secret_env forward it")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -241,7 +261,55 @@ func (s *Server) kill(by *mysql.Conn, id uint32, queryOnly bool) error {
 		}
 		return nil
 	}
-	return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %d", id)
+	return sqlerr.New(sqlerr.NoSuchThread, "Unknown thread id: %d", id)
+}
+
+// killKey is the key of a KILL of connection id by user, forwarded
+// between replicas: HMAC-SHA256 under the shared secret, so only a
+// replica that knows it can ask, and only for the connection's own user.
+func (s *Server) killKey(id uint32, user string, queryOnly bool) []byte {
+	m := hmac.New(sha256.New, s.cfg.PeerSecret)
+	m.Write([]byte("ddp-proxy mysql kill v1\x00"))
+	m.Write(binary.BigEndian.AppendUint32(nil, id))
+	if queryOnly {
+		m.Write([]byte{1})
+	} else {
+		m.Write([]byte{0})
+	}
+	m.Write([]byte(user))
+	return m.Sum(nil)
+}
+
+// KillWithKey acts on a KILL forwarded by another replica (Config
+// ForwardKill): it cancels the running statement of connection id — and
+// closes the connection for KILL CONNECTION — when key is that KILL's
+// key for the connection's user, and reports whether it did. Without a
+// peer secret nothing is accepted.
+func (s *Server) KillWithKey(id uint32, key []byte) bool {
+	if len(s.cfg.PeerSecret) == 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c, st := range s.conns {
+		if c.ConnectionID != id {
+			continue
+		}
+		for _, queryOnly := range []bool{true, false} {
+			if !hmac.Equal(key, s.killKey(id, c.User, queryOnly)) {
+				continue
+			}
+			if st.cancel != nil {
+				st.cancel()
+			}
+			if !queryOnly {
+				c.Close()
+			}
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // peerID is Config.PeerID, 0 (off) outside 1 to MaxPeerID.

@@ -184,3 +184,51 @@ func sendCancelTo(t *testing.T, ts *testServer, pid uint32, secret []byte) {
 	var one [1]byte
 	_, _ = rc.nc.Read(one[:])
 }
+
+// A cancel request whose key is not one this server issues (4 bytes) goes
+// to ForeignCancel — a MySQL KILL another replica forwards — and cancels
+// no PostgreSQL connection, even one with that process id.
+func TestForeignCancel(t *testing.T) {
+	type call struct {
+		pid uint32
+		key []byte
+	}
+	got := make(chan call, 4)
+	ts := startServer(t, Config{PeerID: 1, ForeignCancel: func(pid uint32, key []byte) { got <- call{pid, key} }})
+	conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := conn.PgConn().Exec(ctx, "wait 400").ReadAll()
+		errc <- err
+	}()
+	<-ts.h.started
+	key := make([]byte, 32)
+	key[0] = 7
+	if err := SendCancel(ts.addr, conn.PgConn().PID(), key); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		if c.pid != conn.PgConn().PID() || len(c.key) != 32 || c.key[0] != 7 {
+			t.Errorf("ForeignCancel got %#x %x", c.pid, c.key)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ForeignCancel was not called")
+	}
+	if err := <-errc; err != nil {
+		t.Errorf("the PostgreSQL connection with that process id was affected: %v", err)
+	}
+	// Its own 4-byte keys still cancel as before.
+	errc2 := sleepOn(t, ts, conn)
+	if err := SendCancel(ts.addr, conn.PgConn().PID(), conn.PgConn().SecretKey()); err != nil {
+		t.Fatal(err)
+	}
+	if pe := pgErrCode(t, <-errc2); pe.Code != "57014" {
+		t.Errorf("code %s, want 57014", pe.Code)
+	}
+	if len(got) != 0 {
+		t.Errorf("ForeignCancel got the server's own key")
+	}
+}

@@ -60,6 +60,11 @@ type Config struct {
 	// ignored, so every replica can list the same peers). 0: off.
 	PeerID int
 	Peers  map[int]string
+	// ForeignCancel, when set, receives the cancel requests for this peer
+	// whose key is not one this server issues (those are 4 bytes): the
+	// MySQL front end's KILLs forwarded by other replicas (SendCancel),
+	// keyed with the replicas' shared secret. Nil: they are ignored.
+	ForeignCancel func(pid uint32, key []byte)
 }
 
 // MaxPeerID is the largest Config.PeerID: the peer id takes 8 bits of a
@@ -337,6 +342,12 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 			return
 		}
 	}
+	if len(secret) != issuedKeyLen {
+		if s.cfg.ForeignCancel != nil {
+			s.cfg.ForeignCancel(pid, secret)
+		}
+		return
+	}
 	s.mu.Lock()
 	c := s.byPID[pid]
 	s.mu.Unlock()
@@ -403,10 +414,26 @@ func (s *Server) forwardCancel(owner int, pid uint32, secret []byte) {
 		return
 	}
 	defer s.endForward(key)
-	nc, err := net.DialTimeout("tcp", addr, peerCancelTimeout)
-	if err != nil {
+	if err := SendCancel(addr, pid, secret); err != nil {
 		s.log.Warn("cannot forward a cancel request to its peer", "peer_id", owner, "addr", addr, "err", err)
 		return
+	}
+	s.log.Debug("cancel request forwarded to its peer", "peer_id", owner)
+}
+
+// issuedKeyLen is the length of the secret keys this server issues
+// (protocol 3.0's 4 bytes).
+const issuedKeyLen = 4
+
+// SendCancel sends a CancelRequest for process id pid with key secret to
+// the PostgreSQL front end at addr, as a client's driver does on a new
+// connection, and waits (within peerCancelTimeout) for the server to
+// close it: the server has then acted on it. Like a client, it learns
+// nothing of the outcome.
+func SendCancel(addr string, pid uint32, secret []byte) error {
+	nc, err := net.DialTimeout("tcp", addr, peerCancelTimeout)
+	if err != nil {
+		return err
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(peerCancelTimeout))
@@ -415,16 +442,14 @@ func (s *Server) forwardCancel(owner int, pid uint32, secret []byte) {
 	binary.BigEndian.PutUint32(pkt[4:], codeCancelRequest)
 	binary.BigEndian.PutUint32(pkt[8:], pid)
 	if _, err := nc.Write(append(pkt, secret...)); err != nil {
-		s.log.Warn("cannot forward a cancel request to its peer", "peer_id", owner, "addr", addr, "err", err)
-		return
+		return err
 	}
-	// The peer closes once it has handled the request, as PostgreSQL
-	// does: waiting for that before the client's cancel connection
-	// closes keeps a direct cancel's order (the query is cancelled by
-	// the time the client's cancel call returns).
+	// The server closes once it has handled the request, as PostgreSQL
+	// does: waiting for that before returning keeps a direct cancel's
+	// order (the query is cancelled by the time the cancel call returns).
 	var one [1]byte
 	_, _ = nc.Read(one[:])
-	s.log.Debug("cancel request forwarded to its peer", "peer_id", owner)
+	return nil
 }
 
 // Conns returns the number of open client connections (metrics).
