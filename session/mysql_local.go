@@ -141,7 +141,7 @@ func killStatement(ctx context.Context, settings []ir.Setting) error {
 	}
 	id, err := strconv.ParseUint(settings[0].Value, 10, 32)
 	if err != nil {
-		return sqlerr.New(sqlerr.UndefinedObject, "Unknown thread id: %s", settings[0].Value)
+		return sqlerr.New(sqlerr.NoSuchThread, "Unknown thread id: %s", settings[0].Value)
 	}
 	return mysqlwire.Kill(ctx, uint32(id), settings[0].Name == "query")
 }

@@ -44,9 +44,9 @@ func TestMySQLHandshakeAndKill(t *testing.T) {
 	}
 
 	_, err = conn.ExecContext(ctx, "KILL /* ctrl-c */ QUERY 999999")
-	wantMySQLError(t, err, 1193, "HY000")
+	wantMySQLError(t, err, 1094, "HY000") // ER_NO_SUCH_THREAD
 	_, err = conn.ExecContext(ctx, "kill 99999999999")
-	wantMySQLError(t, err, 1193, "HY000")
+	wantMySQLError(t, err, 1094, "HY000") // ER_NO_SUCH_THREAD
 
 	victim, err := db.Conn(ctx)
 	if err != nil {
