@@ -367,6 +367,11 @@ func (c *conn) logErr(msg string, err error) {
 	if e.Code.SQLState == sqlerr.Internal.SQLState || e.Cause != nil {
 		lvl = slog.LevelWarn
 	}
+	if e.Code == sqlerr.QueryCanceled && errors.Is(e.Cause, context.Canceled) {
+		// A client's cancel (CancelRequest, a peer's forward): routine,
+		// not something for the operator to look at. Timeouts stay warnings.
+		lvl = slog.LevelDebug
+	}
 	if e.Cause != nil {
 		c.log.Log(c.ctx, lvl, msg, "sqlstate", e.Code.SQLState, "err", e.Message, "cause", e.Cause)
 		return

@@ -314,6 +314,9 @@ func (s *fakeSession) run(ctx context.Context, stmt string, _ []ir.Value) (Resul
 		return Result{}, fakeErr(f[1])
 	case "internal":
 		return Result{}, errors.New(fakeSecret)
+	case "cancelled":
+		// What the real session returns for a query its client cancelled.
+		return Result{}, sqlerr.Wrap(sqlerr.QueryCanceled, context.Canceled, "canceling statement due to user request")
 	case "sleep":
 		if s.h.fuzzing {
 			return Result{}, errors.New("no sleeping here")

@@ -29,6 +29,10 @@ func TestLogging(t *testing.T) {
 	if _, err := run(conn, "internal "+marker); err == nil {
 		t.Fatal("internal succeeded")
 	}
+	// A cancelled statement is routine: logged, but not as a warning.
+	if _, err := run(conn, "cancelled"); err == nil {
+		t.Fatal("cancelled succeeded")
+	}
 	// Leave without Terminate: the server sees EOF.
 	_ = conn.PgConn().Conn().Close()
 	deadline := time.Now().Add(5 * time.Second)
