@@ -1438,9 +1438,17 @@ func (b *builder) postProcessing(q *ir.Query) error {
 		}
 		// Checked at plan time like the select list: a type or operator
 		// error found on the noisy row would come after the charge.
+		raw := h
 		h, typ, err := b.postType(h)
 		if err != nil {
 			return err
+		}
+		if b.mysql && (typ == policies.TypeInteger || typ == policies.TypeReal) {
+			// MySQL reads a number as a truth value: HAVING COUNT(*) keeps
+			// the groups whose (noisy) count is not 0; NULL stays NULL.
+			if h, typ, err = b.postType(ir.Compare{Op: ir.OpNe, L: raw, R: ir.Literal{Value: ir.Int(0)}}); err != nil {
+				return err
+			}
 		}
 		if l, null := h.(ir.Literal); typ != policies.TypeBoolean && !(null && l.Value.IsNull()) {
 			return sqlerr.New(sqlerr.DatatypeMismatch, "argument of HAVING must be boolean, not %s", typ)

@@ -228,3 +228,32 @@ func TestListenPort(t *testing.T) {
 		}
 	}
 }
+
+// MySQL reads a number as a truth value in HAVING, as in WHERE: a group
+// is kept when the number is not 0. HAVING COUNT(*) - COUNT(*) is 0 for
+// every group whatever the noise (one noisy count minus itself), + 1 is
+// 1 for every group.
+func TestMySQLHavingNumber(t *testing.T) {
+	my := mySQLSession(t)
+	myQuery(t, my, "SET @ddp_epsilon = 1")
+	all := myQuery(t, my, "SELECT sex, COUNT(*) FROM people GROUP BY sex")
+	if len(all.Rows) < 2 {
+		t.Fatalf("the fixture has %d groups", len(all.Rows))
+	}
+	if r := myQuery(t, my, "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*) - COUNT(*)"); len(r.Rows) != 0 {
+		t.Errorf("HAVING 0 for every group kept %d rows", len(r.Rows))
+	}
+	if r := myQuery(t, my, "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*) - COUNT(*) + 1"); len(r.Rows) != len(all.Rows) {
+		t.Errorf("HAVING 1 for every group kept %d rows of %d", len(r.Rows), len(all.Rows))
+	}
+}
+
+// PostgreSQL has no such reading: a number in HAVING is a type error,
+// found at plan time (before any charge).
+func TestPostgresHavingNumberRefused(t *testing.T) {
+	f := sqliteFixture(t)
+	err := f.s.Query(context.Background(), "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*)", &Collector{})
+	if !sqlerr.HasCode(err, sqlerr.DatatypeMismatch) || !strings.Contains(err.Error(), "argument of HAVING must be boolean") {
+		t.Fatalf("err = %v, want 42804 argument of HAVING must be boolean", err)
+	}
+}
