@@ -165,14 +165,7 @@ func (p *Policy) checkPeers(c *checker) {
 			c.add(path, "a peer's address is where its PostgreSQL front end listens (host:port), not off")
 			continue
 		}
-		_, port, err := net.SplitHostPort(addr)
-		n, perr := strconv.Atoi(port)
-		switch {
-		case err != nil:
-			c.add(path, "%q is not a host:port address: give the peer's listen.postgres (e.g. 10.0.0.2:15432)", addr)
-		case perr != nil || n < 0 || n > 65535:
-			c.add(path, "port %q is not a number between 1 and 65535", port)
-		case n == 0:
+		if c.checkAddr(path, addr, ": give the peer's listen.postgres (e.g. 10.0.0.2:15432)") && Port(addr) == 0 {
 			c.add(path, "port 0 is any free port, which another replica cannot reach; give the peer's listen.postgres port")
 		}
 	}
@@ -182,14 +175,36 @@ func (c *checker) checkListen(path, addr string) {
 	if addr == ListenOff {
 		return
 	}
+	c.checkAddr(path, addr, " (e.g. 127.0.0.1:15432); write off to disable it")
+}
+
+// checkAddr checks that addr is host:port with a port number, saying so
+// with hint after the address when it is not; it reports whether it is.
+func (c *checker) checkAddr(path, addr, hint string) bool {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		c.add(path, "%q is not a host:port address (e.g. 127.0.0.1:15432); write off to disable it", addr)
-		return
+		c.add(path, "%q is not a host:port address"+hint, addr)
+		return false
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+	if Port(addr) < 0 {
 		c.add(path, "port %q is not a number between 0 and 65535", port)
+		return false
 	}
+	return true
+}
+
+// Port is the port number of a listen address (host:port), or -1 when it
+// names none (off, not host:port, not a number from 0 to 65535).
+func Port(addr string) int {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return -1
+	}
+	return n
 }
 
 // checkLedger checks the ledger section: a bbolt file, or a PostgreSQL

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/hex"
-	"net"
 	"strconv"
 	"strings"
 
@@ -106,11 +105,10 @@ type mysqlEnv struct {
 // MySQL's own 3306 where the address names none (or port 0, a test's
 // "any free port").
 func listenPort(addr string) string {
-	_, port, err := net.SplitHostPort(addr)
-	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n <= 0 {
-		return "3306"
+	if n := policies.Port(addr); n > 0 {
+		return strconv.Itoa(n)
 	}
-	return port
+	return "3306"
 }
 
 // mySession is one MySQL connection: the adapter's state and the core

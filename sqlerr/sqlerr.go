@@ -97,9 +97,8 @@ var (
 
 // All lists every code; the wire mapping tests iterate it.
 var All = []Code{
-	NoSuchThread, PeerUnavailable,
 	SyntaxError, FeatureNotSupported, InsufficientPrivilege, ReadOnly,
-	UndefinedTable, UndefinedColumn, UndefinedFunction, UndefinedObject,
+	UndefinedTable, UndefinedColumn, UndefinedFunction, UndefinedObject, NoSuchThread, PeerUnavailable,
 	AmbiguousColumn, GroupingError, WindowingError, DatatypeMismatch, InvalidParameterValue,
 	BudgetExhausted, InvalidPassword, InvalidAuthorization, QueryCanceled,
 	StatementTimeout, BackendUnavailable, BackendFailed, BackendRefused, LedgerUnavailable, ProtocolViolation,

@@ -27,6 +27,9 @@
 //	mysqlwire  MySQL protocol server (Vitess's protocol implementation,
 //	           adapted to mysqlwire.Handler and mysqlwire.Session)
 //
+// Both front ends number a replica's connections the same way when
+// replicas are peers (peers.go: the replica number in an id's high bits).
+//
 // Must never import: planner, release, ledger, backends, parser,
 // sensitivity, constraints, noise, policies, session. The wire layer may
 // import only ir (values in rows and parameters) and sqlerr (the error

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,24 +31,7 @@ import (
 func TestReplicaForwardsCancel(t *testing.T) {
 	s := newReplicaSetup(t)
 	addrs := []string{testaddr.Free(t), testaddr.Free(t)}
-	dir := filepath.Dir(s.files.Policy)
-	var rs []*replica
-	for i, addr := range addrs {
-		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, addr, "off", fmt.Sprintf("peer%d.yaml", i+1))
-		b, err := os.ReadFile(pol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		peers := fmt.Sprintf("  auth: trust\n  peer_id: %d\n  peers: {1: \"%s\", 2: \"%s\"}\n  min_response_ms: 1500\n", i+1, addrs[0], addrs[1])
-		if !strings.Contains(string(b), "  auth: trust\n") {
-			t.Fatal("the demo policy's listen section has no auth: trust line to extend")
-		}
-		if err := os.WriteFile(pol, []byte(strings.Replace(string(b), "  auth: trust\n", peers, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, launch(t, pol, addr, filepath.Join(dir, fmt.Sprintf("peer%d.pid", i+1))))
-	}
-	waitListening(t, rs)
+	rs := launchPeers(t, s, "peer", addrs, []string{"off", "off"}, "")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -97,21 +78,7 @@ func TestReplicaForwardsMySQLKill(t *testing.T) {
 	t.Setenv("DDP_TEST_PEER_SECRET", "a-secret-the-replicas-share-0123")
 	pgAddrs := []string{testaddr.Free(t), testaddr.Free(t)}
 	myAddrs := []string{testaddr.Free(t), testaddr.Free(t)}
-	dir := filepath.Dir(s.files.Policy)
-	var rs []*replica
-	for i := range pgAddrs {
-		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, pgAddrs[i], myAddrs[i], fmt.Sprintf("mypeer%d.yaml", i+1))
-		b, err := os.ReadFile(pol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		peers := fmt.Sprintf("  auth: trust\n  peer_id: %d\n  peers: {1: \"%s\", 2: \"%s\"}\n  peer_secret_env: DDP_TEST_PEER_SECRET\n  min_response_ms: 1500\n", i+1, pgAddrs[0], pgAddrs[1])
-		if err := os.WriteFile(pol, []byte(strings.Replace(string(b), "  auth: trust\n", peers, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, launch(t, pol, pgAddrs[i], filepath.Join(dir, fmt.Sprintf("mypeer%d.pid", i+1))))
-	}
-	waitListening(t, rs)
+	rs := launchPeers(t, s, "mypeer", pgAddrs, myAddrs, "  peer_secret_env: DDP_TEST_PEER_SECRET\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	db1, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddrs[0]))
@@ -156,24 +123,41 @@ func TestReplicaForwardsMySQLKill(t *testing.T) {
 	}
 }
 
+// launchPeers starts one replica per PostgreSQL address in pgAddrs (and
+// MySQL address in myAddrs, "off": none), numbered from 1 and listing
+// each other as peers, with extra added to their listen sections and
+// answers padded to 1.5 s (listen.min_response_ms), so that a query is
+// still running when a test's cancel arrives; it waits until they listen.
+func launchPeers(t *testing.T, s *replicaSetup, name string, pgAddrs, myAddrs []string, extra string) []*replica {
+	t.Helper()
+	dir := filepath.Dir(s.files.Policy)
+	var rs []*replica
+	for i := range pgAddrs {
+		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, pgAddrs[i], myAddrs[i], fmt.Sprintf("%s%d.yaml", name, i+1))
+		b, err := os.ReadFile(pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "  auth: trust\n") {
+			t.Fatal("the demo policy's listen section has no auth: trust line to extend")
+		}
+		listen := fmt.Sprintf("  auth: trust\n  peer_id: %d\n  peers: {1: \"%s\", 2: \"%s\"}\n%s  min_response_ms: 1500\n", i+1, pgAddrs[0], pgAddrs[1], extra)
+		if err := os.WriteFile(pol, []byte(strings.Replace(string(b), "  auth: trust\n", listen, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, launch(t, pol, pgAddrs[i], filepath.Join(dir, fmt.Sprintf("%s%d.pid", name, i+1))))
+	}
+	waitListening(t, rs)
+	return rs
+}
+
 // sendCancel sends a PostgreSQL CancelRequest to addr, as a client's
 // driver does on a new connection, and waits for the server to close it.
 func sendCancel(t *testing.T, addr string, pid uint32, secret []byte) {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
+	if err := pgwire.SendCancel(addr, pid, secret); err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	pkt := binary.BigEndian.AppendUint32(nil, uint32(12+len(secret)))
-	pkt = binary.BigEndian.AppendUint32(pkt, 80877102)
-	pkt = binary.BigEndian.AppendUint32(pkt, pid)
-	if _, err := nc.Write(append(pkt, secret...)); err != nil {
-		t.Fatal(err)
-	}
-	var one [1]byte
-	_, _ = nc.Read(one[:])
 }
 
 // The policy's bound on listen.peer_id is the front end's.

@@ -210,7 +210,7 @@ func restartOnly(old, pol *policies.Policy) []string {
 		out = append(out, "listen.admin")
 	}
 	if o.PeerID != n.PeerID || !maps.Equal(o.Peers, n.Peers) || o.PeerSecret != n.PeerSecret {
-		out = append(out, "listen.peer_id/peers")
+		out = append(out, "listen.peer_id/peers/peer_secret_env")
 	}
 	if old.Metrics != pol.Metrics {
 		out = append(out, "metrics")

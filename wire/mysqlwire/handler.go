@@ -13,6 +13,7 @@ import (
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+	"github.com/ddp-proxy/ddp-proxy/wire"
 )
 
 // handler implements Vitess's mysql.Handler over Handler/Session.
@@ -31,10 +32,10 @@ type conn struct {
 }
 
 func (h *handler) NewConnection(c *mysql.Conn) {
-	if p := h.s.peerID(); p > 0 {
+	if p := wire.Peer(h.s.cfg.PeerID); p > 0 {
 		// Before Vitess writes the handshake, which tells the client
 		// its id: the replica's number in the high bits.
-		c.ConnectionID = uint32(p)<<peerShift | c.ConnectionID&(1<<peerShift-1)
+		c.ConnectionID = wire.WithPeer(p, c.ConnectionID)
 	}
 	c.ClientData = &conn{prepared: map[uint32]*Prepared{}}
 	h.s.mu.Lock()

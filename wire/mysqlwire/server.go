@@ -19,6 +19,7 @@ import (
 	vtlog "github.com/dolthub/vitess/go/vt/log"
 
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
+	"github.com/ddp-proxy/ddp-proxy/wire"
 )
 
 // ServerVersion is what clients are told they talk to: a MySQL 8.0
@@ -70,13 +71,13 @@ type Config struct {
 	ForwardKill func(owner int, id uint32, key []byte) error
 }
 
-// MaxPeerID is the largest Config.PeerID: 8 bits of a positive int32
-// connection id (some connectors keep it in a signed int).
-const MaxPeerID = 255
+// MaxPeerID is the largest Config.PeerID (the layout is wire's, shared
+// with the PostgreSQL front end's process ids).
+const MaxPeerID = wire.MaxPeerID
 
-// peerShift places the peer id in a connection id; the 23 bits under
-// it count the replica's own connections (Vitess's counter, wrapping).
-const peerShift = 23
+// peerShift is where the peer id sits in a connection id
+// (wire.PeerShift); the bits under it are Vitess's counter, wrapping.
+const peerShift = wire.PeerShift
 
 // Defaults of the Config limits (the policy's listen section has the
 // same defaults).
@@ -233,35 +234,49 @@ func (s *Server) begin(ctx context.Context, c *mysql.Conn) (context.Context, fun
 // only their own connections (the mysql CLI sends KILL QUERY on a second
 // connection when the user presses Ctrl-C).
 func (s *Server) kill(by *mysql.Conn, id uint32, queryOnly bool) error {
-	if p := s.peerID(); p > 0 && int(id>>peerShift) != p {
-		if owner := int(id >> peerShift); s.cfg.ForwardKill != nil && len(s.cfg.PeerSecret) > 0 {
+	if p, owner := wire.Peer(s.cfg.PeerID), wire.PeerOf(id); p > 0 && owner != p {
+		if s.cfg.ForwardKill != nil && len(s.cfg.PeerSecret) > 0 {
 			if err := s.cfg.ForwardKill(owner, id, s.killKey(id, by.User, queryOnly)); err != nil {
 				s.log.Warn("cannot forward a KILL to its replica", "peer_id", owner, "err", err)
 				return sqlerr.New(sqlerr.PeerUnavailable, "thread %d is a connection of replica %d, which cannot be reached: %v", id, owner, err)
 			}
 			return nil
 		}
-		return sqlerr.New(sqlerr.NoSuchThread, "Unknown thread id: %d (a connection of replica %d: this is replica %d)", id, id>>peerShift, p).
+		return sqlerr.New(sqlerr.NoSuchThread, "Unknown thread id: %d (a connection of replica %d: this is replica %d)", id, owner, p).
 			WithHint("run KILL on the replica that holds the connection; replicas that share listen.peer_secret_env forward it")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for c, st := range s.conns {
-		if c.ConnectionID != id {
-			continue
-		}
-		if c.User != by.User {
-			return sqlerr.New(sqlerr.InsufficientPrivilege, "You are not owner of thread %d", id)
-		}
-		if st.cancel != nil {
-			st.cancel()
-		}
-		if !queryOnly && c != by {
-			c.Close()
-		}
-		return nil
+	c, st := s.connByID(id)
+	switch {
+	case c == nil:
+		return sqlerr.New(sqlerr.NoSuchThread, "Unknown thread id: %d", id)
+	case c.User != by.User:
+		return sqlerr.New(sqlerr.InsufficientPrivilege, "You are not owner of thread %d", id)
 	}
-	return sqlerr.New(sqlerr.NoSuchThread, "Unknown thread id: %d", id)
+	stop(c, st, !queryOnly && c != by)
+	return nil
+}
+
+// connByID is the open connection with that id, or nil (s.mu held).
+func (s *Server) connByID(id uint32) (*mysql.Conn, *connState) {
+	for c, st := range s.conns {
+		if c.ConnectionID == id {
+			return c, st
+		}
+	}
+	return nil, nil
+}
+
+// stop is what a KILL does to connection c: cancel its running statement
+// and, for KILL CONNECTION (closeConn), close it (s.mu held).
+func stop(c *mysql.Conn, st *connState, closeConn bool) {
+	if st.cancel != nil {
+		st.cancel()
+	}
+	if closeConn {
+		c.Close()
+	}
 }
 
 // killKey is the key of a KILL of connection id by user, forwarded
@@ -291,33 +306,17 @@ func (s *Server) KillWithKey(id uint32, key []byte) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for c, st := range s.conns {
-		if c.ConnectionID != id {
-			continue
-		}
-		for _, queryOnly := range []bool{true, false} {
-			if !hmac.Equal(key, s.killKey(id, c.User, queryOnly)) {
-				continue
-			}
-			if st.cancel != nil {
-				st.cancel()
-			}
-			if !queryOnly {
-				c.Close()
-			}
-			return true
-		}
+	c, st := s.connByID(id)
+	if c == nil {
 		return false
 	}
-	return false
-}
-
-// peerID is Config.PeerID, 0 (off) outside 1 to MaxPeerID.
-func (s *Server) peerID() int {
-	if p := s.cfg.PeerID; p > 0 && p <= MaxPeerID {
-		return p
+	for _, queryOnly := range []bool{true, false} {
+		if hmac.Equal(key, s.killKey(id, c.User, queryOnly)) {
+			stop(c, st, !queryOnly)
+			return true
+		}
 	}
-	return 0
+	return false
 }
 
 // Conns returns the number of open client connections (metrics).

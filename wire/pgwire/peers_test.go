@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -21,6 +22,20 @@ func peerPair(t *testing.T) (a, b *testServer) {
 	// reads the map before this.
 	peers[1], peers[2] = a.addr, b.addr
 	return a, b
+}
+
+// wantCanceled waits for the outcome of a statement that what (a cancel)
+// should stop: 57014 within 10 s.
+func wantCanceled(t *testing.T, errc <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-errc:
+		if pe := pgErrCode(t, err); pe.Code != "57014" {
+			t.Errorf("%s: code %s, want 57014", what, pe.Code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not stop the query", what)
+	}
 }
 
 // sleepOn starts the fake's sleep on conn, waits until it runs, and
@@ -52,14 +67,7 @@ func TestCancelForwardedToPeer(t *testing.T) {
 	errc := sleepOn(t, a, conn)
 	rc := b.dialRaw(t)
 	rc.send(&pgproto3.CancelRequest{ProcessID: conn.PgConn().PID(), SecretKey: conn.PgConn().SecretKey()})
-	select {
-	case err := <-errc:
-		if pe := pgErrCode(t, err); pe.Code != "57014" {
-			t.Errorf("code %s, want 57014", pe.Code)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a cancel sent to the peer did not stop the query")
-	}
+	wantCanceled(t, errc, "a cancel sent to the peer")
 	if got := queryFakeRows(t, conn, "rows 2"); len(got) != 2 {
 		t.Errorf("after the cancel: %d rows", len(got))
 	}
@@ -164,14 +172,7 @@ func TestSecondCancelForwarded(t *testing.T) {
 	for i := range 2 {
 		errc := sleepOn(t, a, conn)
 		sendCancelTo(t, b, conn.PgConn().PID(), conn.PgConn().SecretKey())
-		select {
-		case err := <-errc:
-			if pe := pgErrCode(t, err); pe.Code != "57014" {
-				t.Errorf("cancel %d: code %s, want 57014", i+1, pe.Code)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("cancel %d did not stop the query", i+1)
-		}
+		wantCanceled(t, errc, fmt.Sprintf("cancel %d", i+1))
 	}
 }
 

@@ -313,14 +313,7 @@ func TestCancelRequest(t *testing.T) {
 			if err := conn.PgConn().CancelRequest(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case err := <-errc:
-				if pe := pgErrCode(t, err); pe.Code != "57014" {
-					t.Errorf("code %s, want 57014", pe.Code)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("cancel did not stop the query")
-			}
+			wantCanceled(t, errc, "cancel")
 			if got := queryFakeRows(t, conn, "rows 2"); len(got) != 2 {
 				t.Errorf("after cancel: %d rows", len(got))
 			}

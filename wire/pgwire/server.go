@@ -14,6 +14,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/ddp-proxy/ddp-proxy/wire"
 )
 
 // Config configures a Server.
@@ -67,13 +71,12 @@ type Config struct {
 	ForeignCancel func(pid uint32, key []byte)
 }
 
-// MaxPeerID is the largest Config.PeerID: the peer id takes 8 bits of a
-// positive int32 process id.
-const MaxPeerID = 255
+// MaxPeerID is the largest Config.PeerID (the layout is wire's, shared
+// with the MySQL front end's connection ids).
+const MaxPeerID = wire.MaxPeerID
 
-// peerShift places the peer id in a process id, below the sign bit; the
-// 23 bits under it tell the peer's own connections apart.
-const peerShift = 23
+// peerShift is where the peer id sits in a process id (wire.PeerShift).
+const peerShift = wire.PeerShift
 
 // peerCancelTimeout bounds forwarding one cancel request to a peer.
 const peerCancelTimeout = 2 * time.Second
@@ -314,8 +317,8 @@ func (s *Server) registerCancelKey(c *conn) error {
 		}
 		// Positive int32: some clients keep the pid in a signed int.
 		pid := binary.BigEndian.Uint32(b[:4]) & 0x7fffffff
-		if p := s.peerID(); p > 0 {
-			pid = uint32(p)<<peerShift | pid&(1<<peerShift-1)
+		if p := wire.Peer(s.cfg.PeerID); p > 0 {
+			pid = wire.WithPeer(p, pid)
 		}
 		if pid == 0 {
 			continue
@@ -336,8 +339,8 @@ func (s *Server) registerCancelKey(c *conn) error {
 // connection with that pid if the secret matches. Like PostgreSQL it
 // answers nothing either way, so a prober learns nothing.
 func (s *Server) cancel(pid uint32, secret []byte) {
-	if p := s.peerID(); p > 0 {
-		if owner := int(pid >> peerShift); owner != p {
+	if p := wire.Peer(s.cfg.PeerID); p > 0 {
+		if owner := wire.PeerOf(pid); owner != p {
 			s.forwardCancel(owner, pid, secret)
 			return
 		}
@@ -359,14 +362,6 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 		return
 	}
 	c.cancelQuery()
-}
-
-// peerID is Config.PeerID, 0 (off) outside 1 to MaxPeerID.
-func (s *Server) peerID() int {
-	if p := s.cfg.PeerID; p > 0 && p <= MaxPeerID {
-		return p
-	}
-	return 0
 }
 
 // maxForwarding bounds Server.forwarding: at most this many cancel
@@ -422,8 +417,8 @@ func (s *Server) forwardCancel(owner int, pid uint32, secret []byte) {
 }
 
 // issuedKeyLen is the length of the secret keys this server issues
-// (protocol 3.0's 4 bytes).
-const issuedKeyLen = 4
+// (conn.secret: protocol 3.0's 4 bytes).
+const issuedKeyLen = len(conn{}.secret)
 
 // SendCancel sends a CancelRequest for process id pid with key secret to
 // the PostgreSQL front end at addr, as a client's driver does on a new
@@ -437,11 +432,11 @@ func SendCancel(addr string, pid uint32, secret []byte) error {
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(peerCancelTimeout))
-	pkt := make([]byte, 12, 12+len(secret))
-	binary.BigEndian.PutUint32(pkt[0:], uint32(12+len(secret)))
-	binary.BigEndian.PutUint32(pkt[4:], codeCancelRequest)
-	binary.BigEndian.PutUint32(pkt[8:], pid)
-	if _, err := nc.Write(append(pkt, secret...)); err != nil {
+	pkt, err := (&pgproto3.CancelRequest{ProcessID: pid, SecretKey: secret}).Encode(nil)
+	if err != nil {
+		return err
+	}
+	if _, err := nc.Write(pkt); err != nil {
 		return err
 	}
 	// The server closes once it has handled the request, as PostgreSQL
