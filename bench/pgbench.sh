@@ -27,7 +27,10 @@
 # connections only queue on the CPUs), and PgBouncer
 # (Debian: apt-get install pgbouncer; without it the PgBouncer column is
 # left out). BIG=N also runs the fresh query on an N-row table.
-# DDP_BENCH_PROFILE=FILE writes the proxy's CPU profile (go tool pprof).
+# DDP_BENCH_PROFILE=FILE writes the proxy's CPU profile (go tool pprof;
+# merged with others by `go tool pprof -proto A B > cmd/ddp-proxy/default.pgo`
+# it is the profile the binary's build is guided by, README "Performance").
+# DDP_BENCH_MEMPROFILE=FILE writes its allocation profile at the end.
 # DDP_BENCH_STRACE=1 counts the proxy's fdatasync/fsync/pwrite64 calls per
 # fresh answer during one extra 1-client slice (needs strace).
 # DDP_BENCH_LEASE sets ledger.lease (default: the policy default; 0: no
@@ -116,6 +119,7 @@ YAML
 go build -o "$work/ddp-proxy" ./cmd/ddp-proxy
 profile=()
 [ -n "${DDP_BENCH_PROFILE:-}" ] && profile=(--cpuprofile "$DDP_BENCH_PROFILE")
+[ -n "${DDP_BENCH_MEMPROFILE:-}" ] && profile+=(--memprofile "$DDP_BENCH_MEMPROFILE")
 DDP_BENCH_PASSWORD=bench "$work/ddp-proxy" serve --policy "$work/policy.yaml" "${profile[@]}" > "$work/proxy.log" 2>&1 &
 proxy_pid=$!
 

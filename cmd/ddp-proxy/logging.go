@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-const serveUsage = "usage: ddp-proxy serve --policy FILE [--pid-file F] [--log-format text|json] [--log-level debug|info|warn|error] [--cpuprofile F] [--gc-percent N]"
+const serveUsage = "usage: ddp-proxy serve --policy FILE [--pid-file F] [--log-format text|json] [--log-level debug|info|warn|error] [--cpuprofile F] [--memprofile F] [--gc-percent N]"
 
 // newLogger builds the process's log handler (only main builds one): text
 // or JSON lines on w, from level up. At info every private query is

@@ -56,7 +56,7 @@ commands:
   demo [--dir D] [--postgres ADDR] [--mysql ADDR]
                                      build a demo database and serve it (psql to 127.0.0.1:15432)
   serve --policy FILE [--pid-file F] [--log-format text|json] [--log-level debug|info|warn|error]
-        [--cpuprofile F] [--gc-percent N]
+        [--cpuprofile F] [--memprofile F] [--gc-percent N]
                                      run the proxy until SIGTERM; SIGHUP reloads the policy
   reload [--policy FILE] [--pid-file F]
                                      validate FILE and make the running proxy reload it (SIGHUP)

@@ -59,6 +59,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "least severe level logged: debug, info, warn or error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) here until shutdown, for benchmarks")
+	memProfile := fs.String("memprofile", "", "write an allocation profile (go tool pprof -sample_index=alloc_space) here at shutdown, for benchmarks")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collector target: the heap may grow this many percent over the live heap between collections (the GOGC variable, when set, is the default instead; a GOMEMLIMIT caps the total)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
@@ -94,6 +95,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, log 
 			return exitError{1}
 		}
 		defer stopProfile()
+	}
+	if *memProfile != "" {
+		defer func() {
+			if err := writeAllocProfile(*memProfile); err != nil {
+				fmt.Fprintln(stderr, err)
+			}
+		}()
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
