@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -47,7 +48,87 @@ func (h PG) NewSession(_ context.Context, user string, params map[string]string)
 	if u == nil {
 		return nil, sqlerr.New(sqlerr.InvalidAuthorization, "role %q does not exist", user)
 	}
-	return &pgSession{s: h.p.Open(u, parser.Postgres, params)}, nil
+	s := h.p.Open(u, parser.Postgres, params)
+	settings, err := startupSettings(params)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range settings {
+		if err := s.set(st[0], st[1], false); err != nil {
+			return nil, err
+		}
+	}
+	return &pgSession{s: s}, nil
+}
+
+// startupSettings are the settings a PostgreSQL client gives at startup:
+// client_min_messages as a startup parameter of its own, and every
+// "-c name=value" or "--name=value" in the options parameter (libpq's
+// PGOPTIONS), in order, as SET would apply them. Other startup parameters
+// (DateStyle, TimeZone, extra_float_digits that drivers send) keep being
+// ignored: the proxy answers in its own fixed formats.
+func startupSettings(params map[string]string) ([][2]string, error) {
+	var out [][2]string
+	if v, ok := params["client_min_messages"]; ok {
+		out = append(out, [2]string{"client_min_messages", v})
+	}
+	args := splitOptions(params["options"])
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var nv string
+		switch {
+		case a == "-c" && i+1 < len(args):
+			i++
+			nv = args[i]
+		case strings.HasPrefix(a, "-c") && len(a) > 2:
+			nv = a[2:]
+		case strings.HasPrefix(a, "--") && len(a) > 2:
+			nv = a[2:]
+			if k, v, ok := strings.Cut(nv, "="); ok {
+				nv = strings.ReplaceAll(k, "-", "_") + "=" + v
+			}
+		default:
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "startup option %q is not supported by the privacy proxy", a).
+				WithHint("options may only set parameters: -c name=value or --name=value")
+		}
+		k, v, ok := strings.Cut(nv, "=")
+		if !ok || k == "" {
+			return nil, sqlerr.New(sqlerr.SyntaxError, "-c %s requires a value", nv)
+		}
+		out = append(out, [2]string{k, v})
+	}
+	return out, nil
+}
+
+// splitOptions splits the options startup parameter at unescaped
+// whitespace; a backslash makes the next character literal (libpq's
+// PGOPTIONS="-c search_path=a\\ b"), as PostgreSQL's pg_split_opts does.
+func splitOptions(s string) []string {
+	var out []string
+	var b strings.Builder
+	in, esc := false, false
+	for _, r := range s {
+		switch {
+		case esc:
+			b.WriteRune(r)
+			esc = false
+		case r == '\\':
+			esc, in = true, true
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v':
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // pgSession is the PostgreSQL adapter of a Session: the front end's

@@ -159,10 +159,12 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 			return []Column{{Name: n, Type: TypeText}}, nil
 		}
 	}
-	if isBudgetView(st) {
-		return budgetColumns, nil
-	}
 	nulls := make([]ir.Value, nParams)
+	if isBudgetView(st) {
+		// The columns depend on the select list, not on the arguments.
+		r, err := s.budgetQuery(ctx, st, nulls)
+		return r.Columns, err
+	}
 	if s.foreign() {
 		if r, ok, err := s.catalogAnswer(ctx, st, nulls); ok {
 			return r.Columns, err

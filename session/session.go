@@ -194,7 +194,7 @@ func (s *Session) own(ctx context.Context, st *ir.Statement, args []ir.Value, tr
 	}
 	if isBudgetView(st) {
 		tr.class = ClassBudget
-		r, err = s.budgetView(ctx)
+		r, err = s.budgetQuery(ctx, st, args)
 		return r, true, err
 	}
 	tr.class = ClassCatalog
@@ -247,8 +247,10 @@ func (s *Session) private(ctx context.Context, st *ir.Statement, pl *planner.Pla
 	if err != nil {
 		return ir.Cost{}, err
 	}
-	cost := ir.Cost{Private: true, Cached: res.Cached, Epsilon: res.Charged.Epsilon, Delta: res.Charged.Delta,
-		Notices: []string{costNotice(pl, res)}}
+	cost := ir.Cost{Private: true, Cached: res.Cached, Epsilon: res.Charged.Epsilon, Delta: res.Charged.Delta}
+	if s.wantsNotices() {
+		cost.Notices = []string{costNotice(pl, res)}
+	}
 	if err := w.Columns(privateColumns(pl)); err != nil {
 		return cost, err
 	}

@@ -40,7 +40,46 @@ func defaultSettings(user string) map[string]string {
 		"transaction_isolation":         "read committed",
 		"default_transaction_read_only": "on",
 		"max_identifier_length":         "63",
+		"client_min_messages":           "notice",
 	}
+}
+
+// messageLevels are client_min_messages' values, least severe first, as
+// PostgreSQL orders them for this setting; "debug" is debug2's alias.
+var messageLevels = []string{"debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"}
+
+// messageLevel returns v's rank in messageLevels and its canonical
+// spelling, or an error naming the values PostgreSQL accepts.
+func messageLevel(v string) (int, string, error) {
+	l := strings.ToLower(strings.Trim(v, "'\" "))
+	if l == "debug" {
+		l = "debug2"
+	}
+	for i, m := range messageLevels {
+		if m == l {
+			return i, m, nil
+		}
+	}
+	return 0, "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"client_min_messages\": %q", v).
+		WithHint("Available values: %s.", strings.Join(messageLevels, ", "))
+}
+
+// noticeLevel is messageLevels' index of NOTICE, the severity of the cost
+// notice after each private answer.
+const noticeLevel = 6
+
+// wantsNotices reports whether the client asked for NOTICE messages
+// (client_min_messages at notice or below, the default). A client that
+// raised it (SET client_min_messages = warning, or the startup option
+// -c client_min_messages=warning) gets no cost notice, as PostgreSQL
+// sends it no NOTICE; SHOW ddp.budget still says what is left.
+func (s *Session) wantsNotices() bool {
+	v, ok := s.settings["client_min_messages"]
+	if !ok || v == "notice" {
+		return true
+	}
+	i, _, err := messageLevel(v)
+	return err != nil || i <= noticeLevel
 }
 
 // reportedSettings are sent to PostgreSQL clients at startup, under
@@ -169,6 +208,13 @@ func (s *Session) set(name, value string, toDefault bool) error {
 	}
 	if readOnlySettings[n] {
 		return sqlerr.New(sqlerr.InsufficientPrivilege, "parameter %q cannot be changed through the privacy proxy", name)
+	}
+	if n == "client_min_messages" && !toDefault {
+		_, v, err := messageLevel(value)
+		if err != nil {
+			return err
+		}
+		value = v
 	}
 	if n == "client_encoding" && !toDefault {
 		v := strings.ToUpper(strings.Trim(value, "'\" "))

@@ -164,8 +164,8 @@ func TestServeWithLibPQAndBudgetExhaustion(t *testing.T) {
 		t.Fatalf("a repeated query after exhaustion must be free: %v", err)
 	}
 	var left float64
-	if err := db.QueryRow("SELECT epsilon_left FROM ddp.budget WHERE dataset = 'census'").Scan(&left); err == nil && left != 0 {
-		t.Fatalf("epsilon_left %g", left)
+	if err := db.QueryRow("SELECT epsilon_left FROM ddp.budget WHERE dataset = 'census'").Scan(&left); err != nil || left != 0 {
+		t.Fatalf("epsilon_left %g, %v; want 0 after exhaustion", left, err)
 	}
 }
 
@@ -185,6 +185,51 @@ func TestServeWithPsql(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("psql output lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// TestPsqlClientMinMessages: psql started with PGOPTIONS="-c
+// client_min_messages=warning" (a script that wants a quiet stderr) gets
+// the answer without the cost notice, and the answer is still charged;
+// SET client_min_messages = notice brings the notice back, as on
+// PostgreSQL. An invalid level in PGOPTIONS refuses the connection.
+func TestPsqlClientMinMessages(t *testing.T) {
+	psql := clientBinary(t, "postgresql-client", "psql")
+	addr, _ := startDemo(t)
+	host, port, _ := strings.Cut(addr, ":")
+	run := func(options string, cmds ...string) (stdout, stderr string, err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		args := []string{"-X", "-A", "-t", "-h", host, "-p", port, "-U", "analyst", "-d", "demo"}
+		for _, c := range cmds {
+			args = append(args, "-c", c)
+		}
+		cmd := exec.CommandContext(ctx, psql, args...)
+		cmd.Env = append(os.Environ(), "PGPASSWORD=demo", "PGSSLMODE=disable", "PGOPTIONS="+options)
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err = cmd.Run()
+		return o.String(), e.String(), err
+	}
+	out, errOut, err := run("-c client_min_messages=warning",
+		"SELECT COUNT(*) FROM people WHERE age > 21", "SHOW ddp.budget")
+	if err != nil {
+		t.Fatalf("psql: %v\n%s", err, errOut)
+	}
+	if strings.Contains(errOut, "NOTICE") {
+		t.Errorf("client_min_messages=warning: psql still printed a notice:\n%s", errOut)
+	}
+	// SHOW ddp.budget: dataset|ε total|ε spent|...; the census row must
+	// show the default ε 0.1 spent.
+	if !strings.Contains(out, "\ncensus|10|0.1|9.9|") {
+		t.Errorf("psql output %q: want a count, then census with ε 0.1 spent (the quiet answer is charged)", out)
+	}
+	_, errOut, err = run("-c client_min_messages=warning", "SET client_min_messages = notice", "SELECT COUNT(*) FROM people WHERE age > 22")
+	if err != nil || !strings.Contains(errOut, "NOTICE:  ddp: spent") {
+		t.Errorf("after SET client_min_messages = notice: %v, stderr %q; want the cost notice", err, errOut)
+	}
+	if _, errOut, err = run("-c client_min_messages=shouting", "SELECT 1"); err == nil || !strings.Contains(errOut, "client_min_messages") {
+		t.Errorf("an invalid level at startup: %v, stderr %q; want the connection refused naming the parameter", err, errOut)
 	}
 }
 
