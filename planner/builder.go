@@ -1271,6 +1271,10 @@ func policiesType(t exprtype.Type) string {
 	return ""
 }
 
+// ResultType is the column type a client is told for a post-processing
+// expression of analysis type t (text for NULL, as PostgreSQL's unknown).
+func ResultType(t exprtype.Type) ir.ColType { return policies.ResultType(policiesType(t)) }
+
 // exprType is the analysis type of a policies type (Unknown for none).
 func exprType(policyType string) exprtype.Type {
 	for _, p := range typePairs {

@@ -8,6 +8,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
+	"github.com/ddp-proxy/ddp-proxy/planner"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -93,7 +94,7 @@ func (s *Session) budgetQuery(ctx context.Context, st *ir.Statement, args []ir.V
 		if err != nil {
 			return Result{}, err
 		}
-		cols = append(cols, Column{Name: it.Name, Type: postColumnType(t)})
+		cols = append(cols, Column{Name: it.Name, Type: planner.ResultType(t)})
 		exprs = append(exprs, e)
 	}
 	var where ir.Expr
@@ -215,24 +216,4 @@ func (s *Session) sameName(a, b string) bool {
 		return strings.EqualFold(a, b)
 	}
 	return a == b
-}
-
-// postColumnType is the result column type of a post-processing
-// expression of type t.
-func postColumnType(t exprtype.Type) ColType {
-	switch t {
-	case exprtype.Integer:
-		return TypeInt8
-	case exprtype.Real:
-		return TypeFloat8
-	case exprtype.Boolean:
-		return TypeBool
-	case exprtype.Date:
-		return TypeDate
-	case exprtype.Timestamp:
-		return TypeTimestamp
-	case exprtype.TimestampTZ:
-		return TypeTimestampTZ
-	}
-	return TypeText
 }
