@@ -14,7 +14,10 @@
 #          latency vs PgBouncer (target ≤ 1.0×)
 #
 # and the proxy's CPU time per answer (user + system, from /proc), which
-# the machine's other load disturbs far less than latency does.
+# the machine's other load disturbs far less than latency does; then the
+# machine's CPU per answer by process (PostgreSQL when it runs on this
+# machine, pgbench, the proxy), whose sums explain the throughput ratios
+# when the clients share the machine.
 #
 #   bench/pgbench.sh [seconds per slice] [rounds] [clients...]
 #   e.g. bench/pgbench.sh 5 3 1 4 64
@@ -161,13 +164,30 @@ printf 'SELECT sex, COUNT(*) FROM %s WHERE age > 30 GROUP BY sex;\n' "$tiny" > "
 
 # The proxy's CPU time (user + system, clock ticks) from /proc.
 proxy_ticks() { awk '{print $14 + $15}' "/proc/$proxy_pid/stat"; }
-run() { # dsn script clients -> "tps latency_ms failed transactions"
-  PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" -T "$SECS" "$1" 2>/dev/null |
-    awk '/latency average/ {lat=$4} /^tps/ {tps=$3} /number of failed/ {f=$5} /actually processed/ {split($6, a, "/"); n=a[1]} END {printf "%s %s %s %s\n", tps+0, lat+0, f+0, n+0}'
+bouncer_ticks() { [ -n "${bouncer_pid:-}" ] && awk '{print $14 + $15}' "/proc/$bouncer_pid/stat" 2>/dev/null || echo 0; }
+# The CPU ticks of every PostgreSQL server process on this machine, with
+# those of the backends it has reaped (connections that ended): 0 when the
+# server runs elsewhere.
+pg_ticks() {
+  local s=0 p
+  for p in $(pgrep -x postgres 2>/dev/null); do
+    s=$((s + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$s"
 }
+run() { # dsn script clients -> "tps latency_ms failed transactions pgbench_cpu_seconds"
+  # times (bash) after pgbench: the second line is its children's user
+  # and system time, which is pgbench's.
+  (PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" -T "$SECS" "$1" 2>/dev/null; times) |
+    awk '/latency average/ {lat=$4} /^tps/ {tps=$3} /number of failed/ {f=$5} /actually processed/ {split($6, a, "/"); n=a[1]}
+      /^[0-9]+m[0-9.]+s [0-9]+m[0-9.]+s$/ {k++; if (k == 2) {split($1, u, "m"); split($2, y, "m"); cpu = u[1] * 60 + u[2] + y[1] * 60 + y[2]}}
+      END {printf "%s %s %s %s %s\n", tps+0, lat+0, f+0, n+0, cpu+0}'
+}
+# us_per hz_ticks n: microseconds per answer of a tick count.
+us_per() { awk -v d="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", d * 1e6 / hz / n}'; }
 
 # One table per workload: columns are targets, cells "tps / latency".
-declare -A tps lat cpu
+declare -A tps lat cpu pgcpu bcpu
 targets=(direct)
 [ -n "$bouncer" ] && targets+=(pgbouncer)
 targets+=(proxy_fresh proxy_cached)
@@ -182,12 +202,20 @@ for c in "${CLIENTS[@]}"; do
     n=${#targets[@]}
     for i in $(seq 0 $((n - 1))); do
       t=${targets[$(((i + r) % n))]}
-      t0=$(proxy_ticks)
-      read -r tp la fa nt < <(run "$(dsn_of "$t")" "$(script_of "$t")" "$c")
-      t1=$(proxy_ticks)
+      t0=$(proxy_ticks); g0=$(pg_ticks); b0=$(bouncer_ticks)
+      read -r tp la fa nt pc < <(run "$(dsn_of "$t")" "$(script_of "$t")" "$c")
+      t1=$(proxy_ticks); g1=$(pg_ticks); b1=$(bouncer_ticks)
+      # The machine's CPU per answer by process: PostgreSQL, pgbench and
+      # (through the proxy) the proxy. On a machine the clients share,
+      # the throughput ratios follow from these sums.
+      if [ "$nt" -gt 0 ]; then
+        pgcpu[$t.$c]="${pgcpu[$t.$c]:-} $(us_per $((g1 - g0)) "$nt")"
+        bcpu[$t.$c]="${bcpu[$t.$c]:-} $(awk -v s="$pc" -v n="$nt" 'BEGIN {printf "%.0f", s * 1e6 / n}')"
+      fi
       # Proxy CPU per answer (µs): what the answers cost the proxy,
       # whatever the machine's other load does to the latency.
-      case $t in proxy_*) [ "$nt" -gt 0 ] && cpu[$t.$c]="${cpu[$t.$c]:-} $(awk -v d=$((t1 - t0)) -v n="$nt" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", d * 1e6 / hz / n}')" ;; esac
+      case $t in proxy_*) [ "$nt" -gt 0 ] && cpu[$t.$c]="${cpu[$t.$c]:-} $(us_per $((t1 - t0)) "$nt")" ;; esac
+      [ "$t" = pgbouncer ] && [ "$nt" -gt 0 ] && cpu[$t.$c]="${cpu[$t.$c]:-} $(us_per $((b1 - b0)) "$nt")"
       [ "$fa" != 0 ] && echo "warning: $t at $c clients: $fa failed transactions" >&2
       tps[$t.$c]="${tps[$t.$c]:-} $tp"
       lat[$t.$c]="${lat[$t.$c]:-} $la"
@@ -230,6 +258,20 @@ printf '\n'
 for c in "${CLIENTS[@]}"; do
   printf '%-8s' "$c"
   for t in "${targets[@]}"; do case $t in proxy_*) printf '%18s' "$(echo "${cpu[$t.$c]:-0}" | median)" ;; esac; done
+  printf '\n'
+done
+printf '\nmachine CPU per answer by process (µs, user + system, median of rounds): PostgreSQL / pgbench / the proxy in between (ddp-proxy or PgBouncer)\n%-8s' clients
+for t in "${targets[@]}"; do printf '%24s' "$t"; done
+printf '\n'
+for c in "${CLIENTS[@]}"; do
+  printf '%-8s' "$c"
+  for t in "${targets[@]}"; do
+    px=-
+    case $t in proxy_* | pgbouncer) px=$(echo "${cpu[$t.$c]:-0}" | median) ;; esac
+    pg=$(echo "${pgcpu[$t.$c]:-0}" | median)
+    [ "$pg" = 0 ] && pg=- # the server is not on this machine
+    printf '%24s' "$pg / $(echo "${bcpu[$t.$c]:-0}" | median) / $px"
+  done
   printf '\n'
 done
 echo "targets: fresh lat vs direct ≤ 2.50x at 1 client; fresh tps vs direct ≥ 0.50x at 64 clients; cached lat vs bouncer ≤ 1.00x"
