@@ -121,9 +121,21 @@ func TestStartupSettings(t *testing.T) {
 	if n := w.done[0].Cost.Notices; len(n) != 0 || !w.done[0].Cost.Private || w.done[0].Cost.Epsilon <= 0 {
 		t.Errorf("with -c client_min_messages=warning: cost %+v; want charged, no notice", w.done[0].Cost)
 	}
+	// A BI tool that cannot run SET gives ε in its connection options
+	// (pgjdbc's options property, libpq's options= or PGOPTIONS).
+	eps, err := h.NewSession(ctx, "alice", map[string]string{"options": "-c ddp.epsilon=0.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eps.Close()
+	w = &recorder{t: t}
+	if err := eps.Query(ctx, "SELECT COUNT(*) FROM visits WHERE k > 5", w); err != nil || w.done[0].Cost.Epsilon != 0.5 {
+		t.Errorf("with -c ddp.epsilon=0.5: %v, cost %+v; want ε 0.5 charged", err, w.done)
+	}
 	for _, params := range []map[string]string{
 		{"client_min_messages": "shouting"},
 		{"options": "-c server_version=1"},
+		{"options": "-c ddp.epsilon=2"}, // above alice's max_epsilon 1
 	} {
 		if s, err := h.NewSession(ctx, "alice", params); err == nil {
 			s.Close()

@@ -224,9 +224,10 @@ func TestPsqlClientMinMessages(t *testing.T) {
 	if !strings.Contains(out, "\ncensus|10|0.1|9.9|") {
 		t.Errorf("psql output %q: want a count, then census with ε 0.1 spent (the quiet answer is charged)", out)
 	}
-	_, errOut, err = run("-c client_min_messages=warning", "SET client_min_messages = notice", "SELECT COUNT(*) FROM people WHERE age > 22")
-	if err != nil || !strings.Contains(errOut, "NOTICE:  ddp: spent") {
-		t.Errorf("after SET client_min_messages = notice: %v, stderr %q; want the cost notice", err, errOut)
+	// ε from the connection options too (a BI tool that cannot run SET).
+	_, errOut, err = run("-c client_min_messages=warning -c ddp.epsilon=0.5", "SET client_min_messages = notice", "SELECT COUNT(*) FROM people WHERE age > 22")
+	if err != nil || !strings.Contains(errOut, "NOTICE:  ddp: spent ε = 0.5 on census") {
+		t.Errorf("after SET client_min_messages = notice, with -c ddp.epsilon=0.5: %v, stderr %q; want the cost notice of ε 0.5", err, errOut)
 	}
 	if _, errOut, err = run("-c client_min_messages=shouting", "SELECT 1"); err == nil || !strings.Contains(errOut, "client_min_messages") {
 		t.Errorf("an invalid level at startup: %v, stderr %q; want the connection refused naming the parameter", err, errOut)

@@ -88,6 +88,15 @@ public class JdbcClient {
             DatabaseMetaData md = c.getMetaData();
             check(md.getDatabaseProductVersion().startsWith("15"), "version " + md.getDatabaseProductVersion());
         }
+        // ε from the connection's options property, as a BI tool that
+        // cannot run SET would give it.
+        try (Connection c = DriverManager.getConnection(url + "&options=-c%20ddp.epsilon=0.5", "analyst", "demo");
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM people WHERE age > 40")) {
+            check(rs.next(), "count");
+            SQLWarning w = s.getWarnings();
+            check(w != null && w.getMessage().contains("spent ε = 0.5"), "options ε: " + w);
+        }
         System.out.println("jdbc ok");
     }
 }
