@@ -226,17 +226,31 @@ done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 
-printf '\nmedian of %s rounds of %ss per target and client count (tps, average latency ms)\n\n' "$ROUNDS" "$SECS"
-printf '%-8s' clients
-for t in "${targets[@]}"; do printf '%24s' "$t"; done
-printf '\n'
-for c in "${CLIENTS[@]}"; do
-  printf '%-8s' "$c"
-  for t in "${targets[@]}"; do
-    printf '%24s' "$(printf '%.0f / %.3f' "$(echo "${tps[$t.$c]}" | median)" "$(echo "${lat[$t.$c]}" | median)")"
-  done
+# table CELL: a row per client count, a column per target, each cell
+# what CELL TARGET CLIENTS prints.
+table() {
+  local c t
+  printf '%-8s' clients
+  for t in "${targets[@]}"; do printf '%24s' "$t"; done
   printf '\n'
-done
+  for c in "${CLIENTS[@]}"; do
+    printf '%-8s' "$c"
+    for t in "${targets[@]}"; do printf '%24s' "$("$1" "$t" "$c")"; done
+    printf '\n'
+  done
+}
+tps_cell() { printf '%.0f / %.3f' "$(echo "${tps[$1.$2]}" | median)" "$(echo "${lat[$1.$2]}" | median)"; }
+cpu_cell() { # PostgreSQL / pgbench / ddp-proxy or PgBouncer
+  local px=- pg
+  case $1 in proxy_* | pgbouncer) px=$(echo "${cpu[$1.$2]:-0}" | median) ;; esac
+  pg=-
+  # PostgreSQL's only when the server runs on this machine.
+  pgrep -x postgres >/dev/null 2>&1 && pg=$(echo "${pgcpu[$1.$2]:-0}" | median)
+  printf '%s / %s / %s' "$pg" "$(echo "${bcpu[$1.$2]:-0}" | median)" "$px"
+}
+
+printf '\nmedian of %s rounds of %ss per target and client count (tps, average latency ms)\n\n' "$ROUNDS" "$SECS"
+table tps_cell
 
 printf '\n%-8s %22s %22s %22s %22s\n' clients "fresh lat vs direct" "fresh tps vs direct" "fresh lat vs bouncer" "cached lat vs bouncer"
 for c in "${CLIENTS[@]}"; do
@@ -260,20 +274,8 @@ for c in "${CLIENTS[@]}"; do
   for t in "${targets[@]}"; do case $t in proxy_*) printf '%18s' "$(echo "${cpu[$t.$c]:-0}" | median)" ;; esac; done
   printf '\n'
 done
-printf '\nmachine CPU per answer by process (µs, user + system, median of rounds): PostgreSQL / pgbench / the proxy in between (ddp-proxy or PgBouncer)\n%-8s' clients
-for t in "${targets[@]}"; do printf '%24s' "$t"; done
-printf '\n'
-for c in "${CLIENTS[@]}"; do
-  printf '%-8s' "$c"
-  for t in "${targets[@]}"; do
-    px=-
-    case $t in proxy_* | pgbouncer) px=$(echo "${cpu[$t.$c]:-0}" | median) ;; esac
-    pg=$(echo "${pgcpu[$t.$c]:-0}" | median)
-    [ "$pg" = 0 ] && pg=- # the server is not on this machine
-    printf '%24s' "$pg / $(echo "${bcpu[$t.$c]:-0}" | median) / $px"
-  done
-  printf '\n'
-done
+printf '\nmachine CPU per answer by process (µs, user + system, median of rounds): PostgreSQL / pgbench / the proxy in between (ddp-proxy or PgBouncer)\n'
+table cpu_cell
 echo "targets: fresh lat vs direct ≤ 2.50x at 1 client; fresh tps vs direct ≥ 0.50x at 64 clients; cached lat vs bouncer ≤ 1.00x"
 
 if [ "${DDP_BENCH_STRACE:-}" = 1 ] && command -v strace >/dev/null; then
