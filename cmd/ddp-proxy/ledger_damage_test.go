@@ -34,6 +34,7 @@ func runMain(t *testing.T, args ...string) (stderr string, code int) {
 	cmd.Env = append(os.Environ(), envMainArgs+"="+strings.Join(args, "\x1f"))
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
+	dieWithParent(cmd)
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return errb.String(), ee.ExitCode()

@@ -114,6 +114,7 @@ func TestServeLogSurvivesShutdown(t *testing.T) {
 	cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", files.Policy))
 	stderr := &testlog.Sink{}
 	cmd.Stderr = stderr
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

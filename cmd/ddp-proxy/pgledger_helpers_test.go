@@ -77,6 +77,7 @@ func runMainIO(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr st
 	cmd.Env = append(os.Environ(), envMainArgs+"="+strings.Join(args, "\x1f"))
 	var outb, errb bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &outb, &errb
+	dieWithParent(cmd)
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return outb.String(), errb.String(), ee.ExitCode()

@@ -132,8 +132,9 @@ func launchPeers(t *testing.T, s *replicaSetup, name string, pgAddrs, myAddrs []
 	t.Helper()
 	dir := filepath.Dir(s.files.Policy)
 	var rs []*replica
+	ledgerDSN := smallPool(t, s.dsn, len(pgAddrs))
 	for i := range pgAddrs {
-		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, pgAddrs[i], myAddrs[i], fmt.Sprintf("%s%d.yaml", name, i+1))
+		pol := pgLedgerPolicyNamed(t, s.files, ledgerDSN, s.schema, pgAddrs[i], myAddrs[i], fmt.Sprintf("%s%d.yaml", name, i+1))
 		b, err := os.ReadFile(pol)
 		if err != nil {
 			t.Fatal(err)

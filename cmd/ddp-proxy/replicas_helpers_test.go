@@ -87,9 +87,10 @@ func (s *replicaSetup) start(t *testing.T, n int) []*replica {
 	t.Helper()
 	var rs []*replica
 	dir := filepath.Dir(s.files.Policy)
+	ledgerDSN := smallPool(t, s.dsn, n)
 	for i := range n {
 		addr := testaddr.Free(t)
-		pol := pgLedgerPolicyNamed(t, s.files, smallPool(s.dsn), s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
+		pol := pgLedgerPolicyNamed(t, s.files, ledgerDSN, s.schema, addr, "off", fmt.Sprintf("replica%d.yaml", i))
 		rs = append(rs, launch(t, pol, addr, filepath.Join(dir, fmt.Sprintf("replica%d.pid", i))))
 	}
 	waitListening(t, rs)
@@ -104,6 +105,7 @@ func launch(t *testing.T, pol, addr, pidFile string) *replica {
 	cmd.Env = append(os.Environ(), envMainArgs+"="+joinArgs("serve", "--policy", pol, "--pid-file", pidFile))
 	r := &replica{cmd: cmd, addr: addr, policy: pol, stderr: &testlog.Sink{}, done: make(chan error, 1)}
 	cmd.Stderr = r.stderr
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -249,15 +251,45 @@ func sqlState(err error) string {
 	return ""
 }
 
-// smallPool caps a replica's ledger pool at 4 connections (8 with the
-// flight holds): the replica tests run beside other packages' tests on one
-// server, whose max_connections (100 by default) they must not exhaust.
-func smallPool(dsn string) string {
+// smallPool caps each of n replicas' ledger pool (2 × pool_max_conns
+// connections with the flight holds) so that all of them fit the
+// server's max_connections beside the other packages' tests that run on
+// it at the same time (at most 4, the tests' default; fewer when
+// DDP_TEST_REPLICAS asks for many replicas). A server too small for n
+// replicas even at one connection per pool fails the test saying so,
+// rather than letting the replicas fail closed (08006) on every query.
+func smallPool(t *testing.T, dsn string, n int) string {
+	t.Helper()
+	size := 4
+	if n > 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatalf("ledger database: %v", err)
+		}
+		var maxConns, reserved int
+		err = conn.QueryRow(ctx, "SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int").Scan(&maxConns, &reserved)
+		conn.Close(ctx)
+		if err != nil {
+			t.Fatalf("ledger database: reading max_connections: %v", err)
+		}
+		// Headroom for the other packages' tests and this test's own
+		// connections to the ledger database.
+		free := maxConns - reserved - 30
+		size = min(size, free/(2*n))
+		if size < 1 {
+			t.Fatalf("%d replicas need at least %d connections to the ledger database (two pools of one each) beside 30 for other tests; "+
+				"the server allows %d (max_connections %d, %d reserved): raise max_connections or lower DDP_TEST_REPLICAS",
+				n, 2*n, maxConns-reserved, maxConns, reserved)
+		}
+	}
+	opt := fmt.Sprintf("pool_max_conns=%d", size)
 	switch {
 	case !strings.Contains(dsn, "://"):
-		return dsn + " pool_max_conns=4"
+		return dsn + " " + opt
 	case strings.Contains(dsn, "?"):
-		return dsn + "&pool_max_conns=4"
+		return dsn + "&" + opt
 	}
-	return dsn + "?pool_max_conns=4"
+	return dsn + "?" + opt
 }
