@@ -608,7 +608,7 @@ func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Pl
 			}
 		}
 	}
-	rows = orderAndLimit(rows, pl.OrderBy, pl.Offset, pl.Limit)
+	rows = OrderAndLimit(rows, pl.OrderBy, pl.Offset, pl.Limit)
 	for i := range rows {
 		rows[i] = rows[i][:pl.NumVisible]
 	}

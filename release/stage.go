@@ -50,7 +50,7 @@ func runStage(pl *planner.Plan, st planner.Stage, below [][]ir.Value) ([][]ir.Va
 			}
 		}
 	}
-	rows = orderAndLimit(rows, st.OrderBy, st.Offset, st.Limit)
+	rows = OrderAndLimit(rows, st.OrderBy, st.Offset, st.Limit)
 	for i := range rows {
 		rows[i] = rows[i][st.In : st.In+st.NumVisible]
 	}
@@ -118,9 +118,9 @@ func stageInputs(st planner.Stage, e ir.Expr, below []Column) []Column {
 	return out
 }
 
-// orderAndLimit sorts rows by the keys (stably: rows the keys do not
+// OrderAndLimit sorts rows by the keys (stably: rows the keys do not
 // order keep the order of the level below), then applies OFFSET and LIMIT.
-func orderAndLimit(rows [][]ir.Value, keys []planner.OrderKey, offset, limit *int64) [][]ir.Value {
+func OrderAndLimit(rows [][]ir.Value, keys []planner.OrderKey, offset, limit *int64) [][]ir.Value {
 	if len(keys) > 0 {
 		sort.SliceStable(rows, func(i, j int) bool {
 			for _, k := range keys {

@@ -9,6 +9,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
+	"github.com/ddp-proxy/ddp-proxy/release"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -109,30 +110,29 @@ func (s *Session) budgetQuery(ctx context.Context, st *ir.Statement, args []ir.V
 		where = e
 	}
 	// ORDER BY keys: an output position or name (ir.OutputRef over the
-	// select list), else an expression over the view's columns.
-	type key struct {
-		e      ir.Expr
-		output bool
-		desc   bool
-	}
-	keys := make([]key, 0, len(rq.OrderBy))
+	// select list), else an expression over the view's columns, computed
+	// into an extra column after the select list's and cut off after the
+	// sort. NULL sorts as the client's database does: last ascending for
+	// PostgreSQL, first for MySQL (the view's own rows hold no NULL).
+	nullsHigh := s.dialect != parser.MySQL
+	keys := make([]planner.OrderKey, 0, len(rq.OrderBy))
 	for _, o := range rq.OrderBy {
 		if r, ok := o.Expr.(ir.OutputRef); ok {
-			if r.Index < 0 || r.Index >= len(exprs) {
+			if r.Index < 0 || r.Index >= len(cols) {
 				return Result{}, sqlerr.New(sqlerr.Internal, "internal error: ORDER BY position %d is not in the select list", r.Index+1)
 			}
-			keys = append(keys, key{e: r, output: true, desc: o.Desc})
+			keys = append(keys, planner.OrderKey{Output: r.Index, Desc: o.Desc, NullsHigh: nullsHigh})
 			continue
 		}
 		e, _, err := resolve(o.Expr)
 		if err != nil {
 			return Result{}, err
 		}
-		keys = append(keys, key{e: e, desc: o.Desc})
+		keys = append(keys, planner.OrderKey{Output: len(exprs), Desc: o.Desc, NullsHigh: nullsHigh})
+		exprs = append(exprs, e)
 	}
 
-	type row struct{ in, out []ir.Value }
-	var rows []row
+	var rows [][]ir.Value
 	for _, in := range view.Rows {
 		if where != nil {
 			v, err := exprtype.Eval(where, in, d)
@@ -143,69 +143,19 @@ func (s *Session) budgetQuery(ctx context.Context, st *ir.Statement, args []ir.V
 				continue
 			}
 		}
-		o := make([]ir.Value, len(exprs))
+		vals := make([]ir.Value, len(exprs))
 		for i, e := range exprs {
-			if o[i], err = exprtype.Eval(e, in, d); err != nil {
+			if vals[i], err = exprtype.Eval(e, in, d); err != nil {
 				return Result{}, err
 			}
 		}
-		rows = append(rows, row{in, o})
+		rows = append(rows, vals)
 	}
-	if len(keys) > 0 {
-		// NULL sorts as PostgreSQL does (last ascending) for its clients,
-		// first for MySQL's; the view's own rows hold no NULL.
-		nullsHigh := s.dialect != parser.MySQL
-		var evalErr error
-		slices.SortStableFunc(rows, func(a, b row) int {
-			for _, k := range keys {
-				var va, vb ir.Value
-				if k.output {
-					i := k.e.(ir.OutputRef).Index
-					va, vb = a.out[i], b.out[i]
-				} else {
-					var e1, e2 error
-					va, e1 = exprtype.Eval(k.e, a.in, d)
-					vb, e2 = exprtype.Eval(k.e, b.in, d)
-					if evalErr == nil {
-						evalErr = cmpErr(e1, e2)
-					}
-				}
-				c := ir.CompareValues(va, vb)
-				if nullsHigh && (va.IsNull() != vb.IsNull()) {
-					c = -c
-				}
-				if k.desc {
-					c = -c
-				}
-				if c != 0 {
-					return c
-				}
-			}
-			return 0
-		})
-		if evalErr != nil {
-			return Result{}, evalErr
-		}
+	rows = release.OrderAndLimit(rows, keys, rq.Offset, rq.Limit)
+	for i := range rows {
+		rows[i] = rows[i][:len(cols)]
 	}
-	if rq.Offset != nil {
-		rows = rows[min(max(*rq.Offset, 0), int64(len(rows))):]
-	}
-	if rq.Limit != nil {
-		rows = rows[:min(max(*rq.Limit, 0), int64(len(rows)))]
-	}
-	r := Result{Columns: cols, Rows: make([][]ir.Value, len(rows))}
-	for i, rw := range rows {
-		r.Rows[i] = rw.out
-	}
-	r.Tag = "SELECT " + itoa(len(r.Rows))
-	return r, nil
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+	return Result{Columns: cols, Rows: rows, Tag: "SELECT " + itoa(len(rows))}, nil
 }
 
 // sameName compares two identifiers as the session's dialect does for

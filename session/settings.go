@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,12 +75,9 @@ const noticeLevel = 6
 // -c client_min_messages=warning) gets no cost notice, as PostgreSQL
 // sends it no NOTICE; SHOW ddp.budget still says what is left.
 func (s *Session) wantsNotices() bool {
-	v, ok := s.settings["client_min_messages"]
-	if !ok || v == "notice" {
-		return true
-	}
-	i, _, err := messageLevel(v)
-	return err != nil || i <= noticeLevel
+	// SET and the startup settings store the canonical spelling; unset
+	// (Index -1) is PostgreSQL's default, notice.
+	return slices.Index(messageLevels, s.settings["client_min_messages"]) <= noticeLevel
 }
 
 // reportedSettings are sent to PostgreSQL clients at startup, under
