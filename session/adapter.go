@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
 	"github.com/ddp-proxy/ddp-proxy/ir"
@@ -31,6 +32,10 @@ func (s *Session) Epsilon() float64 { return s.currentEpsilon() }
 func (s *Session) SetEpsilon(value string, toDefault bool) error {
 	return s.set("ddp.epsilon", value, toDefault)
 }
+
+// SetStatementTimeout sets the client's statement timeout (0: none):
+// MySQL's max_execution_time, which the MySQL layer parses.
+func (s *Session) SetStatementTimeout(d time.Duration) { s.stmtTimeout = d }
 
 // Names is how the session's client names the policy's tables
 // (policies.Policy.Resolve).

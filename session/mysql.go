@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
@@ -84,6 +85,7 @@ type mysqlCore interface {
 	SetDatabase(name string)
 	Epsilon() float64
 	SetEpsilon(value string, toDefault bool) error
+	SetStatementTimeout(d time.Duration)
 	Names() policies.Names
 	Policy() *policies.Policy
 	Exposed(ctx context.Context) ([]emulated.Exposed, error)

@@ -202,6 +202,21 @@ func (ms *mySession) set(st ir.Setting) error {
 		}
 		ms.vars["transaction_isolation"], ms.vars["tx_isolation"] = v, v
 		return nil
+	case "max_execution_time":
+		// MySQL's statement timeout for SELECT (every statement the
+		// proxy runs), in milliseconds: timeout.go.
+		ms64 := int64(0)
+		if !st.Default {
+			v, err := strconv.ParseUint(strings.Trim(st.Value, "'\" "), 10, 32)
+			if err != nil {
+				return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, st.Value).
+					WithHint("max_execution_time is a whole number of milliseconds, 0 for no limit")
+			}
+			ms64 = int64(v)
+		}
+		ms.core.SetStatementTimeout(time.Duration(ms64) * time.Millisecond)
+		ms.vars[name] = strconv.FormatInt(ms64, 10)
+		return nil
 	case "version", "version_comment", "have_ssl", "hostname", "port", "license",
 		// The front end enforces max_allowed_packet: reporting another
 		// value would mislead connectors.

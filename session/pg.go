@@ -62,15 +62,20 @@ func (h PG) NewSession(_ context.Context, user string, params map[string]string)
 }
 
 // startupSettings are the settings a PostgreSQL client gives at startup:
-// client_min_messages as a startup parameter of its own, and every
+// client_min_messages and statement_timeout as startup parameters of
+// their own, and every
 // "-c name=value" or "--name=value" in the options parameter (libpq's
 // PGOPTIONS), in order, as SET would apply them. Other startup parameters
 // (DateStyle, TimeZone, extra_float_digits that drivers send) keep being
 // ignored: the proxy answers in its own fixed formats.
 func startupSettings(params map[string]string) ([][2]string, error) {
 	var out [][2]string
-	if v, ok := params["client_min_messages"]; ok {
-		out = append(out, [2]string{"client_min_messages", v})
+	// Startup parameters of their own that the proxy honours (pgx puts a
+	// DSN's statement_timeout=5000 there).
+	for _, k := range []string{"client_min_messages", "statement_timeout"} {
+		if v, ok := params[k]; ok {
+			out = append(out, [2]string{k, v})
+		}
 	}
 	args := splitOptions(params["options"])
 	for i := 0; i < len(args); i++ {

@@ -83,8 +83,11 @@ type Session struct {
 	dialect  parser.Dialect
 	epsilon  float64 // 0: the user's default
 	settings map[string]string
-	inTx     bool
-	cursors  map[string]*cursor // open SQL-level cursors (cursor.go)
+	// stmtTimeout is the client's statement timeout (statement_timeout,
+	// max_execution_time; 0: none), timeout.go.
+	stmtTimeout time.Duration
+	inTx        bool
+	cursors     map[string]*cursor // open SQL-level cursors (cursor.go)
 }
 
 // User returns the session's user.
@@ -135,7 +138,10 @@ func (s *Session) refresh() error {
 // (a backend that fails in the middle of a pass-through result).
 func (s *Session) Exec(ctx context.Context, st *ir.Statement, args []ir.Value, w ir.RowWriter) (ir.Cost, error) {
 	tr := trace{start: time.Now(), class: ClassRefused}
-	cost, err := s.exec(ctx, st, args, w, &tr)
+	sctx, cancel := s.withStatementTimeout(ctx)
+	cost, err := s.exec(sctx, st, args, w, &tr)
+	err = timedOut(sctx, err)
+	cancel()
 	s.observe(ctx, st, &tr, err)
 	return cost, err
 }

@@ -42,6 +42,7 @@ func defaultSettings(user string) map[string]string {
 		"default_transaction_read_only": "on",
 		"max_identifier_length":         "63",
 		"client_min_messages":           "notice",
+		"statement_timeout":             "0",
 	}
 }
 
@@ -195,7 +196,7 @@ func (s *Session) set(name, value string, toDefault bool) error {
 		return s.setEpsilon(value)
 	case "all":
 		if toDefault {
-			s.epsilon = 0
+			s.epsilon, s.stmtTimeout = 0, 0
 			for k, v := range defaultSettings(s.user.Name) {
 				s.settings[k] = v
 			}
@@ -203,6 +204,8 @@ func (s *Session) set(name, value string, toDefault bool) error {
 		}
 	case "ddp.budget":
 		return sqlerr.New(sqlerr.InsufficientPrivilege, "ddp.budget is read-only: the DBA sets budgets in the policy")
+	case "statement_timeout":
+		return s.setStatementTimeout(value, toDefault)
 	}
 	if readOnlySettings[n] {
 		return sqlerr.New(sqlerr.InsufficientPrivilege, "parameter %q cannot be changed through the privacy proxy", name)

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ddp-proxy/ddp-proxy/policies"
+)
+
+// TestClientStatementTimeout: a client's statement timeout — SET
+// statement_timeout, statement_timeout in the connection string (a
+// startup parameter), MySQL's SET max_execution_time — stops a slow
+// private aggregate on a real PostgreSQL backend like a cancel at that
+// moment: the client gets the statement-timeout error (57014 "canceling
+// statement due to statement timeout"; MySQL's 3024), the backend
+// statement ends, the session goes on, and the charge stays (the query
+// had reached the backend). Before, SET statement_timeout was accepted
+// and ignored: the analyst waited for the backend's own 30 s.
+func TestClientStatementTimeout(t *testing.T) {
+	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the client statement timeout test")
+	}
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("DDP_TEST_POSTGRES_DSN is set but unreachable: %v", err)
+	}
+	defer db.Close(ctx)
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	view := "stmt_timeout_slow_" + hex.EncodeToString(suffix)
+	// Tens of seconds of work for one COUNT (no key: the per-unit window
+	// runs over all of it).
+	if _, err := db.Exec(ctx, fmt.Sprintf(`CREATE VIEW %s AS SELECT i AS id, (i %% 100)::int AS age FROM generate_series(1, 200000000) AS i`, view)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP VIEW IF EXISTS "+view) })
+
+	dir := t.TempDir()
+	t.Setenv("DDP_TEST_TIMEOUT_PW", "pw")
+	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(`version: 1
+backend: {driver: postgres, dsn: %q}
+listen: {postgres: "127.0.0.1:0", mysql: "off"}
+ledger: {path: ledger.db}
+users:
+  - name: ana
+    password_env: DDP_TEST_TIMEOUT_PW
+    budgets: {d: {epsilon: 10}}
+datasets:
+  d:
+    tables:
+      %s:
+        unit: id
+        columns:
+          age: {type: integer, bounds: [0, 100]}
+`, dsn, view)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.Listen.MySQL = "127.0.0.1:0" // both front ends on free ports
+	sctx, cancel := context.WithCancel(ctx)
+	p, err := startProxy(sctx, pol, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		if err := p.wait(sctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}()
+	running := func() int {
+		var n int
+		if err := db.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%'||$1||'%' AND pid <> pg_backend_pid()", view).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	spent := 0.0
+	// timesOut runs the slow query through run and checks the outcome.
+	timesOut := func(name string, limit time.Duration, run func(q string) error, want func(error) bool) {
+		t.Helper()
+		start := time.Now()
+		err := run(fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE age > %d", view, int(spent*10))) // a fresh query each time
+		took := time.Since(start)
+		if !want(err) {
+			t.Fatalf("%s: %v after %v, want the statement timeout", name, err, took)
+		}
+		if took < limit || took > limit+3*time.Second {
+			t.Errorf("%s: the timeout of %v ended the query after %v", name, limit, took)
+		}
+		for running() != 0 {
+			if time.Since(start) > limit+6*time.Second {
+				t.Fatalf("%s: the backend statement kept running after the timeout", name)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		spent += 0.1
+		if a, _ := p.ledger.Account(context.Background(), "ana", "d"); fmt.Sprintf("%.1f", a.Spent.Epsilon) != fmt.Sprintf("%.1f", spent) {
+			t.Errorf("%s: spent %+v, want %.1f: a query that reached the backend stays charged", name, a.Spent, spent)
+		}
+	}
+	pgTimeout := func(err error) bool {
+		var pe *pgconn.PgError
+		return errors.As(err, &pe) && pe.Code == "57014" && pe.Message == "canceling statement due to statement timeout"
+	}
+
+	pgURL := fmt.Sprintf("postgres://ana:pw@%s/d?sslmode=disable", p.pgAddr)
+	conn, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SET statement_timeout = '400ms'"); err != nil {
+		t.Fatal(err)
+	}
+	var shown string
+	if err := conn.QueryRow(ctx, "SHOW statement_timeout").Scan(&shown); err != nil || shown != "400ms" {
+		t.Fatalf("SHOW statement_timeout: %q, %v", shown, err)
+	}
+	simple := func(c *pgx.Conn) func(string) error {
+		return func(q string) error {
+			var n int64
+			return c.QueryRow(ctx, q, pgx.QueryExecModeSimpleProtocol).Scan(&n)
+		}
+	}
+	timesOut("SET statement_timeout, simple protocol", 400*time.Millisecond, simple(conn), pgTimeout)
+	timesOut("SET statement_timeout, extended protocol", 400*time.Millisecond, func(q string) error {
+		var n int64
+		return conn.QueryRow(ctx, q).Scan(&n)
+	}, pgTimeout)
+	var one int64
+	if err := conn.QueryRow(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol).Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the session after the timeout: %v", err)
+	}
+
+	// In the connection string: pgx sends it as a startup parameter.
+	dconn, err := pgx.Connect(ctx, pgURL+"&statement_timeout=300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dconn.Close(ctx)
+	timesOut("statement_timeout in the DSN", 300*time.Millisecond, simple(dconn), pgTimeout)
+
+	// MySQL's max_execution_time, through go-sql-driver on the MySQL
+	// front end (the same PostgreSQL backend behind it).
+	my, err := sql.Open("mysql", "ana:pw@tcp("+p.myAddr+")/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer my.Close()
+	my.SetMaxOpenConns(1) // the SET and the query on one session
+	if _, err := my.ExecContext(ctx, "SET max_execution_time = 500"); err != nil {
+		t.Fatal(err)
+	}
+	timesOut("MySQL max_execution_time", 500*time.Millisecond, func(q string) error {
+		var n int64
+		return my.QueryRowContext(ctx, q).Scan(&n)
+	}, func(err error) bool {
+		var me *gomysql.MySQLError
+		return errors.As(err, &me) && me.Number == 3024
+	})
+}
