@@ -52,6 +52,22 @@ func TestBudgetViewQueries(t *testing.T) {
 			t.Errorf("%s: %v, want %s", c.sql, err, c.code.SQLState)
 		}
 	}
+	// With a table: refused for what it is (it used to say the view was
+	// not exposed), nothing charged.
+	before, _ := f.led.Spent("alice", "census")
+	for _, sql := range []string{
+		"SELECT * FROM ddp.budget, people",
+		"SELECT COUNT(*) FROM people JOIN ddp.budget ON true",
+		"SELECT COUNT(*) FROM people WHERE age < (SELECT MAX(epsilon_left) FROM ddp.budget)",
+	} {
+		_, err := query(f.s, context.Background(), sql)
+		if e := sqlerr.As(err); e.Code != sqlerr.FeatureNotSupported || e.Message != "ddp.budget cannot be read together with other tables in one statement" {
+			t.Errorf("%s: %v, want the budget view refused with a table", sql, err)
+		}
+	}
+	if after, _ := f.led.Spent("alice", "census"); after != before {
+		t.Errorf("refused statements charged: %+v then %+v", before, after)
+	}
 
 	// Prepared: the described columns are the select list's, and a bound
 	// argument filters.

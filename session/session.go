@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -202,6 +203,9 @@ func (s *Session) own(ctx context.Context, st *ir.Statement, args []ir.Value, tr
 		tr.class = ClassBudget
 		r, err = s.budgetQuery(ctx, st, args)
 		return r, true, err
+	}
+	if err := budgetWithOthers(st); err != nil {
+		return Result{}, true, err
 	}
 	tr.class = ClassCatalog
 	// psql's \dt is answered from the policy on every backend, so that
@@ -599,7 +603,24 @@ func (s *Session) explain(ctx context.Context, inner *ir.Statement, args []ir.Va
 
 // isBudgetView recognises SELECT ... FROM ddp.budget.
 func isBudgetView(st *ir.Statement) bool {
-	return len(st.Relations) == 1 && strings.EqualFold(st.Relations[0].Schema, "ddp") && strings.EqualFold(st.Relations[0].Name, "budget")
+	return len(st.Relations) == 1 && isBudgetRelation(st.Relations[0])
+}
+
+func isBudgetRelation(r ir.TableRef) bool {
+	return strings.EqualFold(r.Schema, "ddp") && strings.EqualFold(r.Name, "budget")
+}
+
+// budgetWithOthers refuses a statement that reads ddp.budget together
+// with other relations (a join, a subquery): the view is the proxy's,
+// not the database's, so it cannot meet a table in one statement. The
+// planner would otherwise say ddp.budget is not exposed, which is not
+// the reason.
+func budgetWithOthers(st *ir.Statement) error {
+	if len(st.Relations) < 2 || !slices.ContainsFunc(st.Relations, isBudgetRelation) {
+		return nil
+	}
+	return sqlerr.New(sqlerr.FeatureNotSupported, "ddp.budget cannot be read together with other tables in one statement").
+		WithHint("read it on its own: SELECT ... FROM ddp.budget WHERE dataset = '...'")
 }
 
 var budgetColumns = []Column{
