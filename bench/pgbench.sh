@@ -17,7 +17,10 @@
 # the machine's other load disturbs far less than latency does; then the
 # machine's CPU per answer by process (PostgreSQL when it runs on this
 # machine, pgbench, the proxy), whose sums explain the throughput ratios
-# when the clients share the machine.
+# when the clients share the machine. CPU figures leave out what
+# connecting costs (SCRAM through ddp-proxy, a new PostgreSQL backend per
+# client), which pgbench's tps leaves out too: a connect-only run before
+# each slice measures it.
 #
 #   bench/pgbench.sh [seconds per slice] [rounds] [clients...]
 #   e.g. bench/pgbench.sh 5 3 1 4 64
@@ -183,6 +186,14 @@ run() { # dsn script clients -> "tps latency_ms failed transactions pgbench_cpu_
       /^[0-9]+m[0-9.]+s [0-9]+m[0-9.]+s$/ {k++; if (k == 2) {split($1, u, "m"); split($2, y, "m"); cpu = u[1] * 60 + u[2] + y[1] * 60 + y[2]}}
       END {printf "%s %s %s %s %s\n", tps+0, lat+0, f+0, n+0, cpu+0}'
 }
+# run_t1 dsn script clients: run's output for one transaction per client
+# (what connecting costs).
+run_t1() {
+  (PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" -t 1 "$1" 2>/dev/null; times) |
+    awk '/actually processed/ {split($6, a, "/"); n=a[1]}
+      /^[0-9]+m[0-9.]+s [0-9]+m[0-9.]+s$/ {k++; if (k == 2) {split($1, u, "m"); split($2, y, "m"); cpu = u[1] * 60 + u[2] + y[1] * 60 + y[2]}}
+      END {printf "0 0 0 %s %s\n", n+0, cpu+0}'
+}
 # us_per hz_ticks n: microseconds per answer of a tick count.
 us_per() { awk -v d="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", d * 1e6 / hz / n}'; }
 
@@ -202,20 +213,31 @@ for c in "${CLIENTS[@]}"; do
     n=${#targets[@]}
     for i in $(seq 0 $((n - 1))); do
       t=${targets[$(((i + r) % n))]}
+      # Connecting costs CPU that tps leaves out (pgbench starts the
+      # clock once every client is connected) but CPU times do not:
+      # SCRAM through ddp-proxy costs pgbench about 8 ms of CPU per
+      # connection, trust (direct, PgBouncer) almost nothing, and every
+      # slice starts a new PostgreSQL backend per client. A connect-only
+      # run (one transaction per client) just before the slice measures
+      # it: the per-answer figures below are (slice − connect-only) /
+      # (answers − clients), the cost of an answer once connected.
+      k0=$(proxy_ticks); h0=$(pg_ticks); e0=$(bouncer_ticks)
+      read -r _ _ _ kn kc < <(run_t1 "$(dsn_of "$t")" "$(script_of "$t")" "$c")
       t0=$(proxy_ticks); g0=$(pg_ticks); b0=$(bouncer_ticks)
       read -r tp la fa nt pc < <(run "$(dsn_of "$t")" "$(script_of "$t")" "$c")
       t1=$(proxy_ticks); g1=$(pg_ticks); b1=$(bouncer_ticks)
       # The machine's CPU per answer by process: PostgreSQL, pgbench and
       # (through the proxy) the proxy. On a machine the clients share,
       # the throughput ratios follow from these sums.
-      if [ "$nt" -gt 0 ]; then
-        pgcpu[$t.$c]="${pgcpu[$t.$c]:-} $(us_per $((g1 - g0)) "$nt")"
-        bcpu[$t.$c]="${bcpu[$t.$c]:-} $(awk -v s="$pc" -v n="$nt" 'BEGIN {printf "%.0f", s * 1e6 / n}')"
+      na=$((nt - kn))
+      if [ "$na" -gt 0 ]; then
+        pgcpu[$t.$c]="${pgcpu[$t.$c]:-} $(us_per $(((g1 - g0) - (g0 - h0))) "$na")"
+        bcpu[$t.$c]="${bcpu[$t.$c]:-} $(awk -v s="$pc" -v k="$kc" -v n="$na" 'BEGIN {printf "%.0f", (s - k) * 1e6 / n}')"
       fi
       # Proxy CPU per answer (µs): what the answers cost the proxy,
       # whatever the machine's other load does to the latency.
-      case $t in proxy_*) [ "$nt" -gt 0 ] && cpu[$t.$c]="${cpu[$t.$c]:-} $(us_per $((t1 - t0)) "$nt")" ;; esac
-      [ "$t" = pgbouncer ] && [ "$nt" -gt 0 ] && cpu[$t.$c]="${cpu[$t.$c]:-} $(us_per $((b1 - b0)) "$nt")"
+      case $t in proxy_*) [ "$na" -gt 0 ] && cpu[$t.$c]="${cpu[$t.$c]:-} $(us_per $(((t1 - t0) - (t0 - k0))) "$na")" ;; esac
+      [ "$t" = pgbouncer ] && [ "$na" -gt 0 ] && cpu[$t.$c]="${cpu[$t.$c]:-} $(us_per $(((b1 - b0) - (b0 - e0))) "$na")"
       [ "$fa" != 0 ] && echo "warning: $t at $c clients: $fa failed transactions" >&2
       tps[$t.$c]="${tps[$t.$c]:-} $tp"
       lat[$t.$c]="${lat[$t.$c]:-} $la"
