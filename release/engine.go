@@ -155,7 +155,10 @@ func (e *Engine) RunQuery(ctx context.Context, user *policies.User, pl *planner.
 	if pl.Synopsis != nil {
 		return e.runSynopsis(ctx, user, pl, limit, q)
 	}
-	fl := e.flight.lock(pl.CacheKey)
+	fl, err := e.flight.lock(ctx, pl.CacheKey)
+	if err != nil {
+		return nil, err
+	}
 	defer e.flight.unlock(pl.CacheKey, fl)
 
 	data, ok, held, err := e.lookup(ctx, pl.CacheKey)
@@ -889,31 +892,53 @@ type keyedMutex struct {
 	locks map[string]*keyLock
 }
 
+// keyLock is one key's lock: a token in a one-slot channel, so that a
+// waiter can give up when its statement is cancelled or times out.
 type keyLock struct {
-	sync.Mutex
+	held chan struct{}
 	refs int
 }
 
-// lock locks key and returns the lock to pass to unlock.
-func (k *keyedMutex) lock(key string) *keyLock {
+// lock locks key and returns the lock to pass to unlock. A waiter whose
+// ctx ends first gets the cancel error: nothing of its own was reserved
+// or sent yet, and whether the other query had finished by then shows in
+// the response time anyway (the padding holds this error back like any
+// other).
+func (k *keyedMutex) lock(ctx context.Context, key string) (*keyLock, error) {
 	k.mu.Lock()
 	if k.locks == nil {
 		k.locks = map[string]*keyLock{}
 	}
 	l := k.locks[key]
 	if l == nil {
-		l = &keyLock{}
+		l = &keyLock{held: make(chan struct{}, 1)}
 		k.locks[key] = l
 	}
 	l.refs++
 	k.mu.Unlock()
-	l.Lock()
-	return l
+	select {
+	case l.held <- struct{}{}:
+		return l, nil
+	default:
+	}
+	select {
+	case l.held <- struct{}{}:
+		return l, nil
+	case <-ctx.Done():
+		k.drop(key, l)
+		// The statement was waiting for an identical one to finish.
+		return nil, sqlerr.Wrap(sqlerr.QueryCanceled, context.Cause(ctx), "canceling statement due to user request")
+	}
 }
 
 // unlock releases key, which lock returned l for.
 func (k *keyedMutex) unlock(key string, l *keyLock) {
-	l.Unlock()
+	<-l.held
+	k.drop(key, l)
+}
+
+// drop forgets one holder or waiter of l.
+func (k *keyedMutex) drop(key string, l *keyLock) {
 	k.mu.Lock()
 	l.refs--
 	if l.refs == 0 {

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/ncruces/go-sqlite3/driver"
 
@@ -644,4 +645,64 @@ func TestPublicLeftJoin(t *testing.T) {
 	// The null-safe equality on a key without repeated NULLs is accepted.
 	q = "SELECT s.label, COUNT(*) FROM people p JOIN femsexes s ON p.sex IS NOT DISTINCT FROM s.code GROUP BY s.label"
 	near(q, counts(q), map[string]int64{"F": 500})
+}
+
+// blockingBackend holds every Aggregate call until release is closed,
+// telling started when one begins.
+type blockingBackend struct {
+	planner.Backend
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b blockingBackend) Aggregate(ctx context.Context, q *ir.BackendQuery, row func(ir.BackendRow) error) error {
+	b.started <- struct{}{}
+	<-b.release
+	return b.Backend.Aggregate(ctx, q, row)
+}
+
+// TestWaitForIdenticalQueryIsCancellable: a query waiting for an
+// identical one (the second of two concurrent copies waits and reads the
+// first one's release) gives up when its own statement is cancelled or
+// times out, at once and without a charge, instead of waiting for the
+// other query; the first query is not disturbed, and a later copy is
+// answered from its release.
+func TestWaitForIdenticalQueryIsCancellable(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	b := blockingBackend{f.be, make(chan struct{}, 1), make(chan struct{})}
+	e := release.New(b, f.ledger, release.Options{})
+	const q = "SELECT COUNT(*) FROM people WHERE age > 40"
+	u, pl := f.plan(t, "alice", q, 1)
+	first := make(chan error, 1)
+	go func() {
+		_, err := e.Run(context.Background(), u, pl)
+		first <- err
+	}()
+	<-b.started // the first copy holds the key and runs
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := e.Run(ctx, u, pl)
+	if !sqlerr.HasCode(err, sqlerr.QueryCanceled) {
+		t.Fatalf("the cancelled waiter: %v, want the cancel error", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the cancelled waiter returned after %v", d)
+	}
+	if spent, _ := f.ledger.Spent("alice", "census"); spent.Epsilon != 1 {
+		t.Errorf("spent %+v while the first copy runs, want its 1 only", spent)
+	}
+
+	close(b.release)
+	if err := <-first; err != nil {
+		t.Fatalf("the first copy: %v", err)
+	}
+	res, err := e.Run(context.Background(), u, pl)
+	if err != nil || !res.Cached {
+		t.Fatalf("a later copy: %+v, %v, want the stored release", res, err)
+	}
+	if spent, _ := f.ledger.Spent("alice", "census"); spent.Epsilon != 1 {
+		t.Errorf("spent %+v after both, want 1", spent)
+	}
 }

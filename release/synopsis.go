@@ -31,7 +31,10 @@ func (e *Engine) runSynopsis(ctx context.Context, user *policies.User, pl *plann
 	if err != nil {
 		return nil, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the synopsis of "+sp.Spec.Table+"."+sp.Spec.Column+" cannot be built")
 	}
-	fl := e.flight.lock(sp.Key)
+	fl, err := e.flight.lock(ctx, sp.Key)
+	if err != nil {
+		return nil, err
+	}
 	defer e.flight.unlock(sp.Key, fl)
 
 	data, ok, held, err := e.lookup(ctx, sp.Key)
