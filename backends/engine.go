@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/backends/sqlrender"
+	"github.com/ddp-proxy/ddp-proxy/internal/ctxend"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -107,7 +108,7 @@ func (e *Engine) Ping(ctx context.Context) error {
 	}
 	defer e.freeSlot()
 	if err := e.ping(ctx, conn, sk); err != nil {
-		if cerr := ctx.Err(); cerr != nil {
+		if cerr := ctxend.Err(ctx); cerr != nil {
 			return e.fail(Canceled(cerr), "")
 		}
 		return e.fail(Unavailable(err), "")
@@ -377,7 +378,7 @@ func (e *Engine) checkoutSlotted(ctx context.Context) (*sql.Conn, *socket, error
 			attempts = min(e.db.Stats().Idle+3, 16)
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ctxend.Err(ctx); err != nil {
 		return nil, nil, e.fail(Canceled(err), "")
 	}
 	// Nothing was sent: refundable.
@@ -592,7 +593,7 @@ func (w *watcher) stop() bool {
 // is a failed preparation of a cached statement (prepareFailed):
 // BackendRefused when the server refused it, else BackendUnavailable.
 func (e *Engine) execFailure(ctx context.Context, w *watcher, sent int64, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
+	if cerr := ctxend.Err(ctx); cerr != nil {
 		return e.fail(Canceled(errors.Join(cerr, err)), "")
 	}
 	timeout, code := e.classify(err)

@@ -640,7 +640,7 @@ func (e *Engine) finish(ctx context.Context, user *policies.User, pl *planner.Pl
 	res := &Result{Rows: rows, Columns: cols, Charged: charged, Cached: cached, NoRows: pl.NoRows}
 	left, err := e.ledger.Remaining(ctx, user.Name, pl.Dataset.Name, user.Budgets[pl.Dataset.Name])
 	if err != nil {
-		return nil, ledgerError(err)
+		return nil, LedgerError(ctx, err)
 	}
 	res.Remaining = left
 	return res, nil

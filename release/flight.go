@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 
+	"github.com/ddp-proxy/ddp-proxy/internal/ctxend"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
 
@@ -24,27 +25,32 @@ func (e *Engine) lookup(ctx context.Context, key string) (data []byte, ok bool, 
 	done = func() {}
 	data, ok, err = e.ledger.Release(ctx, key)
 	if err != nil {
-		return nil, false, done, ledgerError(err)
+		return nil, false, done, LedgerError(ctx, err)
 	}
 	f, shared := LedgerAs[Flighter](e.ledger)
 	if ok || !shared {
 		return data, ok, done, nil
 	}
 	if done, err = f.Flight(ctx, key); err != nil {
-		return nil, false, func() {}, ledgerError(err)
+		return nil, false, func() {}, LedgerError(ctx, err)
 	}
 	data, ok, err = e.ledger.Release(ctx, key)
 	if err != nil {
 		done()
-		return nil, false, func() {}, ledgerError(err)
+		return nil, false, func() {}, LedgerError(ctx, err)
 	}
 	return data, ok, done, nil
 }
 
-// ledgerError keeps the code of a ledger that cannot be reached (08006:
-// nothing ran, nothing is answered) and words anything else as an
-// unreadable ledger.
-func ledgerError(err error) error {
+// LedgerError keeps the code of a ledger that cannot be reached (08006:
+// nothing ran, nothing is answered), reports a call the caller's
+// statement ended (a cancel, a statement timeout: a shared ledger's
+// network call then fails) as the cancel it is, and words anything else
+// as an unreadable ledger. The session uses it for SHOW ddp.budget too.
+func LedgerError(ctx context.Context, err error) error {
+	if ctxend.Err(ctx) != nil {
+		return sqlerr.Wrap(sqlerr.QueryCanceled, err, "canceling statement due to user request")
+	}
 	if sqlerr.HasCode(err, sqlerr.LedgerUnavailable) {
 		return err
 	}

@@ -640,12 +640,12 @@ func (s *Session) budgetView(ctx context.Context) (Result, error) {
 		limit := s.user.Budgets[ds]
 		acct, err := s.p.ledger.Account(ctx, s.user.Name, ds)
 		if err != nil {
-			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+			return Result{}, release.LedgerError(ctx, err)
 		}
 		spent := acct.Spent
 		left, err := s.p.ledger.Remaining(ctx, s.user.Name, ds, limit)
 		if err != nil {
-			return Result{}, sqlerr.Wrap(sqlerr.Internal, err, "internal error: the budget ledger is unreadable")
+			return Result{}, release.LedgerError(ctx, err)
 		}
 		r.Rows = append(r.Rows, []ir.Value{ir.String(ds), ir.Float(limit.Epsilon), ir.Float(spent.Epsilon), ir.Float(left.Epsilon),
 			ir.Float(limit.Delta), ir.Float(spent.Delta), ir.Float(left.Delta)})

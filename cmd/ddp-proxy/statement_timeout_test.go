@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -175,4 +176,100 @@ datasets:
 		var me *gomysql.MySQLError
 		return errors.As(err, &me) && me.Number == 3024
 	})
+}
+
+// TestClientStatementTimeoutPGLedger: on a PostgreSQL ledger a short
+// statement timeout can fire inside a ledger call (the release lookup,
+// the reservation, the budget left), which then fails on its own
+// network round trip. Whatever stage it hits, the client gets the
+// statement-timeout error, never "internal error: the budget ledger is
+// unreadable" (as it did), the session goes on, and the ledger stays
+// consistent: what was charged is what it reports.
+func TestClientStatementTimeoutPGLedger(t *testing.T) {
+	dsn := pgtest.DSN(t, "the statement timeout test on a PostgreSQL ledger")
+	ctx := context.Background()
+	db := pgtest.Connect(t, dsn)
+	schema := pgtest.CreateSchema(t, db, dsn, "stmt_timeout_")
+	pgtest.Exec(t, db, fmt.Sprintf(`CREATE TABLE %s.people AS SELECT i AS id, (i %% 100)::int AS age FROM generate_series(1, 20000) AS i`, schema))
+	dir := t.TempDir()
+	t.Setenv("DDP_TEST_TIMEOUT_PW", "pw")
+	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(`version: 1
+backend: {driver: postgres, dsn: %q}
+listen: {postgres: "127.0.0.1:0", mysql: "off"}
+ledger: {driver: postgres, dsn: %q, schema: %s}
+users:
+  - name: ana
+    password_env: DDP_TEST_TIMEOUT_PW
+    budgets: {d: {epsilon: 1000}}
+datasets:
+  d:
+    tables:
+      people:
+        schema: %s
+        unit: id
+        columns:
+          age: {type: integer, bounds: [0, 100]}
+`, dsn, dsn, schema+"_ledger", schema)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+"_ledger CASCADE") })
+	sctx, cancel := context.WithCancel(ctx)
+	p, err := startProxy(sctx, pol, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		if err := p.wait(sctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://ana:pw@%s/d?sslmode=disable", p.pgAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	timeouts, answers := 0, 0
+	for i := range 40 {
+		// 1–40 ms: short enough to land in every stage of a fresh answer
+		// (the ledger lookup, the reservation, the backend, the budget
+		// left), some long enough to let it finish.
+		if _, err := conn.Exec(ctx, fmt.Sprintf("SET statement_timeout = %d", 1+i), pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		err := conn.QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s.people WHERE age <> %d", schema, -i), pgx.QueryExecModeSimpleProtocol).Scan(&n)
+		var pe *pgconn.PgError
+		switch {
+		case err == nil:
+			answers++
+		case errors.As(err, &pe) && pe.Code == "57014" && pe.Message == "canceling statement due to statement timeout":
+			timeouts++
+		default:
+			t.Fatalf("query %d: %v, want an answer or the statement timeout", i, err)
+		}
+	}
+	t.Logf("%d timed out, %d answered", timeouts, answers)
+	if timeouts == 0 {
+		t.Error("no statement of 1-40 ms timed out: the test did not exercise the timeout")
+	}
+	if _, err := conn.Exec(ctx, "RESET statement_timeout", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
+	}
+	var left float64
+	if err := conn.QueryRow(ctx, "SELECT epsilon_left FROM ddp.budget WHERE dataset = 'd'", pgx.QueryExecModeSimpleProtocol).Scan(&left); err != nil {
+		t.Fatalf("the budget after the timeouts: %v", err)
+	}
+	a, err := p.ledger.Account(ctx, "ana", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := 1000 - a.Spent.Epsilon; fmt.Sprintf("%.4f", got) != fmt.Sprintf("%.4f", left) {
+		t.Errorf("ddp.budget says %v left, the ledger's account %v", left, got)
+	}
+	if a.Spent.Epsilon < 0.1*float64(answers)-1e-9 {
+		t.Errorf("spent %v for %d answers", a.Spent.Epsilon, answers)
+	}
 }

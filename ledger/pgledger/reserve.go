@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ddp-proxy/ddp-proxy/budget"
+	"github.com/ddp-proxy/ddp-proxy/internal/ctxend"
 	"github.com/ddp-proxy/ddp-proxy/ledger"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
 )
@@ -136,7 +137,7 @@ func (l *Ledger) tryReserve(ctx, octx context.Context, ch budget.Charge, c, lim 
 // failure words a database error for the client, or returns the caller's
 // own cancellation unchanged.
 func (l *Ledger) failure(ctx context.Context, op string, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
+	if cerr := ctxend.Err(ctx); cerr != nil {
 		return cerr
 	}
 	return unavailable(op, err)
