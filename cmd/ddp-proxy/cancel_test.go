@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/ddp-proxy/ddp-proxy/internal/pgtest"
 	"github.com/ddp-proxy/ddp-proxy/policies"
 )
 
@@ -31,25 +29,9 @@ func TestCancelRequestStopsTheBackendQuery(t *testing.T) {
 }
 
 func testCancelStopsBackend(t *testing.T, prepared int) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the backend cancel test")
-	}
+	dsn := pgtest.DSN(t, "the backend cancel test")
 	ctx := context.Background()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("DDP_TEST_POSTGRES_DSN is set but unreachable: %v", err)
-	}
-	defer db.Close(ctx)
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	view := "pgserve_slow_" + hex.EncodeToString(suffix)
-	// A view over generate_series: no primary key, so the per-unit window
-	// runs too; tens of seconds of work.
-	if _, err := db.Exec(ctx, fmt.Sprintf(`CREATE VIEW %s AS SELECT i AS id, (i %% 100)::int AS age FROM generate_series(1, 200000000) AS i`, view)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP VIEW IF EXISTS "+view) })
+	view, running := slowBackendView(t, dsn, "pgserve_slow_")
 
 	dir := t.TempDir()
 	pol, err := policies.LoadBytes(filepath.Join(dir, "policy.yaml"), []byte(fmt.Sprintf(`version: 1
@@ -89,13 +71,6 @@ datasets:
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	running := func() int {
-		var n int
-		if err := db.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%'||$1||'%' AND pid <> pg_backend_pid()", view).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 
 	done := make(chan error, 1)
 	start := time.Now()

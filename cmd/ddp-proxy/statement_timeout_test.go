@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,25 +27,9 @@ import (
 // had reached the backend). Before, SET statement_timeout was accepted
 // and ignored: the analyst waited for the backend's own 30 s.
 func TestClientStatementTimeout(t *testing.T) {
-	dsn := os.Getenv("DDP_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("DDP_TEST_POSTGRES_DSN is not set: skipping the client statement timeout test")
-	}
+	dsn := pgtest.DSN(t, "the client statement timeout test")
 	ctx := context.Background()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("DDP_TEST_POSTGRES_DSN is set but unreachable: %v", err)
-	}
-	defer db.Close(ctx)
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	view := "stmt_timeout_slow_" + hex.EncodeToString(suffix)
-	// Tens of seconds of work for one COUNT (no key: the per-unit window
-	// runs over all of it).
-	if _, err := db.Exec(ctx, fmt.Sprintf(`CREATE VIEW %s AS SELECT i AS id, (i %% 100)::int AS age FROM generate_series(1, 200000000) AS i`, view)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP VIEW IF EXISTS "+view) })
+	view, running := slowBackendView(t, dsn, "stmt_timeout_slow_")
 
 	dir := t.TempDir()
 	t.Setenv("DDP_TEST_TIMEOUT_PW", "pw")
@@ -73,25 +53,12 @@ datasets:
 		t.Fatal(err)
 	}
 	pol.Listen.MySQL = "127.0.0.1:0" // both front ends on free ports
-	sctx, cancel := context.WithCancel(ctx)
-	p, err := startProxy(sctx, pol, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
+	p, stop := servePolicy(t, pol)
 	defer func() {
-		cancel()
-		if err := p.wait(sctx); err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	}()
-	running := func() int {
-		var n int
-		if err := db.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%'||$1||'%' AND pid <> pg_backend_pid()", view).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	spent := 0.0
 	// timesOut runs the slow query through run and checks the outcome.
 	timesOut := func(name string, limit time.Duration, run func(q string) error, want func(error) bool) {
@@ -214,15 +181,9 @@ datasets:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+"_ledger CASCADE") })
-	sctx, cancel := context.WithCancel(ctx)
-	p, err := startProxy(sctx, pol, slog.New(slog.DiscardHandler))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
+	p, stop := servePolicy(t, pol)
 	defer func() {
-		cancel()
-		if err := p.wait(sctx); err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	}()
