@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -46,7 +47,7 @@ func defaultMySQLVars(env mysqlEnv) map[string]string {
 		"sql_mode":         "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
 		"system_time_zone": "UTC", "time_zone": "SYSTEM", "transaction_isolation": "REPEATABLE-READ", "tx_isolation": "REPEATABLE-READ",
 		"transaction_read_only": "1", "tx_read_only": "1", "read_only": "1", "sql_select_limit": "18446744073709551615",
-		"sql_auto_is_null": "0", "max_execution_time": "0", "default_storage_engine": "InnoDB", "storage_engine": "InnoDB",
+		"sql_auto_is_null": "0", "max_execution_time": "0", "max_statement_time": "0.000000", "default_storage_engine": "InnoDB", "storage_engine": "InnoDB",
 		"default_authentication_plugin": "mysql_native_password", "protocol_version": "10", "port": env.port,
 		"hostname": "ddp-proxy", "server_id": "0", "socket": "", "language": "", "event_scheduler": "OFF",
 		"session_track_schema": "ON", "session_track_system_variables": "", "session_track_state_change": "OFF",
@@ -202,21 +203,8 @@ func (ms *mySession) set(st ir.Setting) error {
 		}
 		ms.vars["transaction_isolation"], ms.vars["tx_isolation"] = v, v
 		return nil
-	case "max_execution_time":
-		// MySQL's statement timeout for SELECT (every statement the
-		// proxy runs), in milliseconds: timeout.go.
-		ms64 := int64(0)
-		if !st.Default {
-			v, err := strconv.ParseUint(strings.Trim(st.Value, "'\" "), 10, 32)
-			if err != nil {
-				return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, st.Value).
-					WithHint("max_execution_time is a whole number of milliseconds, 0 for no limit")
-			}
-			ms64 = int64(v)
-		}
-		ms.core.SetStatementTimeout(time.Duration(ms64) * time.Millisecond)
-		ms.vars[name] = strconv.FormatInt(ms64, 10)
-		return nil
+	case "max_execution_time", "max_statement_time":
+		return ms.setStatementTimeout(name, st)
 	case "version", "version_comment", "have_ssl", "hostname", "port", "license",
 		// The front end enforces max_allowed_packet: reporting another
 		// value would mislead connectors.
@@ -245,6 +233,61 @@ func (ms *mySession) set(st ir.Setting) error {
 	}
 	ms.vars[name] = v
 	return nil
+}
+
+// setStatementTimeout sets one of the MySQL client's statement timeouts:
+// MySQL's max_execution_time (whole milliseconds) or MariaDB's
+// max_statement_time (seconds, with a fraction; the mariadb CLI's users
+// know this one). Either may be set; the shorter non-zero one applies
+// (timeout.go: a cancel the proxy sends itself).
+func (ms *mySession) setStatementTimeout(name string, st ir.Setting) error {
+	v := strings.Trim(st.Value, "'\" ")
+	if st.Default {
+		v = defaultMySQLVars(ms.env)[name]
+	}
+	var d time.Duration
+	switch name {
+	case "max_execution_time":
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, st.Value).
+				WithHint("max_execution_time is a whole number of milliseconds, 0 for no limit")
+		}
+		d = time.Duration(n) * time.Millisecond
+		v = strconv.FormatUint(n, 10)
+	default: // max_statement_time
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 31536000 || math.IsNaN(f) {
+			return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, st.Value).
+				WithHint("max_statement_time is a number of seconds from 0 (no limit) to 31536000")
+		}
+		d = time.Duration(math.Round(f*1e6)) * time.Microsecond
+		v = strconv.FormatFloat(f, 'f', 6, 64)
+	}
+	ms.vars[name] = v
+	// The shorter of the two that are set.
+	other := "max_statement_time"
+	if name == other {
+		other = "max_execution_time"
+	}
+	if od := ms.timeoutVar(other); od > 0 && (d == 0 || od < d) {
+		d = od
+	}
+	ms.core.SetStatementTimeout(d)
+	return nil
+}
+
+// timeoutVar reads a statement timeout variable as stored by
+// setStatementTimeout (0: none).
+func (ms *mySession) timeoutVar(name string) time.Duration {
+	f, err := strconv.ParseFloat(ms.vars[name], 64)
+	if err != nil || f <= 0 {
+		return 0
+	}
+	if name == "max_execution_time" {
+		return time.Duration(f) * time.Millisecond
+	}
+	return time.Duration(math.Round(f*1e6)) * time.Microsecond
 }
 
 // literalValue types a SET @var value: integers and numbers as numbers.

@@ -230,8 +230,9 @@ func TestStatementTimeoutCancelStaysCancel(t *testing.T) {
 	}
 }
 
-// TestMySQLMaxExecutionTime: MySQL's max_execution_time (milliseconds) is
-// the MySQL client's statement timeout, with MySQL's error 3024.
+// TestMySQLMaxExecutionTime: MySQL's max_execution_time (milliseconds) and
+// MariaDB's max_statement_time (seconds) are the MySQL client's statement
+// timeout, with MySQL's error 3024.
 func TestMySQLMaxExecutionTime(t *testing.T) {
 	const pad = 300 * time.Millisecond
 	f := sqliteFixture(t)
@@ -263,5 +264,29 @@ func TestMySQLMaxExecutionTime(t *testing.T) {
 	myQuery(t, my, "SET max_execution_time = DEFAULT")
 	if err := my.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 27", &recorder{t: t}); err != nil {
 		t.Fatalf("after SET max_execution_time = DEFAULT: %v", err)
+	}
+
+	// MariaDB's max_statement_time, in seconds; with both set, the
+	// shorter applies.
+	if got := myQuery(t, my, "SELECT @@max_statement_time").Rows[0][0].Float; got != 0 {
+		t.Errorf("default @@max_statement_time = %v, want 0", got)
+	}
+	myQuery(t, my, "SET max_execution_time = 60000")
+	myQuery(t, my, "SET SESSION max_statement_time = 0.05")
+	if got := myQuery(t, my, "SELECT @@max_statement_time").Rows[0][0].Float; got != 0.05 {
+		t.Errorf("@@max_statement_time = %v after SET 0.05", got)
+	}
+	err = my.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 28", &recorder{t: t})
+	if e := sqlerr.As(err); e.Code != sqlerr.StatementTimeout {
+		t.Fatalf("max_statement_time 0.05 under a 60 s max_execution_time: %v, want the statement timeout", err)
+	}
+	for _, bad := range []string{"'x'", "-1", "40000000"} {
+		if err := my.Query(ctx, "SET max_statement_time = "+bad, &recorder{t: t}); !sqlerr.HasCode(err, sqlerr.InvalidParameterValue) {
+			t.Errorf("SET max_statement_time = %s: %v, want an invalid-value error", bad, err)
+		}
+	}
+	myQuery(t, my, "SET max_statement_time = DEFAULT")
+	if err := my.Query(ctx, "SELECT COUNT(*) FROM people WHERE age > 29", &recorder{t: t}); err != nil {
+		t.Fatalf("after SET max_statement_time = DEFAULT (60 s max_execution_time left): %v", err)
 	}
 }
