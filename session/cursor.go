@@ -93,9 +93,10 @@ func (s *Session) declareCursor(ctx context.Context, c *ir.Cursor, args []ir.Val
 	return Result{Tag: "DECLARE CURSOR", Notices: cost.Notices}, nil
 }
 
-// endTransaction closes the cursors declared without WITH HOLD, as
-// COMMIT and ROLLBACK do.
+// endTransaction closes the cursors declared without WITH HOLD and
+// restores what SET LOCAL replaced, as COMMIT and ROLLBACK do.
 func (s *Session) endTransaction() {
+	s.endLocalSettings()
 	for name, c := range s.cursors {
 		if c == nil || !c.hold {
 			delete(s.cursors, name)

@@ -87,8 +87,11 @@ type Session struct {
 	// stmtTimeout is the client's statement timeout (statement_timeout,
 	// max_execution_time; 0: none), timeout.go.
 	stmtTimeout time.Duration
-	inTx        bool
-	cursors     map[string]*cursor // open SQL-level cursors (cursor.go)
+	// local holds what SET LOCAL replaced in the current transaction
+	// (settings.go, setScoped).
+	local   map[string]localSetting
+	inTx    bool
+	cursors map[string]*cursor // open SQL-level cursors (cursor.go)
 }
 
 // User returns the session's user.

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/sqlerr"
@@ -121,14 +122,14 @@ func (s *Session) sessionStatement(ctx context.Context, ss *ir.Session) (Result,
 		return Result{Tag: "ROLLBACK"}, nil
 	case ir.SessionSet:
 		for _, st := range ss.Settings {
-			if err := s.set(st.Name, st.Value, st.Default); err != nil {
+			if err := s.setScoped(st); err != nil {
 				return Result{}, err
 			}
 		}
 		return Result{Tag: "SET"}, nil
 	case ir.SessionReset:
 		for _, st := range ss.Settings {
-			if err := s.set(st.Name, "", true); err != nil {
+			if err := s.setScoped(ir.Setting{Name: st.Name, Default: true}); err != nil {
 				return Result{}, err
 			}
 		}
@@ -142,6 +143,73 @@ func (s *Session) sessionStatement(ctx context.Context, ss *ir.Session) (Result,
 		return Result{}, sqlerr.New(sqlerr.FeatureNotSupported, "USE is not supported: connect to the database you need")
 	}
 	return Result{Tag: otherTag(ss)}, nil
+}
+
+// localSetting is what SET LOCAL replaced, restored when the transaction
+// ends.
+type localSetting struct {
+	value       string
+	present     bool
+	epsilon     float64
+	stmtTimeout time.Duration
+}
+
+// setScoped applies a SET or RESET with PostgreSQL's scopes: SET LOCAL
+// lasts until the transaction ends (COMMIT or ROLLBACK: endTransaction
+// restores what it replaced) and, outside a transaction block, does
+// nothing (PostgreSQL warns and ignores it). A plain SET lasts for the
+// session; made after a SET LOCAL of the same setting in the transaction,
+// it is what the end of the transaction returns to. (A plain SET is not
+// undone by ROLLBACK here, unlike PostgreSQL: the proxy's transactions
+// are only markers.)
+func (s *Session) setScoped(st ir.Setting) error {
+	n := normalizeName(st.Name)
+	if st.Scope == "local" {
+		if !s.inTx {
+			return nil
+		}
+		if _, saved := s.local[n]; !saved {
+			if s.local == nil {
+				s.local = map[string]localSetting{}
+			}
+			s.local[n] = s.saveSetting(n)
+		}
+		return s.set(st.Name, st.Value, st.Default)
+	}
+	if err := s.set(st.Name, st.Value, st.Default); err != nil {
+		return err
+	}
+	for k := range s.local {
+		if k == n || n == "all" {
+			s.local[k] = s.saveSetting(k)
+		}
+	}
+	return nil
+}
+
+// saveSetting records setting n as it is now.
+func (s *Session) saveSetting(n string) localSetting {
+	v, ok := s.settings[n]
+	return localSetting{value: v, present: ok, epsilon: s.epsilon, stmtTimeout: s.stmtTimeout}
+}
+
+// endLocalSettings restores what SET LOCAL replaced during the
+// transaction that ends.
+func (s *Session) endLocalSettings() {
+	for n, v := range s.local {
+		if v.present {
+			s.settings[n] = v.value
+		} else {
+			delete(s.settings, n)
+		}
+		switch n {
+		case "ddp.epsilon":
+			s.epsilon = v.epsilon
+		case "statement_timeout":
+			s.stmtTimeout = v.stmtTimeout
+		}
+	}
+	s.local = nil
 }
 
 // otherTag is PostgreSQL's command tag for a statement accepted without

@@ -290,3 +290,78 @@ func TestMySQLMaxExecutionTime(t *testing.T) {
 		t.Fatalf("after SET max_statement_time = DEFAULT (60 s max_execution_time left): %v", err)
 	}
 }
+
+// TestSetLocalMatchesPostgres: SET LOCAL lasts until the transaction ends
+// and does nothing outside one; a plain SET after it in the transaction
+// is what COMMIT returns to; RESET inside a transaction is a session
+// change. Each sequence runs on a live PostgreSQL and on a proxy session,
+// and SHOW statement_timeout must agree after every statement. (A plain
+// SET that ROLLBACK would undo in PostgreSQL is left out: the proxy keeps
+// it, as it says.)
+func TestSetLocalMatchesPostgres(t *testing.T) {
+	dsn := pgtest.DSN(t, "the SET LOCAL comparison with PostgreSQL")
+	conn := pgtest.Connect(t, dsn)
+	ctx := context.Background()
+	f := sqliteFixture(t)
+	for _, seq := range [][]string{
+		{"SET LOCAL statement_timeout = 50"},
+		{"BEGIN", "SET LOCAL statement_timeout = 50", "COMMIT"},
+		{"BEGIN", "SET LOCAL statement_timeout = 50", "ROLLBACK"},
+		{"SET statement_timeout = 100", "BEGIN", "SET LOCAL statement_timeout = 50", "SET LOCAL statement_timeout = 70", "COMMIT"},
+		{"BEGIN", "SET statement_timeout = 100", "SET LOCAL statement_timeout = 50", "COMMIT"},
+		{"BEGIN", "SET LOCAL statement_timeout = 50", "SET statement_timeout = 200", "COMMIT"},
+		{"SET statement_timeout = 100", "BEGIN", "SET LOCAL statement_timeout = 50", "RESET statement_timeout", "COMMIT"},
+		{"SET statement_timeout = 100", "BEGIN", "SET LOCAL statement_timeout TO DEFAULT", "COMMIT"},
+		{"BEGIN", "SET LOCAL statement_timeout = 50", "RESET ALL", "COMMIT"},
+	} {
+		for _, reset := range []string{"ROLLBACK", "RESET statement_timeout"} {
+			if _, err := conn.Exec(ctx, reset); err != nil {
+				t.Fatal(err)
+			}
+			mustQuery(t, f.s, reset)
+		}
+		for i, stmt := range seq {
+			if _, err := conn.Exec(ctx, stmt); err != nil {
+				t.Fatalf("PostgreSQL: %s: %v", stmt, err)
+			}
+			mustQuery(t, f.s, stmt)
+			var want string
+			if err := conn.QueryRow(ctx, "SHOW statement_timeout").Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			got := mustQuery(t, f.s, "SHOW statement_timeout")[0].Rows[0][0].Str
+			if got != want {
+				t.Errorf("%v, after statement %d: proxy %q, PostgreSQL %q", seq, i+1, got, want)
+			}
+		}
+	}
+}
+
+// TestSetLocalEpsilonAndTimeout: what SET LOCAL changes goes back at the
+// transaction's end for the proxy's own settings too — ε, and the
+// statement timeout that is in force, not only what SHOW says.
+func TestSetLocalEpsilonAndTimeout(t *testing.T) {
+	f := sqliteFixture(t)
+	mustQuery(t, f.s, "SET ddp.epsilon = 0.25")
+	mustQuery(t, f.s, "BEGIN; SET LOCAL ddp.epsilon = 0.5; SET LOCAL statement_timeout = 1")
+	if got := mustQuery(t, f.s, "SHOW ddp.epsilon")[0].Rows[0][0].Str; got != "0.5" {
+		t.Errorf("ε inside the transaction: %s, want 0.5", got)
+	}
+	if f.s.stmtTimeout != time.Millisecond {
+		t.Errorf("timeout inside the transaction: %v, want 1ms", f.s.stmtTimeout)
+	}
+	mustQuery(t, f.s, "ROLLBACK")
+	if got := mustQuery(t, f.s, "SHOW ddp.epsilon")[0].Rows[0][0].Str; got != "0.25" {
+		t.Errorf("ε after ROLLBACK: %s, want the session's 0.25", got)
+	}
+	if f.s.stmtTimeout != 0 {
+		t.Errorf("timeout after ROLLBACK: %v, want none", f.s.stmtTimeout)
+	}
+	// The answer is charged at the session's ε again.
+	before, _ := f.led.Spent("alice", "census")
+	mustQuery(t, f.s, "SELECT COUNT(*) FROM people WHERE age > 44")
+	after, _ := f.led.Spent("alice", "census")
+	if d := after.Epsilon - before.Epsilon; d < 0.2499 || d > 0.2501 {
+		t.Errorf("charged %v after the transaction, want 0.25", d)
+	}
+}
