@@ -89,9 +89,12 @@ type Session struct {
 	stmtTimeout time.Duration
 	// local holds what SET LOCAL replaced in the current transaction
 	// (settings.go, setScoped).
-	local   map[string]localSetting
-	inTx    bool
-	cursors map[string]*cursor // open SQL-level cursors (cursor.go)
+	local map[string]localSetting
+	// implicitTx is set while the statements of one multi-statement
+	// query string run (PostgreSQL's implicit transaction block).
+	implicitTx bool
+	inTx       bool
+	cursors    map[string]*cursor // open SQL-level cursors (cursor.go)
 }
 
 // User returns the session's user.
@@ -110,6 +113,18 @@ func (s *Session) Query(ctx context.Context, sql string, w ir.RowWriter) error {
 	if err != nil {
 		s.parseFailed(err)
 		return err
+	}
+	if len(stmts) > 1 && !s.inTx {
+		// Several statements in one query string run in an implicit
+		// transaction block (PostgreSQL): a SET LOCAL among them lasts
+		// until the string ends.
+		s.implicitTx = true
+		defer func() {
+			s.implicitTx = false
+			if !s.inTx {
+				s.endLocalSettings()
+			}
+		}()
 	}
 	for i := range stmts {
 		if _, err := s.Exec(ctx, &stmts[i], nil, w); err != nil {

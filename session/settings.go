@@ -156,8 +156,10 @@ type localSetting struct {
 
 // setScoped applies a SET or RESET with PostgreSQL's scopes: SET LOCAL
 // lasts until the transaction ends (COMMIT or ROLLBACK: endTransaction
-// restores what it replaced) and, outside a transaction block, does
-// nothing (PostgreSQL warns and ignores it). A plain SET lasts for the
+// restores what it replaced; for the statements of one query string,
+// PostgreSQL's implicit transaction block, the end of the string) and,
+// outside a transaction block, does nothing (PostgreSQL warns and
+// ignores it). A plain SET lasts for the
 // session; made after a SET LOCAL of the same setting in the transaction,
 // it is what the end of the transaction returns to. (A plain SET is not
 // undone by ROLLBACK here, unlike PostgreSQL: the proxy's transactions
@@ -165,7 +167,7 @@ type localSetting struct {
 func (s *Session) setScoped(st ir.Setting) error {
 	n := normalizeName(st.Name)
 	if st.Scope == "local" {
-		if !s.inTx {
+		if !s.inTx && !s.implicitTx {
 			return nil
 		}
 		if _, saved := s.local[n]; !saved {

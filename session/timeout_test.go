@@ -313,6 +313,11 @@ func TestSetLocalMatchesPostgres(t *testing.T) {
 		{"SET statement_timeout = 100", "BEGIN", "SET LOCAL statement_timeout = 50", "RESET statement_timeout", "COMMIT"},
 		{"SET statement_timeout = 100", "BEGIN", "SET LOCAL statement_timeout TO DEFAULT", "COMMIT"},
 		{"BEGIN", "SET LOCAL statement_timeout = 50", "RESET ALL", "COMMIT"},
+		// One query string: an implicit transaction block.
+		{"SET LOCAL statement_timeout = 5000; SELECT 1"},
+		{"SET statement_timeout = 10000; SET LOCAL statement_timeout = 5000; SELECT 1"},
+		{"SET LOCAL statement_timeout = 5000; SET statement_timeout = 7000"},
+		{"BEGIN; SET LOCAL statement_timeout = 5000", "SELECT 1", "COMMIT"},
 	} {
 		for _, reset := range []string{"ROLLBACK", "RESET statement_timeout"} {
 			if _, err := conn.Exec(ctx, reset); err != nil {
@@ -334,6 +339,24 @@ func TestSetLocalMatchesPostgres(t *testing.T) {
 				t.Errorf("%v, after statement %d: proxy %q, PostgreSQL %q", seq, i+1, got, want)
 			}
 		}
+	}
+}
+
+// TestSetLocalInOneQueryString: inside a multi-statement query string the
+// SET LOCAL is in force for the statements after it, as in PostgreSQL.
+func TestSetLocalInOneQueryString(t *testing.T) {
+	dsn := pgtest.DSN(t, "the SET LOCAL comparison with PostgreSQL")
+	conn := pgtest.Connect(t, dsn)
+	const q = "SET LOCAL statement_timeout = 50; SHOW statement_timeout"
+	res, err := conn.PgConn().Exec(context.Background(), q).ReadAll()
+	if err != nil || len(res) != 2 || len(res[1].Rows) != 1 {
+		t.Fatalf("PostgreSQL: %v, %+v", err, res)
+	}
+	want := string(res[1].Rows[0][0])
+	f := sqliteFixture(t)
+	rs := mustQuery(t, f.s, q)
+	if got := rs[1].Rows[0][0].Str; got != want || want != "50ms" {
+		t.Errorf("SHOW inside %q: proxy %q, PostgreSQL %q", q, got, want)
 	}
 }
 
