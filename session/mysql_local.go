@@ -245,7 +245,6 @@ func (ms *mySession) setStatementTimeout(name string, st ir.Setting) error {
 	if st.Default {
 		v = defaultMySQLVars(ms.env)[name]
 	}
-	var d time.Duration
 	switch name {
 	case "max_execution_time":
 		n, err := strconv.ParseUint(v, 10, 32)
@@ -253,7 +252,6 @@ func (ms *mySession) setStatementTimeout(name string, st ir.Setting) error {
 			return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, st.Value).
 				WithHint("max_execution_time is a whole number of milliseconds, 0 for no limit")
 		}
-		d = time.Duration(n) * time.Millisecond
 		v = strconv.FormatUint(n, 10)
 	default: // max_statement_time
 		f, err := strconv.ParseFloat(v, 64)
@@ -261,17 +259,13 @@ func (ms *mySession) setStatementTimeout(name string, st ir.Setting) error {
 			return sqlerr.New(sqlerr.InvalidParameterValue, "variable '%s' can't be set to the value of '%s'", st.Name, st.Value).
 				WithHint("max_statement_time is a number of seconds from 0 (no limit) to 31536000")
 		}
-		d = time.Duration(math.Round(f*1e6)) * time.Microsecond
 		v = strconv.FormatFloat(f, 'f', 6, 64)
 	}
 	ms.vars[name] = v
 	// The shorter of the two that are set.
-	other := "max_statement_time"
-	if name == other {
-		other = "max_execution_time"
-	}
-	if od := ms.timeoutVar(other); od > 0 && (d == 0 || od < d) {
-		d = od
+	d, other := ms.timeoutVar("max_execution_time"), ms.timeoutVar("max_statement_time")
+	if other > 0 && (d == 0 || other < d) {
+		d = other
 	}
 	ms.core.SetStatementTimeout(d)
 	return nil

@@ -85,7 +85,7 @@ type Session struct {
 	epsilon  float64 // 0: the user's default
 	settings map[string]string
 	// stmtTimeout is the client's statement timeout (statement_timeout,
-	// max_execution_time; 0: none), timeout.go.
+	// max_execution_time or max_statement_time; 0: none), timeout.go.
 	stmtTimeout time.Duration
 	// local holds what SET LOCAL replaced in the current transaction
 	// (settings.go, setScoped).

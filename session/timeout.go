@@ -12,11 +12,12 @@ import (
 )
 
 // A client's statement timeout (PostgreSQL's statement_timeout, MySQL's
-// max_execution_time) is a cancel the proxy sends itself when the
-// statement has run that long: the statement's context ends with
-// errStatementTimeout as its cause, and everything a client cancel does
-// follows — the backend statement is cancelled, a statement that reached
-// the backend stays charged, and a private answer held back by
+// max_execution_time, MariaDB's max_statement_time) is a cancel the proxy
+// sends itself when the statement has run that long: the statement's
+// context ends with errStatementTimeout as its cause, and everything a
+// client cancel does follows — the backend statement is cancelled, a
+// statement whose charge was reserved stays charged, and a private
+// answer held back by
 // listen.min_response_ms yields the error, not the answer. So it tells a
 // client nothing a cancel at the same moment would not (README,
 // "Timing"). The policy's backend.statement_timeout still bounds every
