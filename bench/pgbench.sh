@@ -178,21 +178,14 @@ pg_ticks() {
   done
   echo "$s"
 }
-run() { # dsn script clients -> "tps latency_ms failed transactions pgbench_cpu_seconds"
-  # times (bash) after pgbench: the second line is its children's user
-  # and system time, which is pgbench's.
-  (PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" -T "$SECS" "$1" 2>/dev/null; times) |
+run() { # dsn script clients [length] -> "tps latency_ms failed transactions pgbench_cpu_seconds"
+  # length is pgbench's -T SECS by default; -t 1 is one transaction per
+  # client (what connecting costs). times (bash) after pgbench: the second
+  # line is its children's user and system time, which is pgbench's.
+  (PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" ${4:--T "$SECS"} "$1" 2>/dev/null; times) |
     awk '/latency average/ {lat=$4} /^tps/ {tps=$3} /number of failed/ {f=$5} /actually processed/ {split($6, a, "/"); n=a[1]}
       /^[0-9]+m[0-9.]+s [0-9]+m[0-9.]+s$/ {k++; if (k == 2) {split($1, u, "m"); split($2, y, "m"); cpu = u[1] * 60 + u[2] + y[1] * 60 + y[2]}}
       END {printf "%s %s %s %s %s\n", tps+0, lat+0, f+0, n+0, cpu+0}'
-}
-# run_t1 dsn script clients: run's output for one transaction per client
-# (what connecting costs).
-run_t1() {
-  (PGPASSWORD=bench pgbench -n -M simple -f "$2" -c "$3" -j "$(($3 < 4 ? $3 : 4))" -t 1 "$1" 2>/dev/null; times) |
-    awk '/actually processed/ {split($6, a, "/"); n=a[1]}
-      /^[0-9]+m[0-9.]+s [0-9]+m[0-9.]+s$/ {k++; if (k == 2) {split($1, u, "m"); split($2, y, "m"); cpu = u[1] * 60 + u[2] + y[1] * 60 + y[2]}}
-      END {printf "0 0 0 %s %s\n", n+0, cpu+0}'
 }
 # us_per hz_ticks n: microseconds per answer of a tick count.
 us_per() { awk -v d="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", d * 1e6 / hz / n}'; }
@@ -222,7 +215,7 @@ for c in "${CLIENTS[@]}"; do
       # it: the per-answer figures below are (slice − connect-only) /
       # (answers − clients), the cost of an answer once connected.
       k0=$(proxy_ticks); h0=$(pg_ticks); e0=$(bouncer_ticks)
-      read -r _ _ _ kn kc < <(run_t1 "$(dsn_of "$t")" "$(script_of "$t")" "$c")
+      read -r _ _ _ kn kc < <(run "$(dsn_of "$t")" "$(script_of "$t")" "$c" "-t 1")
       t0=$(proxy_ticks); g0=$(pg_ticks); b0=$(bouncer_ticks)
       read -r tp la fa nt pc < <(run "$(dsn_of "$t")" "$(script_of "$t")" "$c")
       t1=$(proxy_ticks); g1=$(pg_ticks); b1=$(bouncer_ticks)

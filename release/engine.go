@@ -916,6 +916,8 @@ func (k *keyedMutex) lock(ctx context.Context, key string) (*keyLock, error) {
 	}
 	l.refs++
 	k.mu.Unlock()
+	// A free lock is taken at once, even by a statement whose ctx has
+	// just ended (the select below would pick between the two at random).
 	select {
 	case l.held <- struct{}{}:
 		return l, nil
@@ -927,7 +929,7 @@ func (k *keyedMutex) lock(ctx context.Context, key string) (*keyLock, error) {
 	case <-ctx.Done():
 		k.drop(key, l)
 		// The statement was waiting for an identical one to finish.
-		return nil, sqlerr.Wrap(sqlerr.QueryCanceled, context.Cause(ctx), "canceling statement due to user request")
+		return nil, sqlerr.Canceled(context.Cause(ctx))
 	}
 }
 

@@ -49,7 +49,7 @@ func (e *Engine) lookup(ctx context.Context, key string) (data []byte, ok bool, 
 // as an unreadable ledger. The session uses it for SHOW ddp.budget too.
 func LedgerError(ctx context.Context, err error) error {
 	if ctxend.Err(ctx) != nil {
-		return sqlerr.Wrap(sqlerr.QueryCanceled, err, "canceling statement due to user request")
+		return sqlerr.Canceled(err)
 	}
 	if sqlerr.HasCode(err, sqlerr.LedgerUnavailable) {
 		return err

@@ -33,8 +33,9 @@ func (s *Session) SetEpsilon(value string, toDefault bool) error {
 	return s.set("ddp.epsilon", value, toDefault)
 }
 
-// SetStatementTimeout sets the client's statement timeout (0: none):
-// MySQL's max_execution_time, which the MySQL layer parses.
+// SetStatementTimeout sets the client's statement timeout (0: none): the
+// shorter of MySQL's max_execution_time and MariaDB's max_statement_time,
+// which the MySQL layer parses.
 func (s *Session) SetStatementTimeout(d time.Duration) { s.stmtTimeout = d }
 
 // Names is how the session's client names the policy's tables

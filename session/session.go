@@ -354,7 +354,7 @@ func holdPrivateAnswer(ctx context.Context, deadline time.Time, err error) error
 		<-t.C
 	}
 	if cerr := ctx.Err(); cerr != nil {
-		return sqlerr.Wrap(sqlerr.QueryCanceled, cerr, "canceling statement due to user request")
+		return sqlerr.Canceled(cerr)
 	}
 	return err
 }

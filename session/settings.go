@@ -159,11 +159,10 @@ type localSetting struct {
 // restores what it replaced; for the statements of one query string,
 // PostgreSQL's implicit transaction block, the end of the string) and,
 // outside a transaction block, does nothing (PostgreSQL warns and
-// ignores it). A plain SET lasts for the
-// session; made after a SET LOCAL of the same setting in the transaction,
-// it is what the end of the transaction returns to. (A plain SET is not
-// undone by ROLLBACK here, unlike PostgreSQL: the proxy's transactions
-// are only markers.)
+// ignores it). A plain SET lasts for the session; made after a SET LOCAL
+// of the same setting in the transaction, it is what the end of the
+// transaction returns to. (A plain SET is not undone by ROLLBACK here,
+// unlike PostgreSQL: the proxy's transactions are only markers.)
 func (s *Session) setScoped(st ir.Setting) error {
 	n := normalizeName(st.Name)
 	if st.Scope == "local" {

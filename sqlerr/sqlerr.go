@@ -142,6 +142,13 @@ func Wrap(code Code, err error, msg string) *Error {
 	return &Error{Code: code, Message: msg, Cause: err}
 }
 
+// Canceled is the error of a statement its client cancelled (a
+// CancelRequest, a KILL QUERY, a dropped connection's context), in
+// PostgreSQL's words; cause says how it ended, for the log.
+func Canceled(cause error) *Error {
+	return Wrap(QueryCanceled, cause, "canceling statement due to user request")
+}
+
 // WithHint returns a copy of e with the hint set.
 func (e *Error) WithHint(format string, args ...any) *Error {
 	c := *e

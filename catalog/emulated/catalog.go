@@ -587,7 +587,7 @@ func (c *Catalog) interrupted(ctx context.Context, err error) error {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return sqlerr.Wrap(sqlerr.StatementTimeout, err, fmt.Sprintf("canceling statement: catalog queries may run for at most %v", c.timeout))
 	case ctx.Err() != nil:
-		return sqlerr.Wrap(sqlerr.QueryCanceled, err, "canceling statement due to user request")
+		return sqlerr.Canceled(err)
 	}
 	return nil
 }

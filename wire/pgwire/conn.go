@@ -350,7 +350,7 @@ func (c *conn) queryErr(err error, userCanceled bool) error {
 	if !errors.As(err, &se) {
 		switch {
 		case userCanceled:
-			return sqlerr.Wrap(sqlerr.QueryCanceled, err, "canceling statement due to user request")
+			return sqlerr.Canceled(err)
 		case c.ctx.Err() != nil:
 			return sqlerr.Wrap(sqlerr.AdminShutdown, err, "terminating connection due to administrator command")
 		}
