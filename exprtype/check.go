@@ -964,6 +964,16 @@ func (c *checker) cast(k ir.Cast, m mode) (*node, error) {
 	if t, ok := castTimeTarget(k.To); ok {
 		return c.timeCast(k, t)
 	}
+	if k.To == ir.CastNumeric {
+		// A row-level decimal is computed as a double: the same value
+		// range, and division is not an integer one. Rounding to a scale
+		// here would round each row, differently on each backend.
+		if k.Precision > 0 {
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s inside an aggregate or a WHERE clause is not supported: it would round each row: %s", k.TypeName(), ir.FormatExpr(k)).
+				WithHint("cast the aggregate instead, e.g. ROUND(AVG(x)::numeric, 2) or CAST(AVG(x) AS DECIMAL(10,2))")
+		}
+		return c.cast(ir.Cast{X: k.X, To: ir.CastDouble}, m)
+	}
 	xm := modeCompute
 	if k.To == ir.CastDouble {
 		xm = m

@@ -374,7 +374,7 @@ func (p postChecker) double(e ir.Expr, t Type) bool {
 		case ir.Cast:
 			// To double: written by the client (the checker's own
 			// conversions add 0.0, see toReal). To anything else: an
-			// integer or a text, never a double.
+			// integer, a decimal or a text, never a double.
 			found = found || n.To == ir.CastDouble
 			return false
 		case ir.Func:
@@ -450,11 +450,11 @@ func (p postChecker) cast(n ir.Cast) (ir.Expr, Type, error) {
 		return nil, 0, err
 	}
 	if t == Text {
-		if y, yt, ok := coerceLit(x, map[ir.CastType]Type{ir.CastBigint: Integer, ir.CastInteger: Integer, ir.CastDouble: Real}[n.To]); ok {
+		if y, yt, ok := coerceLit(x, map[ir.CastType]Type{ir.CastBigint: Integer, ir.CastInteger: Integer, ir.CastDouble: Real, ir.CastNumeric: Real}[n.To]); ok {
 			x, t = y, yt
 		}
 	}
-	out := ir.Cast{X: x, To: n.To}
+	out := ir.Cast{X: x, To: n.To, Precision: n.Precision, Scale: n.Scale}
 	refuse := func(why string) (ir.Expr, Type, error) {
 		return nil, 0, sqlerr.New(sqlerr.FeatureNotSupported, "CAST of %s to %s is not supported in post-processing: %s", t, n.To, why)
 	}
@@ -471,6 +471,15 @@ func (p postChecker) cast(n ir.Cast) (ir.Expr, Type, error) {
 			return out, Real, nil
 		}
 		return refuse("only numbers convert to double precision")
+	case ir.CastNumeric:
+		// A decimal, held in a double: exact for the digits a client
+		// sees (up to 15), computed as an exact number by what follows
+		// (postChecker.double), never an integer (5::numeric / 2 is 2.5).
+		switch t {
+		case Integer, Real, Null:
+			return out, Real, nil
+		}
+		return refuse("only numbers convert to numeric")
 	case ir.CastText:
 		switch t {
 		case Integer, Text, Boolean, Null:
@@ -644,7 +653,7 @@ func (ev *evaluator) eval(e ir.Expr) ir.Value {
 		}
 		return ev.eval(n.Else)
 	case ir.Cast:
-		return ev.cast(ev.eval(n.X), n.To)
+		return ev.cast(ev.eval(n.X), n)
 	}
 	return ev.fail("expression %T", e)
 }
@@ -718,11 +727,16 @@ func (ev *evaluator) arith(op ir.ArithOp, l, r ir.Value) ir.Value {
 	return ev.fail("operator %s on reals", op)
 }
 
-func (ev *evaluator) cast(x ir.Value, to ir.CastType) ir.Value {
+func (ev *evaluator) cast(x ir.Value, n ir.Cast) ir.Value {
 	if x.IsNull() {
 		return x
 	}
+	to := n.To
 	switch to {
+	case ir.CastNumeric:
+		if f, ok := x.AsFloat(); ok {
+			return ir.Float(ev.decimal(f, x.Kind == ir.KindInt, n.Precision, n.Scale))
+		}
 	case ir.CastBigint, ir.CastInteger:
 		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 		if to == ir.CastInteger {
@@ -764,6 +778,36 @@ func (ev *evaluator) cast(x ir.Value, to ir.CastType) ir.Value {
 		}
 	}
 	return ev.fail("cast of %s to %s", x.Kind, to)
+}
+
+// decimal is CAST(v AS NUMERIC(precision, scale)) (precision 0:
+// unconstrained) as the client's database computes it, held in a double.
+// A double converts to a decimal first: in PostgreSQL with 15
+// significant digits (float8_numeric, DBL_DIG), in MySQL with the
+// shortest digits that read back as the double. An integer converts
+// exactly (as far as a double holds it). The decimal then rounds half
+// away from zero to scale digits after the point. A value with more
+// than precision − scale digits before the point makes PostgreSQL fail
+// ("numeric field overflow") and MySQL saturate with a warning: the
+// proxy saturates at ±(10^(precision−scale) − 10^−scale), as it does for
+// integer casts, so that no noisy value fails the answer after the
+// charge.
+func (ev *evaluator) decimal(v float64, exact bool, precision, scale int) float64 {
+	if math.IsInf(v, 0) || v != v {
+		return v
+	}
+	if !exact && !ev.d.MySQL {
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
+	}
+	if precision == 0 {
+		return v
+	}
+	v = roundDigits(v, int64(scale))
+	// The largest value: precision nines, scale of them after the point
+	// (+Inf beyond a double's range: no limit).
+	nines := strings.Repeat("9", precision)
+	limit, _ := strconv.ParseFloat("0"+nines[:precision-scale]+"."+nines[precision-scale:]+"0", 64)
+	return max(min(v, limit), -limit)
 }
 
 // saturateFloat converts a whole double to an integer in [lo, hi]

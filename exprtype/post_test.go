@@ -169,6 +169,33 @@ func postCases() []postCase {
 		postCase{d: myD, expr: "GREATEST(NULL, 4)", want: I(4), oracle: "-", why: "MySQL's GREATEST is NULL when an argument is; the proxy skips NULLs as PostgreSQL does, in WHERE too (README)"},
 		postCase{d: pgD, expr: "CASE WHEN 1 = 1 THEN 'x' END = 'x'", want: B(true)},
 		postCase{d: pgD, expr: "2 > '1'", want: B(true)},
+		// Casts to numeric/DECIMAL: a double becomes a decimal first (15
+		// significant digits in PostgreSQL, the shortest spelling in
+		// MySQL), which then rounds half away from zero: 2.675 is stored
+		// just below 2.675, yet rounds to 2.68 as a decimal.
+		postCase{d: pgD, expr: "round(CAST(2.675 AS double precision)::numeric, 2)", want: F(2.68)},
+		postCase{d: pgD, expr: "round(CAST(2.675 AS double precision), 2)", want: F(2.67), oracle: "-",
+			why: "PostgreSQL has no round(double precision, int); the proxy rounds the binary value, which is below 2.675, as MySQL does"},
+		postCase{d: pgD, expr: "CAST(CAST(0.1 AS double precision) + CAST(0.2 AS double precision) AS numeric)", want: F(0.3)},
+		postCase{d: pgD, expr: "CAST(1 AS double precision) / 3 * 3 - 1 < 0", want: B(false)},
+		postCase{d: pgD, expr: "CAST(CAST(1 AS double precision) / 3 AS numeric)", want: F(0.333333333333333)},
+		postCase{d: pgD, expr: "CAST(12345.67 AS numeric(6,1))", want: F(12345.7)},
+		postCase{d: pgD, expr: "CAST(-2.5 AS numeric(2,0))", want: F(-3)},
+		postCase{d: pgD, expr: "CAST(-2.5 AS decimal(2))", want: F(-3)},
+		postCase{d: pgD, expr: "5::numeric / 2", want: F(2.5)},
+		postCase{d: pgD, expr: "CAST(7 AS numeric) + 1", want: F(8)},
+		postCase{d: pgD, expr: "CAST(0.045 AS numeric(3,3))", want: F(0.045)},
+		postCase{d: pgD, expr: "CAST(123.456 AS numeric(4,2))", want: F(99.99), oracle: "-",
+			why: "PostgreSQL fails with numeric field overflow; the proxy saturates as MySQL does"},
+		postCase{d: pgD, expr: "CAST(-0.9996 AS numeric(3,3))", want: F(-0.999), oracle: "-",
+			why: "PostgreSQL fails with numeric field overflow (it rounds to -1.000); the proxy saturates"},
+		postCase{d: myD, expr: "CAST(2.675e0 AS DECIMAL(10,2))", want: F(2.68)},
+		postCase{d: myD, expr: "CAST(123.456 AS DECIMAL(4,2))", want: F(99.99)},
+		postCase{d: myD, expr: "CAST(-123.456e0 AS DECIMAL(4,2))", want: F(-99.99)},
+		postCase{d: myD, expr: "CAST(2.5 AS DECIMAL)", want: F(3)},
+		postCase{d: myD, expr: "CAST(12345678901.5 AS DECIMAL)", want: F(9999999999)},
+		postCase{d: myD, expr: "CAST(7 AS DECIMAL(5,2)) / 2", want: F(3.5)},
+		postCase{d: myD, expr: "ROUND(CAST(0.285e0 AS DECIMAL(10,3)), 2)", want: F(0.29)},
 	)
 	return out
 }

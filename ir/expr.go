@@ -1,5 +1,7 @@
 package ir
 
+import "strconv"
+
 // Expr is a scalar expression in a WHERE, HAVING or ORDER BY clause. The set
 // of node types is closed: it is exactly the predicate whitelist of
 // DESIGN.md (comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - *
@@ -156,9 +158,15 @@ const (
 	CastDate
 	CastTimestamp
 	CastTimestampTZ
+	// CastNumeric is an exact decimal (NUMERIC, DECIMAL) of Cast.Precision
+	// digits, Cast.Scale of them after the point; Precision 0 is
+	// PostgreSQL's unconstrained numeric. Only post-processing computes it
+	// as a decimal (package exprtype); in a row-level expression it is a
+	// double.
+	CastNumeric
 )
 
-var castTypeText = [...]string{"bigint", "integer", "double precision", "text", "date", "timestamp", "timestamptz"}
+var castTypeText = [...]string{"bigint", "integer", "double precision", "text", "date", "timestamp", "timestamptz", "numeric"}
 
 func (t CastType) String() string { return castTypeText[t] }
 
@@ -168,6 +176,18 @@ func (t CastType) String() string { return castTypeText[t] }
 type Cast struct {
 	X  Expr
 	To CastType
+	// Precision and Scale are the type modifiers of CastNumeric
+	// (NUMERIC(Precision, Scale)); zero for every other target.
+	Precision, Scale int
+}
+
+// TypeName is the cast's target as SQL writes it: numeric(10,2) with
+// its modifiers.
+func (c Cast) TypeName() string {
+	if c.To == CastNumeric && c.Precision > 0 {
+		return "numeric(" + strconv.Itoa(c.Precision) + "," + strconv.Itoa(c.Scale) + ")"
+	}
+	return c.To.String()
 }
 
 // Clamp is X clamped to [Lo, Hi]: LEAST(GREATEST(X, Lo), Hi), NULL when X

@@ -163,7 +163,7 @@ func formatExpr(b *strings.Builder, e Expr) {
 	case Cast:
 		b.WriteString("CAST(")
 		formatExpr(b, n.X)
-		b.WriteString(" AS " + n.To.String() + ")")
+		b.WriteString(" AS " + n.TypeName() + ")")
 	case Grouping:
 		formatGrouping(b, n)
 	case Aggregate:

@@ -254,7 +254,7 @@ func filterAggregate(a ir.Aggregate, cond ir.Expr) ir.Aggregate {
 // whichever front end they use.
 const (
 	msgNotInHaving  = "%s is not supported in HAVING, ORDER BY or the select list yet; use it in WHERE"
-	msgCast         = "only casts to bigint, integer, double precision and text are supported (CAST(x AS SIGNED|DOUBLE|CHAR) in MySQL); compare with a literal of the column's type instead"
+	msgCast         = "only casts to bigint, integer, double precision, numeric/decimal (numeric(p,s) with 0 <= s <= p <= 1000), text, date, timestamp and timestamptz are supported (CAST(x AS SIGNED|DOUBLE|DECIMAL(M,D)|CHAR|DATE|DATETIME) in MySQL); compare with a literal of the column's type instead"
 	msgSubquery     = "subqueries are not supported in aggregate queries; run the subquery separately and use its result as a literal"
 	msgWindow       = "window functions are not supported here; they are computed over the output rows in the select list and ORDER BY (e.g. SUM(COUNT(*)) OVER ())"
 	msgWindowInput  = "a window function reads column %s of the input rows: windows are computed by the proxy over the noisy output rows, so they may only read aggregates and grouping keys (e.g. SUM(COUNT(*)) OVER (), SUM(SUM(x)) OVER (ORDER BY k))"

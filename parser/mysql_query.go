@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/pingcap/tidb/pkg/parser/types"
 
 	"github.com/ddp-proxy/ddp-proxy/aggregate"
 	"github.com/ddp-proxy/ddp-proxy/exprtype"
@@ -790,7 +791,8 @@ func (m *myQueryBuilder) expr(e ast.ExprNode, aggs bool) (ir.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ir.Cast{X: v, To: to}, nil
+		to.X = v
+		return to, nil
 	}
 	return nil, notAgg("%s", myUnsupportedExpr(e))
 }
@@ -854,14 +856,36 @@ func (m *myQueryBuilder) window(x *ast.WindowFuncExpr) (ir.Expr, error) {
 	return w, nil
 }
 
-// myCastType maps CAST(x AS SIGNED|DOUBLE|CHAR) and CONVERT(x, ...);
-// DATE and DATETIME; UNSIGNED (which wraps negative values), CHAR(n)
-// (which truncates), DECIMAL, FLOAT, TIME and BINARY are refused.
-func myCastType(c *ast.FuncCastExpr) (ir.CastType, bool) {
+// myCastType maps CAST(x AS SIGNED|DOUBLE|CHAR|DECIMAL(M,D)) and
+// CONVERT(x, ...) (the returned Cast has no operand); DATE and DATETIME;
+// UNSIGNED (which wraps negative values), CHAR(n) (which truncates),
+// FLOAT, TIME and BINARY are refused. DECIMAL is DECIMAL(10,0) and
+// DECIMAL(M) DECIMAL(M,0), as in MySQL.
+func myCastType(c *ast.FuncCastExpr) (ir.Cast, bool) {
 	tp := c.Tp
 	if tp == nil || c.FunctionType == ast.CastBinaryOperator {
-		return 0, false
+		return ir.Cast{}, false
 	}
+	if tp.GetType() == mysql.TypeNewDecimal {
+		out := ir.Cast{To: ir.CastNumeric, Precision: 10}
+		if tp.GetFlen() != types.UnspecifiedLength {
+			out.Precision = tp.GetFlen()
+		}
+		if tp.GetDecimal() != types.UnspecifiedLength {
+			out.Scale = tp.GetDecimal()
+		}
+		// MySQL's limits: 65 digits, 30 after the point.
+		if out.Precision < 1 || out.Precision > 65 || out.Scale < 0 || out.Scale > 30 || out.Scale > out.Precision {
+			return ir.Cast{}, false
+		}
+		return out, true
+	}
+	to, ok := myPlainCastType(tp)
+	return ir.Cast{To: to}, ok
+}
+
+// myPlainCastType maps the target types other than DECIMAL.
+func myPlainCastType(tp *types.FieldType) (ir.CastType, bool) {
 	switch tp.GetType() {
 	case mysql.TypeLonglong:
 		if mysql.HasUnsignedFlag(tp.GetFlag()) {

@@ -841,22 +841,67 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ir.Cast{X: arg, To: to}, nil
+		to.X = arg
+		return to, nil
 	}
 	return nil, notAgg("%s", pgUnsupportedExpr(n))
 }
 
-// pgCastType maps a cast's target type; modifiers (varchar(3),
-// numeric(5,2)) and arrays are refused.
-func pgCastType(tn *pg.TypeName) (ir.CastType, bool) {
-	if tn == nil || len(tn.Typmods) > 0 || len(tn.ArrayBounds) > 0 || tn.Setof {
-		return 0, false
+// pgCastType maps a cast's target type (the returned Cast has no
+// operand); the modifiers of numeric(p[,s]) are kept, others (varchar(3))
+// and arrays are refused.
+func pgCastType(tn *pg.TypeName) (ir.Cast, bool) {
+	if tn == nil || len(tn.ArrayBounds) > 0 || tn.Setof {
+		return ir.Cast{}, false
 	}
 	names := pgStrings(tn.Names)
 	if len(names) == 0 || len(names) > 2 || len(names) == 2 && names[0] != "pg_catalog" {
-		return 0, false
+		return ir.Cast{}, false
 	}
-	switch names[len(names)-1] {
+	name := names[len(names)-1]
+	if name == "numeric" || name == "decimal" {
+		return pgNumericType(tn.Typmods)
+	}
+	if len(tn.Typmods) > 0 {
+		return ir.Cast{}, false
+	}
+	to, ok := pgPlainCastType(name)
+	return ir.Cast{To: to}, ok
+}
+
+// maxNumericPrecision is PostgreSQL's NUMERIC_MAX_PRECISION; MySQL's
+// DECIMAL allows 65 digits.
+const maxNumericPrecision = 1000
+
+// pgNumericType reads numeric's modifiers: none (unconstrained), (p) or
+// (p, s) with 1 <= p <= 1000 and 0 <= s <= p. PostgreSQL 15 also allows a
+// negative scale and one above the precision; those are refused.
+func pgNumericType(mods []*pg.Node) (ir.Cast, bool) {
+	out := ir.Cast{To: ir.CastNumeric}
+	if len(mods) == 0 {
+		return out, true
+	}
+	if len(mods) > 2 {
+		return ir.Cast{}, false
+	}
+	var m [2]int
+	for i, n := range mods {
+		c := n.GetAConst()
+		if c == nil || c.GetIval() == nil {
+			return ir.Cast{}, false
+		}
+		m[i] = int(c.GetIval().Ival)
+	}
+	out.Precision, out.Scale = m[0], m[1]
+	if out.Precision < 1 || out.Precision > maxNumericPrecision || out.Scale < 0 || out.Scale > out.Precision {
+		return ir.Cast{}, false
+	}
+	return out, true
+}
+
+// pgPlainCastType maps the target types without modifiers.
+func pgPlainCastType(name string) (ir.CastType, bool) {
+	switch name {
 	case "int8", "bigint":
 		return ir.CastBigint, true
 	case "int4", "integer", "int":

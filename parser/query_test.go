@@ -487,11 +487,12 @@ func TestNotAggregate(t *testing.T) {
 		{"only", Postgres, "SELECT count(*) FROM ONLY t", "ONLY"},
 		// The HAVING evaluator (package release) lacks these: refused
 		// before the charge, not failing after it.
-		{"cast to numeric", Postgres, "SELECT count(*) FROM t WHERE a::numeric = 1", "only casts"},
+		{"cast to numeric of a negative scale", Postgres, "SELECT count(*) FROM t WHERE a::numeric(5,-2) = 1", "only casts"},
+		{"cast to numeric of a scale above the precision", Postgres, "SELECT count(*) FROM t WHERE a::numeric(2,3) = 1", "only casts"},
 		{"cast to varchar(3)", Postgres, "SELECT count(*) FROM t WHERE CAST(a AS varchar(3)) = '1'", "only casts"},
 		{"mysql cast unsigned", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS unsigned) = 1", "only casts"},
 		{"mysql cast char(3)", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS char(3)) = '1'", "only casts"},
-		{"mysql cast decimal", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS decimal) = 1", "only casts"},
+		{"mysql cast decimal beyond 65 digits", MySQL, "SELECT count(*) FROM t WHERE CAST(a AS decimal(66, 2)) = 1", "only casts"},
 		{"typed literal", Postgres, "SELECT count(*) FROM t WHERE d > TIME '10:00'", "typed literals"},
 		{"typed literal ::interval", Postgres, "SELECT count(*) FROM t WHERE d > '1 day'::interval", "interval"},
 		{"interval of two units", Postgres, "SELECT count(*) FROM t WHERE d + INTERVAL '1 day 2 hours' > d", "one whole unit"},
