@@ -219,6 +219,8 @@ func (c *checker) expr(e ir.Expr, m mode) (*node, error) {
 		return c.cast(n, m)
 	case ir.Param:
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "parameter $%d has no value", n.Index)
+	case ir.CurrentTime:
+		return nil, errUnboundTime(n)
 	case ir.Aggregate:
 		return nil, sqlerr.New(sqlerr.GroupingError, "aggregate functions are not allowed in WHERE").WithHint("use HAVING")
 	case ir.OutputRef:

@@ -265,6 +265,8 @@ func (p postChecker) check(e ir.Expr) (ir.Expr, Type, error) {
 		return p.caseExpr(n)
 	case ir.Cast:
 		return p.cast(n)
+	case ir.CurrentTime:
+		return nil, 0, errUnboundTime(n)
 	}
 	return nil, 0, sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported in post-processing (select list, HAVING, ORDER BY)", ir.FormatExpr(e))
 }

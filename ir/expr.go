@@ -23,6 +23,19 @@ type ColumnRef struct {
 // Literal is a constant.
 type Literal struct{ Value Value }
 
+// CurrentTime is the statement's time as the client's functions read it,
+// in UTC (the time zone every session reports): Kind KindTimestampTZ for
+// PostgreSQL's now() and CURRENT_TIMESTAMP, KindTimestamp for
+// LOCALTIMESTAMP and MySQL's NOW(), KindDate for CURRENT_DATE and
+// CURDATE(); Precision is the number of fractional second digits kept (6
+// in PostgreSQL, 0 for MySQL's NOW()). The session replaces it with a
+// literal before planning (BindTime), so that the time is part of the
+// statement the release is keyed by; a plan never holds one.
+type CurrentTime struct {
+	Kind      Kind
+	Precision int
+}
+
 // Param is a bind parameter ($1 in PostgreSQL, the i-th ? in MySQL),
 // 1-based. Front ends replace parameters with literals (Bind) before planning.
 type Param struct{ Index int }
@@ -228,25 +241,26 @@ type Aggregate struct {
 // stay ColumnRef and the planner resolves them against select-list aliases.
 type OutputRef struct{ Index int }
 
-func (ColumnRef) exprNode() {}
-func (Literal) exprNode()   {}
-func (Param) exprNode()     {}
-func (Compare) exprNode()   {}
-func (Between) exprNode()   {}
-func (In) exprNode()        {}
-func (Like) exprNode()      {}
-func (IsNull) exprNode()    {}
-func (And) exprNode()       {}
-func (Or) exprNode()        {}
-func (Not) exprNode()       {}
-func (Arith) exprNode()     {}
-func (Neg) exprNode()       {}
-func (Func) exprNode()      {}
-func (Case) exprNode()      {}
-func (Cast) exprNode()      {}
-func (Clamp) exprNode()     {}
-func (Aggregate) exprNode() {}
-func (OutputRef) exprNode() {}
+func (ColumnRef) exprNode()   {}
+func (Literal) exprNode()     {}
+func (Param) exprNode()       {}
+func (CurrentTime) exprNode() {}
+func (Compare) exprNode()     {}
+func (Between) exprNode()     {}
+func (In) exprNode()          {}
+func (Like) exprNode()        {}
+func (IsNull) exprNode()      {}
+func (And) exprNode()         {}
+func (Or) exprNode()          {}
+func (Not) exprNode()         {}
+func (Arith) exprNode()       {}
+func (Neg) exprNode()         {}
+func (Func) exprNode()        {}
+func (Case) exprNode()        {}
+func (Cast) exprNode()        {}
+func (Clamp) exprNode()       {}
+func (Aggregate) exprNode()   {}
+func (OutputRef) exprNode()   {}
 
 // Walk calls fn for e and every sub-expression, depth first, stopping
 // early when fn returns false for a node (its children are skipped).

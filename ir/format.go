@@ -160,6 +160,15 @@ func formatExpr(b *strings.Builder, e Expr) {
 			formatExpr(b, n.Else)
 		}
 		b.WriteString(" END)")
+	case CurrentTime:
+		switch n.Kind {
+		case KindDate:
+			b.WriteString("CURRENT_DATE")
+		case KindTimestamp:
+			b.WriteString("LOCALTIMESTAMP")
+		default:
+			b.WriteString("now()")
+		}
 	case Cast:
 		b.WriteString("CAST(")
 		formatExpr(b, n.X)

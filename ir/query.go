@@ -242,12 +242,17 @@ type Query struct {
 // none), so a front end can describe a prepared statement.
 func (q *Query) NumParams() int {
 	n := 0
-	visit := func(e Expr) bool {
+	q.WalkExprs(func(e Expr) bool {
 		if p, ok := e.(Param); ok && p.Index > n {
 			n = p.Index
 		}
 		return true
-	}
+	})
+	return n
+}
+
+// WalkExprs walks (Walk) every expression RewriteExprs rewrites.
+func (q *Query) WalkExprs(visit func(Expr) bool) {
 	Walk(q.Where, visit)
 	Walk(q.Having, visit)
 	for _, g := range q.GroupBy {
@@ -258,12 +263,14 @@ func (q *Query) NumParams() int {
 		Walk(it.Expr, visit) // GROUP BY 1 may make it a key
 	}
 	stageExprs(q.Stages, func(e *Expr) { Walk(*e, visit) })
-	return n
 }
 
 // Bind returns a copy of q with every Param replaced by args[Index-1].
-func (q *Query) Bind(args []Value) (*Query, error) {
-	bind := func(e Expr) (Expr, error) {
+func (q *Query) Bind(args []Value) (*Query, error) { return q.RewriteExprs(bindParams(args)) }
+
+// bindParams replaces each Param with its value.
+func bindParams(args []Value) func(Expr) (Expr, error) {
+	return func(e Expr) (Expr, error) {
 		if p, ok := e.(Param); ok {
 			if p.Index < 1 || p.Index > len(args) {
 				return nil, &BindError{Index: p.Index, Have: len(args)}
@@ -272,6 +279,11 @@ func (q *Query) Bind(args []Value) (*Query, error) {
 		}
 		return e, nil
 	}
+}
+
+// RewriteExprs returns a copy of q with every expression rewritten by
+// bind (Rewrite: bottom up), q itself unchanged.
+func (q *Query) RewriteExprs(bind func(Expr) (Expr, error)) (*Query, error) {
 	c := *q
 	var err error
 	if c.Where, err = Rewrite(q.Where, bind); err != nil {

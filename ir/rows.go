@@ -50,7 +50,11 @@ func (q *RowQuery) RowExprs(fn func(*Expr)) {
 }
 
 // Bind returns a copy of q with every Param replaced by args[Index-1].
-func (q *RowQuery) Bind(args []Value) (*RowQuery, error) {
+func (q *RowQuery) Bind(args []Value) (*RowQuery, error) { return q.RewriteExprs(bindParams(args)) }
+
+// RewriteExprs returns a copy of q with every expression rewritten by
+// bind (Rewrite: bottom up), q itself unchanged.
+func (q *RowQuery) RewriteExprs(bind func(Expr) (Expr, error)) (*RowQuery, error) {
 	c := *q
 	c.Items = append([]RowItem(nil), q.Items...)
 	c.OrderBy = append([]OrderItem(nil), q.OrderBy...)
@@ -59,15 +63,7 @@ func (q *RowQuery) Bind(args []Value) (*RowQuery, error) {
 		if err != nil {
 			return
 		}
-		*e, err = Rewrite(*e, func(x Expr) (Expr, error) {
-			if p, ok := x.(Param); ok {
-				if p.Index < 1 || p.Index > len(args) {
-					return nil, &BindError{Index: p.Index, Have: len(args)}
-				}
-				return Literal{Value: args[p.Index-1]}, nil
-			}
-			return x, nil
-		})
+		*e, err = Rewrite(*e, bind)
 	})
 	if err != nil {
 		return nil, err

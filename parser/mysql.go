@@ -192,7 +192,7 @@ func mySelect(n ast.StmtNode) ir.Statement {
 		st.NotAggregate, st.Ungrouped = err.Error(), ungroupedQuery(err)
 		return st
 	}
-	st.Query = q
+	st.Query = foldTimeConsts(q, true)
 	return st
 }
 

@@ -856,6 +856,40 @@ func (m *myQueryBuilder) window(x *ast.WindowFuncExpr) (ir.Expr, error) {
 	return w, nil
 }
 
+// myCurrentTime converts NOW([fsp]) and its synonyms (CURRENT_TIMESTAMP,
+// LOCALTIMESTAMP, LOCALTIME, UTC_TIMESTAMP: a DATETIME of fsp fractional
+// digits, 0 by default) and CURDATE() (CURRENT_DATE, UTC_DATE) into the
+// statement's time, in UTC (every session's time zone).
+func myCurrentTime(name string, args []ast.ExprNode) (ir.Expr, error) {
+	if name == "curdate" || name == "current_date" || name == "utc_date" {
+		if len(args) != 0 {
+			return nil, notAgg("function %s takes no arguments", name)
+		}
+		return ir.CurrentTime{Kind: ir.KindDate}, nil
+	}
+	fsp := 0
+	if len(args) > 1 {
+		return nil, notAgg("function %s takes at most one argument", name)
+	}
+	if len(args) == 1 {
+		v, ok := args[0].(ast.ValueExpr)
+		n, isInt := int64(0), false
+		if ok {
+			switch d := v.GetValue().(type) {
+			case int64:
+				n, isInt = d, true
+			case uint64:
+				n, isInt = int64(d), d <= 6
+			}
+		}
+		if !isInt || n < 0 || n > 6 {
+			return nil, notAgg("the precision of %s must be a whole number from 0 to 6", name)
+		}
+		fsp = int(n)
+	}
+	return ir.CurrentTime{Kind: ir.KindTimestamp, Precision: fsp}, nil
+}
+
 // myCastType maps CAST(x AS SIGNED|DOUBLE|CHAR|DECIMAL(M,D)) and
 // CONVERT(x, ...) (the returned Cast has no operand); DATE and DATETIME;
 // UNSIGNED (which wraps negative values), CHAR(n) (which truncates),
@@ -1013,6 +1047,10 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 	}
 	canon := name
 	switch name {
+	case "now", "current_timestamp", "localtimestamp", "localtime", "utc_timestamp", "curdate", "current_date", "utc_date":
+		return myCurrentTime(name, f.Args)
+	case "sysdate":
+		return nil, notAgg("function sysdate changes during the statement; use NOW()")
 	case "grouping":
 		// MySQL 8's GROUPING(k, ...) of a WITH ROLLUP query.
 		if !aggs {

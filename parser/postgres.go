@@ -146,7 +146,7 @@ func pgSelect(n *pg.Node, s *pg.SelectStmt) ir.Statement {
 		st.NotAggregate, st.Ungrouped = err.Error(), ungroupedQuery(err)
 		return st
 	}
-	st.Query = q
+	st.Query = foldTimeConsts(q, false)
 	return st
 }
 

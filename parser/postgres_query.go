@@ -829,6 +829,8 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 			return nil, err
 		}
 		return callFunc(name, name, args, aggs)
+	case *pg.Node_SqlvalueFunction:
+		return pgCurrentTime(x.SqlvalueFunction)
 	case *pg.Node_TypeCast:
 		to, ok := pgCastType(x.TypeCast.TypeName)
 		switch {
@@ -845,6 +847,26 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		return to, nil
 	}
 	return nil, notAgg("%s", pgUnsupportedExpr(n))
+}
+
+// pgCurrentTime converts CURRENT_DATE, CURRENT_TIMESTAMP[(p)] and
+// LOCALTIMESTAMP[(p)] into the statement's time; CURRENT_TIME and
+// LOCALTIME (a time of day, a type the proxy does not have) and the
+// session's user and schema names are refused in a query over tables.
+func pgCurrentTime(f *pg.SQLValueFunction) (ir.Expr, error) {
+	precision := 6
+	if f.Typmod >= 0 && f.Typmod < 6 {
+		precision = int(f.Typmod)
+	}
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return ir.CurrentTime{Kind: ir.KindDate}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		return ir.CurrentTime{Kind: ir.KindTimestampTZ, Precision: precision}, nil
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return ir.CurrentTime{Kind: ir.KindTimestamp, Precision: precision}, nil
+	}
+	return nil, notAgg("%s", pgUnsupportedExpr(&pg.Node{Node: &pg.Node_SqlvalueFunction{SqlvalueFunction: f}}))
 }
 
 // pgCastType maps a cast's target type (the returned Cast has no
@@ -1263,6 +1285,17 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		return nil, notAgg("function %s is not allowed in predicates; allowed: %s", name, allowedFuncs())
 	}
 	canon := strings.TrimPrefix(name, "pg_catalog.")
+	switch canon {
+	case "now", "transaction_timestamp", "statement_timestamp":
+		// The statement's time (the transaction's is the same here: each
+		// statement is its own transaction to the backend).
+		if len(f.Args) != 0 {
+			return nil, notAgg("function %s takes no arguments", canon)
+		}
+		return ir.CurrentTime{Kind: ir.KindTimestampTZ, Precision: 6}, nil
+	case "clock_timestamp", "timeofday":
+		return nil, notAgg("function %s changes during the statement; use now() or CURRENT_TIMESTAMP", canon)
+	}
 	if canon == "unix_timestamp" {
 		// MySQL's; PostgreSQL would fail the query.
 		return nil, notAgg("function unix_timestamp does not exist in PostgreSQL; write extract(epoch FROM t)")

@@ -170,7 +170,7 @@ func (s *Session) describe(ctx context.Context, st *ir.Statement, nParams int) (
 			return r.Columns, err
 		}
 	}
-	bound, err := bindStatement(st, nulls)
+	bound, err := s.bindStatement(st, nulls)
 	if err != nil {
 		return nil, err
 	}

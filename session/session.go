@@ -15,6 +15,7 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
+	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -251,7 +252,7 @@ func (s *Session) foreign() bool { return s.dialect.String() != s.p.pol.Backend.
 
 // planBound binds st's parameters and plans it.
 func (s *Session) planBound(ctx context.Context, st *ir.Statement, args []ir.Value) (*planner.Plan, error) {
-	bound, err := bindStatement(st, args)
+	bound, err := s.bindStatement(st, args)
 	if err != nil {
 		return nil, err
 	}
@@ -360,13 +361,13 @@ func holdPrivateAnswer(ctx context.Context, deadline time.Time, err error) error
 }
 
 // bindStatement returns st with its parameters bound (a copy; cached
-// statements are shared).
-func bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
+// statements are shared), then its current time bound (bindTime).
+func (s *Session) bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
 	if st.NumParams > len(args) {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "the statement has %d parameters but %d values were bound", st.NumParams, len(args))
 	}
 	if (st.Query == nil && st.Rows == nil) || st.NumParams == 0 {
-		return st, nil
+		return bindTime(st, time.Now(), s.dialect == parser.MySQL)
 	}
 	c := *st
 	if st.Query != nil {
@@ -379,7 +380,67 @@ func bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
 	if err := bindRows(&c, args); err != nil {
 		return nil, err
 	}
+	return bindTime(&c, time.Now(), s.dialect == parser.MySQL)
+}
+
+// currentTimeFuncs are the names parsers turn into ir.CurrentTime, as
+// ir.Statement.Functions lists them.
+var currentTimeFuncs = map[string]bool{
+	"now": true, "pg_catalog.now": true, "transaction_timestamp": true, "pg_catalog.transaction_timestamp": true,
+	"statement_timestamp": true, "pg_catalog.statement_timestamp": true, "current_date": true,
+	"current_timestamp": true, "localtimestamp": true, "localtime": true, "utc_timestamp": true, "curdate": true, "utc_date": true,
+}
+
+// bindTime replaces the statement's current time — NOW(), CURRENT_DATE
+// and the like (ir.CurrentTime) — with its value at now, in UTC, and folds
+// the date arithmetic of constants around it (exprtype.FoldTime), so that
+// a relative date filter is a plain comparison with a literal. The time
+// is read once per statement, as PostgreSQL reads it once per
+// transaction; being a literal of the statement, it is part of what the
+// release is keyed by: the same query at another time is another
+// release (and another charge), unless it truncates the time to a day or
+// month that has not changed.
+func bindTime(st *ir.Statement, now time.Time, mysql bool) (*ir.Statement, error) {
+	uses := false
+	for _, f := range st.Functions {
+		uses = uses || currentTimeFuncs[f]
+	}
+	if !uses || st.Query == nil && st.Rows == nil {
+		return st, nil
+	}
+	now = now.UTC()
+	bind := func(e ir.Expr) (ir.Expr, error) {
+		if ct, ok := e.(ir.CurrentTime); ok {
+			return ir.Literal{Value: currentTime(now, ct)}, nil
+		}
+		return exprtype.FoldTime(e, mysql), nil
+	}
+	c := *st
+	var err error
+	if st.Query != nil {
+		if c.Query, err = st.Query.RewriteExprs(bind); err != nil {
+			return nil, err
+		}
+	}
+	if st.Rows != nil {
+		if c.Rows, err = st.Rows.RewriteExprs(bind); err != nil {
+			return nil, err
+		}
+	}
 	return &c, nil
+}
+
+// currentTime is ct's value at now (UTC): a date, or a timestamp with
+// ct.Precision fractional digits (truncated).
+func currentTime(now time.Time, ct ir.CurrentTime) ir.Value {
+	if ct.Kind == ir.KindDate {
+		return ir.TimeValue(ir.KindDate, now)
+	}
+	unit := time.Second
+	for range ct.Precision {
+		unit /= 10
+	}
+	return ir.TimeValue(ct.Kind, now.Truncate(max(unit, time.Microsecond)))
 }
 
 // passthrough streams a public or catalog query's rows from the backend
@@ -598,7 +659,7 @@ func (s *Session) explain(ctx context.Context, inner *ir.Statement, args []ir.Va
 	case inner.Kind != ir.StmtSelect:
 		x = planner.Explanation{StatementClass: inner.Kind.String(), Notes: []string{"changes or shows session state only"}}
 	default:
-		bound, err := bindStatement(inner, args)
+		bound, err := s.bindStatement(inner, args)
 		if err != nil {
 			return Result{}, err
 		}

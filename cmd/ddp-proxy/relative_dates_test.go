@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// TestRelativeDateFilters: the relative date filters BI tools send —
+// Metabase's "previous N days" (date_trunc('day', NOW() + INTERVAL '-N
+// day') ≤ t < date_trunc('day', NOW())), CURRENT_DATE - N, MySQL's NOW() -
+// INTERVAL N DAY and CURDATE() — are answered (they were refused:
+// "function now is not allowed in predicates"). The time is read once per
+// statement and becomes a literal of the backend query, so a filter
+// truncated to the day is the same release all day: its repeat is free,
+// while NOW() - INTERVAL, different at each call, is charged each time.
+func TestRelativeDateFilters(t *testing.T) {
+	pgAddr, myAddr := startDemoBoth(t)
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var notices []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		notices = append(notices, n.Message)
+		mu.Unlock()
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	lastNotice := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(notices) == 0 {
+			return ""
+		}
+		return notices[len(notices)-1]
+	}
+	// The demo's check-ins are from 2009 and 2010: 6,000 days back from
+	// 2026 reaches them.
+	metabase := `SELECT COUNT(*) FROM "checkins" WHERE "checkins"."checkin_time" >= date_trunc('day', (NOW() + INTERVAL '-6000 day')) AND "checkins"."checkin_time" < date_trunc('day', NOW())`
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		day := time.Now().UTC().Format(time.DateOnly)
+		var first, second int64
+		if err := conn.QueryRow(ctx, metabase, mode).Scan(&first); err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		if err := conn.QueryRow(ctx, metabase, mode).Scan(&second); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().UTC().Format(time.DateOnly) != day {
+			t.Skip("the day changed during the test")
+		}
+		if first != second || !strings.Contains(lastNotice(), "answered from the earlier release at no cost") {
+			t.Errorf("%v: the same day's filter gave %d then %d (notice %q): want the repeat answered from the release", mode, first, second, lastNotice())
+		}
+		if first < 1000 {
+			t.Errorf("%v: %d check-ins in the previous 6000 days: the filter should reach the demo's 2009–2010 data", mode, first)
+		}
+	}
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL '6000 days'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if notice := lastNotice(); !strings.Contains(notice, "spent") {
+		t.Errorf("NOW() - INTERVAL: notice %q, want a charge (a new time, a new release)", notice)
+	}
+	// CURRENT_DATE and date arithmetic of literals, in EXPLAIN: the
+	// backend gets the date as an argument.
+	var plan []string
+	rows, err := conn.Query(ctx, "EXPLAIN SELECT COUNT(*) FROM checkins WHERE checkin_time >= CURRENT_DATE - 7 AND checkin_time < DATE '2027-01-01' - 1", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	week := time.Now().UTC().AddDate(0, 0, -7).Format(time.DateOnly)
+	if text := strings.Join(plan, "\n"); !strings.Contains(text, "args: "+week) || !strings.Contains(text, "2026-12-31") {
+		t.Errorf("EXPLAIN of CURRENT_DATE - 7 and DATE '2027-01-01' - 1:\n%s\nwant the arguments %s and 2026-12-31", text, week)
+	}
+	if _, err := conn.Exec(ctx, "SELECT COUNT(*) FROM checkins WHERE checkin_time >= clock_timestamp()"); err == nil || !strings.Contains(err.Error(), "changes during the statement") {
+		t.Errorf("clock_timestamp(): %v, want a refusal that says why", err)
+	}
+
+	db, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL 6000 DAY",
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= date_add(CURDATE(), INTERVAL -6000 day) AND DATE(checkin_time) < CURDATE()",
+	} {
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Errorf("MySQL %s: %v", q, err)
+		} else if n < 1000 {
+			t.Errorf("MySQL %s = %d: the filter should reach the demo's data", q, n)
+		}
+	}
+}
