@@ -25,7 +25,7 @@ func boundWhere(t *testing.T, d parser.Dialect, expr string, now time.Time) ir.E
 	if stmts[0].Query == nil {
 		t.Fatalf("%s: not an aggregate: %s", expr, stmts[0].NotAggregate)
 	}
-	st, err := bindTime(&stmts[0], now, d == parser.MySQL)
+	st, err := BindTime(&stmts[0], now, d == parser.MySQL)
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
@@ -67,7 +67,7 @@ func TestBindTimeValues(t *testing.T) {
 	}
 	// A statement without the current time is not copied.
 	stmts, _ := parser.Parse(parser.Postgres, "SELECT COUNT(*) FROM t WHERE d >= DATE '2024-01-01'")
-	if st, _ := bindTime(&stmts[0], now, false); st != &stmts[0] {
+	if st, _ := BindTime(&stmts[0], now, false); st != &stmts[0] {
 		t.Error("a statement without the current time was copied")
 	}
 	for _, refused := range []string{"clock_timestamp()", "CURRENT_TIME", "now(1)"} {

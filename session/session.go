@@ -361,13 +361,13 @@ func holdPrivateAnswer(ctx context.Context, deadline time.Time, err error) error
 }
 
 // bindStatement returns st with its parameters bound (a copy; cached
-// statements are shared), then its current time bound (bindTime).
+// statements are shared), then its current time bound (BindTime).
 func (s *Session) bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
 	if st.NumParams > len(args) {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "the statement has %d parameters but %d values were bound", st.NumParams, len(args))
 	}
 	if (st.Query == nil && st.Rows == nil) || st.NumParams == 0 {
-		return bindTime(st, time.Now(), s.dialect == parser.MySQL)
+		return BindTime(st, time.Now(), s.dialect == parser.MySQL)
 	}
 	c := *st
 	if st.Query != nil {
@@ -380,7 +380,7 @@ func (s *Session) bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statemen
 	if err := bindRows(&c, args); err != nil {
 		return nil, err
 	}
-	return bindTime(&c, time.Now(), s.dialect == parser.MySQL)
+	return BindTime(&c, time.Now(), s.dialect == parser.MySQL)
 }
 
 // currentTimeFuncs are the names parsers turn into ir.CurrentTime, as
@@ -391,7 +391,7 @@ var currentTimeFuncs = map[string]bool{
 	"current_timestamp": true, "localtimestamp": true, "localtime": true, "utc_timestamp": true, "curdate": true, "utc_date": true,
 }
 
-// bindTime replaces the statement's current time — NOW(), CURRENT_DATE
+// BindTime replaces the statement's current time — NOW(), CURRENT_DATE
 // and the like (ir.CurrentTime) — with its value at now, in UTC, and folds
 // the date arithmetic of constants around it (exprtype.FoldTime), so that
 // a relative date filter is a plain comparison with a literal. The time
@@ -400,7 +400,7 @@ var currentTimeFuncs = map[string]bool{
 // release is keyed by: the same query at another time is another
 // release (and another charge), unless it truncates the time to a day or
 // month that has not changed.
-func bindTime(st *ir.Statement, now time.Time, mysql bool) (*ir.Statement, error) {
+func BindTime(st *ir.Statement, now time.Time, mysql bool) (*ir.Statement, error) {
 	uses := false
 	for _, f := range st.Functions {
 		uses = uses || currentTimeFuncs[f]

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
@@ -110,6 +111,10 @@ func explainStatement(p *planner.Planner, user *policies.User, d parser.Dialect,
 	}
 	if st.NumParams > 0 {
 		return planner.Refusal(sqlerr.New(sqlerr.InvalidParameterValue, "the query has %d parameters: explain needs literal values", st.NumParams))
+	}
+	st, err := session.BindTime(st, time.Now(), d == parser.MySQL) // NOW(): as the proxy would read it now
+	if err != nil {
+		return planner.Refusal(err)
 	}
 	pl, err := p.Plan(planner.Request{User: user, Epsilon: eps, Dialect: d.String(), Statement: st})
 	if err != nil {
