@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -279,6 +280,16 @@ func (s *Session) private(ctx context.Context, st *ir.Statement, pl *planner.Pla
 	cost := ir.Cost{Private: true, Cached: res.Cached, Epsilon: res.Charged.Epsilon, Delta: res.Charged.Delta}
 	if s.wantsNotices() {
 		cost.Notices = []string{costNotice(pl, res)}
+		if !res.Cached && !res.NoRows {
+			if step := timeStep(st, s.dialect == parser.MySQL); step != "" {
+				day := "date_trunc('day', now()) or CURRENT_DATE"
+				if s.dialect == parser.MySQL {
+					day = "DATE(NOW()) or CURDATE()"
+				}
+				cost.Notices = append(cost.Notices, "ddp: this query reads the current time to the "+step+
+					", so asked again a "+step+" later it is a new query, charged again. Truncated to the day ("+day+") it would be answered from this release for the rest of the day")
+			}
+		}
 	}
 	if err := w.Columns(privateColumns(pl)); err != nil {
 		return cost, err
@@ -391,6 +402,17 @@ var currentTimeFuncs = map[string]bool{
 	"current_timestamp": true, "localtimestamp": true, "localtime": true, "utc_timestamp": true, "curdate": true, "utc_date": true,
 }
 
+// usesCurrentTime reports whether st calls a function that reads the
+// current time.
+func usesCurrentTime(st *ir.Statement) bool {
+	for _, f := range st.Functions {
+		if currentTimeFuncs[f] {
+			return true
+		}
+	}
+	return false
+}
+
 // BindTime replaces the statement's current time — NOW(), CURRENT_DATE
 // and the like (ir.CurrentTime) — with its value at now, in UTC, and folds
 // the date arithmetic of constants around it (exprtype.FoldTime), so that
@@ -401,11 +423,7 @@ var currentTimeFuncs = map[string]bool{
 // release (and another charge), unless it truncates the time to a day or
 // month that has not changed.
 func BindTime(st *ir.Statement, now time.Time, mysql bool) (*ir.Statement, error) {
-	uses := false
-	for _, f := range st.Functions {
-		uses = uses || currentTimeFuncs[f]
-	}
-	if !uses || st.Query == nil && st.Rows == nil {
+	if !usesCurrentTime(st) || st.Query == nil && st.Rows == nil {
 		return st, nil
 	}
 	now = now.UTC()
@@ -428,6 +446,33 @@ func BindTime(st *ir.Statement, now time.Time, mysql bool) (*ir.Statement, error
 		}
 	}
 	return &c, nil
+}
+
+// timeStep reports how finely st depends on the current time: "second",
+// "minute" or "hour" when binding it a second, a minute or an hour apart
+// (from noon, where no truncation to the day or the hour is crossed)
+// gives another statement, "" when it does not read the time or only its
+// day or a coarser unit. A statement that reads the time more finely than
+// the day is a new release nearly every time it is asked.
+func timeStep(st *ir.Statement, mysql bool) string {
+	if !usesCurrentTime(st) {
+		return ""
+	}
+	noon := time.Now().UTC().Truncate(24 * time.Hour).Add(12 * time.Hour)
+	at, err := BindTime(st, noon, mysql)
+	if err != nil {
+		return ""
+	}
+	for _, step := range []struct {
+		d    time.Duration
+		name string
+	}{{time.Second, "second"}, {time.Minute, "minute"}, {time.Hour, "hour"}} {
+		later, err := BindTime(st, noon.Add(step.d), mysql)
+		if err == nil && !reflect.DeepEqual(at, later) {
+			return step.name
+		}
+	}
+	return ""
 }
 
 // currentTime is ct's value at now (UTC): a date, or a timestamp with

@@ -41,6 +41,17 @@ func TestRelativeDateFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// since returns the notices after the first k.
+	since := func(k int) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(notices[k:], "\n")
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(notices)
+	}
 	lastNotice := func() string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -55,8 +66,12 @@ func TestRelativeDateFilters(t *testing.T) {
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 		day := time.Now().UTC().Format(time.DateOnly)
 		var first, second int64
+		k := count()
 		if err := conn.QueryRow(ctx, metabase, mode).Scan(&first); err != nil {
 			t.Fatalf("%v: %v", mode, err)
+		}
+		if strings.Contains(since(k), "reads the current time") {
+			t.Errorf("%v: a filter truncated to the day was warned about: %s", mode, since(k))
 		}
 		if err := conn.QueryRow(ctx, metabase, mode).Scan(&second); err != nil {
 			t.Fatal(err)
@@ -71,12 +86,21 @@ func TestRelativeDateFilters(t *testing.T) {
 			t.Errorf("%v: %d check-ins in the previous 6000 days: the filter should reach the demo's 2009–2010 data", mode, first)
 		}
 	}
+	// Read to the microsecond, a new release each time: charged, and the
+	// analyst is told why and how to avoid it; truncated to the hour, the
+	// same within the hour.
 	var n int64
-	if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL '6000 days'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if notice := lastNotice(); !strings.Contains(notice, "spent") {
-		t.Errorf("NOW() - INTERVAL: notice %q, want a charge (a new time, a new release)", notice)
+	for q, step := range map[string]string{
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL '6000 days'":                      "second",
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= date_trunc('hour', NOW()) - INTERVAL '6000 days'": "hour",
+	} {
+		k := count()
+		if err := conn.QueryRow(ctx, q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if got := since(k); !strings.Contains(got, "spent") || !strings.Contains(got, "reads the current time to the "+step+", so asked again a "+step+" later") {
+			t.Errorf("%s: notices %q, want a charge and the warning that the time is read to the %s", q, got, step)
+		}
 	}
 	// CURRENT_DATE and date arithmetic of literals, in EXPLAIN: the
 	// backend gets the date as an argument.
