@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ddp-proxy/ddp-proxy/demo"
 	"github.com/ddp-proxy/ddp-proxy/policies"
@@ -40,6 +43,58 @@ func loadPolicyText(t testing.TB, dir, yaml string) *policies.Policy {
 		t.Fatal(err)
 	}
 	return pol
+}
+
+// noticeLog holds the NOTICE messages a connection received, in order.
+type noticeLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+// count returns how many notices have arrived.
+func (l *noticeLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.msgs)
+}
+
+// since returns the notices after the first k, a line each.
+func (l *noticeLog) since(k int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.msgs[k:], "\n")
+}
+
+// last returns the latest notice ("" before any).
+func (l *noticeLog) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.msgs) == 0 {
+		return ""
+	}
+	return l.msgs[len(l.msgs)-1]
+}
+
+// connectNotices connects pgx to url (its default query mode), collecting
+// the notices it receives; closed when the test ends.
+func connectNotices(t testing.TB, url string) (*pgx.Conn, *noticeLog) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &noticeLog{}
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		log.mu.Lock()
+		log.msgs = append(log.msgs, n.Message)
+		log.mu.Unlock()
+	}
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn, log
 }
 
 // connectPgxURL connects pgx to url in the given mode, closed when the

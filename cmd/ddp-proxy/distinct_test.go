@@ -5,11 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestCountDistinctOverTheWire asks the demo for distinct counts through
@@ -22,22 +18,7 @@ import (
 func TestCountDistinctOverTheWire(t *testing.T) {
 	pgAddr, myAddr := startDemoBoth(t)
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var notices []string
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		notices = append(notices, n.Message)
-		mu.Unlock()
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn, notices := connectNotices(t, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr))
 	if _, err := conn.Exec(ctx, "SET ddp.epsilon = 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +29,7 @@ func TestCountDistinctOverTheWire(t *testing.T) {
 	if users < 1500-40 || users > 1500+40 {
 		t.Errorf("COUNT(DISTINCT user_id) = %d, true 1500 with noise scale 1", users)
 	}
-	mu.Lock()
-	last := notices[len(notices)-1]
-	mu.Unlock()
+	last := notices.last()
 	if !strings.Contains(last, "users: noise scale 1,") {
 		t.Errorf("notice %q does not state the distinct count's noise", last)
 	}

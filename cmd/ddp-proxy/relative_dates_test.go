@@ -5,13 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestRelativeDateFilters: the relative date filters BI tools send —
@@ -25,53 +23,19 @@ import (
 func TestRelativeDateFilters(t *testing.T) {
 	pgAddr, myAddr := startDemoBoth(t)
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var notices []string
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		notices = append(notices, n.Message)
-		mu.Unlock()
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	// since returns the notices after the first k.
-	since := func(k int) string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(notices[k:], "\n")
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(notices)
-	}
-	lastNotice := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(notices) == 0 {
-			return ""
-		}
-		return notices[len(notices)-1]
-	}
+	conn, notices := connectNotices(t, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr))
 	// The demo's check-ins are from 2009 and 2010: 6,000 days back from
 	// 2026 reaches them.
 	metabase := `SELECT COUNT(*) FROM "checkins" WHERE "checkins"."checkin_time" >= date_trunc('day', (NOW() + INTERVAL '-6000 day')) AND "checkins"."checkin_time" < date_trunc('day', NOW())`
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 		day := time.Now().UTC().Format(time.DateOnly)
 		var first, second int64
-		k := count()
+		k := notices.count()
 		if err := conn.QueryRow(ctx, metabase, mode).Scan(&first); err != nil {
 			t.Fatalf("%v: %v", mode, err)
 		}
-		if strings.Contains(since(k), "reads the current time") {
-			t.Errorf("%v: a filter truncated to the day was warned about: %s", mode, since(k))
+		if strings.Contains(notices.since(k), "reads the current time") {
+			t.Errorf("%v: a filter truncated to the day was warned about: %s", mode, notices.since(k))
 		}
 		if err := conn.QueryRow(ctx, metabase, mode).Scan(&second); err != nil {
 			t.Fatal(err)
@@ -79,8 +43,8 @@ func TestRelativeDateFilters(t *testing.T) {
 		if time.Now().UTC().Format(time.DateOnly) != day {
 			t.Skip("the day changed during the test")
 		}
-		if first != second || !strings.Contains(lastNotice(), "answered from the earlier release at no cost") {
-			t.Errorf("%v: the same day's filter gave %d then %d (notice %q): want the repeat answered from the release", mode, first, second, lastNotice())
+		if first != second || !strings.Contains(notices.last(), "answered from the earlier release at no cost") {
+			t.Errorf("%v: the same day's filter gave %d then %d (notice %q): want the repeat answered from the release", mode, first, second, notices.last())
 		}
 		if first < 1000 {
 			t.Errorf("%v: %d check-ins in the previous 6000 days: the filter should reach the demo's 2009–2010 data", mode, first)
@@ -91,14 +55,14 @@ func TestRelativeDateFilters(t *testing.T) {
 	// same within the hour.
 	var n int64
 	for q, step := range map[string]string{
-		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL '6000 days'":                      "second",
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL '6000 days'":                     "second",
 		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= date_trunc('hour', NOW()) - INTERVAL '6000 days'": "hour",
 	} {
-		k := count()
+		k := notices.count()
 		if err := conn.QueryRow(ctx, q).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if got := since(k); !strings.Contains(got, "spent") || !strings.Contains(got, "reads the current time to the "+step+", so asked again a "+step+" later") {
+		if got := notices.since(k); !strings.Contains(got, "spent") || !strings.Contains(got, "reads the current time to the "+step+", so asked again a "+step+" later") {
 			t.Errorf("%s: notices %q, want a charge and the warning that the time is read to the %s", q, got, step)
 		}
 	}
