@@ -24,9 +24,9 @@ func TestRelativeDateFilters(t *testing.T) {
 	pgAddr, myAddr := startDemoBoth(t)
 	ctx := context.Background()
 	conn, notices := connectNotices(t, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr))
-	// The demo's check-ins are from 2009 and 2010: 6,000 days back from
-	// 2026 reaches them.
-	metabase := `SELECT COUNT(*) FROM "checkins" WHERE "checkins"."checkin_time" >= date_trunc('day', (NOW() + INTERVAL '-6000 day')) AND "checkins"."checkin_time" < date_trunc('day', NOW())`
+	// The demo's check-ins are from 2009 and 2010: 20,000 days (55
+	// years) back from any day until the 2060s reaches them.
+	metabase := `SELECT COUNT(*) FROM "checkins" WHERE "checkins"."checkin_time" >= date_trunc('day', (NOW() + INTERVAL '-20000 day')) AND "checkins"."checkin_time" < date_trunc('day', NOW())`
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 		day := time.Now().UTC().Format(time.DateOnly)
 		var first, second int64
@@ -47,7 +47,7 @@ func TestRelativeDateFilters(t *testing.T) {
 			t.Errorf("%v: the same day's filter gave %d then %d (notice %q): want the repeat answered from the release", mode, first, second, notices.last())
 		}
 		if first < 1000 {
-			t.Errorf("%v: %d check-ins in the previous 6000 days: the filter should reach the demo's 2009–2010 data", mode, first)
+			t.Errorf("%v: %d check-ins in the previous 20000 days: the filter should reach the demo's 2009–2010 data", mode, first)
 		}
 	}
 	// Read to the microsecond, a new release each time: charged, and the
@@ -55,8 +55,8 @@ func TestRelativeDateFilters(t *testing.T) {
 	// same within the hour.
 	var n int64
 	for q, step := range map[string]string{
-		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL '6000 days'":                     "second",
-		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= date_trunc('hour', NOW()) - INTERVAL '6000 days'": "hour",
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL '20000 days'":                     "second",
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= date_trunc('hour', NOW()) - INTERVAL '20000 days'": "hour",
 	} {
 		k := notices.count()
 		if err := conn.QueryRow(ctx, q).Scan(&n); err != nil {
@@ -97,8 +97,8 @@ func TestRelativeDateFilters(t *testing.T) {
 	}
 	defer db.Close()
 	for _, q := range []string{
-		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL 6000 DAY",
-		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= date_add(CURDATE(), INTERVAL -6000 day) AND DATE(checkin_time) < CURDATE()",
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL 20000 DAY",
+		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= date_add(CURDATE(), INTERVAL -20000 day) AND DATE(checkin_time) < CURDATE()",
 	} {
 		if err := db.QueryRow(q).Scan(&n); err != nil {
 			t.Errorf("MySQL %s: %v", q, err)
