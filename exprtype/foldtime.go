@@ -26,6 +26,8 @@ func errUnboundTime(n ir.CurrentTime) error {
 //   - t ± INTERVAL 'n unit' (date_add): AddInterval (whole months clip
 //     to the month's last day, as both databases do);
 //   - date_trunc(unit, t): TruncTime;
+//   - t AT TIME ZONE 'UTC' (at_utc): the same instant as the other type
+//     (timestamp ↔ timestamptz);
 //   - CAST(t AS date|timestamp|timestamptz), MySQL's DATE(t): a
 //     timestamp's date is its day in UTC, a date's timestamp its
 //     midnight;
@@ -47,6 +49,13 @@ func FoldTime(e ir.Expr, mysql bool) ir.Expr {
 			if ok1 && ok2 && ok3 && count.Value.Kind == ir.KindInt && unit.Value.Kind == ir.KindString {
 				if v, ok := AddInterval(t, count.Value.Int, strings.ToLower(unit.Value.Str)); ok {
 					return ir.Literal{Value: v}
+				}
+			}
+		case n.Name == "at_utc" && len(n.Args) == 1:
+			// t AT TIME ZONE 'UTC': the same instant as the other type.
+			if l, ok := n.Args[0].(ir.Literal); ok {
+				if k, ok := atUTCKind(l.Value.Kind); ok {
+					return ir.Literal{Value: ir.Value{Kind: k, Int: l.Value.Int}}
 				}
 			}
 		case n.Name == "date_trunc" && len(n.Args) == 2:

@@ -101,6 +101,8 @@ func TestBindTimeFoldsLikePostgres(t *testing.T) {
 		"(now() %[1]s INTERVAL '%[2]d %[3]s')::date",
 		"date_trunc('%[4]s', CURRENT_DATE %[1]s %[2]d)",
 		"LOCALTIMESTAMP %[1]s INTERVAL '%[2]d %[3]s'",
+		"(now() AT TIME ZONE 'UTC') %[1]s INTERVAL '%[2]d %[3]s'",
+		"date_trunc('%[4]s', (now() AT TIME ZONE 'UTC') %[1]s INTERVAL '%[2]d %[3]s') AT TIME ZONE 'UTC'",
 		"date_trunc('%[4]s', TIMESTAMP '2024-02-29 13:14:15' %[1]s INTERVAL '%[2]d %[3]s') %[1]s INTERVAL '%[2]d day'",
 	}
 	checked := 0
