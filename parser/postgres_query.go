@@ -794,6 +794,10 @@ func pgExpr(n *pg.Node, aggs bool) (ir.Expr, error) {
 		return ir.Literal{Value: v}, nil
 	case *pg.Node_ParamRef:
 		return ir.Param{Index: int(x.ParamRef.Number)}, nil
+	case *pg.Node_SubLink:
+		if e := pgScalarConst(x.SubLink); e != nil {
+			return pgExpr(e, aggs)
+		}
 	case *pg.Node_BoolExpr:
 		return pgBool(x.BoolExpr, aggs)
 	case *pg.Node_AExpr:
@@ -1236,6 +1240,47 @@ func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	return ir.Arith{Op: arith, L: l, R: r}, nil
 }
 
+// pgIntervalText is the text an interval is read from: a string
+// constant, or a whole number concatenated with one ((-6 || ' day'), as
+// Looker writes its relative dates).
+func pgIntervalText(n *pg.Node) (string, bool) {
+	if c := n.GetAConst(); c != nil && c.GetSval() != nil {
+		return c.GetSval().Sval, true
+	}
+	a := n.GetAExpr()
+	if a == nil || a.Kind != pg.A_Expr_Kind_AEXPR_OP || len(a.Name) != 1 || a.Name[0].GetString_().GetSval() != "||" {
+		return "", false
+	}
+	l, r := a.Lexpr.GetAConst(), a.Rexpr.GetAConst()
+	if l == nil || l.GetIval() == nil || r == nil || r.GetSval() == nil {
+		return "", false
+	}
+	return strconv.FormatInt(int64(l.GetIval().Ival), 10) + r.GetSval().Sval, true
+}
+
+// pgScalarConst returns the expression of a scalar subquery that reads
+// nothing — (SELECT expr), no FROM, WHERE, GROUP BY, HAVING, window,
+// LIMIT, set operation or CTE —, which is that expression (its one row);
+// nil for any other subquery. Looker wraps its relative date bounds so:
+// ((SELECT (DATE_TRUNC('day', CURRENT_TIMESTAMP) + (-6 || ' day')::INTERVAL))).
+func pgScalarConst(l *pg.SubLink) *pg.Node {
+	if l.SubLinkType != pg.SubLinkType_EXPR_SUBLINK || l.Testexpr != nil {
+		return nil
+	}
+	sel := l.Subselect.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 || len(sel.FromClause) > 0 || sel.WhereClause != nil ||
+		len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.WindowClause) > 0 || len(sel.DistinctClause) > 0 ||
+		sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.SortClause) > 0 || sel.WithClause != nil ||
+		sel.Op != pg.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
+		return nil
+	}
+	t := sel.TargetList[0].GetResTarget()
+	if t == nil || t.Val == nil {
+		return nil
+	}
+	return t.Val
+}
+
 // pgInterval reads INTERVAL 'n unit' (and 'n unit'::interval); isInterval
 // is set for any interval constant, err when it is not one the
 // expression language supports.
@@ -1248,17 +1293,17 @@ func pgInterval(n *pg.Node) (count int64, unit string, isInterval bool, err erro
 	if len(names) == 0 || names[len(names)-1] != "interval" {
 		return 0, "", false, nil
 	}
-	c := tc.Arg.GetAConst()
-	if c == nil || c.GetSval() == nil || len(tc.TypeName.Typmods) > 0 {
+	text, isText := pgIntervalText(tc.Arg)
+	if !isText || len(tc.TypeName.Typmods) > 0 {
 		return 0, "", true, notAgg("only intervals of one whole unit are supported: INTERVAL '3 months', '1 day', '2 hours'")
 	}
-	count, unit, ok := exprtype.ParseInterval(c.GetSval().Sval)
+	count, unit, ok := exprtype.ParseInterval(text)
 	if !ok {
 		return 0, "", true, notAgg("only intervals of one whole unit are supported: INTERVAL '3 months', '1 day', '2 hours'")
 	}
 	if unit == "quarter" {
 		// MySQL's unit, not PostgreSQL's: there the query would fail.
-		return 0, "", true, notAgg("PostgreSQL has no interval of quarters (%q): write INTERVAL '%d months'", c.GetSval().Sval, 3*count)
+		return 0, "", true, notAgg("PostgreSQL has no interval of quarters (%q): write INTERVAL '%d months'", text, 3*count)
 	}
 	return count, unit, true, nil
 }

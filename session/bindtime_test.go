@@ -102,6 +102,8 @@ func TestBindTimeFoldsLikePostgres(t *testing.T) {
 		"date_trunc('%[4]s', CURRENT_DATE %[1]s %[2]d)",
 		"LOCALTIMESTAMP %[1]s INTERVAL '%[2]d %[3]s'",
 		"(now() AT TIME ZONE 'UTC') %[1]s INTERVAL '%[2]d %[3]s'",
+		// Looker's bounds: a FROM-less scalar subquery, a concatenated interval.
+		"((SELECT (DATE_TRUNC('%[4]s', CURRENT_TIMESTAMP) + (%[5]s%[2]d || ' %[3]s')::INTERVAL)))",
 		"date_trunc('%[4]s', (now() AT TIME ZONE 'UTC') %[1]s INTERVAL '%[2]d %[3]s') AT TIME ZONE 'UTC'",
 		"date_trunc('%[4]s', TIMESTAMP '2024-02-29 13:14:15' %[1]s INTERVAL '%[2]d %[3]s') %[1]s INTERVAL '%[2]d day'",
 	}
@@ -118,7 +120,7 @@ func TestBindTimeFoldsLikePostgres(t *testing.T) {
 		unit := units[rng.IntN(len(units))]
 		trunc := []string{"year", "quarter", "month", "week", "day", "hour", "minute"}[rng.IntN(7)]
 		form := forms[rng.IntN(len(forms))]
-		expr := fmt.Sprintf(form, sign, n, unit, trunc)
+		expr := fmt.Sprintf(form, sign, n, unit, trunc, map[string]string{"+": "", "-": "-"}[sign])
 		got := boundWhere(t, parser.Postgres, expr, now)
 		lit, folded := got.(ir.Literal)
 		if !folded {
@@ -129,7 +131,7 @@ func TestBindTimeFoldsLikePostgres(t *testing.T) {
 			continue
 		}
 		ts := "TIMESTAMPTZ '" + now.Truncate(time.Microsecond).Format("2006-01-02 15:04:05.999999Z07:00") + "'"
-		oracle := strings.NewReplacer("now()", ts, "LOCALTIMESTAMP", "("+ts+")::timestamp", "CURRENT_DATE", "("+ts+")::date").Replace(expr)
+		oracle := strings.NewReplacer("now()", ts, "CURRENT_TIMESTAMP", ts, "LOCALTIMESTAMP", "("+ts+")::timestamp", "CURRENT_DATE", "("+ts+")::date").Replace(expr)
 		var want int64
 		if err := conn.QueryRow(ctx, "SELECT (extract(epoch FROM ("+oracle+")::timestamp) * 1000000)::bigint").Scan(&want); err != nil {
 			t.Fatalf("%s: %v", oracle, err)
