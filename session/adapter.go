@@ -38,6 +38,11 @@ func (s *Session) SetEpsilon(value string, toDefault bool) error {
 // which the MySQL layer parses.
 func (s *Session) SetStatementTimeout(d time.Duration) { s.stmtTimeout = d }
 
+// SetTimeZone records the MySQL client's time_zone (SYSTEM is UTC here):
+// a statement that reads the current time is refused in another zone
+// (bindStatement). A PostgreSQL client's is its TimeZone setting.
+func (s *Session) SetTimeZone(z string) { s.mysqlZone = z }
+
 // Names is how the session's client names the policy's tables
 // (policies.Policy.Resolve).
 func (s *Session) Names() policies.Names { return s.names() }

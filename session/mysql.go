@@ -86,6 +86,7 @@ type mysqlCore interface {
 	Epsilon() float64
 	SetEpsilon(value string, toDefault bool) error
 	SetStatementTimeout(d time.Duration)
+	SetTimeZone(z string)
 	Names() policies.Names
 	Policy() *policies.Policy
 	Exposed(ctx context.Context) ([]emulated.Exposed, error)

@@ -214,6 +214,9 @@ func (ms *mySession) set(st ir.Setting) error {
 	if st.Default {
 		if v, ok := defaultMySQLVars(ms.env)[name]; ok {
 			ms.vars[name] = v
+			if name == "time_zone" {
+				ms.core.SetTimeZone(v)
+			}
 		}
 		return nil
 	}
@@ -232,6 +235,9 @@ func (ms *mySession) set(st ir.Setting) error {
 		}
 	}
 	ms.vars[name] = v
+	if name == "time_zone" {
+		ms.core.SetTimeZone(v)
+	}
 	return nil
 }
 

@@ -89,6 +89,8 @@ type Session struct {
 	// stmtTimeout is the client's statement timeout (statement_timeout,
 	// max_execution_time or max_statement_time; 0: none), timeout.go.
 	stmtTimeout time.Duration
+	// mysqlZone is a MySQL client's time_zone ("" or SYSTEM: UTC).
+	mysqlZone string
 	// local holds what SET LOCAL replaced in the current transaction
 	// (settings.go, setScoped).
 	local map[string]localSetting
@@ -374,6 +376,18 @@ func holdPrivateAnswer(ctx context.Context, deadline time.Time, err error) error
 // bindStatement returns st with its parameters bound (a copy; cached
 // statements are shared), then its current time bound (BindTime).
 func (s *Session) bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
+	if z := s.timeZone(); usesCurrentTime(st) && !utcZone(z) {
+		// PostgreSQL would read CURRENT_DATE, date_trunc('day', now())
+		// and now()::date in the session's zone; here every date is
+		// computed in UTC (the backends' sessions too), so the answer
+		// would fall on other day boundaries than the client asked for.
+		set := "SET TIME ZONE 'UTC'"
+		if s.dialect == parser.MySQL {
+			set = "SET time_zone = '+00:00'"
+		}
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the current time is read in UTC, the time zone every date is computed in here, and this session's time zone is %s", z).
+			WithHint("%s, or write the dates as literals", set)
+	}
 	if st.NumParams > len(args) {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "the statement has %d parameters but %d values were bound", st.NumParams, len(args))
 	}
@@ -400,6 +414,22 @@ var currentTimeFuncs = map[string]bool{
 	"now": true, "pg_catalog.now": true, "transaction_timestamp": true, "pg_catalog.transaction_timestamp": true,
 	"statement_timestamp": true, "pg_catalog.statement_timestamp": true, "current_date": true,
 	"current_timestamp": true, "localtimestamp": true, "localtime": true, "utc_timestamp": true, "curdate": true, "utc_date": true,
+}
+
+// timeZone is the time zone the client set: PostgreSQL's TimeZone, or
+// MySQL's time_zone (SetTimeZone).
+func (s *Session) timeZone() string {
+	if s.dialect == parser.MySQL {
+		return s.mysqlZone
+	}
+	return s.settings["timezone"]
+}
+
+// utcZone reports whether the client's zone z is UTC (MySQL's SYSTEM is:
+// system_time_zone says UTC).
+func utcZone(z string) bool {
+	z = strings.Trim(z, "'\" ")
+	return z == "" || strings.EqualFold(z, "system") || exprtype.IsUTCZone(z)
 }
 
 // usesCurrentTime reports whether st calls a function that reads the

@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestRelativeDateFilters: the relative date filters BI tools send —
@@ -91,11 +93,46 @@ func TestRelativeDateFilters(t *testing.T) {
 		t.Errorf("clock_timestamp(): %v, want a refusal that says why", err)
 	}
 
+	// In another session time zone the day boundaries of CURRENT_DATE and
+	// date_trunc('day', now()) would be that zone's, while every date is
+	// computed in UTC here: refused, before any charge, until the zone is
+	// UTC again.
+	before := showBudget(t, conn)
+	if _, err := conn.Exec(ctx, "SET TIME ZONE 'Europe/Paris'"); err != nil {
+		t.Fatal(err)
+	}
+	var pe *pgconn.PgError
+	if err := conn.QueryRow(ctx, metabase).Scan(&n); !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, "Europe/Paris") {
+		t.Errorf("the Metabase filter in Europe/Paris: %v, want 0A000 naming the zone", err)
+	}
+	if after := showBudget(t, conn); after != before {
+		t.Errorf("budget %q after the refusal, was %q", after, before)
+	}
+	if _, err := conn.Exec(ctx, "SET TIME ZONE 'UTC'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, metabase).Scan(&n); err != nil {
+		t.Errorf("the Metabase filter back in UTC: %v", err)
+	}
+
 	db, err := sql.Open("mysql", fmt.Sprintf("analyst:demo@tcp(%s)/demo", myAddr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// A pool: one connection, so that SET time_zone applies to the next
+	// statements.
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("SET time_zone = '+02:00'"); err != nil {
+		t.Fatal(err)
+	}
+	var me *gomysql.MySQLError
+	if err := db.QueryRow("SELECT COUNT(*) FROM checkins WHERE checkin_time >= CURDATE() - INTERVAL 20000 DAY").Scan(&n); !errors.As(err, &me) || !strings.Contains(me.Message, "+02:00") {
+		t.Errorf("MySQL CURDATE() at time_zone +02:00: %v, want a refusal naming the zone", err)
+	}
+	if _, err := db.Exec("SET time_zone = '+00:00'"); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= NOW() - INTERVAL 20000 DAY",
 		"SELECT COUNT(*) FROM checkins WHERE checkin_time >= date_add(CURDATE(), INTERVAL -20000 day) AND DATE(checkin_time) < CURDATE()",
