@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"github.com/ddp-proxy/ddp-proxy/backends"
 	"github.com/ddp-proxy/ddp-proxy/catalog"
 	"github.com/ddp-proxy/ddp-proxy/catalog/emulated"
-	"github.com/ddp-proxy/ddp-proxy/exprtype"
 	"github.com/ddp-proxy/ddp-proxy/ir"
 	"github.com/ddp-proxy/ddp-proxy/parser"
 	"github.com/ddp-proxy/ddp-proxy/planner"
@@ -283,13 +281,8 @@ func (s *Session) private(ctx context.Context, st *ir.Statement, pl *planner.Pla
 	if s.wantsNotices() {
 		cost.Notices = []string{costNotice(pl, res)}
 		if !res.Cached && !res.NoRows {
-			if step := timeStep(st, s.dialect == parser.MySQL); step != "" {
-				day := "date_trunc('day', now()) or CURRENT_DATE"
-				if s.dialect == parser.MySQL {
-					day = "DATE(NOW()) or CURDATE()"
-				}
-				cost.Notices = append(cost.Notices, "ddp: this query reads the current time to the "+step+
-					", so asked again a "+step+" later it is a new query, charged again. Truncated to the day ("+day+") it would be answered from this release for the rest of the day")
+			if n := s.timeNotice(st); n != "" {
+				cost.Notices = append(cost.Notices, n)
 			}
 		}
 	}
@@ -376,17 +369,8 @@ func holdPrivateAnswer(ctx context.Context, deadline time.Time, err error) error
 // bindStatement returns st with its parameters bound (a copy; cached
 // statements are shared), then its current time bound (BindTime).
 func (s *Session) bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statement, error) {
-	if z := s.timeZone(); usesCurrentTime(st) && !utcZone(z) {
-		// PostgreSQL would read CURRENT_DATE, date_trunc('day', now())
-		// and now()::date in the session's zone; here every date is
-		// computed in UTC (the backends' sessions too), so the answer
-		// would fall on other day boundaries than the client asked for.
-		set := "SET TIME ZONE 'UTC'"
-		if s.dialect == parser.MySQL {
-			set = "SET time_zone = '+00:00'"
-		}
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "the current time is read in UTC, the time zone every date is computed in here, and this session's time zone is %s", z).
-			WithHint("%s, or write the dates as literals", set)
+	if err := s.checkTimeZone(st); err != nil {
+		return nil, err
 	}
 	if st.NumParams > len(args) {
 		return nil, sqlerr.New(sqlerr.InvalidParameterValue, "the statement has %d parameters but %d values were bound", st.NumParams, len(args))
@@ -406,116 +390,6 @@ func (s *Session) bindStatement(st *ir.Statement, args []ir.Value) (*ir.Statemen
 		return nil, err
 	}
 	return BindTime(&c, time.Now(), s.dialect == parser.MySQL)
-}
-
-// currentTimeFuncs are the names parsers turn into ir.CurrentTime, as
-// ir.Statement.Functions lists them.
-var currentTimeFuncs = map[string]bool{
-	"now": true, "pg_catalog.now": true, "transaction_timestamp": true, "pg_catalog.transaction_timestamp": true,
-	"statement_timestamp": true, "pg_catalog.statement_timestamp": true, "current_date": true,
-	"current_timestamp": true, "localtimestamp": true, "localtime": true, "utc_timestamp": true, "curdate": true, "utc_date": true,
-}
-
-// timeZone is the time zone the client set: PostgreSQL's TimeZone, or
-// MySQL's time_zone (SetTimeZone).
-func (s *Session) timeZone() string {
-	if s.dialect == parser.MySQL {
-		return s.mysqlZone
-	}
-	return s.settings["timezone"]
-}
-
-// utcZone reports whether the client's zone z is UTC (MySQL's SYSTEM is:
-// system_time_zone says UTC).
-func utcZone(z string) bool {
-	z = strings.Trim(z, "'\" ")
-	return z == "" || strings.EqualFold(z, "system") || exprtype.IsUTCZone(z)
-}
-
-// usesCurrentTime reports whether st calls a function that reads the
-// current time.
-func usesCurrentTime(st *ir.Statement) bool {
-	for _, f := range st.Functions {
-		if currentTimeFuncs[f] {
-			return true
-		}
-	}
-	return false
-}
-
-// BindTime replaces the statement's current time — NOW(), CURRENT_DATE
-// and the like (ir.CurrentTime) — with its value at now, in UTC, and folds
-// the date arithmetic of constants around it (exprtype.FoldTime), so that
-// a relative date filter is a plain comparison with a literal. The time
-// is read once per statement, as PostgreSQL reads it once per
-// transaction; being a literal of the statement, it is part of what the
-// release is keyed by: the same query at another time is another
-// release (and another charge), unless it truncates the time to a day or
-// month that has not changed.
-func BindTime(st *ir.Statement, now time.Time, mysql bool) (*ir.Statement, error) {
-	if !usesCurrentTime(st) || st.Query == nil && st.Rows == nil {
-		return st, nil
-	}
-	now = now.UTC()
-	bind := func(e ir.Expr) (ir.Expr, error) {
-		if ct, ok := e.(ir.CurrentTime); ok {
-			return ir.Literal{Value: currentTime(now, ct)}, nil
-		}
-		return exprtype.FoldTime(e, mysql), nil
-	}
-	c := *st
-	var err error
-	if st.Query != nil {
-		if c.Query, err = st.Query.RewriteExprs(bind); err != nil {
-			return nil, err
-		}
-	}
-	if st.Rows != nil {
-		if c.Rows, err = st.Rows.RewriteExprs(bind); err != nil {
-			return nil, err
-		}
-	}
-	return &c, nil
-}
-
-// timeStep reports how finely st depends on the current time: "second",
-// "minute" or "hour" when binding it a second, a minute or an hour apart
-// (from noon, where no truncation to the day or the hour is crossed)
-// gives another statement, "" when it does not read the time or only its
-// day or a coarser unit. A statement that reads the time more finely than
-// the day is a new release nearly every time it is asked.
-func timeStep(st *ir.Statement, mysql bool) string {
-	if !usesCurrentTime(st) {
-		return ""
-	}
-	noon := time.Now().UTC().Truncate(24 * time.Hour).Add(12 * time.Hour)
-	at, err := BindTime(st, noon, mysql)
-	if err != nil {
-		return ""
-	}
-	for _, step := range []struct {
-		d    time.Duration
-		name string
-	}{{time.Second, "second"}, {time.Minute, "minute"}, {time.Hour, "hour"}} {
-		later, err := BindTime(st, noon.Add(step.d), mysql)
-		if err == nil && !reflect.DeepEqual(at, later) {
-			return step.name
-		}
-	}
-	return ""
-}
-
-// currentTime is ct's value at now (UTC): a date, or a timestamp with
-// ct.Precision fractional digits (truncated).
-func currentTime(now time.Time, ct ir.CurrentTime) ir.Value {
-	if ct.Kind == ir.KindDate {
-		return ir.TimeValue(ir.KindDate, now)
-	}
-	unit := time.Second
-	for range ct.Precision {
-		unit /= 10
-	}
-	return ir.TimeValue(ct.Kind, now.Truncate(max(unit, time.Microsecond)))
 }
 
 // passthrough streams a public or catalog query's rows from the backend

@@ -68,6 +68,19 @@ func TestRelativeDateFilters(t *testing.T) {
 			t.Errorf("%s: notices %q, want a charge and the warning that the time is read to the %s", q, got, step)
 		}
 	}
+	// The time in the select list only is post-processing: the release
+	// is the same whenever it is asked, and no warning says otherwise.
+	k := notices.count()
+	var at string // a time constant of the select list comes back as text (README)
+	if err := conn.QueryRow(ctx, "SELECT COUNT(*), now() FROM checkins WHERE checkin_time >= DATE '2010-02-01'").Scan(&n, &at); err != nil {
+		t.Fatal(err)
+	}
+	if got := notices.since(k); !strings.Contains(got, "spent") || strings.Contains(got, "reads the current time") {
+		t.Errorf("now() in the select list: notices %q, want a charge and no warning about the time", got)
+	}
+	if ts, err := time.Parse("2006-01-02 15:04:05.999999-07", at); err != nil || time.Since(ts) < 0 || time.Since(ts) > time.Minute {
+		t.Errorf("now() in the select list is %q (%v): want the statement's time", at, err)
+	}
 	// CURRENT_DATE and date arithmetic of literals, in EXPLAIN: the
 	// backend gets the date as an argument.
 	var plan []string
