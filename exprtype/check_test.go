@@ -388,3 +388,39 @@ func TestFunctionTable(t *testing.T) {
 		t.Error("sleep is in the table")
 	}
 }
+
+// TestRowLevelNumericIsDouble: on rows, x::numeric is computed as a double
+// precision, so it must be analysed exactly as CAST(x AS double precision)
+// — the same lowered expression, or the same refusal where the double
+// could overflow or divide by zero — and a numeric(p,s), which would round
+// each row, is refused before anything runs.
+func TestRowLevelNumericIsDouble(t *testing.T) {
+	for _, w := range []string{
+		"age::numeric / 2 > 10",
+		"salary::numeric * score > 1",
+		"huge::numeric * huge::numeric * huge::numeric * huge::numeric * huge::numeric * huge::numeric > 1",
+		"score::numeric * score::numeric * score::numeric * score::numeric * score::numeric * 1e300 > 1",
+		"age::numeric / (age - 17) > 1",
+		"raw::numeric > 1",
+		"note::numeric > 1",
+		"'1.5'::numeric < score",
+	} {
+		double := strings.ReplaceAll(w, "::numeric", "::double precision")
+		got, gotErr := exprtype.Predicate(where(t, parser.Postgres, w), testColumns)
+		want, wantErr := exprtype.Predicate(where(t, parser.Postgres, double), testColumns)
+		switch {
+		case (gotErr == nil) != (wantErr == nil):
+			t.Errorf("%s: %v, but %s: %v", w, gotErr, double, wantErr)
+		case gotErr != nil:
+			if sqlerr.As(gotErr).Code != sqlerr.As(wantErr).Code {
+				t.Errorf("%s: %v, but %s: %v", w, gotErr, double, wantErr)
+			}
+		case ir.FormatExpr(got) != ir.FormatExpr(want):
+			t.Errorf("%s lowers to %s, %s to %s", w, ir.FormatExpr(got), double, ir.FormatExpr(want))
+		}
+	}
+	_, err := exprtype.Predicate(where(t, parser.Postgres, "score::numeric(5,1) > 1"), testColumns)
+	if !sqlerr.HasCode(err, sqlerr.FeatureNotSupported) {
+		t.Errorf("numeric(5,1) on rows: %v, want 0A000", err)
+	}
+}

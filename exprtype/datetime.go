@@ -80,6 +80,16 @@ func convertTime(v ir.Value, t Type) (ir.Value, bool) {
 	return ir.Value{Kind: t.Kind(), Int: v.Int}, true
 }
 
+// castTimeValue is CAST(v AS t) of a time value v to a time type t, as
+// PostgreSQL computes it in UTC: convertTime, and where that keeps the
+// type (a timestamp to a date) the timestamp's day.
+func castTimeValue(v ir.Value, t Type) ir.Value {
+	if out, ok := convertTime(v, t); ok {
+		return out
+	}
+	return ir.Date(floorDivInt(v.Int, ir.MicrosPerDay))
+}
+
 // unifyTimes converts the date and time literals among ns to the type of
 // the first operand that is not a literal, when that is a date or time.
 func unifyTimes(ns []*node) error {
@@ -153,19 +163,12 @@ func (c *checker) timeCast(k ir.Cast, t Type) (*node, error) {
 		return n, nil
 	}
 	if l, ok := x.x.(ir.Literal); ok && l.Value.IsTime() {
-		v, ok := convertTime(l.Value, t)
-		if !ok && t == Date {
-			// A timestamp literal's date: exact.
-			v, ok = ir.Date(floorDivInt(l.Value.Int, ir.MicrosPerDay)), true
+		n, err := literal(ir.Literal{Value: castTimeValue(l.Value, t)})
+		if err != nil {
+			return nil, err
 		}
-		if ok {
-			n, err := literal(ir.Literal{Value: v})
-			if err != nil {
-				return nil, err
-			}
-			n.src = k
-			return n, nil
-		}
+		n.src = k
+		return n, nil
 	}
 	from := x.info.Type
 	out := &node{x: ir.Cast{X: x.x, To: k.To}, src: k, twice: x.twice}

@@ -75,12 +75,7 @@ func FoldTime(e ir.Expr, mysql bool) ir.Expr {
 			// parses it against the column it meets.
 			return e
 		}
-		if v, ok := convertTime(l.Value, to); ok {
-			return ir.Literal{Value: v}
-		}
-		if to == Date {
-			return ir.Literal{Value: ir.Date(floorDivInt(l.Value.Int, ir.MicrosPerDay))}
-		}
+		return ir.Literal{Value: castTimeValue(l.Value, to)}
 	case ir.Arith:
 		if mysql || n.Op != ir.OpAdd && n.Op != ir.OpSub {
 			return e

@@ -25,8 +25,11 @@ var currentTimeFuncs = map[string]bool{
 // is computed in UTC (the backends' sessions too), so the answer would
 // fall on other day boundaries than the client asked for.
 func (s *Session) checkTimeZone(st *ir.Statement) error {
+	if !usesCurrentTime(st) {
+		return nil // the common statement: no zone to look at
+	}
 	z := s.timeZone()
-	if utcZone(z) || !usesCurrentTime(st) {
+	if utcZone(z) {
 		return nil
 	}
 	set := "SET TIME ZONE 'UTC'"

@@ -83,19 +83,12 @@ func TestRelativeDateFilters(t *testing.T) {
 	}
 	// CURRENT_DATE and date arithmetic of literals, in EXPLAIN: the
 	// backend gets the date as an argument.
-	var plan []string
 	rows, err := conn.Query(ctx, "EXPLAIN SELECT COUNT(*) FROM checkins WHERE checkin_time >= CURRENT_DATE - 7 AND checkin_time < DATE '2027-01-01' - 1", pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	week := time.Now().UTC().AddDate(0, 0, -7).Format(time.DateOnly)
