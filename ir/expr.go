@@ -7,7 +7,8 @@ import "strconv"
 // DESIGN.md (comparisons, BETWEEN, IN, LIKE, IS NULL, AND/OR/NOT, + - *
 // / %, searched CASE, CAST, the functions of package exprtype's table). A parser
 // that meets anything else refuses the statement instead of approximating
-// it. Clamp is the one node parsers never produce: the planner inserts it.
+// it. Clamp is the one node parsers never produce: the planner inserts it;
+// CurrentTime the one the planner never sees: the session binds it.
 type Expr interface{ exprNode() }
 
 // ColumnRef names a column as written: Qualifier is the table name or alias
