@@ -90,12 +90,7 @@ func (v Value) Text() string {
 	case KindInt:
 		return strconv.FormatInt(v.Int, 10)
 	case KindFloat:
-		if math.IsInf(v.Float, 1) {
-			return "Infinity"
-		} else if math.IsInf(v.Float, -1) {
-			return "-Infinity"
-		}
-		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+		return string(AppendFloatPG(nil, v.Float))
 	case KindString:
 		return v.Str
 	case KindBool:
@@ -128,8 +123,23 @@ func (v Value) SQL() string {
 		return "TIMESTAMP " + QuoteString(v.Text())
 	case KindTimestampTZ:
 		return "TIMESTAMPTZ " + QuoteString(v.Text())
+	case KindFloat:
+		return string(appendFloatKey(nil, v.Float))
 	}
 	return v.Text()
+}
+
+// appendFloatKey spells a real in SQL(): release and cache keys hold it,
+// so it stays the spelling keys were written with (Go's shortest 'g'),
+// whatever the text clients are shown.
+func appendFloatKey(b []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Infinity"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
 // AppendSQL appends v.SQL() to b without building the string (release
@@ -148,6 +158,8 @@ func (v Value) AppendSQL(b []byte) []byte {
 		return appendQuoted(append(b, "TIMESTAMPTZ "...), v.Text())
 	case KindInt:
 		return strconv.AppendInt(b, v.Int, 10)
+	case KindFloat:
+		return appendFloatKey(b, v.Float)
 	}
 	return append(b, v.Text()...)
 }

@@ -115,10 +115,10 @@ func value(v ir.Value, t fieldType) sqltypes.Value {
 		return sqltypes.NULL
 	case typeDouble:
 		if f, ok := v.AsFloat(); ok {
-			return sqltypes.NewFloat64(f)
+			return mysqlDouble(f)
 		}
 		if f, err := strconv.ParseFloat(v.Text(), 64); err == nil {
-			return sqltypes.NewFloat64(f)
+			return mysqlDouble(f)
 		}
 		return sqltypes.NULL
 	case typeDate:
@@ -320,4 +320,10 @@ func sqlError(err error) *mysql.SQLError {
 func errText(err error) string {
 	se := sqlError(err)
 	return fmt.Sprintf("%d (%s)", se.Num, se.State)
+}
+
+// mysqlDouble is a DOUBLE cell spelled as MariaDB spells it (1e15, not
+// vitess's Go spelling 1e+15; 218623720.5, not 2.186237205e+08).
+func mysqlDouble(f float64) sqltypes.Value {
+	return sqltypes.MakeTrusted(querypb.Type_FLOAT64, ir.AppendFloatMySQL(nil, f))
 }

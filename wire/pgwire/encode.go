@@ -167,13 +167,7 @@ func appendText(buf []byte, v ir.Value) []byte {
 	case ir.KindInt:
 		return strconv.AppendInt(buf, v.Int, 10)
 	case ir.KindFloat:
-		switch {
-		case math.IsInf(v.Float, 1):
-			return append(buf, "Infinity"...)
-		case math.IsInf(v.Float, -1):
-			return append(buf, "-Infinity"...)
-		}
-		return strconv.AppendFloat(buf, v.Float, 'g', -1, 64)
+		return ir.AppendFloatPG(buf, v.Float)
 	case ir.KindString:
 		return append(buf, v.Str...)
 	case ir.KindBool:
