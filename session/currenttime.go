@@ -19,14 +19,21 @@ var currentTimeFuncs = map[string]bool{
 	"current_timestamp": true, "localtimestamp": true, "localtime": true, "utc_timestamp": true, "curdate": true, "utc_date": true,
 }
 
-// checkTimeZone refuses a statement that reads the current time in a
-// session whose time zone is not UTC. PostgreSQL would read CURRENT_DATE,
-// date_trunc('day', now()) and now()::date in that zone; here every date
-// is computed in UTC (the backends' sessions too), so the answer would
-// fall on other day boundaries than the client asked for.
+// checkTimeZone refuses, in a session whose time zone is not UTC, a
+// statement whose answer PostgreSQL (or MySQL) would compute on that
+// zone's clock: one that reads the current time (CURRENT_DATE,
+// date_trunc('day', now()) fall on the zone's day boundaries), and one
+// that reads a timestamp with time zone (a timestamptz column of the
+// policy, a cast to timestamptz, a timestamptz literal, AT TIME ZONE):
+// date_trunc, casts to date, extract and comparisons with a zoneless
+// literal read such a value in the session's zone, and its text shows the
+// zone's offset. Here every date is computed in UTC (the backends'
+// sessions too), so the answer would silently differ. Timestamps without
+// time zone do not depend on the zone and are answered.
 func (s *Session) checkTimeZone(st *ir.Statement) error {
-	if !usesCurrentTime(st) {
-		return nil // the common statement: no zone to look at
+	now := usesCurrentTime(st)
+	if !now && st.Query == nil && st.Rows == nil {
+		return nil // nothing the zone changes is computed here
 	}
 	z := s.timeZone()
 	if utcZone(z) {
@@ -36,8 +43,65 @@ func (s *Session) checkTimeZone(st *ir.Statement) error {
 	if s.dialect == parser.MySQL {
 		set = "SET time_zone = '+00:00'"
 	}
-	return sqlerr.New(sqlerr.FeatureNotSupported, "the current time is read in UTC, the time zone every date is computed in here, and this session's time zone is %s", z).
-		WithHint("%s, or write the dates as literals", set)
+	if now {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "the current time is read in UTC, the time zone every date is computed in here, and this session's time zone is %s", z).
+			WithHint("%s, or write the dates as literals", set)
+	}
+	if what := zonedValue(st, s.p.zoned); what != "" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "%s is a timestamp with time zone, which is computed and shown in UTC here, and this session's time zone is %s: its dates, hours and text would not be that zone's", what, z).
+			WithHint("%s (timestamps without time zone are answered in any session zone)", set)
+	}
+	return nil
+}
+
+// zonedValue names the first value of st whose meaning depends on the
+// session's time zone: a column named as one of the policy's timestamptz
+// columns (zoned, lower-case names; a column of another table with the
+// same name is refused too, on the safe side), a cast to timestamptz, a
+// timestamptz literal, AT TIME ZONE. "" when there is none.
+func zonedValue(st *ir.Statement, zoned map[string]bool) string {
+	what := ""
+	visit := func(e ir.Expr) bool {
+		switch n := e.(type) {
+		case ir.ColumnRef:
+			if zoned[strings.ToLower(n.Name)] {
+				what = "column " + n.Name
+			}
+		case *ir.ColumnRef:
+			if n != nil && zoned[strings.ToLower(n.Name)] {
+				what = "column " + n.Name
+			}
+		case ir.Cast:
+			if n.To == ir.CastTimestampTZ {
+				what = ir.FormatExpr(n)
+			}
+		case ir.Literal:
+			if n.Value.Kind == ir.KindTimestampTZ {
+				what = n.Value.SQL()
+			}
+		case ir.Func:
+			if n.Name == "at_utc" {
+				what = ir.FormatExpr(n)
+			}
+		}
+		return what == ""
+	}
+	if q := st.Query; q != nil {
+		q.WalkExprs(visit)
+		for _, it := range q.Select {
+			if it.Arg != nil && what == "" {
+				visit(*it.Arg)
+			}
+		}
+	}
+	if r := st.Rows; r != nil && what == "" {
+		r.RowExprs(func(e *ir.Expr) {
+			if what == "" {
+				ir.Walk(*e, visit)
+			}
+		})
+	}
+	return what
 }
 
 // timeZone is the time zone the client set: PostgreSQL's TimeZone, or

@@ -2,6 +2,7 @@ package session
 
 import (
 	"log/slog"
+	"strings"
 	"sync/atomic"
 
 	"github.com/ddp-proxy/ddp-proxy/backends"
@@ -67,11 +68,25 @@ type generation struct {
 	planner *planner.Planner
 	catalog emulatedPG     // the PostgreSQL catalog for backends without one (catalog.go)
 	indexes exposedIndexes // a PostgreSQL backend's indexes catalog results may show (indexes.go)
+	// zoned holds the lower-case names of the policy's timestamptz
+	// columns, which a session in another time zone than UTC may not read
+	// (checkTimeZone).
+	zoned map[string]bool
 }
 
 // newGeneration builds the generation of pol.
 func (p *Proxy) newGeneration(pol *policies.Policy) *generation {
-	return &generation{Proxy: p, pol: pol, planner: planner.NewWith(pol, PlannerOptions(pol.Backend.Driver))}
+	zoned := map[string]bool{}
+	for _, ds := range pol.Datasets {
+		for _, t := range ds.Tables {
+			for name, c := range t.Columns {
+				if c.Type == policies.TypeTimestampTZ {
+					zoned[strings.ToLower(name)] = true
+				}
+			}
+		}
+	}
+	return &generation{Proxy: p, pol: pol, planner: planner.NewWith(pol, PlannerOptions(pol.Backend.Driver)), zoned: zoned}
 }
 
 // New returns a Proxy.
