@@ -432,7 +432,17 @@ func (b *builder) groupKeyOf(q *ir.Query, g ir.Expr) (groupKey, GroupPlan, error
 		}
 		g = alias
 	}
-	return b.exprKey(g)
+	key, gp, err := b.exprKey(g)
+	if r, ok := b.textColumnOf(g); ok && err == nil && gp.Domain == nil {
+		// The key is the column itself (a cast of a text to text is the
+		// identity, and the backend groups a text column key as
+		// CAST(col AS text) anyway): its keys are the column's, whether
+		// its domain is a list (derived by exprKey already) or a query,
+		// with NULL from a LEFT join as for the column.
+		b.columnDomain(&gp, r)
+		gp.NullKey = r.table > 0 && q.Joins[r.table-1].Outer
+	}
+	return key, gp, err
 }
 
 // aliasExpr returns the expression of the select item whose output alias
@@ -454,13 +464,23 @@ func (b *builder) aliasExpr(q *ir.Query, c ir.ColumnRef) ir.Expr {
 
 func (b *builder) columnKey(q *ir.Query, r resolved) (groupKey, GroupPlan, error) {
 	gp := GroupPlan{Name: r.name}
-	bt := b.sc.tables[r.table]
 	// Rows without a match in a LEFT-joined table read NULL in its
 	// columns: NULL is a key whatever the table holds, released (with
 	// noise) like any other so that its presence reveals nothing.
 	gp.NullKey = r.table > 0 && q.Joins[r.table-1].Outer
 	if r.decl != nil {
 		gp.Type = r.decl.Type
+	}
+	b.columnDomain(&gp, r)
+	return groupKey{r: r}, gp, nil
+}
+
+// columnDomain sets gp's keys to the column r's: its declared domain
+// (values, or a query over public tables), or for a public table's
+// column without one, the distinct values it holds (public too), spelled
+// as the private query's key groups them (exactTextKey).
+func (b *builder) columnDomain(gp *GroupPlan, r resolved) {
+	if r.decl != nil {
 		if d := r.decl.Domain; d != nil {
 			if d.Query != "" {
 				gp.DomainSQL = d.Query
@@ -469,16 +489,35 @@ func (b *builder) columnKey(q *ir.Query, r resolved) (groupKey, GroupPlan, error
 			}
 		}
 	}
-	if gp.Domain == nil && gp.DomainSQL == "" && bt.tbl.Public {
-		// The distinct values of a public column are public, spelled as
-		// the private query's key groups them (exactTextKey).
+	if bt := b.sc.tables[r.table]; gp.Domain == nil && gp.DomainSQL == "" && bt.tbl.Public {
 		gp.DomainFrom = &ir.BackendQuery{
 			From:    ir.TableRef{Schema: bt.tbl.Schema, Name: bt.tbl.Name, Alias: "t0"},
 			GroupBy: []ir.Expr{b.exactTextKey(ir.ColumnRef{Qualifier: "t0", Name: r.col.Name}, gp.Type)},
 			Aggs:    []ir.BackendAgg{{Kind: ir.CountRows}},
 		}
 	}
-	return groupKey{r: r}, gp, nil
+}
+
+// textColumnOf returns the text column that src is an identity cast of
+// (CAST(col AS text), as Tableau writes every dimension), or false.
+func (b *builder) textColumnOf(src ir.Expr) (resolved, bool) {
+	k, ok := src.(ir.Cast)
+	for ok && k.To == ir.CastText {
+		if inner, isCast := k.X.(ir.Cast); isCast {
+			k = inner
+			continue
+		}
+		c, isCol := k.X.(ir.ColumnRef)
+		if !isCol {
+			return resolved{}, false
+		}
+		r, err := b.resolveColumn(c)
+		if err != nil || r.decl == nil || r.decl.Type != policies.TypeText {
+			return resolved{}, false
+		}
+		return r, true
+	}
+	return resolved{}, false
 }
 
 // exprKey binds a grouping expression: analysed like an aggregate's
