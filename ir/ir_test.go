@@ -177,3 +177,22 @@ func TestQuoteIsStrconv(t *testing.T) {
 		}
 	}
 }
+
+// TestNullsOrderHigh: NULLS LAST sorts NULL above every value ascending
+// and below every value descending (last both ways); NULLS FIRST the
+// reverse; no clause leaves the dialect's default.
+func TestNullsOrderHigh(t *testing.T) {
+	for _, c := range []struct {
+		n          NullsOrder
+		desc, dflt bool
+		want       bool
+	}{
+		{NullsLast, false, false, true}, {NullsLast, true, true, false},
+		{NullsFirst, false, true, false}, {NullsFirst, true, false, true},
+		{NullsDefault, false, true, true}, {NullsDefault, true, false, false},
+	} {
+		if got := c.n.High(c.desc, c.dflt); got != c.want {
+			t.Errorf("%d.High(desc %v, default %v) = %v, want %v", c.n, c.desc, c.dflt, got, c.want)
+		}
+	}
+}

@@ -191,9 +191,8 @@ func FoldConst(e Expr) (v Value, ok bool) {
 type OrderItem struct {
 	Expr Expr // ColumnRef (a grouping column or an alias), Aggregate, or OutputRef
 	Desc bool
-	// Nulls is an explicit NULLS FIRST / NULLS LAST. Only a window's keys
-	// carry one (Looker sorts its pivot by a measure DESC NULLS LAST); the
-	// parsers refuse it in a query's ORDER BY.
+	// Nulls is an explicit NULLS FIRST / NULLS LAST (PostgreSQL; Looker
+	// sorts its pivots by a measure DESC NULLS LAST).
 	Nulls NullsOrder
 }
 
@@ -205,6 +204,19 @@ const (
 	NullsFirst
 	NullsLast
 )
+
+// High reports whether NULL sorts as if above every value in a key
+// ordered desc (last ascending, first descending), given the client's
+// dialect's default dflt (PostgreSQL's; MySQL sorts NULL low).
+func (n NullsOrder) High(desc, dflt bool) bool {
+	switch n {
+	case NullsLast:
+		return !desc
+	case NullsFirst:
+		return desc
+	}
+	return dflt
+}
 
 // Query is a SELECT in the aggregate subset the proxy answers:
 //

@@ -683,10 +683,7 @@ func pgOrderItem(n *pg.Node, items []ir.SelectItem) (ir.OrderItem, error) {
 	if sb == nil {
 		return ir.OrderItem{}, notAgg("this ORDER BY item is not supported")
 	}
-	if sb.SortbyNulls != pg.SortByNulls_SORTBY_NULLS_DEFAULT {
-		return ir.OrderItem{}, notAgg("NULLS FIRST / NULLS LAST is not supported in ORDER BY")
-	}
-	var o ir.OrderItem
+	o := ir.OrderItem{Nulls: pgNulls(sb.SortbyNulls)}
 	switch sb.SortbyDir {
 	case pg.SortByDir_SORTBY_DEFAULT, pg.SortByDir_SORTBY_ASC:
 	case pg.SortByDir_SORTBY_DESC:

@@ -468,7 +468,6 @@ func TestNotAggregate(t *testing.T) {
 		{"group by position out of range", MySQL, "SELECT a, count(*) FROM t GROUP BY 3", "position 3"},
 		{"order by position out of range", Postgres, "SELECT count(*) FROM t ORDER BY 2", "position 2"},
 		{"mysql order by window", MySQL, "SELECT a, count(*) FROM t GROUP BY a ORDER BY md5(a)", "function md5"},
-		{"nulls first", Postgres, "SELECT a, count(*) FROM t GROUP BY a ORDER BY a NULLS FIRST", "NULLS"},
 		{"limit param", Postgres, "SELECT count(*) FROM t LIMIT $1", "parameters"},
 		{"mysql limit param", MySQL, "SELECT count(*) FROM t LIMIT ?", "parameters"},
 		{"limit expression", Postgres, "SELECT count(*) FROM t LIMIT 1 + 1", "LIMIT"},

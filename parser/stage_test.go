@@ -93,7 +93,7 @@ func stagesText(stages []ir.Stage) string {
 }
 
 // TestWindowNullsOrder: a window's key keeps an explicit NULLS FIRST/LAST
-// (Looker's DESC NULLS LAST); a query's ORDER BY still refuses one.
+// (Looker's DESC NULLS LAST), and so does a query's ORDER BY.
 func TestWindowNullsOrder(t *testing.T) {
 	for sql, want := range map[string]ir.NullsOrder{
 		"SELECT sex, RANK() OVER (ORDER BY COUNT(*) DESC NULLS LAST) FROM people GROUP BY sex": ir.NullsLast,
@@ -110,8 +110,14 @@ func TestWindowNullsOrder(t *testing.T) {
 			t.Errorf("%s: %#v, want NULL order %d", sql, st.Query.Select[1].Expr, want)
 		}
 	}
-	st := parseOne(t, Postgres, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY 2 DESC NULLS LAST")
-	if st.Query != nil || !strings.Contains(st.NotAggregate, "NULLS") {
-		t.Errorf("a query's ORDER BY with NULLS LAST: %q, want a refusal", st.NotAggregate)
+	for sql, want := range map[string]ir.NullsOrder{
+		"SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY 2 DESC NULLS LAST": ir.NullsLast,
+		"SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex NULLS FIRST":   ir.NullsFirst,
+		"SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex DESC":          ir.NullsDefault,
+	} {
+		st := parseOne(t, Postgres, sql)
+		if st.Query == nil || len(st.Query.OrderBy) != 1 || st.Query.OrderBy[0].Nulls != want {
+			t.Errorf("%s: %q %+v, want NULL order %d", sql, st.NotAggregate, st.Query, want)
+		}
 	}
 }

@@ -1513,7 +1513,7 @@ func (b *builder) postProcessing(q *ir.Query) error {
 				return err
 			}
 		}
-		b.plan.OrderBy = append(b.plan.OrderBy, OrderKey{Output: i, Desc: o.Desc, NullsHigh: b.nullsHigh})
+		b.plan.OrderBy = append(b.plan.OrderBy, OrderKey{Output: i, Desc: o.Desc, NullsHigh: o.Nulls.High(o.Desc, b.nullsHigh)})
 	}
 	for _, v := range []*int64{q.Limit, q.Offset} {
 		if v != nil && *v < 0 {

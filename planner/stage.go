@@ -112,7 +112,7 @@ func (b *builder) stage(st ir.Stage, in []exprtype.Out) (Stage, []exprtype.Out, 
 		}
 	}
 	for _, o := range st.OrderBy {
-		k := OrderKey{Desc: o.Desc, NullsHigh: b.nullsHigh}
+		k := OrderKey{Desc: o.Desc, NullsHigh: o.Nulls.High(o.Desc, b.nullsHigh)}
 		if r, ok := o.Expr.(ir.OutputRef); ok && r.Index >= 0 && r.Index < ps.In {
 			k.Output = r.Index
 		} else {

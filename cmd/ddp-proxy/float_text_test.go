@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestFloatTextFromClients: a real-valued result reaches a text client
@@ -17,7 +19,7 @@ import (
 func TestFloatTextFromClients(t *testing.T) {
 	pgAddr, myAddr := startDemoBoth(t)
 	ctx := context.Background()
-	conn := connectPgxURL(t, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr), 0)
+	conn := connectPgxURL(t, fmt.Sprintf("postgres://analyst:demo@%s/demo?sslmode=disable", pgAddr), pgx.QueryExecModeCacheStatement)
 	// The simple protocol's text cells, as psql receives them.
 	res, err := conn.PgConn().Exec(ctx, `SET ddp.epsilon = 1;
 		SELECT floor(extract(epoch from checkin_time) / 86400) * 86400 AS day, COUNT(*)
