@@ -296,6 +296,11 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 				add(parser.MySQL, "EXTRACT("+strings.ToUpper(field)+" FROM "+col+")", col, get)
 			}
 		}
+		// The renumbered days of the week (parser.weekday).
+		wd := func(v ir.Value) int64 { return int64(v.GoTime().Weekday()) } // Sunday 0
+		add(parser.Postgres, "extract(isodow FROM "+col+")", col, func(v ir.Value) ir.Value { return ir.Int((wd(v)+6)%7 + 1) })
+		add(parser.MySQL, "DAYOFWEEK("+col+")", col, func(v ir.Value) ir.Value { return ir.Int(wd(v) + 1) })
+		add(parser.MySQL, "WEEKDAY("+col+")", col, func(v ir.Value) ir.Value { return ir.Int((wd(v) + 6) % 7) })
 		goLayout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01-01", "YYYY-MM-DD": "2006-01-02",
 			"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}
 		for _, cf := range exprtype.CharFormats {

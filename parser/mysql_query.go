@@ -1165,6 +1165,21 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			field = "day"
 		}
 		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(field)}, args[0]}}, nil
+	case "dayofweek", "weekday":
+		if aggs {
+			return nil, notAgg(msgNotInHaving, "function "+name)
+		}
+		args, err := m.exprs(f.Args, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 1 {
+			return nil, notAgg("function %s takes 1 argument, not %d", name, len(args))
+		}
+		if name == "weekday" {
+			return weekday(args[0], 0, true), nil // Monday 0 … Sunday 6
+		}
+		return weekday(args[0], 1, false), nil // Sunday 1 … Saturday 7
 	case "date_add", "date_sub", "adddate", "subdate":
 		// t + INTERVAL n UNIT parses as DATE_ADD(t, n, unit) too.
 		if aggs {

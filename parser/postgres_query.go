@@ -1383,6 +1383,9 @@ func pgFunc(f *pg.FuncCall, aggs bool) (ir.Expr, error) {
 		// t AT TIME ZONE z is timezone(z, t).
 		return atTimeZone(args[0], args[1])
 	}
+	if l, ok := firstLiteral(args); ok && canon == "extract" && !aggs && len(args) == 2 && strings.EqualFold(l.Str, "isodow") {
+		return weekday(args[1], 1, true), nil // Monday 1 … Sunday 7
+	}
 	return callFunc(canon, name, args, aggs)
 }
 
@@ -1502,4 +1505,13 @@ func pgDescribe(n *pg.Node) string {
 		return "a constant"
 	}
 	return "this expression"
+}
+
+// firstLiteral is the value of args[0] when it is a text literal.
+func firstLiteral(args []ir.Expr) (ir.Value, bool) {
+	if len(args) == 0 {
+		return ir.Value{}, false
+	}
+	l, ok := args[0].(ir.Literal)
+	return l.Value, ok && l.Value.Kind == ir.KindString
 }
