@@ -223,15 +223,15 @@ func callFunc(canon, written string, args []ir.Expr, aggs bool) (ir.Expr, error)
 	return safeFunc(canon, written, args)
 }
 
-// weekday is the day of the week of x numbered from first on Monday
-// (monday0) or on Sunday: extract(dow FROM x), which every backend
-// computes alike (Sunday 0 … Saturday 6), renumbered by arithmetic whose
-// image of 0…6 is exactly the seven days, so that a GROUP BY of it
-// derives seven keys. PostgreSQL's isodow is (first 1, Monday), MySQL's
-// DAYOFWEEK (1, Sunday) and WEEKDAY (0, Monday).
-func weekday(x ir.Expr, first int64, monday0 bool) ir.Expr {
+// weekday is the day of the week of x as a client's function numbers it:
+// extract(dow FROM x) (Sunday 0 … Saturday 6, which every backend
+// computes alike), counted from Monday when monday ((dow + 6) % 7:
+// Monday 0 … Sunday 6), plus first. PostgreSQL's isodow is (1, Monday),
+// MySQL's DAYOFWEEK (1, Sunday) and WEEKDAY (0, Monday). Arithmetic maps
+// 0…6 onto exactly seven values, so a GROUP BY of it derives seven keys.
+func weekday(x ir.Expr, first int64, monday bool) ir.Expr {
 	var d ir.Expr = ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String("dow")}, x}}
-	if monday0 {
+	if monday {
 		d = ir.Arith{Op: ir.OpMod, L: ir.Arith{Op: ir.OpAdd, L: d, R: ir.Literal{Value: ir.Int(6)}}, R: ir.Literal{Value: ir.Int(7)}}
 	}
 	if first == 0 {

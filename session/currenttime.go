@@ -67,10 +67,6 @@ func zonedValue(st *ir.Statement, zoned map[string]bool) string {
 			if zoned[strings.ToLower(n.Name)] {
 				what = "column " + n.Name
 			}
-		case *ir.ColumnRef:
-			if n != nil && zoned[strings.ToLower(n.Name)] {
-				what = "column " + n.Name
-			}
 		case ir.Cast:
 			if n.To == ir.CastTimestampTZ {
 				what = ir.FormatExpr(n)
@@ -116,6 +112,9 @@ func (s *Session) timeZone() string {
 // utcZone reports whether the client's zone z is UTC (MySQL's SYSTEM is:
 // system_time_zone says UTC).
 func utcZone(z string) bool {
+	if z == "UTC" || z == "" {
+		return true // every session's default: no string work
+	}
 	z = strings.Trim(z, "'\" ")
 	return z == "" || strings.EqualFold(z, "system") || exprtype.IsUTCZone(z)
 }
