@@ -315,7 +315,7 @@ const (
 	msgRow          = "row constructors are not supported in predicates; compare one column at a time"
 	msgCollate      = "COLLATE is not supported in predicates"
 	msgDistinctOp   = "IS DISTINCT FROM is not supported; use = / <> with IS NULL"
-	msgArray        = "array expressions are not supported in predicates; use IN (...)"
+	msgArray        = "array expressions are not supported in predicates, except x = ANY(ARRAY[...]) and x <> ALL(ARRAY[...]) over a written list; use IN (...)"
 	msgTypedLit     = "typed literals such as DATE '2020-01-01' are not supported in predicates yet; compare with a plain string literal"
 	msgParamLimit   = "LIMIT and OFFSET must be integer constants, not parameters"
 )

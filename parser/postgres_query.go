@@ -1144,7 +1144,25 @@ func pgAExpr(a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
 		return nil, notAgg(msgRegex)
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
-		return nil, notAgg(msgArray)
+		// x = ANY(ARRAY[a, b]) is x IN (a, b), x <> ALL(ARRAY[a, b]) is
+		// x NOT IN (a, b), NULLs alike (node-postgres and hand-written SQL
+		// use the array form). Other operators, and arrays that are not a
+		// written list, are refused.
+		arr := a.Rexpr.GetAArrayExpr()
+		anyEq := a.Kind == pg.A_Expr_Kind_AEXPR_OP_ANY && op == "="
+		allNe := a.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL && (op == "<>" || op == "!=")
+		if arr == nil || len(arr.Elements) == 0 || !(anyEq || allNe) {
+			return nil, notAgg(msgArray)
+		}
+		x, err := pgExpr(a.Lexpr, aggs)
+		if err != nil {
+			return nil, err
+		}
+		items, err := pgExprs(arr.Elements, aggs)
+		if err != nil {
+			return nil, err
+		}
+		return ir.In{X: x, List: items, Not: allNe}, nil
 	}
 	return nil, notAgg("operator %s is not allowed in predicates", op)
 }

@@ -663,3 +663,34 @@ func TestIntervalSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestArrayAnyIsIn: x = ANY(ARRAY[...]) parses to exactly what x IN (...)
+// does, and x <> ALL(ARRAY[...]) to x NOT IN (...); other array forms
+// stay refused.
+func TestArrayAnyIsIn(t *testing.T) {
+	for arr, in := range map[string]string{
+		"age = ANY(ARRAY[30, 40])":           "age IN (30, 40)",
+		"sex = ANY(ARRAY['F', NULL])":        "sex IN ('F', NULL)",
+		"age <> ALL(ARRAY[30, 40 + 1])":      "age NOT IN (30, 40 + 1)",
+		"NOT (age != ALL(ARRAY[30]))":        "NOT (age NOT IN (30))",
+		"age = ANY(ARRAY[$1::int, $2::int])": "age IN ($1::int, $2::int)",
+	} {
+		a := parseOne(t, Postgres, "SELECT COUNT(*) FROM people WHERE "+arr)
+		b := parseOne(t, Postgres, "SELECT COUNT(*) FROM people WHERE "+in)
+		if a.Query == nil || b.Query == nil {
+			t.Errorf("%s: %q / %q", arr, a.NotAggregate, b.NotAggregate)
+			continue
+		}
+		if !reflect.DeepEqual(a.Query.Where, b.Query.Where) {
+			t.Errorf("%s parses to %s, want %s", arr, ir.FormatExpr(a.Query.Where), ir.FormatExpr(b.Query.Where))
+		}
+	}
+	for _, refused := range []string{
+		"age < ANY(ARRAY[30, 40])", "age = ALL(ARRAY[30])", "age <> ANY(ARRAY[30])",
+		"age = ANY('{30,40}')", "age = ANY($1)",
+	} {
+		if st := parseOne(t, Postgres, "SELECT COUNT(*) FROM people WHERE "+refused); st.Query != nil || !strings.Contains(st.NotAggregate, "array") {
+			t.Errorf("%s: %q, want the array refusal", refused, st.NotAggregate)
+		}
+	}
+}
