@@ -291,9 +291,12 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 			get := func(v ir.Value) ir.Value { n, _ := exprtype.ExtractTime(field, v); return ir.Int(n) }
 			add(parser.Postgres, "extract("+field+" FROM "+col+")", col, get)
 			add(parser.Postgres, "date_part('"+field+"', "+col+")", col, get)
-			if my := map[string]string{"year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "day": "DAYOFMONTH", "hour": "HOUR", "minute": "MINUTE"}[field]; my != "" {
+			if my := map[string]string{"year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "day": "DAYOFMONTH", "hour": "HOUR", "minute": "MINUTE",
+				"doy": "DAYOFYEAR", "week": "WEEKOFYEAR"}[field]; my != "" {
 				add(parser.MySQL, my+"("+col+")", col, get)
-				add(parser.MySQL, "EXTRACT("+strings.ToUpper(field)+" FROM "+col+")", col, get)
+				if field != "doy" && field != "week" { // no such EXTRACT units in MySQL (WEEK is another week)
+					add(parser.MySQL, "EXTRACT("+strings.ToUpper(field)+" FROM "+col+")", col, get)
+				}
 			}
 		}
 		// The renumbered days of the week (parser.weekday).

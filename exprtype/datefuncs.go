@@ -22,6 +22,7 @@ var TruncUnits = []string{"year", "quarter", "month", "week", "day", "hour", "mi
 var ExtractFields = map[string][2]int64{
 	"year": {1, 9999}, "quarter": {1, 4}, "month": {1, 12}, "day": {1, 31},
 	"hour": {0, 23}, "minute": {0, 59}, "dow": {0, 6},
+	"doy": {1, 366}, "week": {1, 53}, // week: ISO 8601, weeks from Monday, week 1 holds January 4
 }
 
 func validUnit(u string) bool {
@@ -102,6 +103,11 @@ func ExtractTime(field string, v ir.Value) (int64, bool) {
 		return int64(t.Minute()), true
 	case "dow":
 		return int64(t.Weekday()), true
+	case "doy":
+		return int64(t.YearDay()), true
+	case "week":
+		_, w := t.ISOWeek()
+		return int64(w), true
 	}
 	return 0, false
 }
@@ -582,7 +588,7 @@ func DateFuncValues(fn, arg string, k ir.Kind, lo, hi int64, limit int) (vals []
 		if !known {
 			return nil, false
 		}
-		unit := map[string]string{"year": "year", "quarter": "quarter", "month": "month", "day": "day", "dow": "day", "hour": "hour", "minute": "minute"}[arg]
+		unit := map[string]string{"year": "year", "quarter": "quarter", "month": "month", "day": "day", "dow": "day", "doy": "day", "week": "day", "hour": "hour", "minute": "minute"}[arg]
 		if k == ir.KindDate && (unit == "hour" || unit == "minute") {
 			return nil, false
 		}

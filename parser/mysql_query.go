@@ -1148,7 +1148,7 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			return nil, notAgg("function date takes 1 argument, not %d", len(args))
 		}
 		return ir.Cast{X: args[0], To: ir.CastDate}, nil
-	case "year", "quarter", "month", "day", "dayofmonth", "hour", "minute":
+	case "year", "quarter", "month", "day", "dayofmonth", "hour", "minute", "dayofyear", "weekofyear":
 		// MySQL's spellings of extract(field FROM x).
 		if aggs {
 			return nil, notAgg(msgNotInHaving, "function "+name)
@@ -1160,9 +1160,9 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		if len(args) != 1 {
 			return nil, notAgg("function %s takes 1 argument, not %d", name, len(args))
 		}
-		field := name
-		if field == "dayofmonth" {
-			field = "day"
+		field := map[string]string{"dayofmonth": "day", "dayofyear": "doy", "weekofyear": "week"}[name]
+		if field == "" {
+			field = name
 		}
 		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(field)}, args[0]}}, nil
 	case "dayofweek", "weekday":
@@ -1238,7 +1238,13 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		if err != nil {
 			return nil, err
 		}
-		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(strings.ToLower(u.Unit.String()))}, x}}, nil
+		unit := strings.ToLower(u.Unit.String())
+		if unit == "week" {
+			// MySQL's is WEEK(x, 0), weeks from Sunday, not extract's
+			// ISO week.
+			return nil, notAgg("EXTRACT(WEEK FROM x) is not supported: MySQL numbers those weeks from Sunday (WEEK(x, 0)); WEEKOFYEAR(x) is the ISO week")
+		}
+		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(unit)}, x}}, nil
 	case "concat":
 		// MySQL's CONCAT is NULL when any argument is: PostgreSQL's ||
 		// (textcat), chained.

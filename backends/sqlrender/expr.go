@@ -730,7 +730,8 @@ func (r *renderer) extract(n ir.Func) {
 			r.w(") - 1)")
 			return
 		}
-		fn := map[string]string{"year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "day": "DAYOFMONTH", "hour": "HOUR", "minute": "MINUTE"}[field]
+		fn := map[string]string{"year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "day": "DAYOFMONTH", "hour": "HOUR", "minute": "MINUTE",
+			"doy": "DAYOFYEAR", "week": "WEEKOFYEAR"}[field] // WEEKOFYEAR: the ISO week, WEEK(x, 3)
 		r.w(fn + "(")
 		x()
 		r.w(")")
@@ -741,7 +742,8 @@ func (r *renderer) extract(n ir.Func) {
 			r.w(") AS INTEGER) + 2) / 3)")
 			return
 		}
-		format := map[string]string{"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "dow": "%w"}[field]
+		format := map[string]string{"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "dow": "%w",
+			"doy": "%j", "week": "%V"}[field] // %V: the ISO week (SQLite 3.46 and later)
 		r.w("CAST(strftime('" + format + "', ")
 		x()
 		r.w(") AS INTEGER)")
