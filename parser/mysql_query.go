@@ -1148,7 +1148,7 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 			return nil, notAgg("function date takes 1 argument, not %d", len(args))
 		}
 		return ir.Cast{X: args[0], To: ir.CastDate}, nil
-	case "year", "quarter", "month", "day", "dayofmonth", "hour", "minute", "dayofyear", "weekofyear":
+	case "year", "quarter", "month", "day", "dayofmonth", "hour", "minute", "dayofyear", "weekofyear", "dayofweek", "weekday":
 		// MySQL's spellings of extract(field FROM x).
 		if aggs {
 			return nil, notAgg(msgNotInHaving, "function "+name)
@@ -1160,26 +1160,17 @@ func (m *myQueryBuilder) funcCall(f *ast.FuncCallExpr, aggs bool) (ir.Expr, erro
 		if len(args) != 1 {
 			return nil, notAgg("function %s takes 1 argument, not %d", name, len(args))
 		}
+		switch name {
+		case "dayofweek":
+			return weekday(args[0], 1, false), nil // Sunday 1 … Saturday 7
+		case "weekday":
+			return weekday(args[0], 0, true), nil // Monday 0 … Sunday 6
+		}
 		field := map[string]string{"dayofmonth": "day", "dayofyear": "doy", "weekofyear": "week"}[name]
 		if field == "" {
 			field = name
 		}
 		return ir.Func{Name: "extract", Args: []ir.Expr{ir.Literal{Value: ir.String(field)}, args[0]}}, nil
-	case "dayofweek", "weekday":
-		if aggs {
-			return nil, notAgg(msgNotInHaving, "function "+name)
-		}
-		args, err := m.exprs(f.Args, aggs)
-		if err != nil {
-			return nil, err
-		}
-		if len(args) != 1 {
-			return nil, notAgg("function %s takes 1 argument, not %d", name, len(args))
-		}
-		if name == "weekday" {
-			return weekday(args[0], 0, true), nil // Monday 0 … Sunday 6
-		}
-		return weekday(args[0], 1, false), nil // Sunday 1 … Saturday 7
 	case "date_add", "date_sub", "adddate", "subdate":
 		// t + INTERVAL n UNIT parses as DATE_ADD(t, n, unit) too.
 		if aggs {
