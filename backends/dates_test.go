@@ -304,6 +304,25 @@ func TestDateFunctionsOnEveryBackend(t *testing.T) {
 		add(parser.Postgres, "extract(isodow FROM "+col+")", col, func(v ir.Value) ir.Value { return ir.Int((wd(v)+6)%7 + 1) })
 		add(parser.MySQL, "DAYOFWEEK("+col+")", col, func(v ir.Value) ir.Value { return ir.Int(wd(v) + 1) })
 		add(parser.MySQL, "WEEKDAY("+col+")", col, func(v ir.Value) ir.Value { return ir.Int((wd(v) + 6) % 7) })
+		// Weeks from Sunday (Superset's and Metabase's MySQL grains): the
+		// Sunday on or before the day.
+		sunday := func(v ir.Value) ir.Value {
+			return ir.AsTime(ir.Date(v.GoTime().Unix()/86400-wd(v)), ir.KindDate)
+		}
+		add(parser.MySQL, "DATE(DATE_SUB("+col+", INTERVAL DAYOFWEEK("+col+") - 1 DAY))", col, sunday)
+		add(parser.MySQL, "STR_TO_DATE(CONCAT(YEARWEEK("+col+"), ' Sunday'), '%X%V %W')", col, sunday)
+		if col == "d" {
+			// PostgreSQL's spelling (Metabase's, Superset's), on a date:
+			// a timestamp at the Sunday's midnight there, a date here.
+			add(parser.Postgres, "CAST(date_trunc('week', "+col+" + INTERVAL '1 day') + INTERVAL '-1 day' AS date)", col, sunday)
+			add(parser.Postgres, "CAST(date_trunc('week', "+col+" + INTERVAL '1 day') - INTERVAL '1 day' AS date)", col, sunday)
+		} else {
+			// On a timestamp: the Sunday's midnight, of the column's type.
+			midnight := func(v ir.Value) ir.Value {
+				return ir.Value{Kind: v.Kind, Int: sunday(v).Int * ir.MicrosPerDay}
+			}
+			add(parser.Postgres, "(date_trunc('week', ("+col+" + INTERVAL '1 day')) + INTERVAL '-1 day')", col, midnight)
+		}
 		goLayout := map[string]string{"YYYY": "2006", "YYYY-MM": "2006-01", "YYYY-MM-01": "2006-01-01", "YYYY-MM-DD": "2006-01-02",
 			"YYYY-MM-DD HH24": "2006-01-02 15", "YYYY-MM-DD HH24:MI": "2006-01-02 15:04"}
 		for _, cf := range exprtype.CharFormats {

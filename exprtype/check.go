@@ -94,6 +94,13 @@ const (
 	modeCompute
 )
 
+// maxTwice is the deepest nesting of calls written with their argument
+// twice (see node.twice): 3 writes the innermost argument 8 times, enough
+// for Metabase's and Superset's weeks from Sunday,
+// date_trunc('week', t + INTERVAL '1 day') - INTERVAL '1 day', and still
+// a statement of bounded size.
+const maxTwice = 3
+
 type checker struct {
 	cols Columns
 	// seen records the columns read, by lowered reference, for the
@@ -112,9 +119,11 @@ type node struct {
 	// strLit is set for a text literal not yet coerced: it may still
 	// become a number or a boolean when compared with one.
 	strLit bool
-	// twice is set when the lowered expression contains a call some
-	// dialect renders with its argument written twice (round).
-	twice bool
+	// twice counts the calls nested in the lowered expression that some
+	// dialect renders with their argument written twice (round,
+	// date_trunc, date_add): the innermost argument is written 2^twice
+	// times, at most 2^maxTwice.
+	twice int
 }
 
 func (n *node) text() string { return ir.FormatExpr(n.src) }
@@ -582,7 +591,7 @@ func (c *checker) arith(a ir.Arith) (*node, error) {
 	if !l.info.Bounded || !r.info.Bounded {
 		return nil, internalErr("unbounded operand of arithmetic")
 	}
-	out := &node{x: ir.Arith{Op: a.Op, L: l.x, R: r.x}, src: a, twice: l.twice || r.twice}
+	out := &node{x: ir.Arith{Op: a.Op, L: l.x, R: r.x}, src: a, twice: max(l.twice, r.twice)}
 	switch a.Op {
 	case ir.OpDiv, ir.OpMod, ir.OpRealDiv, ir.OpIntDiv:
 		if err := divide(a, out, l.info, r.info); err != nil {
@@ -767,9 +776,9 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 	if def.IntegerIdentity && len(args) == 1 && wholeNumbers(args[0].info) {
 		return &node{x: args[0].x, info: args[0].info, src: f, twice: args[0].twice}, nil
 	}
-	twice := false
+	twice := 0
 	for _, a := range args {
-		twice = twice || a.twice
+		twice = max(twice, a.twice)
 	}
 	for _, i := range def.ConstArgs {
 		if l, ok := args[i].x.(ir.Literal); !ok || l.Value.Kind != ir.KindString {
@@ -778,12 +787,12 @@ func (c *checker) fn(f ir.Func, m mode) (*node, error) {
 		}
 	}
 	if def.WritesArgTwice {
-		if twice {
+		if twice >= maxTwice {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
-				"%s inside the argument of another %s is not supported: the backend form writes its argument twice, so nesting doubles the statement at every level: %s", f.Name, f.Name, ir.FormatExpr(f)).
-				WithHint("round once, at the outermost level")
+				"%s around %d other calls that are written with their argument twice is not supported: the backend form writes its argument twice, so nesting doubles the statement at every level: %s", f.Name, twice, ir.FormatExpr(f)).
+				WithHint("round or truncate once, at the outermost level")
 		}
-		twice = true
+		twice++
 	}
 	infos := make([]Info, len(args))
 	lowered := make([]ir.Expr, len(args))
@@ -867,21 +876,21 @@ func (c *checker) unified(f ir.Func, def Func, args []*node) (*node, error) {
 	case 1:
 		return &node{x: keep[0].x, info: keep[0].info, src: f, strLit: keep[0].strLit, twice: keep[0].twice}, nil
 	}
-	twice, literal := false, false
+	twice, literal := 0, false
 	for _, a := range keep {
-		twice = twice || a.twice
+		twice = max(twice, a.twice)
 		_, isLit := a.x.(ir.Literal)
 		literal = literal || isLit
 	}
 	if def.SkipsNull && !literal {
 		// MySQL and SQLite get every argument inside the COALESCE of
 		// every other (see Func.SkipsNull).
-		if twice {
+		if twice > 0 {
 			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 				"%s of arguments that may all be NULL, around another such call or round, is not supported: the backend form writes its arguments several times, so nesting multiplies the statement at every level: %s", f.Name, ir.FormatExpr(f)).
 				WithHint("add a constant argument (e.g. %s(x, y, 0)), which keeps each argument written once", f.Name)
 		}
-		twice = true
+		twice = maxTwice // writes each argument len(keep) times: nothing more around it
 	}
 	infos := make([]Info, len(keep))
 	lowered := make([]ir.Expr, len(keep))
@@ -942,7 +951,7 @@ func nullif(f ir.Func, def Func, a, b *node) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &node{x: ir.Func{Name: f.Name, Args: []ir.Expr{a.x, b.x}}, info: info, src: f, twice: a.twice || b.twice}
+	out := &node{x: ir.Func{Name: f.Name, Args: []ir.Expr{a.x, b.x}}, info: info, src: f, twice: max(a.twice, b.twice)}
 	return out, checkRange(out)
 }
 
@@ -1103,7 +1112,7 @@ func (c *checker) caseExpr(k ir.Case, m mode) (*node, error) {
 	var info *Info
 	real, unknown := false, false
 	for _, v := range vals {
-		out.twice = out.twice || v.twice
+		out.twice = max(out.twice, v.twice)
 		switch v.info.Type {
 		case Null:
 			continue
@@ -1118,7 +1127,7 @@ func (c *checker) caseExpr(k ir.Case, m mode) (*node, error) {
 		}
 	}
 	for _, cd := range conds {
-		out.twice = out.twice || cd.twice
+		out.twice = max(out.twice, cd.twice)
 	}
 	if info == nil {
 		return nullNode(k), nil // every arm is NULL

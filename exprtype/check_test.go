@@ -213,7 +213,8 @@ func TestPredicate(t *testing.T) {
 		{"CAST(round(score * 1e290) AS bigint) > 1", &sqlerr.NumericValueOutOfRange, "beyond"},
 
 		// round writes its argument twice on PostgreSQL and MySQL.
-		{"round(score * 0.5 + round(score * 0.5)) > 1", &sqlerr.FeatureNotSupported, "doubles the statement"},
+		{"round(score * 0.5 + round(score * 0.5)) > 1", nil, ""},
+		{"round(score * 0.5 + round(score * 0.5 + round(score * 0.5 + round(score * 0.5)))) > 1", &sqlerr.FeatureNotSupported, "doubles the statement"},
 		{"round(round(score)) + round(score * 0.5) > 1", nil, ""},
 	}
 	for _, tc := range tests {

@@ -192,8 +192,11 @@ func TestDateGroupKeyDomainSound(t *testing.T) {
 		"date_trunc('%s', c)", "CAST(c AS date)", "extract(%s FROM c)", "to_char(c, '%s')",
 		"date_trunc('%s', CAST(c AS date))", "to_char(CAST(c AS date), '%s')", "extract(%s FROM CAST(c AS date))",
 		"CAST(date_trunc('%s', c) AS date)",
+		// Weeks from Sunday (Metabase's, Superset's) and other shifted
+		// truncations: a key's values shift with it.
+		"date_trunc('%s', c + INTERVAL '1 day') + INTERVAL '-1 day'", "date_trunc('%s', c) - INTERVAL '1 day'",
 	}
-	fields := []string{"year", "quarter", "month", "day", "hour", "minute", "dow"}
+	fields := []string{"year", "quarter", "month", "day", "hour", "minute", "dow", "doy", "week"}
 	checked, evals := 0, 0
 	for i := range 900 {
 		k := []ir.Kind{ir.KindDate, ir.KindTimestamp, ir.KindTimestampTZ}[i%3]

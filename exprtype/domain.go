@@ -432,6 +432,10 @@ func castValue(to ir.CastType, v ir.Value) (ir.Value, bool) {
 		return ir.Date(floorDivInt(v.Int, ir.MicrosPerDay)), true
 	case v.Kind == ir.KindDate && to == ir.CastTimestamp:
 		return ir.Timestamp(v.Int * ir.MicrosPerDay), true
+	case v.Kind == ir.KindTimestamp && to == ir.CastTimestamp, v.Kind == ir.KindTimestampTZ && to == ir.CastTimestampTZ:
+		// The cast the analysis puts around a time function's result,
+		// to the value's own type.
+		return v, true
 	}
 	return ir.Value{}, false
 }

@@ -473,7 +473,17 @@ var table = func() map[string]*Func {
 			// WritesArgTwice: SQLite keeps a timestamp's fraction by
 			// appending it to datetime()'s whole seconds.
 			Name: "date_add", MinArgs: 3, MaxArgs: 3, Strict: true, ConstArgs: []int{2}, WritesArgTwice: true,
-			Rule:   dateAddRule,
+			Rule: dateAddRule,
+			// A key's values shift with it: the weeks from Sunday of
+			// date_trunc('week', t + INTERVAL '1 day') - INTERVAL '1 day'
+			// are date_trunc's weeks, a day back.
+			Image: func(args []ir.Value) (ir.Value, bool) {
+				n, u := args[1], args[2]
+				if n.Kind != ir.KindInt || u.Kind != ir.KindString {
+					return ir.Value{}, false
+				}
+				return AddInterval(args[0], n.Int, strings.ToLower(u.Str))
+			},
 			Total:  "n and the unit are constants; the result range is computed exactly from the clamped argument's and checked to lie within 1000-01-01..9999-12-31, so no backend's date arithmetic can overflow",
 			Render: map[string]Rendering{"": {Form: FormDateAdd}},
 		},

@@ -80,8 +80,15 @@ func (m *myQueryBuilder) metabaseTrunc(f *ast.FuncCallExpr, aggs bool) (ir.Expr,
 			unit, t = strToDateUnits[format], inner.Args[0]
 		case "concat":
 			if len(inner.Args) > 0 {
-				if _, ok := call1(unparen(inner.Args[0]), "yearweek"); ok {
-					return nil, notAgg("Metabase's MySQL week (STR_TO_DATE of YEARWEEK(t) and ' Sunday') starts on Sunday, which date_trunc's weeks (from Monday) do not: group by DATE(t) or by month")
+				if yw, ok := call1(unparen(inner.Args[0]), "yearweek"); ok {
+					// STR_TO_DATE(CONCAT(YEARWEEK(t), ' Sunday'), '%X%V %W'),
+					// Metabase's week: the Sunday that starts t's week
+					// (YEARWEEK's mode is 0, weeks from Sunday, whatever
+					// default_week_format says).
+					if len(inner.Args) != 2 || !isStrConst(inner.Args[1], " Sunday") || format != "%X%V %W" {
+						return refuse()
+					}
+					return m.lowerTrunc("week_sunday", yw, aggs)
 				}
 			}
 			if format != "%Y-%m-%d" {
@@ -173,7 +180,8 @@ func isIntConst(e ast.ExprNode, n int64) bool {
 //	minute   DATE_ADD(DATE(t), INTERVAL (HOUR(t)*60 + MINUTE(t)) MINUTE)
 //	hour     DATE_ADD(DATE(t), INTERVAL HOUR(t) HOUR)
 //	week     DATE(DATE_SUB(t, INTERVAL DAYOFWEEK(DATE_SUB(t, INTERVAL 1 DAY)) - 1 DAY))
-//	         (weeks from Monday; the Sunday grain has no date_trunc unit)
+//	         (weeks from Monday)
+//	week     DATE(DATE_SUB(t, INTERVAL DAYOFWEEK(t) - 1 DAY)) (weeks from Sunday)
 //	month    DATE(DATE_SUB(t, INTERVAL DAYOFMONTH(t) - 1 DAY))
 //	quarter  MAKEDATE(YEAR(t), 1) + INTERVAL QUARTER(t) QUARTER - INTERVAL 1 QUARTER
 //	year     DATE(DATE_SUB(t, INTERVAL DAYOFYEAR(t) - 1 DAY))
@@ -210,11 +218,10 @@ func supersetTrunc(f *ast.FuncCallExpr) (unit string, t ast.ExprNode, ok bool, e
 		case "dayofyear":
 			unit = "year"
 		case "dayofweek":
-			prev, isPrev := unparen(x).(*ast.FuncCallExpr)
-			if !isPrev || prev.FnName.L != "date_sub" || len(prev.Args) != 3 || !isIntConst(prev.Args[1], 1) || !isUnit(prev.Args[2], ast.TimeUnitDay) {
-				return "", nil, false, notAgg("Superset's MySQL week from Sunday (DATE_SUB(t, INTERVAL DAYOFWEEK(t) - 1 DAY)) has no date_trunc unit: weeks start on Monday; use the grain 'week starting Monday'")
+			unit = "week_sunday" // DAYOFWEEK(t): Sunday 1, so back to Sunday
+			if prev, isPrev := unparen(x).(*ast.FuncCallExpr); isPrev && prev.FnName.L == "date_sub" && len(prev.Args) == 3 && isIntConst(prev.Args[1], 1) && isUnit(prev.Args[2], ast.TimeUnitDay) {
+				unit, x = "week", prev.Args[0] // DAYOFWEEK(t - 1 day): back to Monday
 			}
-			unit, x = "week", prev.Args[0]
 		default:
 			return "", nil, false, nil
 		}
@@ -287,6 +294,14 @@ func (m *myQueryBuilder) lowerTrunc(unit string, t ast.ExprNode, aggs bool) (ir.
 		return ir.Func{Name: "date_trunc", Args: []ir.Expr{unitLit, x}}, nil
 	case "day":
 		return ir.Cast{X: x, To: ir.CastDate}, nil
+	case "week_sunday":
+		// The Monday week of the next day, one day back: the Sunday on
+		// or before t.
+		day := func(d ir.Expr, n int64) ir.Expr {
+			return ir.Func{Name: "date_add", Args: []ir.Expr{d, ir.Literal{Value: ir.Int(n)}, ir.Literal{Value: ir.String("day")}}}
+		}
+		week := ir.Func{Name: "date_trunc", Args: []ir.Expr{ir.Literal{Value: ir.String("week")}, day(ir.Cast{X: x, To: ir.CastDate}, 1)}}
+		return day(week, -1), nil
 	}
 	return ir.Func{Name: "date_trunc", Args: []ir.Expr{unitLit, ir.Cast{X: x, To: ir.CastDate}}}, nil
 }
