@@ -150,7 +150,7 @@ func TestMetabaseTruncRefusals(t *testing.T) {
 	for _, sql := range []string{
 		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(date_format(at, '%Y-%m'), '%Y-%m-%d')",
 		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(date_format(at, '%d/%m/%Y'), '%d/%m/%Y')",
-		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(concat(yearweek(at), ' Sunday'), '%X%V %W')",
+		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(concat(yearweek(at), ' Monday'), '%X%V %W')",
 		"SELECT COUNT(*) FROM visits GROUP BY str_to_date(concat(year(at), '-', quarter(dd) * 3 - 2, '-01'), '%Y-%m-%d')",
 		"SELECT COUNT(*) FROM visits GROUP BY makedate(year(at), 2)",
 		"SELECT COUNT(*) FROM visits WHERE str_to_date('01/01/2010', '%d/%m/%Y') < at",
