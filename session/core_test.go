@@ -490,6 +490,12 @@ func TestSessionSettings(t *testing.T) {
 		want string
 	}{
 		{sql: "SET TIME ZONE 'Europe/Paris'", show: "timezone", want: "Europe/Paris"},
+		{sql: "SET datestyle = DMY", show: "datestyle", want: "ISO, DMY"},
+		{sql: "SET DateStyle TO 'ISO, YMD'", show: "datestyle", want: "ISO, YMD"},
+		{sql: "SET datestyle = 'SQL, DMY'", code: sqlerr.FeatureNotSupported},
+		{sql: "SET datestyle = 'German'", code: sqlerr.FeatureNotSupported},
+		{sql: "SET datestyle = 'ISO, Sideways'", code: sqlerr.InvalidParameterValue},
+		{sql: "RESET datestyle", show: "datestyle", want: "ISO, MDY"},
 		{sql: "RESET timezone", show: "timezone", want: "UTC"},
 		{sql: "SET application_name = 'x'", show: "application_name", want: "x"},
 		{sql: "RESET ALL", show: "application_name", want: ""},

@@ -293,6 +293,13 @@ func (s *Session) set(name, value string, toDefault bool) error {
 		}
 		value = "UTF8"
 	}
+	if n == "datestyle" && !toDefault {
+		v, err := dateStyle(value, s.settings["datestyle"])
+		if err != nil {
+			return err
+		}
+		value = v
+	}
 	if toDefault {
 		if v, ok := defaultSettings(s.user.Name)[n]; ok {
 			s.settings[n] = v
@@ -334,4 +341,36 @@ func (s *Session) show(ctx context.Context, name string) (Result, error) {
 
 func oneValue(name, v string) Result {
 	return Result{Columns: []Column{{Name: strings.ToLower(name), Type: TypeText}}, Rows: [][]ir.Value{{ir.String(v)}}, Tag: "SHOW"}
+}
+
+// dateStyle is the DateStyle that SET DateStyle = value makes of current:
+// the output style stays ISO, the only one the proxy writes (dates and
+// times are YYYY-MM-DD and YYYY-MM-DD HH:MM:SS in every answer), and the
+// field order (MDY, DMY, YMD, or their aliases) is kept as PostgreSQL keeps
+// it. Another output style (SQL, Postgres, German) is refused rather than
+// shown by SHOW while ignored: a client that asked for 02/01/2010 would
+// read 2010-01-02.
+func dateStyle(value, current string) (string, error) {
+	order := "MDY"
+	if _, o, ok := strings.Cut(current, ", "); ok {
+		order = o
+	}
+	for _, tok := range strings.Split(strings.Trim(value, "'\" "), ",") {
+		switch t := strings.ToUpper(strings.TrimSpace(tok)); t {
+		case "ISO":
+		case "MDY", "DMY", "YMD":
+			order = t
+		case "US", "NONEURO", "NONEUROPEAN":
+			order = "MDY"
+		case "EURO", "EUROPEAN":
+			order = "DMY"
+		case "SQL", "POSTGRES", "GERMAN":
+			return "", sqlerr.New(sqlerr.FeatureNotSupported, "DateStyle %s is not supported: dates are written in the ISO style here (2010-01-02)", t).
+				WithHint("SET DateStyle = 'ISO, %s'", order)
+		default:
+			return "", sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"DateStyle\": %q", value).
+				WithHint("use ISO with MDY, DMY or YMD, e.g. SET DateStyle = 'ISO, DMY'")
+		}
+	}
+	return "ISO, " + order, nil
 }
