@@ -131,7 +131,7 @@ func dateTotalityProbes() []probe {
 			add(pg, fmt.Sprintf("SELECT date_trunc('%s', %s) AS k, COUNT(*) FROM events GROUP BY 1", u, c))
 			add(pg, fmt.Sprintf("SELECT COUNT(*) FROM events WHERE date_trunc('%s', %s) >= '2010-03-01'", u, c))
 		}
-		for _, f := range []string{"year", "quarter", "month", "day", "hour", "minute", "dow"} {
+		for _, f := range []string{"year", "quarter", "month", "day", "hour", "minute", "dow", "isodow", "doy", "week"} {
 			add(pg, fmt.Sprintf("SELECT extract(%s FROM %s) AS k, COUNT(*) FROM events GROUP BY 1", f, c))
 			add(pg, fmt.Sprintf("SELECT SUM(extract(%s FROM %s)) FROM events", f, c))
 		}
@@ -142,12 +142,14 @@ func dateTotalityProbes() []probe {
 			add(pg, fmt.Sprintf("SELECT COUNT(*) FROM events WHERE %s + INTERVAL '%s' < '2010-06-01'", c, iv))
 			add(pg, fmt.Sprintf("SELECT date_trunc('month', %s + INTERVAL '%s') AS k, COUNT(*) FROM events GROUP BY 1", c, iv))
 		}
+		// Weeks from Sunday (Metabase's, Superset's).
+		add(pg, fmt.Sprintf("SELECT date_trunc('week', %s + INTERVAL '1 day') + INTERVAL '-1 day' AS k, COUNT(*) FROM events GROUP BY 1", c))
 		add(pg, fmt.Sprintf("SELECT CAST(%s AS date) AS k, COUNT(*) FROM events GROUP BY 1", c))
 		add(pg, fmt.Sprintf("SELECT CAST(%s AS timestamp) AS k, COUNT(*) FROM events GROUP BY 1", c))
 		add(pg, fmt.Sprintf("SELECT %s AS k, COUNT(*) FROM events WHERE %s BETWEEN '2010-03-01' AND '2010-03-05' GROUP BY 1", c, c))
 		add(pg, fmt.Sprintf("SELECT COUNT(*) FROM events WHERE %s::date = '2010-03-03'", c))
 		add(pg, fmt.Sprintf("SELECT width_bucket(CAST(extract(month FROM %s) AS bigint), 1, 13, 4) AS k, COUNT(*) FROM events GROUP BY 1", c))
-		for _, fn := range []string{"YEAR", "MONTH", "DAY", "QUARTER", "DATE", "HOUR", "MINUTE", "DAYOFWEEK", "WEEK", "WEEKDAY", "DAYOFMONTH"} {
+		for _, fn := range []string{"YEAR", "MONTH", "DAY", "QUARTER", "DATE", "HOUR", "MINUTE", "DAYOFWEEK", "WEEK", "WEEKDAY", "DAYOFMONTH", "DAYOFYEAR", "WEEKOFYEAR"} {
 			add(my, fmt.Sprintf("SELECT %s(%s) AS k, COUNT(*) FROM events GROUP BY 1", fn, c))
 		}
 		for _, f := range []string{"%Y", "%Y-%m", "%Y-%m-01", "%Y-%m-%d", "%H", "%H:%i"} {
@@ -201,6 +203,8 @@ func dateTotalityProbes() []probe {
 			"DATE(DATE_SUB(%[1]s, INTERVAL DAYOFMONTH(%[1]s) - 1 DAY))",
 			"MAKEDATE(YEAR(%[1]s), 1) + INTERVAL QUARTER(%[1]s) QUARTER - INTERVAL 1 QUARTER",
 			"DATE(DATE_SUB(%[1]s, INTERVAL DAYOFYEAR(%[1]s) - 1 DAY))",
+			"DATE(DATE_SUB(%[1]s, INTERVAL DAYOFWEEK(%[1]s) - 1 DAY))",
+			"str_to_date(concat(yearweek(%[1]s), ' Sunday'), '%%X%%V %%W')",
 		} {
 			e := fmt.Sprintf(f, c)
 			add(my, "SELECT "+e+" AS k, COUNT(*) FROM events GROUP BY 1 ORDER BY 1")
