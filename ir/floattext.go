@@ -33,13 +33,14 @@ func AppendFloatPG(b []byte, f float64) []byte {
 	// to it (the power would lie in the double's rounding interval, so it
 	// would be that double), so comparing f with the double nearest each
 	// threshold decides the notation exactly.
-	if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < 1e15) {
+	a := math.Abs(f)
+	if a == 0 || (a >= 1e-4 && a < 1e15) {
 		return strconv.AppendFloat(b, f, 'f', -1, 64)
 	}
 	// Go's 'e' spells the exponent as PostgreSQL does (sign, ≥ 2 digits).
 	start := len(b)
 	b = strconv.AppendFloat(b, f, 'e', -1, 64)
-	if math.Abs(f) < 1<<53 || insideRounding(b[start:], f) {
+	if a < 1<<53 || insideRounding(b[start:], f) {
 		return b
 	}
 	// PostgreSQL's Ryu never writes a decimal that lies exactly halfway

@@ -1095,15 +1095,7 @@ func pgAExpr(a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 		if list == nil {
 			return nil, notAgg(msgSubquery)
 		}
-		x, err := pgExpr(a.Lexpr, aggs)
-		if err != nil {
-			return nil, err
-		}
-		items, err := pgExprs(list.Items, aggs)
-		if err != nil {
-			return nil, err
-		}
-		return ir.In{X: x, List: items, Not: op == "<>"}, nil
+		return pgIn(a.Lexpr, list.Items, op == "<>", aggs)
 	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
 		if f := a.Rexpr.GetFuncCall(); f != nil && pgFuncName(f) == "pg_catalog.like_escape" {
 			return nil, notAgg(msgEscape)
@@ -1154,17 +1146,22 @@ func pgAExpr(a *pg.A_Expr, aggs bool) (ir.Expr, error) {
 		if arr == nil || len(arr.Elements) == 0 || !(anyEq || allNe) {
 			return nil, notAgg(msgArray)
 		}
-		x, err := pgExpr(a.Lexpr, aggs)
-		if err != nil {
-			return nil, err
-		}
-		items, err := pgExprs(arr.Elements, aggs)
-		if err != nil {
-			return nil, err
-		}
-		return ir.In{X: x, List: items, Not: allNe}, nil
+		return pgIn(a.Lexpr, arr.Elements, allNe, aggs)
 	}
 	return nil, notAgg("operator %s is not allowed in predicates", op)
+}
+
+// pgIn is x [NOT] IN (items), from IN or from ANY/ALL over an ARRAY.
+func pgIn(x *pg.Node, items []*pg.Node, not, aggs bool) (ir.Expr, error) {
+	lx, err := pgExpr(x, aggs)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgExprs(items, aggs)
+	if err != nil {
+		return nil, err
+	}
+	return ir.In{X: lx, List: list, Not: not}, nil
 }
 
 func pgOp(op string, a *pg.A_Expr, aggs bool) (ir.Expr, error) {

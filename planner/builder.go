@@ -501,23 +501,23 @@ func (b *builder) columnDomain(gp *GroupPlan, r resolved) {
 // textColumnOf returns the text column that src is an identity cast of
 // (CAST(col AS text), as Tableau writes every dimension), or false.
 func (b *builder) textColumnOf(src ir.Expr) (resolved, bool) {
-	k, ok := src.(ir.Cast)
-	for ok && k.To == ir.CastText {
-		if inner, isCast := k.X.(ir.Cast); isCast {
-			k = inner
-			continue
+	x, casts := src, 0
+	for {
+		k, ok := x.(ir.Cast)
+		if !ok || k.To != ir.CastText {
+			break
 		}
-		c, isCol := k.X.(ir.ColumnRef)
-		if !isCol {
-			return resolved{}, false
-		}
-		r, err := b.resolveColumn(c)
-		if err != nil || r.decl == nil || r.decl.Type != policies.TypeText {
-			return resolved{}, false
-		}
-		return r, true
+		x, casts = k.X, casts+1
 	}
-	return resolved{}, false
+	c, isCol := x.(ir.ColumnRef)
+	if casts == 0 || !isCol {
+		return resolved{}, false // no cast, or a cast of something else
+	}
+	r, err := b.resolveColumn(c)
+	if err != nil || r.decl == nil || r.decl.Type != policies.TypeText {
+		return resolved{}, false
+	}
+	return r, true
 }
 
 // exprKey binds a grouping expression: analysed like an aggregate's
